@@ -1,0 +1,13 @@
+/*
+ * tracelog.h - the native tracelog API: write and read .ptl logs.
+ * The POSIX tracing interface lives in <trace.h>.
+ */
+#ifndef TRACELOG_H
+#define TRACELOG_H
+
+#include "tracelog/common.h"
+#include "tracelog/log.h"
+#include "tracelog/writer.h"
+#include "tracelog/reader.h"
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * tracelog/log.h - what a .ptl log records besides events: the stream
+ * attributes (metadata) and the status counters. Shared by the writer and
+ * the reader.
+ */
+#ifndef TRACELOG_LOG_H
+#define TRACELOG_LOG_H
+
+#include "tracelog/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Longest text attribute kept (bytes, without the NUL). Longer text is refused. */
+#define TRACELOG_TEXT_MAX 255
+
+/*
+ * Stream attributes and origin of a log (format-spec: METADATA block).
+ * A plain value type: copy it freely. Text fields are NUL-terminated UTF-8.
+ */
+typedef struct tracelog_metadata {
+    char trace_name[TRACELOG_TEXT_MAX + 1];
+    char generation_version[TRACELOG_TEXT_MAX + 1];
+    uint64_t creation_time_ns;    /* CLOCK_REALTIME, ns since the epoch */
+    char clock_id[32];            /* clock of the timestamps, e.g. "CLOCK_REALTIME" */
+    char clock_source[32];        /* how it was read, e.g. "clock_gettime" or "tsc" */
+    uint64_t clock_resolution_ns;
+    uint64_t max_data_size;       /* bytes of payload kept per event */
+    uint64_t stream_min_size;     /* bytes reserved for events in memory */
+    uint64_t log_max_size;        /* event bytes budget of the log (LOOP/UNTIL_FULL) */
+    tracelog_policy stream_full_policy; /* LOOP, UNTIL_FULL or FLUSH */
+    tracelog_policy log_full_policy;    /* LOOP, UNTIL_FULL or APPEND */
+    int inherited;                /* 1: POSIX_TRACE_INHERITED, 0: CLOSE_FOR_CHILD */
+    char hostname[TRACELOG_TEXT_MAX + 1];
+    char os_name[64];
+    char os_release[TRACELOG_TEXT_MAX + 1];
+    char machine[64];
+    uint32_t pid;
+    char program[TRACELOG_TEXT_MAX + 1];
+} tracelog_metadata;
+
+/*
+ * Fills defaults: empty names, generation_version "tracelog <version>",
+ * creation time now, clock CLOCK_REALTIME read by clock_gettime with its
+ * resolution, LOOP/APPEND policies, and this host's and process's identity.
+ */
+TRACELOG_API void tracelog_metadata_init(tracelog_metadata *meta);
+
+/* Status counters of a log (format-spec: STATUS block and TRAILER). */
+typedef struct tracelog_log_status {
+    uint64_t events_recorded;  /* events accepted by the stream */
+    uint64_t events_written;   /* events written to the log */
+    uint64_t stream_overruns;  /* events lost in memory (stream full) */
+    uint64_t log_overruns;     /* events lost from the log (overwritten by LOOP, discarded by UNTIL_FULL) */
+    int32_t flush_error;       /* first errno of a failed flush, 0 if none */
+    uint32_t log_full;         /* 1 once the log reached its size budget */
+} tracelog_log_status;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

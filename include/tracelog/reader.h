@@ -1,0 +1,129 @@
+/*
+ * tracelog/reader.h - read .ptl logs, including logs cut short by a crash,
+ * damaged logs, LOOP (ring) logs and logs streamed through a pipe.
+ *
+ * The reader never trusts the file: every length is checked against the
+ * limits in tracelog_reader_options before anything is allocated, every block's
+ * checksums are verified, and damage is skipped (resynchronising at the next
+ * valid block) and reported as problems with file offsets. It never needs
+ * writer code.
+ *
+ * Thread safety: a tracelog_reader is not thread-safe; different readers are
+ * independent (several may read the same file).
+ */
+#ifndef TRACELOG_READER_H
+#define TRACELOG_READER_H
+
+#include "tracelog/log.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tracelog_reader tracelog_reader;
+
+typedef struct tracelog_reader_options {
+    uint32_t max_block_size;   /* largest block accepted (default 64 MiB) */
+    uint32_t max_chunk_size;   /* largest uncompressed chunk (default 64 MiB) */
+    uint32_t max_event_types;  /* largest event-type table (default 65536) */
+    uint32_t max_problems;     /* problems kept in detail; more are only counted (default 1000) */
+    int ignore_checksums;      /* 1: accept blocks whose checksums fail (salvage, fuzzing) */
+} tracelog_reader_options;
+
+TRACELOG_API void tracelog_reader_options_init(tracelog_reader_options *opt);
+
+/*
+ * Opens a log on fd, which the caller keeps owning (the reader never closes
+ * it; the reader reads with pread on seekable files, so it does not move the
+ * file offset). On a seekable file the reader scans block headers at open
+ * (no decompression) to build its chunk index; on a pipe it reads forward
+ * only, and rewind/seek return TRACELOG_E_NOT_SEEKABLE.
+ * opt may be NULL. Errors: TRACELOG_E_BAD_MAGIC, TRACELOG_E_UNSUPPORTED_VERSION,
+ * TRACELOG_E_TRUNCATED (no complete header), TRACELOG_E_CHECKSUM (header), TRACELOG_E_IO,
+ * TRACELOG_E_NOMEM, TRACELOG_E_INVAL. Damage after the header is not an open error.
+ */
+TRACELOG_API tracelog_status tracelog_reader_open(int fd, const tracelog_reader_options *opt,
+                                tracelog_reader **out, tracelog_error *err);
+
+/* Opens path read-only and owns that descriptor. */
+TRACELOG_API tracelog_status tracelog_reader_open_path(const char *path, const tracelog_reader_options *opt,
+                                     tracelog_reader **out, tracelog_error *err);
+
+/* Frees r (closes the fd only if it was opened by tracelog_reader_open_path). NULL is a no-op. */
+TRACELOG_API void tracelog_reader_close(tracelog_reader *r);
+
+/*
+ * Next event, oldest first (LOOP logs: from the oldest surviving chunk).
+ * Returns TRACELOG_OK and fills *ev, or TRACELOG_END. ev->payload is borrowed: valid until
+ * the next call on r. Damaged chunks are skipped and recorded as problems;
+ * only TRACELOG_E_IO and TRACELOG_E_NOMEM are returned as errors.
+ */
+TRACELOG_API tracelog_status tracelog_reader_next(tracelog_reader *r, tracelog_event *ev);
+
+/* Back to the oldest event. TRACELOG_E_NOT_SEEKABLE on a pipe. */
+TRACELOG_API tracelog_status tracelog_reader_rewind(tracelog_reader *r);
+
+/*
+ * Positions r so that the next event is the first whose timestamp is >= ts_ns,
+ * using the chunk index (only the chunk holding ts_ns is decoded). Assumes
+ * timestamps do not decrease from chunk to chunk, which holds for logs
+ * recorded by tracelog. TRACELOG_E_NOT_SEEKABLE on a pipe.
+ */
+TRACELOG_API tracelog_status tracelog_reader_seek_time(tracelog_reader *r, uint64_t ts_ns);
+
+/* Attributes of the stream (borrowed, valid until tracelog_reader_close). */
+TRACELOG_API const tracelog_metadata *tracelog_reader_metadata(const tracelog_reader *r);
+
+/* Event-type table: count, then entries by index 0..count-1 (sorted by id). */
+TRACELOG_API size_t tracelog_reader_event_type_count(const tracelog_reader *r);
+/* name is borrowed, valid until tracelog_reader_close. TRACELOG_E_INVAL past the end. */
+TRACELOG_API tracelog_status tracelog_reader_event_type(const tracelog_reader *r, size_t index,
+                                      uint32_t *id, const char **name);
+/* Name of id, or NULL if the table does not name it. */
+TRACELOG_API const char *tracelog_reader_event_name(const tracelog_reader *r, uint32_t id);
+
+/* Summary of the log (from the header scan; events counted from chunk headers). */
+typedef struct tracelog_reader_info {
+    uint16_t format_major, format_minor;
+    int clean;                  /* 1 if a valid trailer was found (clean shutdown) */
+    int seekable;               /* 0 when read from a pipe: counts cover what was read so far */
+    tracelog_policy log_policy;
+    uint64_t file_size;
+    uint64_t blocks;            /* valid blocks found */
+    uint64_t chunks;            /* valid chunk blocks found */
+    uint64_t events;            /* events in those chunks (from chunk headers) */
+    uint64_t stored_bytes;      /* chunk payload bytes as stored */
+    uint64_t raw_bytes;         /* chunk payload bytes uncompressed */
+    uint64_t first_ts, last_ts; /* over all chunks; 0 if none */
+    uint64_t problems;          /* problems found so far (damage, gaps, torn tail) */
+    uint64_t bytes_skipped;     /* bytes of damaged data skipped so far */
+} tracelog_reader_info;
+
+TRACELOG_API void tracelog_reader_get_info(const tracelog_reader *r, tracelog_reader_info *info);
+
+/*
+ * Final status: from the trailer when the log was closed cleanly, otherwise
+ * from the last status block seen (all zero if none).
+ */
+TRACELOG_API void tracelog_reader_get_status(const tracelog_reader *r, tracelog_log_status *st);
+
+/* One problem found in the file. */
+typedef struct tracelog_problem {
+    tracelog_status code;    /* TRACELOG_E_CHECKSUM, TRACELOG_E_CORRUPT, TRACELOG_E_TRUNCATED, ... */
+    uint64_t offset;   /* file offset where the damaged range starts */
+    uint64_t length;   /* bytes skipped (0 if unknown) */
+    char message[120];
+} tracelog_problem;
+
+/*
+ * Problems found so far (at open for seekable files, and while reading).
+ * Only the first max_problems are kept in detail; tracelog_reader_info.problems
+ * counts them all. TRACELOG_E_INVAL past the end.
+ */
+TRACELOG_API size_t tracelog_reader_problem_count(const tracelog_reader *r);
+TRACELOG_API tracelog_status tracelog_reader_problem(const tracelog_reader *r, size_t index, tracelog_problem *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

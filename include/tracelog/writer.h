@@ -1,0 +1,93 @@
+/*
+ * tracelog/writer.h - write .ptl logs (format-spec/ptl-format.md).
+ *
+ * A writer buffers events into a chunk in memory, and writes each full chunk
+ * as one independently compressed, checksummed block. Nothing is written per
+ * event. tracelog_writer_flush() writes what is buffered (it survives a crash of the
+ * process); tracelog_writer_sync() also makes it durable (fdatasync: survives a crash
+ * of the machine). tracelog_writer_close() writes the final status and the trailer.
+ *
+ * Thread safety: a tracelog_writer is not thread-safe; use one writer from one
+ * thread at a time (or lock around it). Different writers are independent.
+ *
+ * Errors: functions return tracelog_status. After an I/O error the writer is
+ * poisoned: every later call returns the same error (nothing more is written,
+ * so what is on disk stays readable); tracelog_writer_close() still frees it.
+ */
+#ifndef TRACELOG_WRITER_H
+#define TRACELOG_WRITER_H
+
+#include "tracelog/log.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tracelog_writer tracelog_writer;
+
+typedef struct tracelog_writer_options {
+    tracelog_policy log_policy;      /* TRACELOG_POLICY_APPEND (default), TRACELOG_POLICY_UNTIL_FULL, TRACELOG_POLICY_LOOP */
+    uint64_t log_max_size;     /* LOOP/UNTIL_FULL: bytes of event chunks allowed (default 64 MiB) */
+    uint32_t chunk_size;       /* uncompressed bytes per chunk (default 128 KiB, 4 KiB..16 MiB) */
+    int compression_level;     /* zstd level (default 1); 0 stores chunks uncompressed */
+    uint32_t segment_size;     /* LOOP: ring segment bytes (0: automatic) */
+    uint32_t durable_size;     /* LOOP: bytes kept for metadata and event types (0: 64 KiB) */
+} tracelog_writer_options;
+
+/* Fills the defaults listed above. */
+TRACELOG_API void tracelog_writer_options_init(tracelog_writer_options *opt);
+
+/*
+ * Starts a new log on fd (which the caller keeps owning: the writer never
+ * closes it). LOOP needs a seekable fd (TRACELOG_E_NOT_SEEKABLE otherwise); APPEND
+ * and UNTIL_FULL also work on pipes and sockets. A regular file is truncated
+ * to the log's start position first. meta and opt may be NULL (defaults).
+ * On success *out owns a writer, freed by tracelog_writer_close().
+ * Errors: TRACELOG_E_INVAL, TRACELOG_E_NOMEM, TRACELOG_E_IO, TRACELOG_E_NOT_SEEKABLE.
+ */
+TRACELOG_API tracelog_status tracelog_writer_create(int fd, const tracelog_metadata *meta,
+                                  const tracelog_writer_options *opt,
+                                  tracelog_writer **out, tracelog_error *err);
+
+/*
+ * Names event type id. Names are written before the first chunk that follows,
+ * so a log cut short still names its events. Re-defining an id with the same
+ * name is a no-op; with another name, TRACELOG_E_INVAL. name: 1..TRACELOG_TEXT_MAX bytes.
+ */
+TRACELOG_API tracelog_status tracelog_writer_define_event(tracelog_writer *w, uint32_t id, const char *name);
+
+/*
+ * Buffers one event (payload copied). Writes a chunk when the buffer is full.
+ * Errors: TRACELOG_E_INVAL (payload larger than the chunk size), TRACELOG_E_LOG_FULL
+ * (UNTIL_FULL log is full: the event is counted as a log overrun), TRACELOG_E_IO.
+ */
+TRACELOG_API tracelog_status tracelog_writer_append(tracelog_writer *w, const tracelog_event *ev);
+
+/* Replaces the status counters written by the next flush and by close. */
+TRACELOG_API tracelog_status tracelog_writer_set_status(tracelog_writer *w, const tracelog_log_status *st);
+
+/* Status as the writer knows it (its own counters merged with set_status). */
+TRACELOG_API tracelog_status tracelog_writer_get_status(const tracelog_writer *w, tracelog_log_status *st);
+
+/* Writes buffered event types, events and status (no fsync). */
+TRACELOG_API tracelog_status tracelog_writer_flush(tracelog_writer *w);
+
+/* tracelog_writer_flush(), then fdatasync(): the durable sync point. */
+TRACELOG_API tracelog_status tracelog_writer_sync(tracelog_writer *w);
+
+/*
+ * Flushes, writes the trailer (final status and chunk index), and frees w
+ * (also when it returns an error). Does not close the fd. NULL is a no-op.
+ */
+TRACELOG_API tracelog_status tracelog_writer_close(tracelog_writer *w, tracelog_error *err);
+
+/* Frees w without writing anything more (as if the process had crashed). */
+TRACELOG_API void tracelog_writer_abandon(tracelog_writer *w);
+
+/* Details of the error that poisoned w (code TRACELOG_OK if none). */
+TRACELOG_API void tracelog_writer_last_error(const tracelog_writer *w, tracelog_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

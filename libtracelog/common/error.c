@@ -1,0 +1,19 @@
+#include "common/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+tracelog_status tracelog_fail(tracelog_error *err, tracelog_status code, int sys_errno,
+                              uint64_t offset, const char *fmt, ...)
+{
+    if (!err)
+        return code;
+    err->code = code;
+    err->sys_errno = sys_errno;
+    err->offset = offset;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return code;
+}

@@ -1,0 +1,855 @@
+/*
+ * The log reader (format-spec/ptl-format.md section 8, "Reading").
+ *
+ * On a seekable file, open scans every block header (32 bytes each, payloads
+ * of chunks are not read) and builds the chunk list in reading order: file
+ * order for sequential logs, sequence order across segments for ring logs.
+ * Chunk payloads are read, verified and decoded one at a time while
+ * iterating. On a stream, blocks are handled in file order as they arrive.
+ *
+ * Damage never stops reading: a block whose header checksum fails is skipped
+ * by scanning forward, 8 bytes at a time, for the next valid header; a block
+ * whose header is valid but whose payload is not is skipped whole (its
+ * extent is trusted, which keeps the scan linear).
+ */
+#include "tracelog/reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "common/bytes.h"
+#include "common/error.h"
+#include "format/chunk.h"
+#include "format/format.h"
+#include "format/meta.h"
+#include "reader/source.h"
+
+typedef struct chunk_ref {
+    uint64_t offset; /* of the block header */
+    uint64_t seq;
+    uint32_t payload_len;
+    uint32_t bad;    /* 1 once found damaged (reported once) */
+    tl_chunk_header ch;
+} chunk_ref;
+
+typedef struct type_name {
+    uint32_t id;
+    char *name;
+} type_name;
+
+struct tracelog_reader {
+    tl_source src;
+    int own_fd;
+    tracelog_reader_options opt;
+    tl_file_header hdr;
+    uint32_t salt32;
+    tracelog_metadata meta;
+    int have_meta;
+
+    type_name *types;
+    size_t ntypes, types_cap;
+
+    chunk_ref *chunks;
+    size_t nchunks, chunks_cap;
+
+    tracelog_problem *problems;
+    size_t nproblems;
+    uint64_t problem_total, bytes_skipped;
+
+    tracelog_log_status status;
+    uint64_t status_seq;
+    int have_status, clean;
+    uint64_t blocks, stored_bytes, raw_bytes;
+
+    /* Iteration. */
+    size_t next_chunk;     /* seekable: index of the next chunk to load */
+    uint64_t stream_pos;   /* stream: offset of the next block */
+    uint64_t last_seq;     /* sequential layout: seq of the last valid block */
+    int have_last_seq;
+    int stream_done;
+    tl_chunk_events cur;
+    uint32_t cur_pos;
+    tl_buf payload;
+    ZSTD_DCtx *dctx;
+};
+
+void tracelog_reader_options_init(tracelog_reader_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->max_block_size = 64u << 20;
+    opt->max_chunk_size = 64u << 20;
+    opt->max_event_types = 65536;
+    opt->max_problems = 1000;
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+    opt->ignore_checksums = 1;
+#endif
+}
+
+/* ---- problems ---------------------------------------------------------- */
+
+static void problem(tracelog_reader *r, tracelog_status code, uint64_t off, uint64_t len,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void problem(tracelog_reader *r, tracelog_status code, uint64_t off, uint64_t len,
+                    const char *fmt, ...)
+{
+    r->problem_total++;
+    r->bytes_skipped += len;
+    if (r->nproblems >= r->opt.max_problems)
+        return;
+    if (!r->problems) {
+        r->problems = calloc(r->opt.max_problems, sizeof *r->problems);
+        if (!r->problems)
+            return; /* details are best effort; the counters stay exact */
+    }
+    tracelog_problem *p = &r->problems[r->nproblems++];
+    p->code = code;
+    p->offset = off;
+    p->length = len;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->message, sizeof p->message, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- event types --------------------------------------------------------- */
+
+static size_t type_slot(const tracelog_reader *r, uint32_t id)
+{
+    size_t lo = 0, hi = r->ntypes;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->types[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static tracelog_status add_type(void *ctx, uint32_t id, const char *name, size_t len)
+{
+    tracelog_reader *r = ctx;
+    size_t i = type_slot(r, id);
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return TRACELOG_E_NOMEM;
+    memcpy(copy, name, len);
+    copy[len] = 0;
+    if (i < r->ntypes && r->types[i].id == id) { /* a later definition replaces */
+        free(r->types[i].name);
+        r->types[i].name = copy;
+        return TRACELOG_OK;
+    }
+    if (r->ntypes >= r->opt.max_event_types) {
+        free(copy);
+        return TRACELOG_E_LIMIT;
+    }
+    if (r->ntypes == r->types_cap) {
+        size_t cap = r->types_cap ? r->types_cap * 2 : 32;
+        type_name *p = realloc(r->types, cap * sizeof *p);
+        if (!p) {
+            free(copy);
+            return TRACELOG_E_NOMEM;
+        }
+        r->types = p;
+        r->types_cap = cap;
+    }
+    memmove(r->types + i + 1, r->types + i, (r->ntypes - i) * sizeof *r->types);
+    r->types[i] = (type_name){id, copy};
+    r->ntypes++;
+    return TRACELOG_OK;
+}
+
+/* ---- blocks -------------------------------------------------------------- */
+
+typedef enum scan_result { SCAN_BLOCK, SCAN_END, SCAN_ERROR } scan_result;
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return 0;
+    return 1;
+}
+
+/*
+ * Finds the next block whose header is valid at or after *pos and before
+ * limit, and sets *pos to it. Bytes skipped on the way are [start, *pos) on
+ * SCAN_BLOCK, and [start, limit) on SCAN_END; *why tells why the first one
+ * failed. The callers decide whether skipped bytes are damage. A zero header
+ * at start ends the scan with nothing skipped when quiet_zeros is set (unused
+ * space of a ring or durable region).
+ */
+static scan_result scan_block(tracelog_reader *r, uint64_t *pos, uint64_t *limit, int quiet_zeros,
+                              tl_block_header *h, tracelog_status *why)
+{
+    uint64_t start = *pos, p = *pos;
+    uint8_t buf[TL_BLOCK_HEADER_SIZE];
+    *why = TRACELOG_E_CORRUPT;
+    for (; p < *limit; p += 8) {
+        if (!r->src.seekable)
+            tracelog_source_release(&r->src, p);
+        ssize_t n = tracelog_source_read(&r->src, p, buf, sizeof buf);
+        if (n < 0)
+            return SCAN_ERROR;
+        if (!r->src.seekable && r->src.eof && p + (uint64_t)n >= r->src.size)
+            *limit = r->src.size;
+        if ((size_t)n < sizeof buf) {
+            *why = TRACELOG_E_TRUNCATED;
+            break;
+        }
+        if (p == start && quiet_zeros && all_zero(buf, sizeof buf)) {
+            *limit = start;
+            return SCAN_END;
+        }
+        tl_block_check c = tracelog_block_header_decode(buf, r->salt32, r->opt.ignore_checksums, h);
+        if (c == TL_BLOCK_BAD_CRC && p == start)
+            *why = TRACELOG_E_CHECKSUM;
+        if (c != TL_BLOCK_OK)
+            continue;
+        if (p + tl_block_span(h->payload_len) > *limit) {
+            *why = TRACELOG_E_TRUNCATED; /* the data ends inside this block: a write cut short */
+            break;
+        }
+        *pos = p;
+        return SCAN_BLOCK;
+    }
+    if (!r->src.seekable)
+        *limit = r->src.size > start ? r->src.size : start;
+    *pos = *limit;
+    return SCAN_END;
+}
+
+static void report_skip(tracelog_reader *r, uint64_t from, uint64_t to, tracelog_status why, int at_end)
+{
+    if (to <= from)
+        return;
+    if (at_end)
+        problem(r, TRACELOG_E_TRUNCATED, from, to - from, "log ends with an incomplete or damaged block (%s)",
+                tracelog_status_name(why));
+    else
+        problem(r, why, from, to - from, "damaged data skipped (%s)", tracelog_status_name(why));
+}
+
+/* Reads and verifies a block's payload into r->payload. 0, or -1 (problem recorded). */
+static int load_payload(tracelog_reader *r, uint64_t off, const tl_block_header *h)
+{
+    if (h->payload_len > r->opt.max_block_size) {
+        problem(r, TRACELOG_E_LIMIT, off, tl_block_span(h->payload_len),
+                "block of %u bytes exceeds the reader's limit", h->payload_len);
+        return -1;
+    }
+    r->payload.len = 0;
+    if (tl_buf_reserve(&r->payload, h->payload_len)) {
+        problem(r, TRACELOG_E_NOMEM, off, 0, "out of memory for a block of %u bytes", h->payload_len);
+        return -1;
+    }
+    ssize_t n = tracelog_source_read(&r->src, off + TL_BLOCK_HEADER_SIZE, r->payload.data, h->payload_len);
+    if (n != (ssize_t)h->payload_len) {
+        problem(r, n < 0 ? TRACELOG_E_IO : TRACELOG_E_TRUNCATED, off, 0, "cannot read block payload");
+        return -1;
+    }
+    r->payload.len = h->payload_len;
+    if (!r->opt.ignore_checksums &&
+        tracelog_block_payload_crc(r->salt32, r->payload.data, h->payload_len) != h->payload_crc) {
+        problem(r, TRACELOG_E_CHECKSUM, off, tl_block_span(h->payload_len), "block payload checksum mismatch");
+        return -1;
+    }
+    return 0;
+}
+
+static void take_metadata(tracelog_reader *r, uint64_t off)
+{
+    const char *why = "";
+    tracelog_metadata m;
+    if (tracelog_meta_decode(r->payload.data, r->payload.len, &m, &why) != TRACELOG_OK) {
+        problem(r, TRACELOG_E_CORRUPT, off, 0, "%s", why);
+        return;
+    }
+    if (!r->have_meta) {
+        r->meta = m;
+        r->have_meta = 1;
+    }
+}
+
+static void take_types(tracelog_reader *r, uint64_t off)
+{
+    const char *why = "";
+    tl_cbor_in in = {r->payload.data, r->payload.data + r->payload.len};
+    tracelog_status st = tracelog_types_decode(&in, add_type, r, &why);
+    if (st != TRACELOG_OK)
+        problem(r, st, off, 0, "%s", why);
+}
+
+static void take_status(tracelog_reader *r, uint64_t off, uint64_t seq)
+{
+    const char *why = "";
+    tracelog_log_status st;
+    tl_cbor_in in = {r->payload.data, r->payload.data + r->payload.len};
+    if (tracelog_status_decode(&in, &st, &why) != TRACELOG_OK) {
+        problem(r, TRACELOG_E_CORRUPT, off, 0, "%s", why);
+        return;
+    }
+    if (!r->have_status || seq > r->status_seq) {
+        r->status = st;
+        r->status_seq = seq;
+        r->have_status = 1;
+    }
+}
+
+/* Trailer: [u32 n][CBOR map of n bytes][pad to 8][u64 count][count entries][u64 offset][end magic]. */
+static void take_trailer(tracelog_reader *r, uint64_t off, uint64_t seq)
+{
+    const uint8_t *p = r->payload.data;
+    size_t len = r->payload.len;
+    const char *why = "trailer: bad layout";
+    if (len < 4 + 8 + 16 || tl_load32(p) > len - 4 - 8 - 16)
+        goto bad;
+    uint32_t n = tl_load32(p);
+    size_t idx = (size_t)tl_align8(4 + (uint64_t)n);
+    if (idx + 8 + 16 > len)
+        goto bad;
+    uint64_t count = tl_load64(p + idx);
+    if (count > (len - idx - 8 - 16) / TL_INDEX_ENTRY_SIZE ||
+        idx + 8 + count * TL_INDEX_ENTRY_SIZE + 16 != len || memcmp(p + len - 8, TL_END_MAGIC, 8))
+        goto bad;
+    tl_cbor_in in = {p + 4, p + 4 + n};
+    tl_cbor_item map, k;
+    tracelog_log_status st;
+    int have_st = 0;
+    if (tracelog_cbor_next(&in, &map) || map.kind != TL_CBOR_MAP)
+        goto bad;
+    for (uint64_t i = 0; i < map.u; i++) {
+        if (tracelog_cbor_next(&in, &k) || k.kind != TL_CBOR_TEXT)
+            goto bad;
+        if (tracelog_cbor_is_key(&k, "status")) {
+            if (tracelog_status_decode(&in, &st, &why) != TRACELOG_OK)
+                goto bad;
+            have_st = 1;
+        } else if (tracelog_cbor_is_key(&k, "event_types")) {
+            if (tracelog_types_decode(&in, add_type, r, &why) != TRACELOG_OK)
+                goto bad;
+        } else {
+            tl_cbor_item v;
+            if (tracelog_cbor_next(&in, &v) || tracelog_cbor_skip(&in, &v))
+                goto bad;
+        }
+    }
+    if (have_st) {
+        r->status = st;
+        r->status_seq = seq;
+        r->have_status = 1;
+    }
+    r->clean = 1;
+    return;
+bad:
+    problem(r, TRACELOG_E_CORRUPT, off, 0, "%s", why);
+}
+
+static tracelog_status add_chunk(tracelog_reader *r, const chunk_ref *c)
+{
+    if (r->nchunks == r->chunks_cap) {
+        size_t cap = r->chunks_cap ? r->chunks_cap * 2 : 64;
+        chunk_ref *p = realloc(r->chunks, cap * sizeof *p);
+        if (!p)
+            return TRACELOG_E_NOMEM;
+        r->chunks = p;
+        r->chunks_cap = cap;
+    }
+    r->chunks[r->nchunks++] = *c;
+    r->stored_bytes += c->payload_len;
+    r->raw_bytes += c->ch.raw_size + TL_CHUNK_HEADER_SIZE;
+    return TRACELOG_OK;
+}
+
+/*
+ * Handles one valid block during the open scan (seekable) or while
+ * streaming: small blocks are read and applied now; chunks are listed
+ * (seekable) or returned to the caller through *is_chunk (stream).
+ */
+static tracelog_status handle_block(tracelog_reader *r, uint64_t off, const tl_block_header *h,
+                                    chunk_ref *chunk_out, int *is_chunk)
+{
+    *is_chunk = 0;
+    r->blocks++;
+    switch (h->type) {
+    case TL_BLOCK_CHUNK: {
+        uint8_t head[TL_CHUNK_HEADER_SIZE];
+        chunk_ref c = {off, h->seq, h->payload_len, 0, {0}};
+        if (h->payload_len < TL_CHUNK_HEADER_SIZE ||
+            tracelog_source_read(&r->src, off + TL_BLOCK_HEADER_SIZE, head, sizeof head) != (ssize_t)sizeof head ||
+            tracelog_chunk_header_decode(head, h->payload_len, &c.ch)) {
+            problem(r, TRACELOG_E_CORRUPT, off, tl_block_span(h->payload_len), "bad chunk header");
+            return TRACELOG_OK;
+        }
+        *chunk_out = c;
+        *is_chunk = 1;
+        return TRACELOG_OK;
+    }
+    case TL_BLOCK_METADATA:
+    case TL_BLOCK_EVENT_TYPES:
+    case TL_BLOCK_STATUS:
+    case TL_BLOCK_TRAILER:
+        if (load_payload(r, off, h))
+            return TRACELOG_OK;
+        if (h->type == TL_BLOCK_METADATA)
+            take_metadata(r, off);
+        else if (h->type == TL_BLOCK_EVENT_TYPES)
+            take_types(r, off);
+        else if (h->type == TL_BLOCK_STATUS)
+            take_status(r, off, h->seq);
+        else
+            take_trailer(r, off, h->seq);
+        return TRACELOG_OK;
+    default: /* PADDING, or a type from a later minor version: skipped by length */
+        return TRACELOG_OK;
+    }
+}
+
+/* Sequence numbers of a sequential log increase by one from block to block. */
+static void check_seq(tracelog_reader *r, uint64_t off, uint64_t seq)
+{
+    if (r->have_last_seq && seq != r->last_seq + 1)
+        problem(r, TRACELOG_E_CORRUPT, off, 0, "blocks missing before this one (sequence %llu after %llu)",
+                (unsigned long long)seq, (unsigned long long)r->last_seq);
+    r->last_seq = seq;
+    r->have_last_seq = 1;
+}
+
+static tracelog_status scan_sequential(tracelog_reader *r)
+{
+    uint64_t pos = r->hdr.header_size;
+    tl_block_header h;
+    for (;;) {
+        uint64_t from = pos, limit = r->src.size;
+        tracelog_status why;
+        scan_result s = scan_block(r, &pos, &limit, 0, &h, &why);
+        if (s == SCAN_ERROR)
+            return TRACELOG_E_IO;
+        report_skip(r, from, pos, why, s == SCAN_END);
+        if (s == SCAN_END)
+            return TRACELOG_OK;
+        check_seq(r, pos, h.seq);
+        chunk_ref c;
+        int is_chunk;
+        tracelog_status st = handle_block(r, pos, &h, &c, &is_chunk);
+        if (st == TRACELOG_OK && is_chunk)
+            st = add_chunk(r, &c);
+        if (st != TRACELOG_OK)
+            return st;
+        pos += tl_block_span(h.payload_len);
+    }
+}
+
+typedef struct segment_ref {
+    uint32_t index;
+    uint64_t first_seq;
+} segment_ref;
+
+static int by_first_seq(const void *a, const void *b)
+{
+    uint64_t x = ((const segment_ref *)a)->first_seq, y = ((const segment_ref *)b)->first_seq;
+    return x < y ? -1 : x > y;
+}
+
+/* Blocks of one segment, in order, while their sequence numbers increase. */
+static tracelog_status scan_segment(tracelog_reader *r, uint64_t start, uint64_t end, uint64_t *last_seq)
+{
+    uint64_t pos = start;
+    tl_block_header h;
+    while (pos < end) {
+        uint64_t from = pos, limit = end;
+        tracelog_status why;
+        scan_result s = scan_block(r, &pos, &limit, 1, &h, &why);
+        if (s == SCAN_ERROR)
+            return TRACELOG_E_IO;
+        /* What follows the newest block of a segment is what the previous lap
+           left there: skipped bytes are damage only if newer blocks follow. */
+        if (s == SCAN_END || h.type == TL_BLOCK_PADDING || (h.seq <= *last_seq && pos != start))
+            break;
+        report_skip(r, from, pos, why, 0);
+        *last_seq = h.seq;
+        chunk_ref c;
+        int is_chunk;
+        tracelog_status st = handle_block(r, pos, &h, &c, &is_chunk);
+        if (st == TRACELOG_OK && is_chunk)
+            st = add_chunk(r, &c);
+        if (st != TRACELOG_OK)
+            return st;
+        pos += tl_block_span(h.payload_len);
+    }
+    return TRACELOG_OK;
+}
+
+static tracelog_status scan_ring(tracelog_reader *r)
+{
+    uint64_t last = 0;
+    uint64_t durable_end = r->hdr.ring_offset < r->src.size ? r->hdr.ring_offset : r->src.size;
+    tracelog_status st = scan_segment(r, r->hdr.header_size, durable_end, &last);
+    if (st != TRACELOG_OK)
+        return st;
+    segment_ref *segs = calloc(r->hdr.segment_count, sizeof *segs);
+    if (!segs)
+        return TRACELOG_E_NOMEM;
+    size_t n = 0;
+    for (uint32_t i = 0; i < r->hdr.segment_count; i++) {
+        uint64_t off = r->hdr.ring_offset + (uint64_t)i * r->hdr.segment_size;
+        uint8_t buf[TL_BLOCK_HEADER_SIZE];
+        tl_block_header h;
+        if (off >= r->src.size)
+            break; /* never written */
+        ssize_t k = tracelog_source_read(&r->src, off, buf, sizeof buf);
+        if (k < 0) {
+            free(segs);
+            return TRACELOG_E_IO;
+        }
+        if (k == (ssize_t)sizeof buf && tracelog_block_header_decode(buf, r->salt32, r->opt.ignore_checksums, &h) == TL_BLOCK_OK)
+            segs[n++] = (segment_ref){i, h.seq};
+        else if (!(k == (ssize_t)sizeof buf && all_zero(buf, sizeof buf)))
+            problem(r, TRACELOG_E_CHECKSUM, off, r->hdr.segment_size, "ring segment %u has no valid first block", i);
+    }
+    qsort(segs, n, sizeof *segs, by_first_seq);
+    for (size_t i = 0; i < n && st == TRACELOG_OK; i++) {
+        uint64_t off = r->hdr.ring_offset + (uint64_t)segs[i].index * r->hdr.segment_size;
+        uint64_t end = off + r->hdr.segment_size;
+        uint64_t prev = segs[i].first_seq ? segs[i].first_seq - 1 : 0;
+        st = scan_segment(r, off, end < r->src.size ? end : r->src.size, &prev);
+    }
+    free(segs);
+    return st;
+}
+
+/* ---- open ---------------------------------------------------------------- */
+
+static tracelog_status read_header(tracelog_reader *r, tracelog_error *err)
+{
+    uint8_t buf[TL_HEADER_SIZE_MAX];
+    size_t need = 16, have = 0;
+    for (;;) {
+        ssize_t n = tracelog_source_read(&r->src, have, buf + have, need - have);
+        if (n < 0)
+            return tracelog_fail(err, TRACELOG_E_IO, errno, 0, "cannot read: %s", strerror(errno));
+        have += (size_t)n;
+        size_t want;
+        tracelog_status st = tracelog_header_decode(buf, have, &r->hdr, &want, err);
+        if (st != TRACELOG_E_TRUNCATED || have < need || want <= have)
+            return st;
+        need = want; /* the header is longer than its first 16 bytes: read the rest */
+    }
+}
+
+static void free_reader(tracelog_reader *r)
+{
+    for (size_t i = 0; i < r->ntypes; i++)
+        free(r->types[i].name);
+    free(r->types);
+    free(r->chunks);
+    free(r->problems);
+    tracelog_chunk_events_free(&r->cur);
+    tl_buf_free(&r->payload);
+    ZSTD_freeDCtx(r->dctx);
+    tracelog_source_free(&r->src);
+    if (r->own_fd)
+        close(r->src.fd);
+    free(r);
+}
+
+static tracelog_status stream_prime(tracelog_reader *r);
+
+tracelog_status tracelog_reader_open(int fd, const tracelog_reader_options *opt,
+                                     tracelog_reader **out, tracelog_error *err)
+{
+    if (!out || fd < 0)
+        return tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "bad file descriptor or NULL out");
+    *out = NULL;
+    tracelog_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return tracelog_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
+    if (opt)
+        r->opt = *opt;
+    else
+        tracelog_reader_options_init(&r->opt);
+    if (r->opt.max_problems == 0)
+        r->opt.max_problems = 1;
+    int e = tracelog_source_init(&r->src, fd);
+    r->dctx = ZSTD_createDCtx();
+    tracelog_status st = TRACELOG_OK;
+    if (e)
+        st = tracelog_fail(err, e == EISDIR ? TRACELOG_E_INVAL : TRACELOG_E_IO, e, 0, "%s", strerror(e));
+    else if (!r->dctx)
+        st = tracelog_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
+    else
+        st = read_header(r, err);
+    if (st == TRACELOG_OK) {
+        r->salt32 = tl_salt32(r->hdr.salt);
+        if (r->hdr.layout == TL_LAYOUT_RING && !r->src.seekable)
+            st = tracelog_fail(err, TRACELOG_E_NOT_SEEKABLE, 0, 0, "a LOOP (ring) log must be read from a seekable file");
+    }
+    if (st == TRACELOG_OK) {
+        if (!r->src.seekable)
+            st = stream_prime(r);
+        else if (r->hdr.layout == TL_LAYOUT_RING)
+            st = scan_ring(r);
+        else
+            st = scan_sequential(r);
+        if (st != TRACELOG_OK)
+            tracelog_fail(err, st, st == TRACELOG_E_IO ? errno : 0, TL_NO_OFFSET, "reading the log: %s",
+                          st == TRACELOG_E_IO ? strerror(errno) : tracelog_strerror(st));
+    }
+    if (st != TRACELOG_OK) {
+        free_reader(r);
+        return st;
+    }
+    if (!r->have_meta)
+        problem(r, TRACELOG_E_CORRUPT, r->hdr.header_size, 0, "no valid metadata block: attributes unknown");
+    *out = r;
+    return TRACELOG_OK;
+}
+
+tracelog_status tracelog_reader_open_path(const char *path, const tracelog_reader_options *opt,
+                                          tracelog_reader **out, tracelog_error *err)
+{
+    if (!path || !out)
+        return tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "NULL argument");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return tracelog_fail(err, TRACELOG_E_IO, errno, TL_NO_OFFSET, "%s: %s", path, strerror(errno));
+    tracelog_status st = tracelog_reader_open(fd, opt, out, err);
+    if (st != TRACELOG_OK) {
+        close(fd);
+        return st;
+    }
+    (*out)->own_fd = 1;
+    return TRACELOG_OK;
+}
+
+void tracelog_reader_close(tracelog_reader *r)
+{
+    if (r)
+        free_reader(r);
+}
+
+/* ---- iteration ------------------------------------------------------------- */
+
+/* Verifies and decodes the chunk whose block is at off into r->cur. 0 or -1. */
+static int decode_chunk(tracelog_reader *r, uint64_t off, const tl_block_header *h)
+{
+    if (load_payload(r, off, h))
+        return -1;
+    const char *why = "";
+    tracelog_status st = tracelog_chunk_decode(r->payload.data, r->payload.len, r->dctx,
+                                               r->opt.max_chunk_size, &r->cur, &why);
+    if (st != TRACELOG_OK) {
+        problem(r, st, off, tl_block_span(h->payload_len), "chunk: %s", why);
+        r->cur.count = 0;
+        return -1;
+    }
+    r->cur_pos = 0;
+    return 0;
+}
+
+static int load_indexed_chunk(tracelog_reader *r, size_t i)
+{
+    chunk_ref *c = &r->chunks[i];
+    if (c->bad)
+        return -1;
+    tl_block_header h = {TL_BLOCK_CHUNK, 0, c->seq, c->payload_len, 0};
+    uint8_t buf[TL_BLOCK_HEADER_SIZE];
+    /* The header was verified at open; read it again for the payload checksum. */
+    if (tracelog_source_read(&r->src, c->offset, buf, sizeof buf) != (ssize_t)sizeof buf ||
+        tracelog_block_header_decode(buf, r->salt32, r->opt.ignore_checksums, &h) != TL_BLOCK_OK) {
+        problem(r, TRACELOG_E_IO, c->offset, 0, "chunk header changed since open");
+        c->bad = 1;
+        return -1;
+    }
+    if (decode_chunk(r, c->offset, &h)) {
+        c->bad = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* Stream: handles blocks until the next chunk is decoded (1) or the stream ends (0). */
+static tracelog_status stream_next_chunk(tracelog_reader *r, int *got)
+{
+    *got = 0;
+    while (!r->stream_done) {
+        tl_block_header h;
+        uint64_t pos = r->stream_pos, limit = UINT64_MAX;
+        tracelog_status why;
+        scan_result s = scan_block(r, &pos, &limit, 0, &h, &why);
+        if (s == SCAN_ERROR)
+            return TRACELOG_E_IO;
+        report_skip(r, r->stream_pos, pos, why, s == SCAN_END);
+        if (s == SCAN_END) {
+            r->stream_done = 1;
+            break;
+        }
+        check_seq(r, pos, h.seq);
+        r->stream_pos = pos + tl_block_span(h.payload_len);
+        chunk_ref c;
+        int is_chunk;
+        tracelog_status st = handle_block(r, pos, &h, &c, &is_chunk);
+        if (st != TRACELOG_OK)
+            return st;
+        if (is_chunk) {
+            r->stored_bytes += c.payload_len;
+            r->raw_bytes += c.ch.raw_size + TL_CHUNK_HEADER_SIZE;
+            r->nchunks++; /* counted only: a stream keeps no chunk list */
+            if (decode_chunk(r, pos, &h) == 0) {
+                *got = 1;
+                tracelog_source_release(&r->src, r->stream_pos);
+                return TRACELOG_OK;
+            }
+        }
+        tracelog_source_release(&r->src, r->stream_pos);
+    }
+    return TRACELOG_OK;
+}
+
+/* Stream open: reads up to the first chunk so attributes and names are known. */
+static tracelog_status stream_prime(tracelog_reader *r)
+{
+    r->stream_pos = r->hdr.header_size;
+    int got;
+    return stream_next_chunk(r, &got);
+}
+
+tracelog_status tracelog_reader_next(tracelog_reader *r, tracelog_event *ev)
+{
+    if (!r || !ev)
+        return TRACELOG_E_INVAL;
+    while (r->cur_pos >= r->cur.count) {
+        r->cur.count = r->cur_pos = 0;
+        if (!r->src.seekable) {
+            int got;
+            tracelog_status st = stream_next_chunk(r, &got);
+            if (st != TRACELOG_OK)
+                return st;
+            if (!got)
+                return TRACELOG_END;
+            continue;
+        }
+        if (r->next_chunk >= r->nchunks)
+            return TRACELOG_END;
+        load_indexed_chunk(r, r->next_chunk++);
+    }
+    *ev = r->cur.events[r->cur_pos++];
+    return TRACELOG_OK;
+}
+
+tracelog_status tracelog_reader_rewind(tracelog_reader *r)
+{
+    if (!r)
+        return TRACELOG_E_INVAL;
+    if (!r->src.seekable)
+        return TRACELOG_E_NOT_SEEKABLE;
+    r->next_chunk = 0;
+    r->cur.count = r->cur_pos = 0;
+    return TRACELOG_OK;
+}
+
+tracelog_status tracelog_reader_seek_time(tracelog_reader *r, uint64_t ts)
+{
+    if (!r)
+        return TRACELOG_E_INVAL;
+    if (!r->src.seekable)
+        return TRACELOG_E_NOT_SEEKABLE;
+    size_t lo = 0, hi = r->nchunks; /* first chunk whose last event is at or after ts */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->chunks[mid].ch.max_ts < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    r->cur.count = r->cur_pos = 0;
+    for (r->next_chunk = lo; r->next_chunk < r->nchunks;) {
+        if (load_indexed_chunk(r, r->next_chunk++))
+            continue;
+        while (r->cur_pos < r->cur.count && r->cur.events[r->cur_pos].timestamp_ns < ts)
+            r->cur_pos++;
+        if (r->cur_pos < r->cur.count)
+            break;
+    }
+    return TRACELOG_OK;
+}
+
+/* ---- queries --------------------------------------------------------------- */
+
+const tracelog_metadata *tracelog_reader_metadata(const tracelog_reader *r) { return r ? &r->meta : NULL; }
+
+size_t tracelog_reader_event_type_count(const tracelog_reader *r) { return r ? r->ntypes : 0; }
+
+tracelog_status tracelog_reader_event_type(const tracelog_reader *r, size_t index, uint32_t *id,
+                                           const char **name)
+{
+    if (!r || index >= r->ntypes)
+        return TRACELOG_E_INVAL;
+    if (id)
+        *id = r->types[index].id;
+    if (name)
+        *name = r->types[index].name;
+    return TRACELOG_OK;
+}
+
+const char *tracelog_reader_event_name(const tracelog_reader *r, uint32_t id)
+{
+    if (!r)
+        return NULL;
+    size_t i = type_slot(r, id);
+    return i < r->ntypes && r->types[i].id == id ? r->types[i].name : NULL;
+}
+
+void tracelog_reader_get_info(const tracelog_reader *r, tracelog_reader_info *info)
+{
+    memset(info, 0, sizeof *info);
+    if (!r)
+        return;
+    info->format_major = r->hdr.major;
+    info->format_minor = r->hdr.minor;
+    info->clean = r->clean;
+    info->seekable = r->src.seekable;
+    info->log_policy = r->meta.log_full_policy;
+    info->file_size = r->src.size;
+    info->blocks = r->blocks;
+    info->chunks = r->nchunks;
+    info->stored_bytes = r->stored_bytes;
+    info->raw_bytes = r->raw_bytes;
+    info->problems = r->problem_total;
+    info->bytes_skipped = r->bytes_skipped;
+    if (!r->src.seekable)
+        return;
+    for (size_t i = 0; i < r->nchunks; i++) {
+        const tl_chunk_header *c = &r->chunks[i].ch;
+        info->events += c->event_count;
+        if (i == 0 || c->min_ts < info->first_ts)
+            info->first_ts = c->min_ts;
+        if (c->max_ts > info->last_ts)
+            info->last_ts = c->max_ts;
+    }
+}
+
+void tracelog_reader_get_status(const tracelog_reader *r, tracelog_log_status *st)
+{
+    memset(st, 0, sizeof *st);
+    if (r && r->have_status)
+        *st = r->status;
+}
+
+size_t tracelog_reader_problem_count(const tracelog_reader *r) { return r ? r->nproblems : 0; }
+
+tracelog_status tracelog_reader_problem(const tracelog_reader *r, size_t index, tracelog_problem *out)
+{
+    if (!r || !out || index >= r->nproblems)
+        return TRACELOG_E_INVAL;
+    *out = r->problems[index];
+    return TRACELOG_OK;
+}

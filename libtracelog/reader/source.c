@@ -1,0 +1,110 @@
+#include "reader/source.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int tracelog_source_init(tl_source *s, int fd)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = fd;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return errno;
+    if (S_ISDIR(st.st_mode))
+        return EISDIR;
+    s->seekable = S_ISREG(st.st_mode) && lseek(fd, 0, SEEK_CUR) >= 0;
+    s->size = s->seekable ? (uint64_t)st.st_size : 0;
+    return 0;
+}
+
+void tracelog_source_free(tl_source *s) { tl_buf_free(&s->win); }
+
+static ssize_t read_file(tl_source *s, uint64_t off, void *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n && off + got < s->size) {
+        ssize_t k = pread(s->fd, (char *)buf + got, n - got, (off_t)(off + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -1;
+        if (k == 0)
+            break;
+        got += (size_t)k;
+    }
+    return (ssize_t)got;
+}
+
+/* Reads from the stream until the window reaches `end` or the stream ends. */
+static int fill(tl_source *s, uint64_t end)
+{
+    char discard[4096];
+    while (!s->eof && s->pos < s->base) { /* bytes released before they were read */
+        uint64_t gap = s->base - s->pos;
+        ssize_t k = read(s->fd, discard, gap < sizeof discard ? (size_t)gap : sizeof discard);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -1;
+        if (k == 0)
+            s->eof = 1;
+        s->pos += (uint64_t)k;
+        s->size = s->pos;
+    }
+    while (!s->eof && s->base + s->win.len < end) {
+        size_t want = (size_t)(end - s->base - s->win.len);
+        if (want < 65536)
+            want = 65536;
+        if (tl_buf_reserve(&s->win, want)) {
+            errno = ENOMEM;
+            return -1;
+        }
+        ssize_t k = read(s->fd, s->win.data + s->win.len, want);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -1;
+        if (k == 0)
+            s->eof = 1;
+        s->win.len += (size_t)k;
+        s->pos += (uint64_t)k;
+        s->size = s->pos;
+    }
+    return 0;
+}
+
+ssize_t tracelog_source_read(tl_source *s, uint64_t off, void *buf, size_t n)
+{
+    if (s->seekable)
+        return read_file(s, off, buf, n);
+    if (off < s->base) {
+        errno = ESPIPE;
+        return -1;
+    }
+    if (fill(s, off + n))
+        return -1;
+    uint64_t have_end = s->base + s->win.len;
+    if (off >= have_end)
+        return 0;
+    size_t got = (size_t)(have_end - off < n ? have_end - off : n);
+    memcpy(buf, s->win.data + (off - s->base), got);
+    return (ssize_t)got;
+}
+
+void tracelog_source_release(tl_source *s, uint64_t off)
+{
+    if (s->seekable || off <= s->base)
+        return;
+    uint64_t drop = off - s->base;
+    if (drop >= s->win.len) {
+        /* Skipping ahead of what was read: the gap is consumed by the next fill. */
+        s->win.len = 0;
+        s->base = off;
+        return;
+    }
+    memmove(s->win.data, s->win.data + drop, s->win.len - (size_t)drop);
+    s->win.len -= (size_t)drop;
+    s->base = off;
+}

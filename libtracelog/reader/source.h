@@ -1,0 +1,40 @@
+/*
+ * Where the reader's bytes come from: a seekable file read with pread, or a
+ * forward-only stream (pipe, socket, terminal) read with read() through a
+ * bounded window.
+ */
+#ifndef TRACELOG_READER_SOURCE_H
+#define TRACELOG_READER_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/buf.h"
+
+typedef struct tl_source {
+    int fd;
+    int seekable;
+    uint64_t size;    /* file size (seekable), or bytes seen so far (stream) */
+    int eof;          /* stream: read() returned 0 */
+    /* Stream window: bytes [base, base + win.len) of the stream. */
+    uint64_t base;
+    tl_buf win;
+    uint64_t pos;     /* stream: bytes read from fd so far (> base + win.len after a skip) */
+} tl_source;
+
+/* 0, or an errno value. */
+int tracelog_source_init(tl_source *s, int fd);
+void tracelog_source_free(tl_source *s);
+
+/*
+ * Copies up to n bytes at offset off into buf and returns how many were
+ * available (fewer only at the end of the data), or -1 with errno set.
+ * A stream can only be read at or after the last released offset.
+ */
+ssize_t tracelog_source_read(tl_source *s, uint64_t off, void *buf, size_t n);
+
+/* A stream may forget the bytes before off (the reader will not go back). */
+void tracelog_source_release(tl_source *s, uint64_t off);
+
+#endif

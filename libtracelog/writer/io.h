@@ -1,0 +1,32 @@
+/*
+ * The writer's output channel. Production code writes to a file descriptor;
+ * tests substitute implementations that fail, tear or drop writes to prove
+ * crash safety (format-spec: durability).
+ */
+#ifndef TRACELOG_WRITER_IO_H
+#define TRACELOG_WRITER_IO_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tracelog/writer.h"
+
+typedef struct tl_io {
+    /* Write all n bytes at off (seekable outputs) or at the end (streams).
+       Return 0, or an errno value. */
+    int (*write)(void *ctx, const void *buf, size_t n, uint64_t off);
+    int (*sync)(void *ctx);                 /* 0 or errno */
+    int (*truncate)(void *ctx, uint64_t len); /* 0 or errno; NULL for streams */
+    void *ctx;
+    int seekable;
+} tl_io;
+
+/* The descriptor-backed channel (pwrite/write, fdatasync, ftruncate). */
+void tracelog_io_from_fd(tl_io *io, int *fd_slot);
+
+/* Like tracelog_writer_create, on any channel. */
+tracelog_status tracelog_writer_create_io(const tl_io *io, const tracelog_metadata *meta,
+                                          const tracelog_writer_options *opt,
+                                          tracelog_writer **out, tracelog_error *err);
+
+#endif

@@ -1,0 +1,51 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "writer/io.h"
+
+static int fd_write(void *ctx, const void *buf, size_t n, uint64_t off)
+{
+    int fd = *(int *)ctx;
+    const char *p = buf;
+    while (n) {
+        ssize_t k = off == UINT64_MAX ? write(fd, p, n) : pwrite(fd, p, n, (off_t)off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return errno;
+        if (k == 0)
+            return EIO;
+        p += k;
+        n -= (size_t)k;
+        if (off != UINT64_MAX)
+            off += (uint64_t)k;
+    }
+    return 0;
+}
+
+static int fd_sync(void *ctx)
+{
+    int fd = *(int *)ctx;
+    if (fdatasync(fd) == 0)
+        return 0;
+    /* Pipes and sockets cannot be synced: nothing to do for them. */
+    return errno == EINVAL || errno == EROFS ? 0 : errno;
+}
+
+static int fd_truncate(void *ctx, uint64_t len)
+{
+    return ftruncate(*(int *)ctx, (off_t)len) == 0 ? 0 : errno;
+}
+
+void tracelog_io_from_fd(tl_io *io, int *fd_slot)
+{
+    struct stat st;
+    int regular = fstat(*fd_slot, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
+    io->write = fd_write;
+    io->sync = fd_sync;
+    io->truncate = regular ? fd_truncate : NULL;
+    io->ctx = fd_slot;
+    io->seekable = regular && lseek(*fd_slot, 0, SEEK_CUR) >= 0;
+}

@@ -1,0 +1,620 @@
+/*
+ * The log writer: metadata and event types first, then chunks, status
+ * records and, at close, the trailer (format-spec/ptl-format.md).
+ * Sequential logs (APPEND, UNTIL_FULL) only ever append. LOOP logs keep the
+ * metadata and event types in a durable region and the chunks in a ring of
+ * fixed-size segments, overwriting the oldest segment when the ring is full.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/bytes.h"
+#include "common/error.h"
+#include "format/chunk.h"
+#include "format/format.h"
+#include "format/meta.h"
+#include "writer/io.h"
+
+typedef struct index_entry {
+    uint64_t offset, seq, min_ts, max_ts;
+    uint32_t count;
+    uint32_t segment;
+} index_entry;
+
+typedef struct type_entry {
+    uint32_t id;
+    char *name;
+} type_entry;
+
+struct tracelog_writer {
+    tl_io io;
+    int fd; /* io.ctx points here for descriptor-backed writers */
+    tracelog_writer_options opt;
+    tracelog_metadata meta;
+    tl_file_header hdr;
+    uint32_t salt32;
+    uint64_t seq;  /* sequence number of the next block */
+    uint64_t pos;  /* next write offset (sequential layout) */
+    uint32_t chunk_limit; /* uncompressed bytes per chunk */
+
+    type_entry *types;
+    size_t ntypes, types_cap, types_written;
+
+    tl_chunk_builder chunk;
+    tl_buf payload, block;
+    ZSTD_CCtx *cctx;
+
+    index_entry *index;
+    size_t nindex, index_cap;
+
+    tracelog_log_status status;
+    int status_dirty;
+    uint64_t chunk_bytes; /* bytes of chunk blocks written (UNTIL_FULL budget) */
+
+    /* Ring layout (LOOP). */
+    uint64_t durable_pos;
+    uint32_t segment;     /* segment being written */
+    uint64_t seg_pos;     /* write offset inside it */
+    uint64_t *seg_events; /* events held by each segment */
+
+    tracelog_error error; /* code != TRACELOG_OK: poisoned */
+};
+
+void tracelog_writer_options_init(tracelog_writer_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->log_policy = TRACELOG_POLICY_APPEND;
+    opt->log_max_size = 64u << 20;
+    opt->chunk_size = 128u << 10;
+    opt->compression_level = 1;
+}
+
+static tracelog_status poison(tracelog_writer *w, tracelog_status code, int sys_errno, uint64_t off,
+                              const char *what)
+{
+    tracelog_fail(&w->error, code, sys_errno, off, "%s: %s", what,
+                  code == TRACELOG_E_IO ? strerror(sys_errno) : tracelog_strerror(code));
+    return code;
+}
+
+static tracelog_status io_write(tracelog_writer *w, const void *buf, size_t n, uint64_t off)
+{
+    int e = w->io.write(w->io.ctx, buf, n, w->io.seekable ? off : UINT64_MAX);
+    return e ? poison(w, TRACELOG_E_IO, e, off, "write failed") : TRACELOG_OK;
+}
+
+/* Frames payload as a block (header, payload, zero padding) into w->block. */
+static tracelog_status frame_block(tracelog_writer *w, uint16_t type, const uint8_t *payload, size_t len)
+{
+    if (len > UINT32_MAX - 8)
+        return TRACELOG_E_LIMIT;
+    tl_block_header h = {type, 0, w->seq, (uint32_t)len,
+                         tracelog_block_payload_crc(w->salt32, payload, len)};
+    size_t span = (size_t)tl_block_span((uint32_t)len);
+    w->block.len = 0;
+    if (tl_buf_reserve(&w->block, span))
+        return TRACELOG_E_NOMEM;
+    tracelog_block_header_encode(&h, w->salt32, w->block.data);
+    if (len)
+        memcpy(w->block.data + TL_BLOCK_HEADER_SIZE, payload, len);
+    memset(w->block.data + TL_BLOCK_HEADER_SIZE + len, 0, span - TL_BLOCK_HEADER_SIZE - len);
+    w->block.len = span;
+    return TRACELOG_OK;
+}
+
+static int is_ring(const tracelog_writer *w) { return w->hdr.layout == TL_LAYOUT_RING; }
+
+static uint64_t segment_offset(const tracelog_writer *w, uint32_t s)
+{
+    return w->hdr.ring_offset + (uint64_t)s * w->hdr.segment_size;
+}
+
+/* Drops the index entries of segment s, which is about to be overwritten. */
+static void forget_segment(tracelog_writer *w, uint32_t s)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < w->nindex; i++)
+        if (w->index[i].segment != s)
+            w->index[j++] = w->index[i];
+    w->nindex = j;
+    w->status.log_overruns += w->seg_events[s];
+    w->seg_events[s] = 0;
+}
+
+/* Ends the current segment (a PADDING block marks the end) and moves to the next. */
+static tracelog_status next_segment(tracelog_writer *w)
+{
+    uint64_t left = w->hdr.segment_size - w->seg_pos;
+    if (left >= TL_BLOCK_HEADER_SIZE) {
+        tracelog_status st = frame_block(w, TL_BLOCK_PADDING, NULL, 0);
+        if (st == TRACELOG_OK)
+            st = io_write(w, w->block.data, w->block.len, segment_offset(w, w->segment) + w->seg_pos);
+        if (st != TRACELOG_OK)
+            return st;
+        w->seq++;
+    }
+    w->segment = (w->segment + 1) % w->hdr.segment_count;
+    w->seg_pos = 0;
+    forget_segment(w, w->segment);
+    return TRACELOG_OK;
+}
+
+/*
+ * Frames and writes one block where its type belongs, and returns its file
+ * offset in *where. Durable blocks (metadata, event types) of a ring go to
+ * the durable region; everything else goes to the data area.
+ */
+static tracelog_status write_block(tracelog_writer *w, uint16_t type, const uint8_t *payload,
+                                   size_t len, uint64_t *where)
+{
+    if (w->error.code != TRACELOG_OK)
+        return w->error.code;
+    if (len > UINT32_MAX - 8)
+        return TRACELOG_E_LIMIT;
+    uint64_t span = tl_block_span((uint32_t)len);
+    int durable = type == TL_BLOCK_METADATA || type == TL_BLOCK_EVENT_TYPES;
+    uint64_t off;
+    if (!is_ring(w)) {
+        off = w->pos;
+    } else if (durable) {
+        if (w->durable_pos + span > w->hdr.ring_offset)
+            return TRACELOG_E_LIMIT; /* durable region full: too many event types */
+        off = w->durable_pos;
+    } else {
+        if (span > w->hdr.segment_size)
+            return TRACELOG_E_LIMIT;
+        if (w->seg_pos + span > w->hdr.segment_size) {
+            tracelog_status st = next_segment(w);
+            if (st != TRACELOG_OK)
+                return st;
+        }
+        off = segment_offset(w, w->segment) + w->seg_pos;
+    }
+    tracelog_status st = frame_block(w, type, payload, len);
+    if (st == TRACELOG_OK)
+        st = io_write(w, w->block.data, w->block.len, off);
+    if (st != TRACELOG_OK)
+        return st;
+    w->seq++;
+    if (!is_ring(w))
+        w->pos += span;
+    else if (durable)
+        w->durable_pos += span;
+    else
+        w->seg_pos += span;
+    if (where)
+        *where = off;
+    return TRACELOG_OK;
+}
+
+static tracelog_status write_pending_types(tracelog_writer *w)
+{
+    size_t n = w->ntypes - w->types_written;
+    if (n == 0)
+        return TRACELOG_OK;
+    tl_type_entry *e = malloc(sizeof *e * n);
+    if (!e)
+        return TRACELOG_E_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        e[i] = (tl_type_entry){w->types[w->types_written + i].id, w->types[w->types_written + i].name};
+    w->payload.len = 0;
+    tracelog_status st = tracelog_types_encode(e, n, &w->payload);
+    free(e);
+    if (st == TRACELOG_OK)
+        st = write_block(w, TL_BLOCK_EVENT_TYPES, w->payload.data, w->payload.len, NULL);
+    if (st == TRACELOG_OK)
+        w->types_written = w->ntypes;
+    return st;
+}
+
+static tracelog_status add_index(tracelog_writer *w, index_entry e)
+{
+    if (w->nindex == w->index_cap) {
+        size_t cap = w->index_cap ? w->index_cap * 2 : 64;
+        index_entry *p = realloc(w->index, cap * sizeof *p);
+        if (!p)
+            return TRACELOG_E_NOMEM;
+        w->index = p;
+        w->index_cap = cap;
+    }
+    w->index[w->nindex++] = e;
+    return TRACELOG_OK;
+}
+
+static void mark_full(tracelog_writer *w, uint64_t lost)
+{
+    w->status.log_overruns += lost;
+    w->status.log_full = 1;
+    w->status_dirty = 1;
+}
+
+/* Writes the events buffered in w->chunk as one chunk block. */
+static tracelog_status emit_chunk(tracelog_writer *w)
+{
+    tl_chunk_builder *c = &w->chunk;
+    if (c->count == 0)
+        return TRACELOG_OK;
+    tracelog_status st = write_pending_types(w);
+    if (st == TRACELOG_OK)
+        st = tracelog_chunk_finish(c, w->cctx, w->opt.compression_level, &w->payload);
+    if (st != TRACELOG_OK)
+        return st;
+    uint64_t span = tl_block_span((uint32_t)w->payload.len);
+    if (w->opt.log_policy == TRACELOG_POLICY_UNTIL_FULL &&
+        w->chunk_bytes + span > w->opt.log_max_size) {
+        mark_full(w, c->count);
+        tracelog_chunk_builder_reset(c);
+        return TRACELOG_E_LOG_FULL;
+    }
+    index_entry e = {0, w->seq, c->min_ts, c->max_ts, c->count, 0};
+    st = write_block(w, TL_BLOCK_CHUNK, w->payload.data, w->payload.len, &e.offset);
+    if (st != TRACELOG_OK)
+        return st;
+    e.seq = w->seq - 1;
+    e.segment = w->segment;
+    if (is_ring(w))
+        w->seg_events[w->segment] += c->count;
+    w->status.events_written += c->count;
+    w->chunk_bytes += span;
+    w->status_dirty = 1;
+    tracelog_chunk_builder_reset(c);
+    return add_index(w, e);
+}
+
+static tracelog_status write_status(tracelog_writer *w)
+{
+    w->payload.len = 0;
+    tracelog_status st = tracelog_status_encode(&w->status, &w->payload);
+    if (st == TRACELOG_OK)
+        st = write_block(w, TL_BLOCK_STATUS, w->payload.data, w->payload.len, NULL);
+    if (st == TRACELOG_OK)
+        w->status_dirty = 0;
+    return st;
+}
+
+static tracelog_status check_options(const tracelog_writer_options *o, int seekable, tracelog_error *err)
+{
+    if (o->log_policy != TRACELOG_POLICY_APPEND && o->log_policy != TRACELOG_POLICY_UNTIL_FULL &&
+        o->log_policy != TRACELOG_POLICY_LOOP)
+        return tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "log policy must be APPEND, UNTIL_FULL or LOOP");
+    if (o->chunk_size < 4096 || o->chunk_size > (16u << 20))
+        return tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "chunk size %u outside 4 KiB..16 MiB", o->chunk_size);
+    if (o->compression_level < 0 || o->compression_level > ZSTD_maxCLevel())
+        return tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "compression level %d outside 0..%d",
+                             o->compression_level, ZSTD_maxCLevel());
+    if (o->log_policy != TRACELOG_POLICY_APPEND && o->log_max_size == 0)
+        return tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "log size must be > 0 for LOOP and UNTIL_FULL");
+    if (o->log_policy == TRACELOG_POLICY_LOOP && !seekable)
+        return tracelog_fail(err, TRACELOG_E_NOT_SEEKABLE, 0, TL_NO_OFFSET, "a LOOP log needs a seekable file");
+    return TRACELOG_OK;
+}
+
+/* Chooses the ring geometry of a LOOP log (format-spec: ring layout). */
+static void plan_ring(tracelog_writer *w)
+{
+    const tracelog_writer_options *o = &w->opt;
+    uint64_t seg = o->segment_size ? (o->segment_size & ~7u) : (o->log_max_size / 8) & ~(uint64_t)4095;
+    if (seg < 4096)
+        seg = 4096;
+    if (seg > (1u << 24))
+        seg = 1u << 24;
+    uint64_t count = o->log_max_size / seg;
+    if (count < 2)
+        count = 2;
+    if (count > (1u << 20))
+        count = 1u << 20;
+    uint64_t durable = o->durable_size ? tl_align8(o->durable_size) : (64u << 10);
+    if (durable < 4096)
+        durable = 4096;
+    w->hdr.layout = TL_LAYOUT_RING;
+    w->hdr.segment_size = (uint32_t)seg;
+    w->hdr.segment_count = (uint32_t)count;
+    w->hdr.ring_offset = TL_HEADER_SIZE + durable;
+    w->durable_pos = TL_HEADER_SIZE;
+    uint64_t room = seg - TL_BLOCK_HEADER_SIZE - TL_CHUNK_HEADER_SIZE - 8;
+    if (w->chunk_limit > room)
+        w->chunk_limit = (uint32_t)room;
+}
+
+static uint64_t random_salt(void)
+{
+    uint64_t s = 0;
+    if (getrandom(&s, sizeof s, GRND_NONBLOCK) != (ssize_t)sizeof s) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        s = (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 32);
+    }
+    return s;
+}
+
+static tracelog_status start_log(tracelog_writer *w, tracelog_error *err)
+{
+    if (w->io.truncate) {
+        int e = w->io.truncate(w->io.ctx, 0);
+        if (e)
+            return tracelog_fail(err, TRACELOG_E_IO, e, 0, "truncate failed: %s", strerror(e));
+    }
+    uint8_t head[TL_HEADER_SIZE];
+    tracelog_header_encode(&w->hdr, head);
+    w->payload.len = 0;
+    tracelog_status st = io_write(w, head, sizeof head, 0);
+    if (st == TRACELOG_OK)
+        st = tracelog_meta_encode(&w->meta, &w->payload);
+    if (st == TRACELOG_OK)
+        st = write_block(w, TL_BLOCK_METADATA, w->payload.data, w->payload.len, NULL);
+    if (st != TRACELOG_OK)
+        return w->error.code ? (*err = w->error, w->error.code)
+                             : tracelog_fail(err, st, 0, TL_NO_OFFSET, "cannot write the log's metadata");
+    return TRACELOG_OK;
+}
+
+tracelog_status tracelog_writer_create_io(const tl_io *io, const tracelog_metadata *meta,
+                                          const tracelog_writer_options *opt,
+                                          tracelog_writer **out, tracelog_error *err)
+{
+    tracelog_writer_options defaults;
+    if (!out || !io)
+        return tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "NULL argument");
+    *out = NULL;
+    if (!opt) {
+        tracelog_writer_options_init(&defaults);
+        opt = &defaults;
+    }
+    tracelog_status st = check_options(opt, io->seekable, err);
+    if (st != TRACELOG_OK)
+        return st;
+    tracelog_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return tracelog_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
+    w->io = *io;
+    w->opt = *opt;
+    if (meta)
+        w->meta = *meta;
+    else
+        tracelog_metadata_init(&w->meta);
+    w->meta.log_full_policy = opt->log_policy;
+    w->meta.log_max_size = opt->log_policy == TRACELOG_POLICY_APPEND ? 0 : opt->log_max_size;
+    w->chunk_limit = opt->chunk_size;
+    w->hdr = (tl_file_header){.major = TRACELOG_FORMAT_MAJOR, .minor = TRACELOG_FORMAT_MINOR,
+                              .header_size = TL_HEADER_SIZE, .salt = random_salt(),
+                              .created_ns = w->meta.creation_time_ns};
+    w->salt32 = tl_salt32(w->hdr.salt);
+    w->pos = TL_HEADER_SIZE;
+    tracelog_chunk_builder_reset(&w->chunk);
+    if (opt->log_policy == TRACELOG_POLICY_LOOP) {
+        plan_ring(w);
+        w->seg_events = calloc(w->hdr.segment_count, sizeof *w->seg_events);
+    }
+    if (opt->compression_level > 0)
+        w->cctx = ZSTD_createCCtx();
+    if ((opt->log_policy == TRACELOG_POLICY_LOOP && !w->seg_events) ||
+        (opt->compression_level > 0 && !w->cctx)) {
+        tracelog_writer_abandon(w);
+        return tracelog_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
+    }
+    st = start_log(w, err);
+    if (st != TRACELOG_OK) {
+        tracelog_writer_abandon(w);
+        return st;
+    }
+    *out = w;
+    return TRACELOG_OK;
+}
+
+tracelog_status tracelog_writer_create(int fd, const tracelog_metadata *meta,
+                                       const tracelog_writer_options *opt,
+                                       tracelog_writer **out, tracelog_error *err)
+{
+    if (fd < 0 || !out)
+        return tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "bad file descriptor or NULL out");
+    int fd_copy = fd;
+    tl_io io;
+    tracelog_io_from_fd(&io, &fd_copy);
+    tracelog_status st = tracelog_writer_create_io(&io, meta, opt, out, err);
+    if (st == TRACELOG_OK) {
+        (*out)->fd = fd;
+        (*out)->io.ctx = &(*out)->fd;
+    }
+    return st;
+}
+
+tracelog_status tracelog_writer_define_event(tracelog_writer *w, uint32_t id, const char *name)
+{
+    if (!w || !name)
+        return TRACELOG_E_INVAL;
+    size_t len = strlen(name);
+    if (len == 0 || len > TRACELOG_TEXT_MAX)
+        return TRACELOG_E_INVAL;
+    for (size_t i = 0; i < w->ntypes; i++)
+        if (w->types[i].id == id)
+            return strcmp(w->types[i].name, name) == 0 ? TRACELOG_OK : TRACELOG_E_INVAL;
+    if (w->ntypes == w->types_cap) {
+        size_t cap = w->types_cap ? w->types_cap * 2 : 32;
+        type_entry *p = realloc(w->types, cap * sizeof *p);
+        if (!p)
+            return TRACELOG_E_NOMEM;
+        w->types = p;
+        w->types_cap = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy)
+        return TRACELOG_E_NOMEM;
+    w->types[w->ntypes++] = (type_entry){id, copy};
+    return TRACELOG_OK;
+}
+
+tracelog_status tracelog_writer_append(tracelog_writer *w, const tracelog_event *ev)
+{
+    if (!w || !ev)
+        return TRACELOG_E_INVAL;
+    if (w->error.code != TRACELOG_OK)
+        return w->error.code;
+    if (w->opt.log_policy == TRACELOG_POLICY_UNTIL_FULL && w->status.log_full) {
+        mark_full(w, 1);
+        return TRACELOG_E_LOG_FULL;
+    }
+    size_t bound = tracelog_chunk_event_bound(ev);
+    if (bound > w->chunk_limit - TL_CHUNK_TABLE_SIZE)
+        return TRACELOG_E_INVAL;
+    if (tracelog_chunk_raw_size(&w->chunk) + bound > w->chunk_limit) {
+        tracelog_status st = emit_chunk(w);
+        if (st == TRACELOG_E_LOG_FULL)
+            mark_full(w, 1);
+        if (st != TRACELOG_OK)
+            return st;
+    }
+    return tracelog_chunk_add(&w->chunk, ev);
+}
+
+tracelog_status tracelog_writer_set_status(tracelog_writer *w, const tracelog_log_status *st)
+{
+    if (!w || !st)
+        return TRACELOG_E_INVAL;
+    /* The stream-side counters belong to the caller; the log-side ones to the writer. */
+    w->status.events_recorded = st->events_recorded;
+    w->status.stream_overruns = st->stream_overruns;
+    if (!w->status.flush_error)
+        w->status.flush_error = st->flush_error;
+    w->status_dirty = 1;
+    return TRACELOG_OK;
+}
+
+tracelog_status tracelog_writer_get_status(const tracelog_writer *w, tracelog_log_status *st)
+{
+    if (!w || !st)
+        return TRACELOG_E_INVAL;
+    *st = w->status;
+    return TRACELOG_OK;
+}
+
+tracelog_status tracelog_writer_flush(tracelog_writer *w)
+{
+    if (!w)
+        return TRACELOG_E_INVAL;
+    tracelog_status st = write_pending_types(w);
+    tracelog_status chunk_st = st == TRACELOG_OK ? emit_chunk(w) : st;
+    if (chunk_st != TRACELOG_OK && chunk_st != TRACELOG_E_LOG_FULL)
+        return chunk_st;
+    if (w->status_dirty) {
+        st = write_status(w);
+        if (st != TRACELOG_OK)
+            return st;
+    }
+    return chunk_st;
+}
+
+tracelog_status tracelog_writer_sync(tracelog_writer *w)
+{
+    tracelog_status st = tracelog_writer_flush(w);
+    if (st != TRACELOG_OK && st != TRACELOG_E_LOG_FULL)
+        return st;
+    int e = w->io.sync(w->io.ctx);
+    return e ? poison(w, TRACELOG_E_IO, e, TL_NO_OFFSET, "fdatasync failed") : st;
+}
+
+static tracelog_status write_trailer(tracelog_writer *w)
+{
+    tl_buf *p = &w->payload;
+    p->len = 0;
+    uint8_t word[8] = {0};
+    if (tl_buf_append(p, word, 4))
+        return TRACELOG_E_NOMEM;
+    tl_type_entry *e = malloc(sizeof *e * (w->ntypes ? w->ntypes : 1));
+    if (!e)
+        return TRACELOG_E_NOMEM;
+    for (size_t i = 0; i < w->ntypes; i++)
+        e[i] = (tl_type_entry){w->types[i].id, w->types[i].name};
+    tracelog_status st = TRACELOG_OK;
+    if (tracelog_cbor_put_map(p, 2) || tracelog_cbor_put_text(p, "status"))
+        st = TRACELOG_E_NOMEM;
+    if (st == TRACELOG_OK)
+        st = tracelog_status_encode(&w->status, p);
+    if (st == TRACELOG_OK && tracelog_cbor_put_text(p, "event_types"))
+        st = TRACELOG_E_NOMEM;
+    if (st == TRACELOG_OK)
+        st = tracelog_types_encode(e, w->ntypes, p);
+    free(e);
+    if (st != TRACELOG_OK)
+        return st;
+    tl_store32(p->data, (uint32_t)(p->len - 4));
+    size_t nindex = is_ring(w) ? 0 : w->nindex; /* a ring is found by scanning its segments */
+    if (tl_buf_append(p, word, tl_align8(p->len) - p->len))
+        return TRACELOG_E_NOMEM;
+    tl_store64(word, nindex);
+    if (tl_buf_append(p, word, 8) || tl_buf_reserve(p, nindex * TL_INDEX_ENTRY_SIZE + 16))
+        return TRACELOG_E_NOMEM;
+    for (size_t i = 0; i < nindex; i++) {
+        uint8_t *o = p->data + p->len;
+        tl_store64(o, w->index[i].offset);
+        tl_store64(o + 8, w->index[i].seq);
+        tl_store64(o + 16, w->index[i].min_ts);
+        tl_store64(o + 24, w->index[i].max_ts);
+        tl_store32(o + 32, w->index[i].count);
+        tl_store32(o + 36, 0);
+        p->len += TL_INDEX_ENTRY_SIZE;
+    }
+    tl_store64(p->data + p->len, is_ring(w) ? 0 : w->pos);
+    memcpy(p->data + p->len + 8, TL_END_MAGIC, 8);
+    p->len += 16;
+    return write_block(w, TL_BLOCK_TRAILER, p->data, p->len, NULL);
+}
+
+static void free_writer(tracelog_writer *w)
+{
+    for (size_t i = 0; i < w->ntypes; i++)
+        free(w->types[i].name);
+    free(w->types);
+    tracelog_chunk_builder_free(&w->chunk);
+    tl_buf_free(&w->payload);
+    tl_buf_free(&w->block);
+    ZSTD_freeCCtx(w->cctx);
+    free(w->index);
+    free(w->seg_events);
+    free(w);
+}
+
+tracelog_status tracelog_writer_close(tracelog_writer *w, tracelog_error *err)
+{
+    if (!w)
+        return TRACELOG_OK;
+    tracelog_status st = tracelog_writer_flush(w);
+    if (st == TRACELOG_OK || st == TRACELOG_E_LOG_FULL)
+        st = write_trailer(w);
+    if (st == TRACELOG_OK) {
+        int e = w->io.sync(w->io.ctx);
+        if (e)
+            st = poison(w, TRACELOG_E_IO, e, TL_NO_OFFSET, "fdatasync failed");
+    }
+    if (st != TRACELOG_OK) {
+        if (w->error.code != TRACELOG_OK) {
+            if (err)
+                *err = w->error;
+        } else {
+            tracelog_fail(err, st, 0, TL_NO_OFFSET, "closing the log: %s", tracelog_strerror(st));
+        }
+    }
+    free_writer(w);
+    return st;
+}
+
+void tracelog_writer_abandon(tracelog_writer *w)
+{
+    if (w)
+        free_writer(w);
+}
+
+void tracelog_writer_last_error(const tracelog_writer *w, tracelog_error *err)
+{
+    if (!err)
+        return;
+    if (!w) {
+        tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "NULL writer");
+        return;
+    }
+    *err = w->error;
+}
