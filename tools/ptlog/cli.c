@@ -1,0 +1,512 @@
+/*
+ * ptlog: command-line parsing and main(). Everything else lives in the
+ * command modules; this file only turns arguments into their parameters.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptlog.h"
+
+/* ---- messages and progress ----------------------------------------------------- */
+
+void ptlog_msg(const char *where, const char *fmt, ...)
+{
+    char line[1024];
+    int n = where ? snprintf(line, sizeof line, "ptlog: %s: ", where) : snprintf(line, sizeof line, "ptlog: ");
+    if (n < 0 || (size_t)n >= sizeof line)
+        n = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    va_end(ap);
+    /* one write per message, so that lines never interleave */
+    size_t len = strlen(line);
+    if (len == sizeof line - 1)
+        len--;
+    line[len] = '\n';
+    fwrite(line, 1, len + 1, stderr);
+}
+
+int ptlog_nomem(void)
+{
+    ptlog_msg(NULL, "out of memory");
+    return PTLOG_EXIT_INTERNAL;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void ptlog_progress_init(ptlog_progress *p, uint64_t total)
+{
+    memset(p, 0, sizeof *p);
+    p->enabled = isatty(STDERR_FILENO);
+    p->start = p->last = p->enabled ? now_s() : 0;
+    p->total = total;
+}
+
+void ptlog_progress_update(ptlog_progress *p, uint64_t done)
+{
+    if (!p->enabled)
+        return;
+    double t = now_s();
+    if (t - p->start < 1.0 || t - p->last < 0.25)
+        return;
+    p->last = t;
+    p->shown = 1;
+    if (p->total && done <= p->total)
+        fprintf(stderr, "\rptlog: %llu events (%u%%) ", (unsigned long long)done,
+                (unsigned)(done * 100 / p->total));
+    else
+        fprintf(stderr, "\rptlog: %llu events ", (unsigned long long)done);
+}
+
+void ptlog_progress_end(ptlog_progress *p)
+{
+    if (p->shown)
+        fputs("\r\033[K", stderr);
+    p->shown = 0;
+}
+
+/* ---- help ------------------------------------------------------------------------- */
+
+static const char exit_codes_text[] =
+    "Exit status:\n"
+    "  0  success\n"
+    "  1  input read, but damage or truncation found (recovered with loss)\n"
+    "  2  command-line usage error\n"
+    "  3  input unreadable or invalid\n"
+    "  4  cannot create, write or rename the output\n"
+    "  5  internal error (out of memory)\n";
+
+static const char select_text[] =
+    "Event selection (options of one kind are alternatives, different kinds all apply):\n"
+    "  --event GLOB     keep events whose name matches GLOB (fnmatch; repeatable;\n"
+    "                   events without a name match \"event#ID\")\n"
+    "  --pid PID        keep events of process PID (repeatable)\n"
+    "  --tid TID        keep events of thread TID, decimal or 0x hex (repeatable)\n"
+    "  --begin TIME     keep events at or after TIME\n"
+    "  --end TIME       keep events before TIME\n"
+    "  --no-system      hide system events (names starting with \"posix_trace_\")\n"
+    "  --limit N        stop after N events\n"
+    "TIME is 2024-05-01T12:00:00.123456789Z (or with +HH:MM), nanoseconds since the\n"
+    "epoch, or +OFFSET from the first event of the log: +1.5s, +250ms, +10us, +7ns.\n";
+
+typedef struct command_help {
+    const char *name;
+    const char *usage;
+    const char *text;
+} command_help;
+
+static const command_help helps[] = {
+    {"dump", "ptlog dump [OPTIONS] FILE",
+     "Print one line per event, oldest first:\n"
+     "  TIME PID TID NAME [TRUNCATION] [PAYLOAD]\n"
+     "FILE may be a .ptl log, JSON or JSON Lines, or - for standard input.\n\n"
+     "Options:\n"
+     "  --relative       time as seconds.nanoseconds since the first event\n"
+     "  --local          absolute time in the local time zone (default: UTC)\n"
+     "  --color[=WHEN]   colour: auto (default: only on a terminal), always, never\n"
+     "  --from FORMAT    input format: ptl, json, jsonl (default: detected)\n"
+     "  -o, --output OUT write to OUT instead of standard output\n"},
+    {"info", "ptlog info [--json] [-o OUT] FILE",
+     "Describe a .ptl log: format version, attributes, clock, policies, final status,\n"
+     "clean shutdown or recovered, blocks and chunks, stored and raw sizes, time span,\n"
+     "and per event type: count, first and last time, payload size range, mean rate.\n\n"
+     "Options:\n"
+     "  --json           machine-readable JSON output\n"
+     "  -o, --output OUT write to OUT instead of standard output\n"},
+    {"verify", "ptlog verify [-q] FILE",
+     "Read every block and chunk of a .ptl log, checking every checksum; print what\n"
+     "was checked and each problem with its file offset.\n"
+     "Exit status 0: clean; 1: damage found (recovered with loss); 3: unreadable.\n\n"
+     "Options:\n"
+     "  -q, --quiet      print only the problems\n"},
+    {"convert", "ptlog convert [OPTIONS] IN --to FORMAT [-o OUT]",
+     "Convert between .ptl, JSON, JSON Lines and (output only) the Chrome trace format.\n"
+     "The input format is detected, or given with --from.\n\n"
+     "Options:\n"
+     "  --to FORMAT      json, jsonl, chrome or ptl (required)\n"
+     "  --from FORMAT    ptl, json or jsonl (default: detected)\n"
+     "  -o, --output OUT output file (default: standard output); written to a\n"
+     "                   temporary file renamed into place only on success\n"
+     "The event selection options of filter also apply.\n"},
+    {"filter", "ptlog filter [OPTIONS] IN -o OUT",
+     "Write a new .ptl log with the selected events and the same attributes and\n"
+     "event types as IN (a .ptl log, JSON or JSON Lines).\n\n"
+     "Options:\n"
+     "  -o, --output OUT output file (- for standard output)\n"},
+    {"merge", "ptlog merge IN... -o OUT",
+     "Merge the events of several logs into one .ptl log in timestamp order. Event\n"
+     "types are unified by name; the attributes are those of the first input.\n\n"
+     "Options:\n"
+     "  -o, --output OUT output file (- for standard output)\n"},
+    {"help", "ptlog help [COMMAND]", "Show the help of ptlog or of COMMAND.\n"},
+};
+
+static const command_help *find_help(const char *name)
+{
+    for (size_t i = 0; i < sizeof helps / sizeof *helps; i++)
+        if (strcmp(helps[i].name, name) == 0)
+            return &helps[i];
+    return NULL;
+}
+
+static void main_help(FILE *f)
+{
+    fprintf(f,
+            "Usage: ptlog COMMAND [OPTIONS] [ARGS]\n"
+            "Read, check and convert tracelog .ptl logs.\n\n"
+            "Commands:\n"
+            "  dump      print the events, one line each\n"
+            "  info      describe a log (attributes, sizes, per event type statistics)\n"
+            "  verify    check every block and checksum of a log\n"
+            "  convert   convert to and from JSON, JSON Lines, Chrome trace, .ptl\n"
+            "  filter    write a new log with selected events\n"
+            "  merge     merge several logs in timestamp order\n"
+            "  help      show the help of a command\n\n"
+            "Options:\n"
+            "  -h, --help     show this help\n"
+            "  -V, --version  show the version of ptlog and of the .ptl format it writes\n\n"
+            "Inputs may be - (standard input); -o - writes to standard output.\n"
+            "Run 'ptlog help COMMAND' for the options of a command.\n\n%s",
+            exit_codes_text);
+}
+
+static void command_help_print(const command_help *h)
+{
+    printf("Usage: %s\n%s", h->usage, h->text);
+    if (strcmp(h->name, "dump") == 0 || strcmp(h->name, "filter") == 0 || strcmp(h->name, "convert") == 0)
+        printf("\n%s", select_text);
+    printf("\n%s", exit_codes_text);
+}
+
+static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int usage_error(const char *cmd, const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (cmd)
+        ptlog_msg(cmd, "%s (see 'ptlog help %s')", text, cmd);
+    else
+        ptlog_msg(NULL, "%s (see 'ptlog --help')", text);
+    return PTLOG_EXIT_USAGE;
+}
+
+/* ---- argument parsing -------------------------------------------------------------- */
+
+enum {
+    OPT_HELP = 'h',
+    OPT_OUTPUT = 'o',
+    OPT_QUIET = 'q',
+    OPT_RELATIVE = 300,
+    OPT_LOCAL,
+    OPT_COLOR,
+    OPT_FROM,
+    OPT_TO,
+    OPT_JSON
+};
+
+#define SELECT_OPTIONS                                                                      \
+    {"event", required_argument, NULL, PTLOG_OPT_EVENT}, {"pid", required_argument, NULL, PTLOG_OPT_PID}, \
+        {"tid", required_argument, NULL, PTLOG_OPT_TID},                                   \
+        {"begin", required_argument, NULL, PTLOG_OPT_BEGIN},                               \
+        {"end", required_argument, NULL, PTLOG_OPT_END},                                   \
+        {"limit", required_argument, NULL, PTLOG_OPT_LIMIT},                               \
+        {"no-system", no_argument, NULL, PTLOG_OPT_NO_SYSTEM}
+
+typedef struct args {
+    const char *cmd;
+    char **pos;
+    size_t npos;
+    const char *output;
+    int relative, local, color, json, quiet;
+    ptlog_format from, to;
+    const char *to_name;
+    ptlog_select sel;
+} args;
+
+static int parse_format(const char *cmd, const char *opt, const char *arg, ptlog_format *f, int output)
+{
+    *f = ptlog_format_parse(arg);
+    if (*f == PTLOG_FMT_AUTO || (!output && *f == PTLOG_FMT_CHROME))
+        return usage_error(cmd, "%s: unknown format '%s' (expected %s)", opt, arg,
+                           output ? "json, jsonl, chrome or ptl" : "ptl, json or jsonl");
+    return 0;
+}
+
+/* Parses the options of cmd (argv[0] is the command name). Exit code, or -1 if help was printed. */
+static int parse_args(int argc, char **argv, const struct option *longopts, args *a)
+{
+    a->cmd = argv[0];
+    a->color = -1;
+    optind = 1;
+    opterr = 0;
+    for (;;) {
+        int prev = optind;
+        int c = getopt_long(argc, argv, ":ho:q", longopts, NULL);
+        if (c == -1)
+            break;
+        const char *opt_text = argv[prev < argc ? prev : argc - 1];
+        if (c == '?') {
+            if (optopt)
+                return usage_error(a->cmd, "unknown option '-%c'", optopt);
+            return usage_error(a->cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+        if (c == ':')
+            return usage_error(a->cmd, "option '%s' needs an argument", opt_text);
+        int r = ptlog_select_option(&a->sel, c, optarg);
+        if (r < 0)
+            return PTLOG_EXIT_USAGE;
+        if (r > 0)
+            continue;
+        switch (c) {
+        case OPT_HELP:
+            command_help_print(find_help(a->cmd));
+            return -1;
+        case OPT_OUTPUT:
+            a->output = optarg;
+            break;
+        case OPT_QUIET:
+            a->quiet = 1;
+            break;
+        case OPT_RELATIVE:
+            a->relative = 1;
+            break;
+        case OPT_LOCAL:
+            a->local = 1;
+            break;
+        case OPT_JSON:
+            a->json = 1;
+            break;
+        case OPT_COLOR:
+            if (!optarg || strcmp(optarg, "always") == 0)
+                a->color = 1;
+            else if (strcmp(optarg, "never") == 0)
+                a->color = 0;
+            else if (strcmp(optarg, "auto") == 0)
+                a->color = -1;
+            else
+                return usage_error(a->cmd, "--color: expected auto, always or never, not '%s'", optarg);
+            break;
+        case OPT_FROM:
+            if (parse_format(a->cmd, "--from", optarg, &a->from, 0))
+                return PTLOG_EXIT_USAGE;
+            break;
+        case OPT_TO:
+            if (parse_format(a->cmd, "--to", optarg, &a->to, 1))
+                return PTLOG_EXIT_USAGE;
+            break;
+        default:
+            return usage_error(a->cmd, "unexpected option '%s'", opt_text);
+        }
+    }
+    a->pos = argv + optind;
+    a->npos = (size_t)(argc - optind);
+    return 0;
+}
+
+static int need_one_input(const args *a)
+{
+    if (a->npos == 0)
+        return usage_error(a->cmd, "missing input file (use - for standard input)");
+    if (a->npos > 1)
+        return usage_error(a->cmd, "too many arguments: '%s'", a->pos[1]);
+    return 0;
+}
+
+/* Binary output is never sent to a terminal by accident. */
+static int check_binary_output(const args *a)
+{
+    if ((!a->output || strcmp(a->output, "-") == 0) && isatty(STDOUT_FILENO))
+        return usage_error(a->cmd, "refusing to write a binary .ptl log to a terminal; use -o FILE");
+    return 0;
+}
+
+static int run_dump(int argc, char **argv, args *a)
+{
+    static const struct option opts[] = {
+        SELECT_OPTIONS,
+        {"relative", no_argument, NULL, OPT_RELATIVE},
+        {"local", no_argument, NULL, OPT_LOCAL},
+        {"color", optional_argument, NULL, OPT_COLOR},
+        {"colour", optional_argument, NULL, OPT_COLOR},
+        {"from", required_argument, NULL, OPT_FROM},
+        {"output", required_argument, NULL, OPT_OUTPUT},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    int rc = parse_args(argc, argv, opts, a);
+    if (rc)
+        return rc;
+    if ((rc = need_one_input(a)))
+        return rc;
+    if (a->relative && a->local)
+        return usage_error(a->cmd, "--relative and --local cannot be used together");
+    ptlog_dump_opts o = {a->relative, a->local, 0};
+    return ptlog_cmd_dump(a->pos[0], a->from, &a->sel, &o, a->output, a->color);
+}
+
+static int run_info(int argc, char **argv, args *a)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, OPT_JSON},
+        {"output", required_argument, NULL, OPT_OUTPUT},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    int rc = parse_args(argc, argv, opts, a);
+    if (rc)
+        return rc;
+    if ((rc = need_one_input(a)))
+        return rc;
+    return ptlog_cmd_info(a->pos[0], a->json, a->output);
+}
+
+static int run_verify(int argc, char **argv, args *a)
+{
+    static const struct option opts[] = {
+        {"quiet", no_argument, NULL, OPT_QUIET},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    int rc = parse_args(argc, argv, opts, a);
+    if (rc)
+        return rc;
+    if ((rc = need_one_input(a)))
+        return rc;
+    return ptlog_cmd_verify(a->pos[0], a->quiet);
+}
+
+static int run_convert(int argc, char **argv, args *a)
+{
+    static const struct option opts[] = {
+        SELECT_OPTIONS,
+        {"to", required_argument, NULL, OPT_TO},
+        {"from", required_argument, NULL, OPT_FROM},
+        {"output", required_argument, NULL, OPT_OUTPUT},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    int rc = parse_args(argc, argv, opts, a);
+    if (rc)
+        return rc;
+    if ((rc = need_one_input(a)))
+        return rc;
+    if (a->to == PTLOG_FMT_AUTO)
+        return usage_error(a->cmd, "missing --to FORMAT (json, jsonl, chrome or ptl)");
+    if (a->to == PTLOG_FMT_PTL && (rc = check_binary_output(a)))
+        return rc;
+    return ptlog_cmd_convert(a->pos[0], a->from, a->to, a->output, &a->sel);
+}
+
+static int run_filter(int argc, char **argv, args *a)
+{
+    static const struct option opts[] = {
+        SELECT_OPTIONS,
+        {"from", required_argument, NULL, OPT_FROM},
+        {"output", required_argument, NULL, OPT_OUTPUT},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    int rc = parse_args(argc, argv, opts, a);
+    if (rc)
+        return rc;
+    if ((rc = need_one_input(a)))
+        return rc;
+    if (!a->output)
+        return usage_error(a->cmd, "missing -o OUT (use -o - for standard output)");
+    if ((rc = check_binary_output(a)))
+        return rc;
+    return ptlog_cmd_convert(a->pos[0], a->from, PTLOG_FMT_PTL, a->output, &a->sel);
+}
+
+static int run_merge(int argc, char **argv, args *a)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, OPT_OUTPUT},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    int rc = parse_args(argc, argv, opts, a);
+    if (rc)
+        return rc;
+    if (a->npos == 0)
+        return usage_error(a->cmd, "missing input files");
+    if (!a->output)
+        return usage_error(a->cmd, "missing -o OUT (use -o - for standard output)");
+    size_t stdin_count = 0;
+    for (size_t i = 0; i < a->npos; i++)
+        stdin_count += strcmp(a->pos[i], "-") == 0;
+    if (stdin_count > 1)
+        return usage_error(a->cmd, "standard input (-) can be given only once");
+    if ((rc = check_binary_output(a)))
+        return rc;
+    return ptlog_cmd_merge(a->pos, a->npos, a->output);
+}
+
+static int run_help(int argc, char **argv)
+{
+    if (argc < 2) {
+        main_help(stdout);
+        return 0;
+    }
+    const command_help *h = find_help(argv[1]);
+    if (!h)
+        return usage_error(NULL, "help: unknown command '%s'", argv[1]);
+    command_help_print(h);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage_error(NULL, "missing command");
+        return PTLOG_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0)
+        return run_help(1, argv);
+    if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("ptlog %s (tracelog %s), writes .ptl format %d.%d\n", PTLOG_VERSION, tracelog_version_string(),
+               TRACELOG_FORMAT_MAJOR, TRACELOG_FORMAT_MINOR);
+        return 0;
+    }
+    static const struct {
+        const char *name;
+        int (*run)(int, char **, args *);
+    } commands[] = {
+        {"dump", run_dump}, {"info", run_info}, {"verify", run_verify},
+        {"convert", run_convert}, {"filter", run_filter}, {"merge", run_merge},
+    };
+    if (strcmp(cmd, "help") == 0)
+        return run_help(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+        if (strcmp(cmd, commands[i].name) != 0)
+            continue;
+        args a;
+        memset(&a, 0, sizeof a);
+        int rc = commands[i].run(argc - 1, argv + 1, &a);
+        ptlog_select_free(&a.sel);
+        if (fflush(stdout) != 0 && rc == 0) {
+            ptlog_msg(NULL, "cannot write to standard output");
+            rc = PTLOG_EXIT_OUTPUT;
+        }
+        return rc < 0 ? 0 : rc;
+    }
+    if (cmd[0] == '-')
+        return usage_error(NULL, "unknown option '%s'", cmd);
+    return usage_error(NULL, "unknown command '%s'", cmd);
+}

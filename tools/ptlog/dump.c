@@ -1,0 +1,320 @@
+/*
+ * ptlog dump: one line per event (format documented in README.md, stable):
+ *
+ *   TIME PID TID NAME[ TRUNCATION][ PAYLOAD]
+ *
+ * formatted by hand into the output buffer (no printf per event) because
+ * dump must keep up with the reader (millions of events per second).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ptlog.h"
+
+#define NAME_CACHE 4096
+
+typedef struct name_slot {
+    const char *src;  /* name pointer the text was made from */
+    char *text;       /* as printed (quoted if needed), NULL if not cached */
+    size_t len;
+    int known;
+} name_slot;
+
+typedef struct dumper {
+    ptlog_out *out;
+    ptlog_timecache tc;
+    const ptlog_dump_opts *opts;
+    const ptlog_select *sel; /* its origin: the log's first event */
+    name_slot names[NAME_CACHE];
+} dumper;
+
+#define C_TIME "\033[2m"
+#define C_NAME "\033[1;36m"
+#define C_TRUNC "\033[1;31m"
+#define C_TEXT "\033[33m"
+#define C_HEX "\033[35m"
+#define C_RESET "\033[0m"
+
+static const char hexd[] = "0123456789abcdef";
+
+/* Escape for one byte in a quoted string, or 0 if it is printed as is. */
+static inline char escape_of(unsigned char c)
+{
+    switch (c) {
+    case '"': return '"';
+    case '\\': return '\\';
+    case '\t': return 't';
+    case '\n': return 'n';
+    case '\r': return 'r';
+    case 0: return '0';
+    default: return 0;
+    }
+}
+
+enum { PLAIN_TEXT, ESCAPED_TEXT, BINARY };
+
+/* Text is printable ASCII with \t \n \r, and the last byte may be a NUL. */
+static int classify(const unsigned char *p, size_t n)
+{
+    int kind = PLAIN_TEXT;
+    if (n && p[n - 1] == 0) {
+        n--;
+        kind = ESCAPED_TEXT;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = p[i];
+        if (c >= 0x20 && c <= 0x7e) {
+            if (c == '"' || c == '\\')
+                kind = ESCAPED_TEXT;
+        } else if (c == '\t' || c == '\n' || c == '\r') {
+            kind = ESCAPED_TEXT;
+        } else {
+            return BINARY;
+        }
+    }
+    return kind;
+}
+
+/* Quoted, C-escaped text of p[0..n) into dst (room for 4n + 2). Non-ASCII as \xHH. */
+static size_t quote(const unsigned char *p, size_t n, char *dst)
+{
+    char *d = dst;
+    *d++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = p[i];
+        char e = escape_of(c);
+        if (e) {
+            *d++ = '\\';
+            *d++ = e;
+        } else if (c < 0x20 || c == 0x7f) {
+            *d++ = '\\';
+            *d++ = 'x';
+            *d++ = hexd[c >> 4];
+            *d++ = hexd[c & 15];
+        } else {
+            *d++ = (char)c;
+        }
+    }
+    *d++ = '"';
+    return (size_t)(d - dst);
+}
+
+/* Names print bare unless they hold blanks, quotes, backslashes or control bytes. */
+static char *name_text(const char *name, uint32_t id, size_t *len)
+{
+    size_t n = name ? strlen(name) : 0;
+    char *t = malloc(4 * n + 32);
+    if (!t)
+        return NULL;
+    if (!name) {
+        memcpy(t, "event#", 6);
+        *len = 6 + ptlog_fmt_u64(id, t + 6);
+        return t;
+    }
+    int plain = n > 0;
+    for (size_t i = 0; i < n && plain; i++) {
+        unsigned char c = (unsigned char)name[i];
+        plain = c > 0x20 && c != 0x7f && c != '"' && c != '\\';
+    }
+    if (plain) {
+        memcpy(t, name, n);
+        *len = n;
+    } else {
+        *len = quote((const unsigned char *)name, n, t);
+    }
+    return t;
+}
+
+static void put_name(dumper *d, uint32_t id, const char *name)
+{
+    name_slot tmp = {0}, *slot = id < NAME_CACHE ? &d->names[id] : &tmp;
+    if (!slot->text || slot->src != name) {
+        free(slot->text);
+        slot->text = name_text(name, id, &slot->len);
+        slot->src = name;
+        if (!slot->text) {
+            slot->len = 0;
+            return;
+        }
+    }
+    if (slot->len <= 32 && slot != &tmp) { /* texts have room for 32: a fixed-size copy */
+        memcpy(ptlog_out_room(d->out, 32), slot->text, 32);
+        d->out->len += slot->len;
+        return;
+    }
+    ptlog_out_write(d->out, slot->text, slot->len);
+    if (slot == &tmp)
+        free(tmp.text);
+}
+
+static void put_hex(char *o, const unsigned char *p, size_t n)
+{
+    static const char pairs[513] =
+        "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+        "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+        "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+        "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+        "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+        "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+        "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+        "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+    for (size_t i = 0; i < n; i++)
+        memcpy(o + 2 * i, pairs + 2 * p[i], 2);
+}
+
+/* Payload in slices so that any size fits the output buffer. */
+static void put_payload(dumper *d, const unsigned char *p, size_t n)
+{
+    const size_t slice = 8192;
+    int kind = classify(p, n);
+    ptlog_out *out = d->out;
+    if (!d->opts->color && n <= 256) { /* the common case, in one go */
+        char *o = ptlog_out_room(out, 4 * 256 + 3);
+        o[0] = ' ';
+        if (kind == PLAIN_TEXT) {
+            o[1] = '"';
+            memcpy(o + 2, p, n);
+            o[n + 2] = '"';
+            out->len += n + 3;
+        } else if (kind == ESCAPED_TEXT) {
+            out->len += 1 + quote(p, n, o + 1);
+        } else {
+            put_hex(o + 1, p, n);
+            out->len += 1 + 2 * n;
+        }
+        return;
+    }
+    int text = kind != BINARY;
+    ptlog_out_write(out, " ", 1);
+    if (d->opts->color)
+        ptlog_out_puts(out, text ? C_TEXT : C_HEX);
+    for (size_t off = 0; off < n; off += slice) {
+        size_t k = n - off < slice ? n - off : slice;
+        char *o = ptlog_out_room(out, 4 * slice + 2);
+        size_t w;
+        if (text) {
+            w = quote(p + off, k, o);
+            /* one quoted string across the slices */
+            if (off > 0) {
+                memmove(o, o + 1, w - 1);
+                w--;
+            }
+            if (off + k < n)
+                w--;
+        } else {
+            put_hex(o, p + off, k);
+            w = 2 * k;
+        }
+        out->len += w;
+    }
+    if (d->opts->color)
+        ptlog_out_puts(out, C_RESET);
+}
+
+static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
+{
+    dumper *d = ctx;
+    ptlog_out *out = d->out;
+    char *o = ptlog_out_room(out, 256), *p = o;
+    if (d->opts->color) {
+        memcpy(p, C_TIME, sizeof C_TIME - 1);
+        p += sizeof C_TIME - 1;
+    }
+    if (d->opts->relative)
+        p += ptlog_fmt_relative(ev->timestamp_ns, d->sel->origin, p);
+    else
+        p += ptlog_fmt_time(&d->tc, ev->timestamp_ns, p);
+    if (d->opts->color) {
+        memcpy(p, C_RESET, sizeof C_RESET - 1);
+        p += sizeof C_RESET - 1;
+    }
+    *p++ = ' ';
+    p += ptlog_fmt_u64(ev->pid, p);
+    *p++ = ' ';
+    *p++ = '0';
+    *p++ = 'x';
+    p += ptlog_fmt_hex64(ev->tid, p);
+    *p++ = ' ';
+    if (d->opts->color) {
+        memcpy(p, C_NAME, sizeof C_NAME - 1);
+        p += sizeof C_NAME - 1;
+    }
+    out->len += (size_t)(p - o);
+    put_name(d, ev->event_id, name);
+    if (d->opts->color)
+        ptlog_out_puts(out, C_RESET);
+    if (ev->truncation) {
+        p = o = ptlog_out_room(out, 64);
+        if (d->opts->color) {
+            memcpy(p, " " C_TRUNC, sizeof C_TRUNC);
+            p += sizeof C_TRUNC;
+        } else {
+            *p++ = ' ';
+        }
+        if (ev->truncation == TRACELOG_TRUNC_RECORD) {
+            memcpy(p, "[truncated:record]", 18);
+            p += 18;
+        } else if (ev->truncation == TRACELOG_TRUNC_READ) {
+            memcpy(p, "[truncated:read]", 16);
+            p += 16;
+        } else {
+            memcpy(p, "[truncated:", 11);
+            p += 11;
+            p += ptlog_fmt_u64(ev->truncation, p);
+            *p++ = ']';
+        }
+        if (d->opts->color) {
+            memcpy(p, C_RESET, sizeof C_RESET - 1);
+            p += sizeof C_RESET - 1;
+        }
+        out->len += (size_t)(p - o);
+    }
+    if (ev->payload_len)
+        put_payload(d, ev->payload, ev->payload_len);
+    ptlog_out_room(out, 1)[0] = '\n';
+    out->len++;
+    return 0;
+}
+
+int ptlog_cmd_dump(const char *path, ptlog_format from, ptlog_select *sel,
+                   const ptlog_dump_opts *opts, const char *out_path, int color_mode)
+{
+    ptlog_src *src;
+    int rc = ptlog_src_open(path, from, &src);
+    if (rc)
+        return rc;
+    ptlog_out out;
+    rc = ptlog_out_open(&out, out_path);
+    if (rc) {
+        src->close(src);
+        return rc;
+    }
+    dumper *d = calloc(1, sizeof *d);
+    if (!d) {
+        ptlog_out_abort(&out);
+        src->close(src);
+        return ptlog_nomem();
+    }
+    ptlog_dump_opts o = *opts;
+    /* auto: colour only on a terminal, and never into a file */
+    if (color_mode < 0)
+        o.color = !out.path && isatty(out.fd);
+    else
+        o.color = color_mode;
+    d->out = &out;
+    d->opts = &o;
+    d->sel = sel;
+    ptlog_timecache_init(&d->tc, o.local);
+    rc = ptlog_src_events(src, sel, dump_event, d);
+    for (size_t i = 0; i < NAME_CACHE; i++)
+        free(d->names[i].text);
+    free(d);
+    src->close(src);
+    if (rc > PTLOG_EXIT_LOSS) {
+        ptlog_out_abort(&out);
+        return rc;
+    }
+    int wrc = ptlog_out_finish(&out);
+    return wrc ? wrc : rc;
+}

@@ -1,0 +1,332 @@
+/*
+ * Opening inputs ("-" is standard input), looking at their first bytes to
+ * detect the format, and giving the whole input back from its start: by
+ * pread on regular files, and through a feeder thread for pipes (the bytes
+ * already read for detection cannot be pushed back into a pipe).
+ *
+ * Detection (documented in README.md):
+ *   1. the .ptl magic "\x8BPTL\r\n\x1A\n" at offset 0: a .ptl log;
+ *   2. otherwise, after blanks (and a UTF-8 byte-order mark), '{': JSON. It is
+ *      one JSON document if its top-level object has an "events" key in the
+ *      first 4 KiB or continues on a second line; otherwise JSON Lines;
+ *   3. anything else is refused.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ptlog.h"
+
+static const unsigned char ptl_magic[8] = {0x8B, 'P', 'T', 'L', '\r', '\n', 0x1A, '\n'};
+
+const char *ptlog_display_name(const char *path)
+{
+    return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+static long read_some(int fd, void *buf, size_t n)
+{
+    for (;;) {
+        ssize_t k = read(fd, buf, n);
+        if (k >= 0 || errno != EINTR)
+            return (long)k;
+    }
+}
+
+int ptlog_in_open(ptlog_in *in, const char *path)
+{
+    memset(in, 0, sizeof *in);
+    in->name = ptlog_display_name(path);
+    in->fd = -1;
+    if (strcmp(path, "-") == 0) {
+        in->fd = STDIN_FILENO;
+    } else {
+        in->fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (in->fd < 0) {
+            ptlog_msg(in->name, "cannot open: %s", strerror(errno));
+            return PTLOG_EXIT_INPUT;
+        }
+        in->own_fd = 1;
+    }
+    struct stat st;
+    if (fstat(in->fd, &st) != 0) {
+        ptlog_msg(in->name, "cannot read: %s", strerror(errno));
+        ptlog_in_close(in);
+        return PTLOG_EXIT_INPUT;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        ptlog_msg(in->name, "is a directory");
+        ptlog_in_close(in);
+        return PTLOG_EXIT_INPUT;
+    }
+    in->seekable = S_ISREG(st.st_mode) && lseek(in->fd, 0, SEEK_CUR) >= 0;
+    in->size = in->seekable ? (uint64_t)st.st_size : 0;
+    /* Fill the head: pread on files (the reader also reads with pread from 0). */
+    while (in->head_len < sizeof in->head) {
+        long k = in->seekable ? (long)pread(in->fd, in->head + in->head_len, sizeof in->head - in->head_len,
+                                            (off_t)in->head_len)
+                              : read_some(in->fd, in->head + in->head_len, sizeof in->head - in->head_len);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            ptlog_msg(in->name, "cannot read: %s", strerror(errno));
+            ptlog_in_close(in);
+            return PTLOG_EXIT_INPUT;
+        }
+        if (k == 0)
+            break;
+        in->head_len += (size_t)k;
+    }
+    if (in->head_len == 0) {
+        ptlog_msg(in->name, "empty input: not a .ptl log");
+        ptlog_in_close(in);
+        return PTLOG_EXIT_INPUT;
+    }
+    return PTLOG_EXIT_OK;
+}
+
+long ptlog_in_read(ptlog_in *in, void *buf, size_t n)
+{
+    if (in->head_pos < in->head_len) {
+        size_t k = in->head_len - in->head_pos;
+        if (k > n)
+            k = n;
+        memcpy(buf, in->head + in->head_pos, k);
+        in->head_pos += k;
+        return (long)k;
+    }
+    if (in->seekable) {
+        for (;;) {
+            ssize_t k = pread(in->fd, buf, n, (off_t)in->head_pos);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k > 0)
+                in->head_pos += (size_t)k;
+            return (long)k;
+        }
+    }
+    return read_some(in->fd, buf, n);
+}
+
+/* What the feeder thread needs, copied: it may outlive the ptlog_in. */
+typedef struct feeder {
+    int rfd, wfd;
+    size_t head_len;
+    unsigned char head[4096];
+} feeder;
+
+static int write_all_fd(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/*
+ * Copies head + rest of the pipe into wfd. When the consumer stops early it
+ * keeps its end open and the process exits with this thread blocked, so no
+ * SIGPIPE can kill the process.
+ */
+static void *feed(void *arg)
+{
+    feeder *f = arg;
+    char buf[1 << 16];
+    if (write_all_fd(f->wfd, f->head, f->head_len) == 0)
+        for (;;) {
+            long k = read_some(f->rfd, buf, sizeof buf);
+            if (k <= 0 || write_all_fd(f->wfd, buf, (size_t)k) != 0)
+                break;
+        }
+    close(f->wfd);
+    free(f);
+    return NULL;
+}
+
+int ptlog_in_fd_from_start(ptlog_in *in, int *fd)
+{
+    if (in->seekable) {
+        *fd = in->fd;
+        return PTLOG_EXIT_OK;
+    }
+    int p[2];
+    if (pipe(p) != 0) {
+        ptlog_msg(in->name, "cannot create a pipe: %s", strerror(errno));
+        return PTLOG_EXIT_INTERNAL;
+    }
+    feeder *f = malloc(sizeof *f);
+    if (!f) {
+        close(p[0]);
+        close(p[1]);
+        return ptlog_nomem();
+    }
+    f->rfd = in->fd;
+    f->wfd = p[1];
+    f->head_len = in->head_len;
+    memcpy(f->head, in->head, in->head_len);
+    pthread_t t;
+    if (pthread_create(&t, NULL, feed, f) != 0) {
+        free(f);
+        close(p[0]);
+        close(p[1]);
+        ptlog_msg(in->name, "cannot start a thread");
+        return PTLOG_EXIT_INTERNAL;
+    }
+    pthread_detach(t);
+    in->own_fd = 0; /* the feeder reads it from now on */
+    *fd = p[0];
+    return PTLOG_EXIT_OK;
+}
+
+void ptlog_in_close(ptlog_in *in)
+{
+    if (in->own_fd && in->fd >= 0)
+        close(in->fd);
+    in->fd = -1;
+    in->own_fd = 0;
+}
+
+/* Does the first JSON object look like a whole document? See the rules above. */
+static int looks_like_document(const unsigned char *p, size_t n)
+{
+    int depth = 0, in_str = 0, esc = 0, key_start = -1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = p[i];
+        if (in_str) {
+            if (esc)
+                esc = 0;
+            else if (c == '\\')
+                esc = 1;
+            else if (c == '"') {
+                in_str = 0;
+                if (depth == 1 && key_start >= 0 && i - (size_t)key_start == 6 &&
+                    memcmp(p + key_start, "events", 6) == 0)
+                    return 1;
+                key_start = -1;
+            }
+            continue;
+        }
+        switch (c) {
+        case '"':
+            in_str = 1;
+            key_start = (int)i + 1;
+            break;
+        case '{':
+        case '[':
+            depth++;
+            break;
+        case '}':
+        case ']':
+            if (--depth == 0)
+                return 0;
+            break;
+        case '\n':
+            if (depth > 0)
+                return 1;
+            break;
+        default:
+            break;
+        }
+    }
+    return 0;
+}
+
+ptlog_format ptlog_detect(const unsigned char *p, size_t n)
+{
+    if (n >= sizeof ptl_magic && memcmp(p, ptl_magic, sizeof ptl_magic) == 0)
+        return PTLOG_FMT_PTL;
+    size_t i = 0;
+    if (n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF)
+        i = 3;
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+        i++;
+    if (i == n || p[i] != '{')
+        return PTLOG_FMT_AUTO;
+    return looks_like_document(p + i, n - i) ? PTLOG_FMT_JSON : PTLOG_FMT_JSONL;
+}
+
+ptlog_format ptlog_format_parse(const char *name)
+{
+    if (strcmp(name, "ptl") == 0)
+        return PTLOG_FMT_PTL;
+    if (strcmp(name, "json") == 0)
+        return PTLOG_FMT_JSON;
+    if (strcmp(name, "jsonl") == 0 || strcmp(name, "ndjson") == 0)
+        return PTLOG_FMT_JSONL;
+    if (strcmp(name, "chrome") == 0)
+        return PTLOG_FMT_CHROME;
+    return PTLOG_FMT_AUTO;
+}
+
+const char *ptlog_format_name(ptlog_format f)
+{
+    switch (f) {
+    case PTLOG_FMT_PTL: return "ptl";
+    case PTLOG_FMT_JSON: return "json";
+    case PTLOG_FMT_JSONL: return "jsonl";
+    case PTLOG_FMT_CHROME: return "chrome";
+    case PTLOG_FMT_AUTO: break;
+    }
+    return "auto";
+}
+
+int ptlog_src_open(const char *path, ptlog_format fmt, ptlog_src **out)
+{
+    ptlog_in *in = malloc(sizeof *in);
+    if (!in)
+        return ptlog_nomem();
+    int rc = ptlog_in_open(in, path);
+    if (rc) {
+        free(in);
+        return rc;
+    }
+    ptlog_format found = ptlog_detect(in->head, in->head_len);
+    if (fmt == PTLOG_FMT_AUTO)
+        fmt = found;
+    if (fmt == PTLOG_FMT_AUTO) {
+        ptlog_msg(in->name, "not a .ptl log, JSON or JSON Lines (unrecognised content)");
+        rc = PTLOG_EXIT_INPUT;
+    } else if (fmt == PTLOG_FMT_PTL) {
+        tracelog_reader *r;
+        rc = ptlog_ptl_src_open(in, out, &r);
+    } else if (fmt == PTLOG_FMT_JSON || fmt == PTLOG_FMT_JSONL) {
+        rc = ptlog_json_src_open(in, fmt == PTLOG_FMT_JSONL, out);
+    } else {
+        ptlog_msg(in->name, "cannot read the %s format", ptlog_format_name(fmt));
+        rc = PTLOG_EXIT_USAGE;
+    }
+    if (rc) {
+        ptlog_in_close(in);
+        free(in);
+    }
+    return rc; /* on success the source owns in */
+}
+
+int ptlog_src_open_ptl(const char *path, ptlog_src **out, tracelog_reader **reader)
+{
+    ptlog_in *in = malloc(sizeof *in);
+    if (!in)
+        return ptlog_nomem();
+    int rc = ptlog_in_open(in, path);
+    if (rc) {
+        free(in);
+        return rc;
+    }
+    rc = ptlog_ptl_src_open(in, out, reader);
+    if (rc) {
+        ptlog_in_close(in);
+        free(in);
+    }
+    return rc;
+}

@@ -1,0 +1,137 @@
+/*
+ * Output: a large buffer written in big blocks, to standard output or to a
+ * temporary file in the destination's directory that is renamed into place
+ * only when everything was written (an error never leaves a partial file).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ptlog.h"
+
+#define OUT_BUF_SIZE (1u << 20)
+
+static void *xmalloc_or_null(size_t n) { return malloc(n); }
+
+int ptlog_out_open(ptlog_out *o, const char *path)
+{
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+    o->cap = OUT_BUF_SIZE;
+    o->buf = xmalloc_or_null(o->cap);
+    if (!o->buf)
+        return ptlog_nomem();
+    if (!path || strcmp(path, "-") == 0) {
+        o->fd = STDOUT_FILENO;
+        return PTLOG_EXIT_OK;
+    }
+    size_t n = strlen(path);
+    o->path = strdup(path);
+    o->tmp = malloc(n + sizeof ".tmp.XXXXXX");
+    if (!o->path || !o->tmp) {
+        ptlog_out_abort(o);
+        return ptlog_nomem();
+    }
+    memcpy(o->tmp, path, n);
+    memcpy(o->tmp + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        ptlog_msg(path, "cannot write: Is a directory");
+        ptlog_out_abort(o);
+        return PTLOG_EXIT_OUTPUT;
+    }
+    o->fd = mkstemp(o->tmp);
+    if (o->fd < 0) {
+        ptlog_msg(path, "cannot create the output: %s", strerror(errno));
+        free(o->tmp);
+        o->tmp = NULL;
+        ptlog_out_abort(o);
+        return PTLOG_EXIT_OUTPUT;
+    }
+    /* mkstemp creates 0600; give the file the mode a plain creat() would. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(o->fd, 0666 & ~mask);
+    return PTLOG_EXIT_OK;
+}
+
+static void write_all(ptlog_out *o, const char *p, size_t n)
+{
+    while (n > 0 && !o->err) {
+        ssize_t k = write(o->fd, p, n);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            o->err = errno;
+            return;
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+void ptlog_out_flush(ptlog_out *o)
+{
+    if (o->len)
+        write_all(o, o->buf, o->len);
+    o->len = 0;
+}
+
+void ptlog_out_write(ptlog_out *o, const void *p, size_t n)
+{
+    if (n > o->cap - o->len) {
+        ptlog_out_flush(o);
+        if (n > o->cap) {
+            write_all(o, p, n);
+            return;
+        }
+    }
+    memcpy(o->buf + o->len, p, n);
+    o->len += n;
+}
+
+void ptlog_out_puts(ptlog_out *o, const char *s) { ptlog_out_write(o, s, strlen(s)); }
+
+const char *ptlog_out_name(const ptlog_out *o) { return o->path ? o->path : "<stdout>"; }
+
+int ptlog_out_finish(ptlog_out *o)
+{
+    ptlog_out_flush(o);
+    if (!o->err && o->path && fsync(o->fd) != 0 && errno != EINVAL)
+        o->err = errno;
+    if (o->path) {
+        if (close(o->fd) != 0 && !o->err)
+            o->err = errno;
+        o->fd = -1;
+    }
+    if (!o->err && o->path && rename(o->tmp, o->path) != 0)
+        o->err = errno;
+    int code = PTLOG_EXIT_OK;
+    if (o->err) {
+        ptlog_msg(ptlog_out_name(o), "cannot write the output: %s", strerror(o->err));
+        code = PTLOG_EXIT_OUTPUT;
+        ptlog_out_abort(o);
+        return code;
+    }
+    free(o->tmp);
+    o->tmp = NULL;
+    ptlog_out_abort(o);
+    return code;
+}
+
+void ptlog_out_abort(ptlog_out *o)
+{
+    if (o->path && o->fd >= 0)
+        close(o->fd);
+    o->fd = -1;
+    if (o->tmp)
+        unlink(o->tmp);
+    free(o->tmp);
+    free(o->path);
+    free(o->buf);
+    o->tmp = o->path = o->buf = NULL;
+    o->len = o->cap = 0;
+}

@@ -1,0 +1,293 @@
+/*
+ * ptlog.h - shared interfaces of the ptlog command-line tool.
+ *
+ * cli.c parses arguments and calls one command function (dump.c, info.c,
+ * verify.c, convert.c, filter.c, merge.c). Commands read events through a
+ * ptlog_src (src_ptl.c for .ptl logs, json_in.c for JSON and JSON Lines) and
+ * write through a ptlog_out (out.c: buffered, atomic temp file + rename).
+ * Every function that can fail prints ONE line on stderr and returns one of
+ * the exit codes below, so callers only propagate the number.
+ */
+#ifndef PTLOG_H
+#define PTLOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <tracelog.h>
+
+#define PTLOG_VERSION TRACELOG_VERSION_STRING
+
+/* Exit codes: stable, documented in README.md, ptlog.1 and --help. */
+enum {
+    PTLOG_EXIT_OK = 0,       /* success */
+    PTLOG_EXIT_LOSS = 1,     /* input read, but damage or truncation found (recovered with loss) */
+    PTLOG_EXIT_USAGE = 2,    /* command-line usage error */
+    PTLOG_EXIT_INPUT = 3,    /* input unreadable or invalid */
+    PTLOG_EXIT_OUTPUT = 4,   /* cannot create, write or rename the output */
+    PTLOG_EXIT_INTERNAL = 5  /* internal error (out of memory) */
+};
+
+/* ---- messages (cli.c) ------------------------------------------------------ */
+
+/* "ptlog: <where>: <message>" on stderr. where may be NULL. */
+void ptlog_msg(const char *where, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Reports out of memory and returns PTLOG_EXIT_INTERNAL. */
+int ptlog_nomem(void);
+/* Name shown for a path ("-" is "<stdin>"). */
+const char *ptlog_display_name(const char *path);
+
+/* ---- progress (cli.c): shown on stderr only when it is a terminal ------------ */
+
+typedef struct ptlog_progress {
+    int enabled;
+    double start, last;
+    int shown;
+    uint64_t total; /* events expected, 0 if unknown */
+} ptlog_progress;
+
+void ptlog_progress_init(ptlog_progress *p, uint64_t total);
+/* Call every few thousand events; cheap. */
+void ptlog_progress_update(ptlog_progress *p, uint64_t done);
+void ptlog_progress_end(ptlog_progress *p);
+
+/* ---- output (out.c) ---------------------------------------------------------- */
+
+typedef struct ptlog_out {
+    int fd;
+    char *path;   /* final path, NULL for standard output */
+    char *tmp;    /* temporary path while writing a file */
+    char *buf;
+    size_t len, cap;
+    int err;      /* first errno of a failed write */
+} ptlog_out;
+
+/* Opens path (NULL or "-": standard output) for writing through a temp file. */
+int ptlog_out_open(ptlog_out *o, const char *path);
+/* Writes the buffer out; on failure records the errno (reported by finish). */
+void ptlog_out_flush(ptlog_out *o);
+/* Room for at least n more bytes at o->buf + o->len (n <= 64 KiB). */
+static inline char *ptlog_out_room(ptlog_out *o, size_t n)
+{
+    if (o->cap - o->len < n)
+        ptlog_out_flush(o);
+    return o->buf + o->len;
+}
+void ptlog_out_write(ptlog_out *o, const void *p, size_t n);
+void ptlog_out_puts(ptlog_out *o, const char *s);
+/* Flushes, syncs, closes and renames into place. Exit code (4 on failure). */
+int ptlog_out_finish(ptlog_out *o);
+/* Discards the output: the temporary file is removed. */
+void ptlog_out_abort(ptlog_out *o);
+/* Name of the output for messages. */
+const char *ptlog_out_name(const ptlog_out *o);
+
+/* ---- text formatting helpers (timefmt.c) --------------------------------------- */
+
+typedef struct ptlog_timecache {
+    int64_t sec;     /* second whose prefix is cached, INT64_MIN if none */
+    int local;
+    char prefix[32]; /* "YYYY-MM-DDTHH:MM:SS" */
+    size_t prefix_len;
+    char zone[8];    /* "Z" or "+HH:MM" */
+    size_t zone_len;
+} ptlog_timecache;
+
+void ptlog_timecache_init(ptlog_timecache *c, int local);
+/* Writes the ISO 8601 time of ns (at most 40 bytes), returns its length. */
+size_t ptlog_fmt_time(ptlog_timecache *c, uint64_t ns, char *out);
+/* Writes signed seconds.nanoseconds of ns - origin, returns its length. */
+size_t ptlog_fmt_relative(uint64_t ns, uint64_t origin, char *out);
+/* Writes the decimal digits of v, returns the count (at most 20). */
+size_t ptlog_fmt_u64(uint64_t v, char *out);
+/* Writes lowercase hex digits of v without leading zeros, returns the count. */
+size_t ptlog_fmt_hex64(uint64_t v, char *out);
+/* ISO 8601 UTC of ns into out (at least 40 bytes), NUL-terminated. */
+const char *ptlog_iso_utc(uint64_t ns, char *out);
+
+/* A time given on the command line: absolute ns, or an offset from the first event. */
+typedef struct ptlog_timearg {
+    int set;
+    int relative;
+    uint64_t ns;
+} ptlog_timearg;
+
+/* Parses "2024-05-01T12:00:00.5Z", "...+02:00", "1714564800000000000" (ns) or "+1.5s". 0 or -1. */
+int ptlog_parse_time(const char *s, ptlog_timearg *t);
+
+/* ---- event types (types.c): an id -> name table owned by the tool ------------- */
+
+typedef struct ptlog_type {
+    uint32_t id;
+    char *name;
+} ptlog_type;
+
+typedef struct ptlog_types {
+    ptlog_type *v;
+    size_t n, cap;
+} ptlog_types;
+
+/* 0 added or already there with that name; -1 out of memory; -2 id named otherwise. */
+int ptlog_types_add(ptlog_types *t, uint32_t id, const char *name);
+const char *ptlog_types_name(const ptlog_types *t, uint32_t id);
+/* Id of name, or -1. */
+int64_t ptlog_types_find_name(const ptlog_types *t, const char *name);
+void ptlog_types_free(ptlog_types *t);
+
+/* ---- event sources (src_ptl.c, json_in.c) ---------------------------------------- */
+
+typedef struct ptlog_src ptlog_src;
+struct ptlog_src {
+    const char *name;          /* for messages */
+    tracelog_metadata meta;
+    uint16_t format_major, format_minor;
+    int seekable;
+    uint64_t total_events;     /* expected count for progress, 0 if unknown */
+    /* 1 event, 0 end, or an exit code > 1 negated (-3, -5, ...) after printing. */
+    int (*next)(ptlog_src *s, tracelog_event *ev);
+    /* Name of id, or NULL. */
+    const char *(*type_name)(ptlog_src *s, uint32_t id);
+    size_t (*type_count)(ptlog_src *s);
+    void (*type_at)(ptlog_src *s, size_t i, uint32_t *id, const char **name);
+    void (*get_status)(ptlog_src *s, tracelog_log_status *st);
+    /* Next event is the first with ts >= ns. 0, or -1 if not possible (then filter). */
+    int (*seek_time)(ptlog_src *s, uint64_t ns);
+    /* After the last event: warns about damage; PTLOG_EXIT_OK or PTLOG_EXIT_LOSS. */
+    int (*finish)(ptlog_src *s);
+    void (*close)(ptlog_src *s);
+};
+
+typedef enum ptlog_format {
+    PTLOG_FMT_AUTO = 0,
+    PTLOG_FMT_PTL,
+    PTLOG_FMT_JSON,
+    PTLOG_FMT_JSONL,
+    PTLOG_FMT_CHROME
+} ptlog_format;
+
+/* Parses a format name ("ptl", "json", "jsonl", "chrome"); PTLOG_FMT_AUTO if unknown. */
+ptlog_format ptlog_format_parse(const char *name);
+const char *ptlog_format_name(ptlog_format f);
+
+/*
+ * Opens path ("-": standard input) as a source of the given format
+ * (PTLOG_FMT_AUTO: detected from the content, see input.c). On success *out
+ * owns a source freed by its close(). Returns an exit code.
+ */
+int ptlog_src_open(const char *path, ptlog_format fmt, ptlog_src **out);
+/* Opens a .ptl log only (info, verify): *reader stays owned by the source. */
+int ptlog_src_open_ptl(const char *path, ptlog_src **out, tracelog_reader **reader);
+
+/* Warns on stderr about every problem the reader found. Returns the count. */
+uint64_t ptlog_report_problems(const char *name, const tracelog_reader *r);
+
+/* ---- input plumbing (input.c) ----------------------------------------------------- */
+
+typedef struct ptlog_in {
+    const char *name;
+    int fd, own_fd;
+    int seekable;
+    unsigned char head[4096]; /* first bytes, for detection */
+    size_t head_len, head_pos;
+    uint64_t size;            /* regular file size, 0 otherwise */
+} ptlog_in;
+
+int ptlog_in_open(ptlog_in *in, const char *path);
+/* Reads as if the head had never been looked at. Like read(2). */
+long ptlog_in_read(ptlog_in *in, void *buf, size_t n);
+/* A file descriptor that yields the whole input from its start (a feeder thread for pipes). */
+int ptlog_in_fd_from_start(ptlog_in *in, int *fd);
+void ptlog_in_close(ptlog_in *in);
+ptlog_format ptlog_detect(const unsigned char *p, size_t n);
+
+/* JSON sources (json_in.c): the input is already opened and detected. */
+int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out);
+/* .ptl source from an opened input (src_ptl.c). */
+int ptlog_ptl_src_open(ptlog_in *in, ptlog_src **out, tracelog_reader **reader);
+
+/* ---- event selection (select.c), shared by dump and filter ----------------------- */
+
+typedef struct ptlog_select {
+    char **globs;
+    size_t nglobs;
+    uint32_t *pids;
+    size_t npids;
+    uint64_t *tids;
+    size_t ntids;
+    int no_system;
+    ptlog_timearg begin, end;
+    uint64_t limit;       /* 0: no limit */
+    int has_limit;
+    /* resolved once the first event is known */
+    uint64_t origin;      /* timestamp of the log's first event */
+    uint64_t begin_ns, end_ns;
+    int have_begin, have_end;
+    /* verdict per event id below 4096: 0 unknown, 1 keep, 2 drop */
+    unsigned char verdict[4096];
+    const char *verdict_name[4096];
+} ptlog_select;
+
+/* Option codes of the selection options (getopt_long values). */
+enum {
+    PTLOG_OPT_EVENT = 256,
+    PTLOG_OPT_PID,
+    PTLOG_OPT_TID,
+    PTLOG_OPT_BEGIN,
+    PTLOG_OPT_END,
+    PTLOG_OPT_LIMIT,
+    PTLOG_OPT_NO_SYSTEM
+};
+
+/* Parses one selection option; 1 if it was one, 0 if not, -1 on a bad value (printed). */
+int ptlog_select_option(ptlog_select *s, int opt, const char *arg);
+/* Resolves relative times against the first event's timestamp. */
+void ptlog_select_resolve(ptlog_select *s, uint64_t origin);
+/* 1 if the event passes the selection (name may be NULL: unknown id). */
+int ptlog_select_event(ptlog_select *s, const tracelog_event *ev, const char *name);
+int ptlog_select_is_trivial(const ptlog_select *s);
+void ptlog_select_free(ptlog_select *s);
+
+/* ---- sinks --------------------------------------------------------------------------- */
+
+typedef struct ptlog_dump_opts {
+    int relative;
+    int local;
+    int color;
+} ptlog_dump_opts;
+
+/* dump.c */
+int ptlog_cmd_dump(const char *path, ptlog_format from, ptlog_select *sel,
+                   const ptlog_dump_opts *opts, const char *out_path, int color_mode);
+/* info.c */
+int ptlog_cmd_info(const char *path, int json, const char *out_path);
+/* verify.c */
+int ptlog_cmd_verify(const char *path, int quiet);
+/* convert.c */
+int ptlog_cmd_convert(const char *in_path, ptlog_format from, ptlog_format to, const char *out_path,
+                      ptlog_select *sel);
+/* merge.c */
+int ptlog_cmd_merge(char **paths, size_t n, const char *out_path);
+
+/* json_out.c: JSON document (lines = 0) or JSON Lines (lines = 1) of all events of src. */
+int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *sel);
+/* Appends a JSON string literal of s[0..n) to out. */
+void ptlog_json_string(ptlog_out *out, const char *s, size_t n);
+/* Writes the "attributes" object of m (no key). */
+void ptlog_json_attributes(ptlog_out *out, const tracelog_metadata *m);
+/* Writes a u64 value (as a "0x..." string above INT64_MAX, which JSON parsers cannot hold). */
+void ptlog_json_u64(ptlog_out *out, uint64_t v);
+/* chrome.c */
+int ptlog_write_chrome(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
+/* ptl_out.c: a new .ptl log of the selected events, with src's attributes and types. */
+int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
+
+/* Shared by the ptl writers: metadata and status names. */
+const char *ptlog_policy_name(tracelog_policy p);
+int ptlog_policy_parse(const char *s, tracelog_policy *p);
+
+/* Runs the source to its end through `each`; returns the exit code. */
+int ptlog_src_events(ptlog_src *src, ptlog_select *sel,
+                     int (*each)(void *ctx, const tracelog_event *ev, const char *name), void *ctx);
+
+#endif

@@ -1,0 +1,188 @@
+/* Event source over a .ptl log (the library's reader). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptlog.h"
+
+typedef struct ptl_src {
+    ptlog_src base;
+    ptlog_in *in;
+    tracelog_reader *r;
+} ptl_src;
+
+static int ptl_next(ptlog_src *s, tracelog_event *ev)
+{
+    ptl_src *p = (ptl_src *)s;
+    tracelog_status st = tracelog_reader_next(p->r, ev);
+    if (st == TRACELOG_OK)
+        return 1;
+    if (st == TRACELOG_END)
+        return 0;
+    if (st == TRACELOG_E_NOMEM)
+        return -ptlog_nomem();
+    ptlog_msg(s->name, "cannot read: %s", tracelog_strerror(st));
+    return -PTLOG_EXIT_INPUT;
+}
+
+static const char *ptl_type_name(ptlog_src *s, uint32_t id)
+{
+    return tracelog_reader_event_name(((ptl_src *)s)->r, id);
+}
+
+static size_t ptl_type_count(ptlog_src *s) { return tracelog_reader_event_type_count(((ptl_src *)s)->r); }
+
+static void ptl_type_at(ptlog_src *s, size_t i, uint32_t *id, const char **name)
+{
+    tracelog_reader_event_type(((ptl_src *)s)->r, i, id, name);
+}
+
+static void ptl_get_status(ptlog_src *s, tracelog_log_status *st)
+{
+    tracelog_reader_get_status(((ptl_src *)s)->r, st);
+}
+
+static int ptl_seek_time(ptlog_src *s, uint64_t ns)
+{
+    return tracelog_reader_seek_time(((ptl_src *)s)->r, ns) == TRACELOG_OK ? 0 : -1;
+}
+
+uint64_t ptlog_report_problems(const char *name, const tracelog_reader *r)
+{
+    size_t n = tracelog_reader_problem_count(r);
+    for (size_t i = 0; i < n; i++) {
+        tracelog_problem p;
+        if (tracelog_reader_problem(r, i, &p) != TRACELOG_OK)
+            break;
+        if (p.length)
+            ptlog_msg(name, "warning: offset %llu: %s (%llu bytes skipped, %s)", (unsigned long long)p.offset,
+                      p.message, (unsigned long long)p.length, tracelog_status_name(p.code));
+        else
+            ptlog_msg(name, "warning: offset %llu: %s (%s)", (unsigned long long)p.offset, p.message,
+                      tracelog_status_name(p.code));
+    }
+    tracelog_reader_info info;
+    tracelog_reader_get_info(r, &info);
+    if (info.problems > n)
+        ptlog_msg(name, "warning: %llu more problems not listed", (unsigned long long)(info.problems - n));
+    return info.problems;
+}
+
+static int ptl_finish(ptlog_src *s)
+{
+    return ptlog_report_problems(s->name, ((ptl_src *)s)->r) ? PTLOG_EXIT_LOSS : PTLOG_EXIT_OK;
+}
+
+static void ptl_close(ptlog_src *s)
+{
+    ptl_src *p = (ptl_src *)s;
+    tracelog_reader_close(p->r);
+    ptlog_in_close(p->in);
+    free(p->in);
+    free(p);
+}
+
+/* One line for a log that cannot be opened. */
+static int open_error(const char *name, tracelog_status st, const tracelog_error *err)
+{
+    switch (st) {
+    case TRACELOG_E_NOMEM:
+        return ptlog_nomem();
+    case TRACELOG_E_BAD_MAGIC:
+        ptlog_msg(name, "not a .ptl log (bad magic)");
+        break;
+    case TRACELOG_E_TRUNCATED:
+        ptlog_msg(name, "truncated: too short to hold a .ptl header");
+        break;
+    case TRACELOG_E_CHECKSUM:
+        ptlog_msg(name, "damaged .ptl header (checksum mismatch)");
+        break;
+    case TRACELOG_E_UNSUPPORTED_VERSION:
+        ptlog_msg(name, "unsupported .ptl version: %s", err->message);
+        break;
+    default:
+        ptlog_msg(name, "cannot read the log: %s (%s)", err->message[0] ? err->message : tracelog_strerror(st),
+                  tracelog_status_name(st));
+        break;
+    }
+    return PTLOG_EXIT_INPUT;
+}
+
+int ptlog_ptl_src_open(ptlog_in *in, ptlog_src **out, tracelog_reader **reader)
+{
+    int fd, rc = ptlog_in_fd_from_start(in, &fd);
+    if (rc)
+        return rc;
+    ptl_src *p = calloc(1, sizeof *p);
+    if (!p)
+        return ptlog_nomem();
+    tracelog_error err;
+    memset(&err, 0, sizeof err);
+    tracelog_status st = tracelog_reader_open(fd, NULL, &p->r, &err);
+    if (st != TRACELOG_OK) {
+        free(p);
+        return open_error(in->name, st, &err);
+    }
+    tracelog_reader_info info;
+    tracelog_reader_get_info(p->r, &info);
+    ptlog_src *s = &p->base;
+    p->in = in;
+    s->name = in->name;
+    s->meta = *tracelog_reader_metadata(p->r);
+    s->format_major = info.format_major;
+    s->format_minor = info.format_minor;
+    s->seekable = info.seekable;
+    s->total_events = info.events;
+    s->next = ptl_next;
+    s->type_name = ptl_type_name;
+    s->type_count = ptl_type_count;
+    s->type_at = ptl_type_at;
+    s->get_status = ptl_get_status;
+    s->seek_time = info.seekable ? ptl_seek_time : NULL;
+    s->finish = ptl_finish;
+    s->close = ptl_close;
+    *out = s;
+    *reader = p->r;
+    return PTLOG_EXIT_OK;
+}
+
+int ptlog_src_events(ptlog_src *src, ptlog_select *sel,
+                     int (*each)(void *ctx, const tracelog_event *ev, const char *name), void *ctx)
+{
+    tracelog_event ev;
+    int rc = src->next(src, &ev);
+    if (rc < 0)
+        return -rc;
+    if (rc == 0)
+        return src->finish(src);
+    /* Relative times count from the log's first event. */
+    ptlog_select_resolve(sel, ev.timestamp_ns);
+    if (sel->have_begin && ev.timestamp_ns < sel->begin_ns && src->seek_time &&
+        src->seek_time(src, sel->begin_ns) == 0) {
+        rc = src->next(src, &ev);
+        if (rc < 0)
+            return -rc;
+    }
+    ptlog_progress prog;
+    ptlog_progress_init(&prog, src->total_events);
+    uint64_t done = 0, kept = 0;
+    uint64_t limit = sel->has_limit ? sel->limit : UINT64_MAX;
+    int code = 0;
+    while (rc == 1 && kept < limit) {
+        const char *name = src->type_name(src, ev.event_id);
+        if (ptlog_select_event(sel, &ev, name)) {
+            code = each(ctx, &ev, name);
+            if (code)
+                break;
+            kept++;
+        }
+        if ((++done & 0xffff) == 0)
+            ptlog_progress_update(&prog, done);
+        rc = src->next(src, &ev);
+    }
+    ptlog_progress_end(&prog);
+    if (code)
+        return code;
+    if (rc < 0)
+        return -rc;
+    return src->finish(src);
+}

@@ -1,0 +1,291 @@
+/*
+ * Time and integer formatting for the hot paths (no printf per event: the
+ * broken-down time is computed once per second and cached), and parsing of
+ * the times given on the command line.
+ */
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ptlog.h"
+
+#define NS_PER_S 1000000000ull
+
+static const char digits2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* "000".."999", four bytes apart (fixed-size copies). */
+static char digits3[1000][4];
+
+static void init_digits3(void)
+{
+    for (int i = 0; i < 1000; i++) {
+        digits3[i][0] = (char)('0' + i / 100);
+        digits3[i][1] = (char)('0' + i / 10 % 10);
+        digits3[i][2] = (char)('0' + i % 10);
+    }
+}
+
+void ptlog_timecache_init(ptlog_timecache *c, int local)
+{
+    memset(c, 0, sizeof *c);
+    c->sec = INT64_MIN;
+    if (digits3[999][0] != '9')
+        init_digits3();
+    c->local = local;
+}
+
+static void fill_prefix(ptlog_timecache *c, int64_t sec)
+{
+    time_t t = (time_t)sec;
+    struct tm tm;
+    if (c->local)
+        localtime_r(&t, &tm);
+    else
+        gmtime_r(&t, &tm);
+    int n = snprintf(c->prefix, sizeof c->prefix, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    c->prefix_len = n > 0 && (size_t)n < sizeof c->prefix ? (size_t)n : 0;
+    if (!c->local) {
+        memcpy(c->zone, "Z", 2);
+        c->zone_len = 1;
+    } else {
+        long off = tm.tm_gmtoff;
+        char sign = off < 0 ? '-' : '+';
+        if (off < 0)
+            off = -off;
+        snprintf(c->zone, sizeof c->zone, "%c%02ld:%02ld", sign, (off / 3600) % 100, (off / 60) % 60);
+        c->zone_len = strlen(c->zone);
+    }
+    c->sec = sec;
+}
+
+/* Nine digits of a nanosecond count below one second (out has room for 10). */
+static inline void put9(uint32_t v, char *out)
+{
+    uint32_t a = v / 1000000u, b = v / 1000u % 1000u, c = v % 1000u;
+    memcpy(out, digits3[a], 4);
+    memcpy(out + 3, digits3[b], 4);
+    memcpy(out + 6, digits3[c], 3);
+}
+
+size_t ptlog_fmt_time(ptlog_timecache *c, uint64_t ns, char *out)
+{
+    int64_t sec = (int64_t)(ns / NS_PER_S);
+    if (sec != c->sec)
+        fill_prefix(c, sec);
+    char *p = out;
+    if (c->prefix_len == 19) /* years 1000..9999: a fixed-size copy */
+        memcpy(p, c->prefix, 19);
+    else
+        memcpy(p, c->prefix, c->prefix_len);
+    p += c->prefix_len;
+    *p++ = '.';
+    put9((uint32_t)(ns % NS_PER_S), p);
+    p += 9;
+    if (c->zone_len == 1) {
+        *p = 'Z';
+        return (size_t)(p - out) + 1;
+    }
+    memcpy(p, c->zone, c->zone_len);
+    return (size_t)(p - out) + c->zone_len;
+}
+
+size_t ptlog_fmt_u64(uint64_t v, char *out)
+{
+    char tmp[20];
+    size_t n = 0;
+    while (v >= 100) {
+        memcpy(tmp + sizeof tmp - n - 2, digits2 + 2 * (v % 100), 2);
+        v /= 100;
+        n += 2;
+    }
+    if (v >= 10) {
+        memcpy(tmp + sizeof tmp - n - 2, digits2 + 2 * v, 2);
+        n += 2;
+    } else {
+        tmp[sizeof tmp - n - 1] = (char)('0' + v);
+        n += 1;
+    }
+    memcpy(out, tmp + sizeof tmp - n, n);
+    return n;
+}
+
+size_t ptlog_fmt_hex64(uint64_t v, char *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1; /* hex digits */
+    char *p = out + n;
+    while (p > out) {
+        *--p = hex[v & 15];
+        v >>= 4;
+    }
+    return n;
+}
+
+size_t ptlog_fmt_relative(uint64_t ns, uint64_t origin, char *out)
+{
+    char *p = out;
+    if (digits3[999][0] != '9')
+        init_digits3();
+    uint64_t d;
+    if (ns >= origin) {
+        d = ns - origin;
+    } else {
+        d = origin - ns;
+        *p++ = '-';
+    }
+    p += ptlog_fmt_u64(d / NS_PER_S, p);
+    *p++ = '.';
+    put9((uint32_t)(d % NS_PER_S), p);
+    return (size_t)(p - out) + 9;
+}
+
+const char *ptlog_iso_utc(uint64_t ns, char *out)
+{
+    ptlog_timecache c; /* also initialises the digit table */
+    ptlog_timecache_init(&c, 0);
+    out[ptlog_fmt_time(&c, ns, out)] = 0;
+    return out;
+}
+
+/* ---- parsing ------------------------------------------------------------------ */
+
+/* Reads exactly n digits. */
+static int digits(const char **s, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)(*s)[i]))
+            return -1;
+        v = v * 10 + ((*s)[i] - '0');
+    }
+    *s += n;
+    *out = v;
+    return 0;
+}
+
+/* Reads "[.fraction]" as nanoseconds (up to 9 digits kept, more refused). */
+static int fraction(const char **s, uint64_t *ns)
+{
+    *ns = 0;
+    if (**s != '.')
+        return 0;
+    (*s)++;
+    int n = 0;
+    uint64_t v = 0;
+    while (isdigit((unsigned char)**s)) {
+        if (n == 9)
+            return -1;
+        v = v * 10 + (uint64_t)(**s - '0');
+        (*s)++;
+        n++;
+    }
+    if (n == 0)
+        return -1;
+    while (n++ < 9)
+        v *= 10;
+    *ns = v;
+    return 0;
+}
+
+/* "+1.5s", "+250ms", "+10us", "+7ns", "+2" (seconds). */
+static int parse_relative(const char *s, uint64_t *ns)
+{
+    char *end;
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    unsigned long long whole = strtoull(s, &end, 10);
+    const char *p = end;
+    uint64_t frac;
+    if (fraction(&p, &frac))
+        return -1;
+    static const struct { const char *unit; uint64_t mul; } units[] = {
+        {"", NS_PER_S}, {"s", NS_PER_S}, {"ms", 1000000}, {"us", 1000}, {"ns", 1},
+        {"m", 60 * NS_PER_S}, {"h", 3600 * NS_PER_S},
+    };
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+        if (strcmp(p, units[i].unit) != 0)
+            continue;
+        uint64_t mul = units[i].mul;
+        if (whole > UINT64_MAX / mul)
+            return -1;
+        /* frac is in billionths of the unit */
+        *ns = whole * mul + (uint64_t)((unsigned __int128)frac * mul / NS_PER_S);
+        return 0;
+    }
+    return -1;
+}
+
+static int parse_absolute(const char *s, uint64_t *ns)
+{
+    if (strspn(s, "0123456789") == strlen(s) && *s) { /* nanoseconds since the epoch */
+        char *end;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (*end || (v == ULLONG_MAX))
+            return -1;
+        *ns = v;
+        return 0;
+    }
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    int y, mo, d, h = 0, mi = 0, sec = 0;
+    const char *p = s;
+    if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' || digits(&p, 2, &d))
+        return -1;
+    uint64_t frac = 0;
+    if (*p == 'T' || *p == 't' || *p == ' ') {
+        p++;
+        if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi))
+            return -1;
+        if (*p == ':' && (p++, digits(&p, 2, &sec)))
+            return -1;
+        if (fraction(&p, &frac))
+            return -1;
+    }
+    long offset = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int sign = *p++ == '-' ? -1 : 1, oh, om;
+        if (digits(&p, 2, &oh))
+            return -1;
+        if (*p == ':')
+            p++;
+        if (digits(&p, 2, &om))
+            return -1;
+        offset = sign * (oh * 3600L + om * 60L);
+    }
+    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+        return -1;
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = sec;
+    int64_t t = (int64_t)timegm(&tm) - offset;
+    if (t < 0 || (uint64_t)t > UINT64_MAX / NS_PER_S - 1)
+        return -1;
+    *ns = (uint64_t)t * NS_PER_S + frac;
+    return 0;
+}
+
+int ptlog_parse_time(const char *s, ptlog_timearg *t)
+{
+    memset(t, 0, sizeof *t);
+    int rc;
+    if (*s == '+') {
+        t->relative = 1;
+        rc = parse_relative(s + 1, &t->ns);
+    } else {
+        rc = parse_absolute(s, &t->ns);
+    }
+    t->set = rc == 0;
+    return rc;
+}
