@@ -1,0 +1,238 @@
+/*
+ * <trace.h> - the POSIX tracing interface (IEEE Std 1003.1-2008, XSH 2.11),
+ * with the Trace, Trace Event Filter, Trace Log and Trace Inherit options,
+ * implemented in user space by tracelog.
+ *
+ * Conventions (as the standard says): every int function returns 0 on
+ * success or an error number; errno is not used. posix_trace_event() is
+ * void, async-signal-safe, thread-safe and lock-free.
+ *
+ * Choices where the standard is silent or ambiguous (format-spec and
+ * docs/posix.md give the full list):
+ *  - Option macros: glibc defines _POSIX_TRACE* as -1 in <unistd.h>. This
+ *    header includes <unistd.h> first and then redefines them to 200809L, so
+ *    the result is the same whatever order the two headers are included in.
+ *    sysconf() still answers -1 (it is glibc's); use tracelog_sysconf() from
+ *    <tracelog/posix.h> for the run-time answer.
+ *  - Name limits: names returned by the library always fit in a buffer of
+ *    TRACE_NAME_MAX (trace name, generation version) or TRACE_EVENT_NAME_MAX
+ *    (event names) bytes including the NUL, as the standard's own examples
+ *    assume. posix_trace_eventid_open() therefore accepts names of at most
+ *    TRACE_EVENT_NAME_MAX - 1 characters and returns ENAMETOOLONG beyond.
+ *    posix_trace_attr_setname() truncates to TRACE_NAME_MAX - 1 characters.
+ *  - TRACE_SYS_MAX is enforced per process (a user-space library cannot
+ *    count other processes' streams).
+ *  - Timestamps: CLOCK_REALTIME nanoseconds, taken from CLOCK_MONOTONIC plus
+ *    the REALTIME-MONOTONIC offset measured when the stream was created, so
+ *    they never go backwards within a stream.
+ */
+#ifndef TRACELOG_TRACE_H
+#define TRACELOG_TRACE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h> /* first, so that the option macros below win */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Options ------------------------------------------------------------ */
+#undef _POSIX_TRACE
+#undef _POSIX_TRACE_EVENT_FILTER
+#undef _POSIX_TRACE_LOG
+#undef _POSIX_TRACE_INHERIT
+#define _POSIX_TRACE 200809L
+#define _POSIX_TRACE_EVENT_FILTER 200809L
+#define _POSIX_TRACE_LOG 200809L
+#define _POSIX_TRACE_INHERIT 200809L
+
+/* ---- Limits ------------------------------------------------------------- */
+#define _POSIX_TRACE_EVENT_NAME_MAX 30
+#define _POSIX_TRACE_NAME_MAX 8
+#define _POSIX_TRACE_SYS_MAX 8
+#define _POSIX_TRACE_USER_EVENT_MAX 32
+#ifndef TRACE_EVENT_NAME_MAX
+#define TRACE_EVENT_NAME_MAX 128
+#endif
+#ifndef TRACE_NAME_MAX
+#define TRACE_NAME_MAX 64
+#endif
+#ifndef TRACE_SYS_MAX
+#define TRACE_SYS_MAX 64
+#endif
+#ifndef TRACE_USER_EVENT_MAX
+#define TRACE_USER_EVENT_MAX 1024 /* counts POSIX_TRACE_UNNAMED_USEREVENT */
+#endif
+
+/* ---- Types --------------------------------------------------------------- */
+typedef unsigned int trace_id_t;       /* handle: slot and generation; 0 is never valid */
+typedef unsigned int trace_event_id_t;
+
+/* Event ids: system events below 32, user events from 32. */
+#define __TRACELOG_USER_EVENT_BASE 32u
+#define __TRACELOG_EVENT_ID_LIMIT (__TRACELOG_USER_EVENT_BASE + TRACE_USER_EVENT_MAX)
+
+/* A set of event ids: a plain bitmap, assignable, no pointers inside. */
+typedef struct {
+    unsigned long long __bits[(__TRACELOG_EVENT_ID_LIMIT + 63) / 64];
+} trace_event_set_t;
+
+/* Stream attributes: a plain value (copying it is allowed, though POSIX does not require it). */
+typedef struct {
+    unsigned int __magic; /* set by posix_trace_attr_init */
+    char __name[TRACE_NAME_MAX];
+    char __genversion[TRACE_NAME_MAX];
+    struct timespec __create_time;
+    struct timespec __clock_res;
+    size_t __max_data_size;
+    size_t __stream_size;
+    size_t __log_size;
+    int __stream_policy;  /* 0: default (LOOP without log, FLUSH with log) */
+    int __log_policy;
+    int __inheritance;
+    int __reserved[8];
+} trace_attr_t;
+
+struct posix_trace_event_info {
+    trace_event_id_t posix_event_id;
+    pid_t posix_pid;
+    void *posix_prog_address;
+    pthread_t posix_thread_id;
+    struct timespec posix_timestamp;
+    int posix_truncation_status;
+};
+
+struct posix_trace_status_info {
+    int posix_stream_status;
+    int posix_stream_full_status;
+    int posix_stream_overrun_status;
+    int posix_stream_flush_status;
+    int posix_stream_flush_error;
+    int posix_log_overrun_status;
+    int posix_log_full_status;
+};
+
+/* ---- Constants ------------------------------------------------------------ */
+#define POSIX_TRACE_SUSPENDED 0
+#define POSIX_TRACE_RUNNING 1
+#define POSIX_TRACE_NOT_FULL 0
+#define POSIX_TRACE_FULL 1
+#define POSIX_TRACE_NO_OVERRUN 0
+#define POSIX_TRACE_OVERRUN 1
+#define POSIX_TRACE_NOT_FLUSHING 0
+#define POSIX_TRACE_FLUSHING 1
+
+#define POSIX_TRACE_LOOP 1
+#define POSIX_TRACE_UNTIL_FULL 2
+#define POSIX_TRACE_FLUSH 3
+#define POSIX_TRACE_APPEND 4
+
+#define POSIX_TRACE_CLOSE_FOR_CHILD 0
+#define POSIX_TRACE_INHERITED 1
+
+#define POSIX_TRACE_NOT_TRUNCATED 0
+#define POSIX_TRACE_TRUNCATED_RECORD 1
+#define POSIX_TRACE_TRUNCATED_READ 2
+
+#define POSIX_TRACE_WOPID_EVENTS 1
+#define POSIX_TRACE_SYSTEM_EVENTS 2
+#define POSIX_TRACE_ALL_EVENTS 3
+
+#define POSIX_TRACE_SET_EVENTSET 1
+#define POSIX_TRACE_ADD_EVENTSET 2
+#define POSIX_TRACE_SUB_EVENTSET 3
+
+/* System event types (names: "posix_trace_error", "posix_trace_start", ...). */
+#define POSIX_TRACE_ERROR ((trace_event_id_t)1)
+#define POSIX_TRACE_START ((trace_event_id_t)2)
+#define POSIX_TRACE_STOP ((trace_event_id_t)3)
+#define POSIX_TRACE_OVERFLOW ((trace_event_id_t)4)
+#define POSIX_TRACE_RESUME ((trace_event_id_t)5)
+#define POSIX_TRACE_FILTER ((trace_event_id_t)6)
+#define POSIX_TRACE_FLUSH_START ((trace_event_id_t)7)
+#define POSIX_TRACE_FLUSH_STOP ((trace_event_id_t)8)
+/* Both spellings used by the standard, same value. */
+#define POSIX_TRACE_UNNAMED_USEREVENT ((trace_event_id_t)__TRACELOG_USER_EVENT_BASE)
+#define POSIX_TRACE_UNNAMED_USER_EVENT POSIX_TRACE_UNNAMED_USEREVENT
+
+/* ---- Functions -------------------------------------------------------------- */
+#if defined(__GNUC__)
+#define __TRACELOG_API __attribute__((visibility("default")))
+#else
+#define __TRACELOG_API
+#endif
+
+__TRACELOG_API int posix_trace_attr_init(trace_attr_t *attr);
+__TRACELOG_API int posix_trace_attr_destroy(trace_attr_t *attr);
+__TRACELOG_API int posix_trace_attr_getclockres(const trace_attr_t *attr, struct timespec *resolution);
+__TRACELOG_API int posix_trace_attr_getcreatetime(const trace_attr_t *attr, struct timespec *createtime);
+__TRACELOG_API int posix_trace_attr_getgenversion(const trace_attr_t *attr, char *genversion);
+__TRACELOG_API int posix_trace_attr_getname(const trace_attr_t *attr, char *tracename);
+__TRACELOG_API int posix_trace_attr_setname(trace_attr_t *attr, const char *tracename);
+__TRACELOG_API int posix_trace_attr_getinherited(const trace_attr_t *__restrict attr, int *__restrict inheritancepolicy);
+__TRACELOG_API int posix_trace_attr_setinherited(trace_attr_t *attr, int inheritancepolicy);
+__TRACELOG_API int posix_trace_attr_getlogfullpolicy(const trace_attr_t *__restrict attr, int *__restrict logpolicy);
+__TRACELOG_API int posix_trace_attr_setlogfullpolicy(trace_attr_t *attr, int logpolicy);
+__TRACELOG_API int posix_trace_attr_getstreamfullpolicy(const trace_attr_t *__restrict attr, int *__restrict streampolicy);
+__TRACELOG_API int posix_trace_attr_setstreamfullpolicy(trace_attr_t *attr, int streampolicy);
+__TRACELOG_API int posix_trace_attr_getlogsize(const trace_attr_t *__restrict attr, size_t *__restrict logsize);
+__TRACELOG_API int posix_trace_attr_setlogsize(trace_attr_t *attr, size_t logsize);
+__TRACELOG_API int posix_trace_attr_getmaxdatasize(const trace_attr_t *__restrict attr, size_t *__restrict maxdatasize);
+__TRACELOG_API int posix_trace_attr_setmaxdatasize(trace_attr_t *attr, size_t maxdatasize);
+__TRACELOG_API int posix_trace_attr_getmaxsystemeventsize(const trace_attr_t *__restrict attr, size_t *__restrict eventsize);
+__TRACELOG_API int posix_trace_attr_getmaxusereventsize(const trace_attr_t *__restrict attr, size_t data_len,
+                                                        size_t *__restrict eventsize);
+__TRACELOG_API int posix_trace_attr_getstreamsize(const trace_attr_t *__restrict attr, size_t *__restrict streamsize);
+__TRACELOG_API int posix_trace_attr_setstreamsize(trace_attr_t *attr, size_t streamsize);
+
+__TRACELOG_API int posix_trace_create(pid_t pid, const trace_attr_t *__restrict attr, trace_id_t *__restrict trid);
+__TRACELOG_API int posix_trace_create_withlog(pid_t pid, const trace_attr_t *__restrict attr, int file_desc,
+                                              trace_id_t *__restrict trid);
+__TRACELOG_API int posix_trace_flush(trace_id_t trid);
+__TRACELOG_API int posix_trace_shutdown(trace_id_t trid);
+__TRACELOG_API int posix_trace_start(trace_id_t trid);
+__TRACELOG_API int posix_trace_stop(trace_id_t trid);
+__TRACELOG_API int posix_trace_clear(trace_id_t trid);
+__TRACELOG_API int posix_trace_get_attr(trace_id_t trid, trace_attr_t *attr);
+__TRACELOG_API int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *statusinfo);
+
+__TRACELOG_API void posix_trace_event(trace_event_id_t event_id, const void *__restrict data_ptr, size_t data_len);
+__TRACELOG_API int posix_trace_eventid_open(const char *__restrict event_name, trace_event_id_t *__restrict event_id);
+__TRACELOG_API int posix_trace_eventid_equal(trace_id_t trid, trace_event_id_t event1, trace_event_id_t event2);
+__TRACELOG_API int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t event, char *event_name);
+__TRACELOG_API int posix_trace_trid_eventid_open(trace_id_t trid, const char *__restrict event_name,
+                                                 trace_event_id_t *__restrict event);
+__TRACELOG_API int posix_trace_eventtypelist_getnext_id(trace_id_t trid, trace_event_id_t *__restrict event,
+                                                        int *__restrict unavailable);
+__TRACELOG_API int posix_trace_eventtypelist_rewind(trace_id_t trid);
+
+__TRACELOG_API int posix_trace_eventset_empty(trace_event_set_t *set);
+__TRACELOG_API int posix_trace_eventset_fill(trace_event_set_t *set, int what);
+__TRACELOG_API int posix_trace_eventset_add(trace_event_id_t event_id, trace_event_set_t *set);
+__TRACELOG_API int posix_trace_eventset_del(trace_event_id_t event_id, trace_event_set_t *set);
+__TRACELOG_API int posix_trace_eventset_ismember(trace_event_id_t event_id, const trace_event_set_t *__restrict set,
+                                                 int *__restrict ismember);
+__TRACELOG_API int posix_trace_get_filter(trace_id_t trid, trace_event_set_t *set);
+__TRACELOG_API int posix_trace_set_filter(trace_id_t trid, const trace_event_set_t *set, int how);
+
+__TRACELOG_API int posix_trace_getnext_event(trace_id_t trid, struct posix_trace_event_info *__restrict event,
+                                             void *__restrict data, size_t num_bytes, size_t *__restrict data_len,
+                                             int *__restrict unavailable);
+__TRACELOG_API int posix_trace_timedgetnext_event(trace_id_t trid, struct posix_trace_event_info *__restrict event,
+                                                  void *__restrict data, size_t num_bytes,
+                                                  size_t *__restrict data_len, int *__restrict unavailable,
+                                                  const struct timespec *__restrict abstime);
+__TRACELOG_API int posix_trace_trygetnext_event(trace_id_t trid, struct posix_trace_event_info *__restrict event,
+                                                void *__restrict data, size_t num_bytes,
+                                                size_t *__restrict data_len, int *__restrict unavailable);
+
+__TRACELOG_API int posix_trace_open(int file_desc, trace_id_t *trid);
+__TRACELOG_API int posix_trace_rewind(trace_id_t trid);
+__TRACELOG_API int posix_trace_close(trace_id_t trid);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

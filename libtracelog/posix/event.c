@@ -1,0 +1,71 @@
+/*
+ * posix_trace_event: the trace point. Lock-free, allocation-free, no system
+ * call, async-signal-safe (see stream/stream.h for the recording protocol).
+ * A process with no running stream pays one relaxed load.
+ */
+#include <pthread.h>
+
+#include "posix/internal.h"
+
+extern _Atomic(tl_shm *) tracelog_posix_active[TRACE_SYS_MAX];
+extern _Atomic uint64_t tracelog_posix_active_mask;
+extern _Atomic uint32_t tracelog_posix_current_pid;
+
+/* initial-exec TLS: no lazy allocation, so it is safe in a signal handler. */
+static __thread uint32_t lane_ticket __attribute__((tls_model("initial-exec")));
+static _Atomic uint32_t next_ticket;
+
+static uint32_t my_ticket(void)
+{
+    uint32_t t = lane_ticket;
+    if (t == 0) {
+        t = atomic_fetch_add_explicit(&next_ticket, 1, memory_order_relaxed) + 1;
+        lane_ticket = t;
+    }
+    return t - 1;
+}
+
+/* A forked child starts with its own lane rather than the forking thread's. */
+static void child_ticket(void) { lane_ticket = 0; }
+
+__attribute__((constructor)) static void register_child_ticket(void)
+{
+    pthread_atfork(NULL, NULL, child_ticket);
+}
+
+static inline int filtered(tl_shm *s, trace_event_id_t id)
+{
+    return (atomic_load_explicit(&s->filter[id / 64], memory_order_relaxed) >> (id % 64)) & 1;
+}
+
+void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr, size_t data_len)
+{
+    uint64_t mask = atomic_load_explicit(&tracelog_posix_active_mask, memory_order_relaxed);
+    if (!mask || event_id >= TL_ID_LIMIT)
+        return;
+    void *addr = __builtin_extract_return_addr(__builtin_return_address(0));
+    uint32_t ticket = my_ticket();
+    do {
+        int slot = __builtin_ctzll(mask);
+        mask &= mask - 1;
+        tl_shm *s = atomic_load_explicit(&tracelog_posix_active[slot], memory_order_acquire);
+        if (!s)
+            continue;
+        if (atomic_load_explicit(&s->state, memory_order_relaxed) != TL_RUNNING) {
+            if (atomic_load_explicit(&s->autostopped, memory_order_relaxed))
+                atomic_fetch_add(&tl_lanes(s)[ticket % s->nlanes].overruns, 1); /* UNTIL_FULL: lost */
+            continue;
+        }
+        if (filtered(s, event_id))
+            continue;
+        size_t len = data_ptr ? data_len : 0;
+        uint32_t trunc = POSIX_TRACE_NOT_TRUNCATED;
+        if (len > s->max_data) {
+            len = s->max_data;
+            trunc = POSIX_TRACE_TRUNCATED_RECORD;
+        }
+        tracelog_stream_record(s, ticket % s->nlanes, event_id, data_ptr, (uint32_t)len, trunc,
+                               (uint64_t)(uintptr_t)addr, (uint64_t)pthread_self(),
+                               atomic_load_explicit(&tracelog_posix_current_pid, memory_order_relaxed));
+    } while (mask);
+}

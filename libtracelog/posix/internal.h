@@ -1,0 +1,86 @@
+/* Shared state of the POSIX layer: trace handles, the process's name map. */
+#ifndef TRACELOG_POSIX_INTERNAL_H
+#define TRACELOG_POSIX_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <trace.h>
+
+#include "stream/stream.h"
+#include "tracelog/reader.h"
+#include "tracelog/writer.h"
+
+#define TL_ATTR_MAGIC 0x54524154u /* "TATR" */
+#define TL_ID_LIMIT __TRACELOG_EVENT_ID_LIMIT
+#define TL_SYSTEM_EVENTS 8        /* POSIX_TRACE_ERROR .. POSIX_TRACE_FLUSH_STOP */
+#define TL_DEFAULT_STREAM_SIZE (8u << 20)
+#define TL_DEFAULT_MAX_DATA 1024u
+#define TL_DEFAULT_LOG_SIZE (64u << 20)
+
+typedef enum tl_kind { TL_ACTIVE, TL_ACTIVE_LOG, TL_PRERECORDED } tl_kind;
+
+typedef struct tl_trace {
+    tl_kind kind;
+    pid_t owner;             /* only this process may use the handle */
+    trace_attr_t attr;       /* as resolved at creation (or read from the log) */
+    int slot;
+    int users;               /* calls in progress on this handle */
+    int dying;               /* shutdown/close started: new calls get EINVAL */
+    pthread_cond_t idle;     /* signalled when users drops to 0 while dying */
+    size_t typelist_pos;
+
+    /* Active streams. */
+    tl_shm *shm;
+    pthread_mutex_t read_lock; /* one consumer at a time */
+    tl_consumer consumer;
+    uint64_t overruns_reported;
+
+    /* Streams with log. */
+    int log_fd;                /* our dup of the caller's descriptor */
+    tracelog_writer *writer;
+    pthread_mutex_t log_lock;  /* writer, counters below */
+    pthread_t flusher;
+    int flusher_running;
+    _Atomic int flusher_stop;
+    _Atomic int flushing;
+    int flush_error;           /* first error, reset when read */
+    uint64_t log_overruns_reported;
+    uint32_t names_logged;     /* user names already given to the writer */
+    uint64_t events_flushed;
+
+    /* Pre-recorded streams. */
+    tracelog_reader *reader;
+    tracelog_log_status log_status;
+} tl_trace;
+
+/* Handles. acquire checks the handle, the owner process and the kind mask (1 << tl_kind). */
+int tracelog_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out);
+void tracelog_posix_release(tl_trace *t);
+int tracelog_posix_register(tl_trace *t, trace_id_t *trid); /* EAGAIN when TRACE_SYS_MAX are in use */
+/* Marks t dying, waits for other users to leave, frees the slot. Caller holds one use. */
+void tracelog_posix_unregister(tl_trace *t);
+/* Makes posix_trace_event record into (or stop recording into) the stream of slot. */
+void tracelog_posix_publish(int slot, tl_shm *s);
+void tracelog_posix_init_once(void);
+pid_t tracelog_posix_pid(void);
+
+/* Names. Ids below TL_SYSTEM_EVENTS + 1 are system events. */
+const char *tracelog_posix_system_name(trace_event_id_t id); /* NULL if not a system id */
+int tracelog_posix_name_of(trace_event_id_t id, char *out, size_t cap); /* 0 or EINVAL */
+int tracelog_posix_name_open(const char *name, trace_event_id_t *id);
+uint32_t tracelog_posix_name_count(void);
+
+/* Logs. */
+int tracelog_posix_log_start(tl_trace *t, int fd);
+int tracelog_posix_log_flush(tl_trace *t, int explicit_call);
+int tracelog_posix_log_finish(tl_trace *t);
+void tracelog_posix_set_from_shm(const tl_shm *s, trace_event_set_t *set);
+
+/* Converts a time in ns since the epoch. */
+static inline struct timespec tl_timespec(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    return ts;
+}
+
+#endif

@@ -1,0 +1,251 @@
+/*
+ * Streams with a log: moving events from the stream to the log writer, by an
+ * explicit posix_trace_flush, by the background flusher of the FLUSH policy,
+ * and at shutdown.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "posix/internal.h"
+
+#define FLUSHER_PERIOD_NS 2000000      /* the flusher drains the stream this often */
+#define FLUSHER_WRITE_PERIOD_NS 1000000000ull /* and writes a partial chunk this often */
+
+static int errno_of(tracelog_status st, const tracelog_error *err)
+{
+    switch (st) {
+    case TRACELOG_OK: return 0;
+    case TRACELOG_E_NOMEM: return ENOMEM;
+    case TRACELOG_E_IO: return err && err->sys_errno ? err->sys_errno : EIO;
+    case TRACELOG_E_LOG_FULL: return 0; /* recorded in the log status, not an error */
+    default: return EINVAL;
+    }
+}
+
+static tracelog_policy policy_of(int posix_policy)
+{
+    switch (posix_policy) {
+    case POSIX_TRACE_LOOP: return TRACELOG_POLICY_LOOP;
+    case POSIX_TRACE_UNTIL_FULL: return TRACELOG_POLICY_UNTIL_FULL;
+    case POSIX_TRACE_FLUSH: return TRACELOG_POLICY_FLUSH;
+    default: return TRACELOG_POLICY_APPEND;
+    }
+}
+
+static void fill_metadata(const tl_trace *t, tracelog_metadata *m)
+{
+    const trace_attr_t *a = &t->attr;
+    tracelog_metadata_init(m);
+    snprintf(m->trace_name, sizeof m->trace_name, "%s", a->__name);
+    snprintf(m->generation_version, sizeof m->generation_version, "%s", a->__genversion);
+    m->creation_time_ns = (uint64_t)a->__create_time.tv_sec * 1000000000u + (uint64_t)a->__create_time.tv_nsec;
+    snprintf(m->clock_source, sizeof m->clock_source, "CLOCK_MONOTONIC+offset");
+    m->clock_resolution_ns = (uint64_t)a->__clock_res.tv_sec * 1000000000u + (uint64_t)a->__clock_res.tv_nsec;
+    m->max_data_size = a->__max_data_size;
+    m->stream_min_size = a->__stream_size;
+    m->log_max_size = a->__log_size;
+    m->stream_full_policy = policy_of(a->__stream_policy);
+    m->log_full_policy = policy_of(a->__log_policy);
+    m->inherited = a->__inheritance == POSIX_TRACE_INHERITED;
+}
+
+/* Names registered since the last drain, so that the log names every event it holds. */
+static void log_new_names(tl_trace *t)
+{
+    uint32_t n = tracelog_posix_name_count();
+    char name[TRACE_EVENT_NAME_MAX];
+    for (; t->names_logged < n; t->names_logged++) {
+        trace_event_id_t id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + t->names_logged;
+        if (tracelog_posix_name_of(id, name, sizeof name) == 0)
+            tracelog_writer_define_event(t->writer, id, name);
+    }
+}
+
+static void note_error(tl_trace *t, int e)
+{
+    if (!t->flush_error)
+        t->flush_error = e;
+    tracelog_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_ERROR, &e, sizeof e,
+                           POSIX_TRACE_NOT_TRUNCATED, 0, 0, 0);
+}
+
+/* Moves every event of the stream to the writer. Caller holds log_lock. Returns an errno or 0. */
+static int drain(tl_trace *t)
+{
+    log_new_names(t);
+    int e = 0, waits = 0;
+    tl_out_event ev;
+    for (;;) {
+        tl_take r = tracelog_consumer_take(&t->consumer, &ev, waits > 1000);
+        if (r == TL_TAKE_EMPTY)
+            break;
+        if (r == TL_TAKE_WAIT) { /* a producer is mid-record: it will be done in a moment */
+            waits++;
+            sched_yield();
+            continue;
+        }
+        waits = 0;
+        tracelog_event out = {ev.ts, ev.event_id, ev.pid, ev.tid, ev.addr, ev.truncation, ev.len, ev.data};
+        tracelog_status st = tracelog_writer_append(t->writer, &out);
+        if (st != TRACELOG_OK && st != TRACELOG_E_LOG_FULL && !e) {
+            tracelog_error err;
+            tracelog_writer_last_error(t->writer, &err);
+            e = errno_of(st, &err);
+        }
+        t->events_flushed++;
+    }
+    return e;
+}
+
+static void update_status(tl_trace *t)
+{
+    tracelog_log_status st = {0};
+    st.events_recorded = t->consumer.delivered;
+    st.stream_overruns = tracelog_stream_overruns(t->shm);
+    st.flush_error = t->flush_error;
+    tracelog_writer_set_status(t->writer, &st);
+}
+
+/* Writes with SIGXFSZ blocked, so exceeding RLIMIT_FSIZE gives EFBIG instead of killing the process. */
+static int flush_locked(tl_trace *t, int explicit_call)
+{
+    sigset_t xfsz, old;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    atomic_store(&t->flushing, 1);
+    if (explicit_call)
+        tracelog_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_FLUSH_START, NULL, 0, 0, 0,
+                               (uint64_t)pthread_self(), (uint32_t)tracelog_posix_pid());
+    int e = drain(t);
+    update_status(t);
+    tracelog_status st = tracelog_writer_flush(t->writer);
+    if (!e && st != TRACELOG_OK && st != TRACELOG_E_LOG_FULL) {
+        tracelog_error err;
+        tracelog_writer_last_error(t->writer, &err);
+        e = errno_of(st, &err);
+    }
+    if (e)
+        note_error(t, e);
+    atomic_store(&t->flushing, 0);
+    if (explicit_call) /* recorded after the flush: it goes out with the next one */
+        tracelog_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_FLUSH_STOP, NULL, 0, 0, 0,
+                               (uint64_t)pthread_self(), (uint32_t)tracelog_posix_pid());
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&xfsz, NULL, &zero) > 0)
+        ; /* discard the SIGXFSZ our own write raised */
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return e;
+}
+
+int tracelog_posix_log_flush(tl_trace *t, int explicit_call)
+{
+    pthread_mutex_lock(&t->log_lock);
+    int e = flush_locked(t, explicit_call);
+    pthread_mutex_unlock(&t->log_lock);
+    return e;
+}
+
+static void *flusher_main(void *arg)
+{
+    tl_trace *t = arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals are the application's business */
+    uint64_t last_write = tracelog_clock_mono_ns();
+    while (!atomic_load(&t->flusher_stop)) {
+        uint32_t seq = atomic_load(&t->shm->flusher_seq);
+        struct timespec period = {0, FLUSHER_PERIOD_NS};
+        atomic_store(&t->shm->flusher_sleeping, 1);
+        syscall(SYS_futex, &t->shm->flusher_seq, FUTEX_WAIT, seq, &period, NULL, 0);
+        atomic_store(&t->shm->flusher_sleeping, 0);
+        pthread_mutex_lock(&t->log_lock);
+        int e = drain(t);
+        uint64_t now = tracelog_clock_mono_ns();
+        if (now - last_write >= FLUSHER_WRITE_PERIOD_NS) {
+            /* Bounds what a crash can lose to about a second of events. */
+            update_status(t);
+            tracelog_status st = tracelog_writer_flush(t->writer);
+            if (!e && st != TRACELOG_OK && st != TRACELOG_E_LOG_FULL) {
+                tracelog_error err;
+                tracelog_writer_last_error(t->writer, &err);
+                e = errno_of(st, &err);
+            }
+            last_write = now;
+        }
+        if (e)
+            note_error(t, e);
+        pthread_mutex_unlock(&t->log_lock);
+    }
+    return NULL;
+}
+
+int tracelog_posix_log_start(tl_trace *t, int fd)
+{
+    t->log_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3); /* the caller's descriptor is never closed */
+    if (t->log_fd < 0)
+        return errno == EMFILE ? EMFILE : EBADF;
+    tracelog_metadata meta;
+    fill_metadata(t, &meta);
+    tracelog_writer_options opt;
+    tracelog_writer_options_init(&opt);
+    opt.log_policy = policy_of(t->attr.__log_policy);
+    opt.log_max_size = t->attr.__log_size ? t->attr.__log_size : 1;
+    tracelog_error err;
+    tracelog_status st = tracelog_writer_create(t->log_fd, &meta, &opt, &t->writer, &err);
+    if (st != TRACELOG_OK)
+        return st == TRACELOG_E_NOT_SEEKABLE ? EINVAL : errno_of(st, &err) ? errno_of(st, &err) : EINVAL;
+    char name[TRACE_EVENT_NAME_MAX];
+    for (trace_event_id_t id = POSIX_TRACE_ERROR; id <= POSIX_TRACE_FLUSH_STOP; id++)
+        tracelog_writer_define_event(t->writer, id, tracelog_posix_system_name(id));
+    tracelog_posix_name_of(POSIX_TRACE_UNNAMED_USEREVENT, name, sizeof name);
+    tracelog_writer_define_event(t->writer, POSIX_TRACE_UNNAMED_USEREVENT, name);
+    log_new_names(t);
+    if (t->attr.__stream_policy != POSIX_TRACE_FLUSH)
+        return 0;
+    if (pthread_create(&t->flusher, NULL, flusher_main, t) != 0) {
+        tracelog_writer_abandon(t->writer);
+        t->writer = NULL;
+        return EAGAIN;
+    }
+    t->flusher_running = 1;
+    return 0;
+}
+
+int tracelog_posix_log_finish(tl_trace *t)
+{
+    if (t->flusher_running) {
+        atomic_store(&t->flusher_stop, 1);
+        atomic_fetch_add(&t->shm->flusher_seq, 1);
+        syscall(SYS_futex, &t->shm->flusher_seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+        pthread_join(t->flusher, NULL);
+        t->flusher_running = 0;
+    }
+    pthread_mutex_lock(&t->log_lock);
+    int e = flush_locked(t, 0);
+    tracelog_error err;
+    tracelog_status st = tracelog_writer_close(t->writer, &err);
+    t->writer = NULL;
+    if (!e)
+        e = errno_of(st, &err);
+    pthread_mutex_unlock(&t->log_lock);
+    return e;
+}
+
+int posix_trace_flush(trace_id_t trid)
+{
+    tl_trace *t;
+    int e = tracelog_posix_acquire(trid, 1u << TL_ACTIVE_LOG, &t);
+    if (e)
+        return e;
+    e = tracelog_posix_log_flush(t, 1);
+    tracelog_posix_release(t);
+    return e;
+}

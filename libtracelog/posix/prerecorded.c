@@ -1,0 +1,90 @@
+/* Pre-recorded streams: a completed (or recovered) .ptl log opened for analysis. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "posix/internal.h"
+
+static void copy_text(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+    if (n > cap - 1)
+        n = cap - 1;
+    memcpy(dst, src, n);
+    dst[n] = 0;
+}
+
+static void attr_from_log(const tracelog_metadata *m, trace_attr_t *a)
+{
+    posix_trace_attr_init(a);
+    copy_text(a->__name, sizeof a->__name, m->trace_name);
+    copy_text(a->__genversion, sizeof a->__genversion, m->generation_version);
+    a->__create_time = tl_timespec(m->creation_time_ns);
+    a->__clock_res = tl_timespec(m->clock_resolution_ns);
+    a->__max_data_size = m->max_data_size;
+    a->__stream_size = m->stream_min_size;
+    a->__log_size = m->log_max_size;
+    /* tracelog_policy and the POSIX_TRACE_* policy constants share their values. */
+    a->__stream_policy = (int)m->stream_full_policy;
+    a->__log_policy = (int)m->log_full_policy;
+    a->__inheritance = m->inherited ? POSIX_TRACE_INHERITED : POSIX_TRACE_CLOSE_FOR_CHILD;
+}
+
+int posix_trace_open(int file_desc, trace_id_t *trid)
+{
+    if (!trid)
+        return EINVAL;
+    int fl = fcntl(file_desc, F_GETFL);
+    if (fl < 0 || (fl & O_ACCMODE) == O_WRONLY)
+        return EINVAL; /* the standard lists no EBADF here */
+    tl_trace *t = calloc(1, sizeof *t);
+    if (!t)
+        return ENOMEM;
+    t->kind = TL_PRERECORDED;
+    pthread_mutex_init(&t->read_lock, NULL);
+    pthread_mutex_init(&t->log_lock, NULL);
+    tracelog_status st = tracelog_reader_open(file_desc, NULL, &t->reader, NULL);
+    int e = st == TRACELOG_OK ? 0 : st == TRACELOG_E_NOMEM ? ENOMEM : EINVAL;
+    if (!e) {
+        attr_from_log(tracelog_reader_metadata(t->reader), &t->attr);
+        tracelog_reader_get_status(t->reader, &t->log_status);
+        e = tracelog_posix_register(t, trid);
+    }
+    if (e) {
+        tracelog_reader_close(t->reader);
+        pthread_mutex_destroy(&t->read_lock);
+        pthread_mutex_destroy(&t->log_lock);
+        free(t);
+    }
+    return e;
+}
+
+int posix_trace_rewind(trace_id_t trid)
+{
+    tl_trace *t;
+    int e = tracelog_posix_acquire(trid, 1u << TL_PRERECORDED, &t);
+    if (e)
+        return e;
+    pthread_mutex_lock(&t->read_lock);
+    tracelog_status st = tracelog_reader_rewind(t->reader);
+    pthread_mutex_unlock(&t->read_lock);
+    tracelog_posix_release(t);
+    /* A log read from a pipe cannot go back. */
+    return st == TRACELOG_OK ? 0 : EINVAL;
+}
+
+int posix_trace_close(trace_id_t trid)
+{
+    tl_trace *t;
+    int e = tracelog_posix_acquire(trid, 1u << TL_PRERECORDED, &t);
+    if (e)
+        return e;
+    tracelog_posix_unregister(t);
+    tracelog_reader_close(t->reader); /* the caller's descriptor stays open */
+    pthread_mutex_destroy(&t->read_lock);
+    pthread_mutex_destroy(&t->log_lock);
+    free(t);
+    return 0;
+}

@@ -1,0 +1,160 @@
+/*
+ * Reading events: the getnext family on active streams without log (online
+ * analysis) and on pre-recorded streams. A stream with log belongs to its
+ * log: its events are read from the log, and these calls return EINVAL on it
+ * (the standard leaves that case unspecified).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+#include "posix/internal.h"
+
+#define WAKE_CHECK_NS 10000000 /* a sleeping reader looks again at least this often */
+#define WAIT_SPINS 1000        /* then it stops waiting for a producer that died mid-record */
+
+typedef enum mode { BLOCK, TRY, TIMED } mode;
+
+typedef struct out_args {
+    struct posix_trace_event_info *ei;
+    void *data;
+    size_t num_bytes;
+    size_t *data_len;
+    int *unavailable;
+} out_args;
+
+static void deliver(const out_args *o, uint32_t id, uint32_t pid, uint64_t ts, uint64_t tid, uint64_t addr,
+                    uint32_t truncation, const void *payload, uint32_t len)
+{
+    size_t copy = o->data ? (len < o->num_bytes ? len : o->num_bytes) : 0;
+    if (copy)
+        memcpy(o->data, payload, copy);
+    o->ei->posix_event_id = id;
+    o->ei->posix_pid = (pid_t)pid;
+    o->ei->posix_prog_address = (void *)(uintptr_t)addr;
+    o->ei->posix_thread_id = (pthread_t)tid;
+    o->ei->posix_timestamp = tl_timespec(ts);
+    /* A read cut short overrides a record cut short (POSIX). */
+    o->ei->posix_truncation_status = copy < len ? POSIX_TRACE_TRUNCATED_READ : (int)truncation;
+    if (o->data_len)
+        *o->data_len = copy;
+    *o->unavailable = 0;
+}
+
+static int read_prerecorded(tl_trace *t, const out_args *o)
+{
+    tracelog_event ev;
+    pthread_mutex_lock(&t->read_lock);
+    tracelog_status st = tracelog_reader_next(t->reader, &ev);
+    if (st == TRACELOG_OK)
+        deliver(o, ev.event_id, ev.pid, ev.timestamp_ns, ev.tid, ev.address, ev.truncation, ev.payload,
+                ev.payload_len);
+    pthread_mutex_unlock(&t->read_lock);
+    if (st == TRACELOG_END) {
+        *o->unavailable = 1;
+        if (o->data_len)
+            *o->data_len = 0;
+        return 0;
+    }
+    return st == TRACELOG_OK ? 0 : EIO;
+}
+
+/* One attempt: 1 delivered, 0 nothing ready. */
+static int try_take(tl_trace *t, const out_args *o)
+{
+    tl_out_event ev;
+    pthread_mutex_lock(&t->read_lock);
+    tl_take r;
+    for (int spins = 0; (r = tracelog_consumer_take(&t->consumer, &ev, spins > WAIT_SPINS)) == TL_TAKE_WAIT;)
+        spins++, sched_yield();
+    if (r == TL_TAKE_EVENT)
+        deliver(o, ev.event_id, ev.pid, ev.ts, ev.tid, ev.addr, ev.truncation, ev.data, ev.len);
+    pthread_mutex_unlock(&t->read_lock);
+    return r == TL_TAKE_EVENT;
+}
+
+static int valid_time(const struct timespec *ts)
+{
+    return ts && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
+}
+
+/* Sleeps until an event may be there, the deadline passes or a signal arrives. */
+static int sleep_for_event(tl_trace *t, const struct timespec *deadline)
+{
+    struct timespec now, until;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (deadline && (now.tv_sec > deadline->tv_sec ||
+                     (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec)))
+        return ETIMEDOUT;
+    uint64_t ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + WAKE_CHECK_NS;
+    until = tl_timespec(ns);
+    if (deadline && (deadline->tv_sec < until.tv_sec ||
+                     (deadline->tv_sec == until.tv_sec && deadline->tv_nsec < until.tv_nsec)))
+        until = *deadline;
+    if (sem_timedwait(&t->shm->reader_sem, &until) == 0 || errno == ETIMEDOUT)
+        return 0;
+    return errno == EINTR ? EINTR : 0;
+}
+
+static int read_active(tl_trace *t, const out_args *o, mode m, const struct timespec *abstime)
+{
+    for (;;) {
+        if (__atomic_load_n(&t->dying, __ATOMIC_ACQUIRE))
+            return EINVAL; /* shut down while we waited */
+        if (try_take(t, o))
+            return 0;
+        if (m == TRY) {
+            *o->unavailable = 1;
+            if (o->data_len)
+                *o->data_len = 0;
+            return 0;
+        }
+        if (m == TIMED && !valid_time(abstime))
+            return EINVAL;
+        atomic_fetch_add(&t->shm->waiters, 1);
+        int e = try_take(t, o) ? -1 : sleep_for_event(t, m == TIMED ? abstime : NULL);
+        atomic_fetch_sub(&t->shm->waiters, 1);
+        if (e == -1)
+            return 0;
+        if (e)
+            return e;
+    }
+}
+
+static int getnext(trace_id_t trid, const out_args *o, mode m, const struct timespec *abstime)
+{
+    if (!o->ei || !o->unavailable)
+        return EINVAL;
+    unsigned kinds = 1u << TL_ACTIVE | (m == TRY ? 0 : 1u << TL_PRERECORDED);
+    tl_trace *t;
+    int e = tracelog_posix_acquire(trid, kinds, &t);
+    if (e)
+        return e;
+    e = t->kind == TL_PRERECORDED ? read_prerecorded(t, o) : read_active(t, o, m, abstime);
+    tracelog_posix_release(t);
+    return e;
+}
+
+int posix_trace_getnext_event(trace_id_t trid, struct posix_trace_event_info *restrict event,
+                              void *restrict data, size_t num_bytes, size_t *restrict data_len,
+                              int *restrict unavailable)
+{
+    out_args o = {event, data, num_bytes, data_len, unavailable};
+    return getnext(trid, &o, BLOCK, NULL);
+}
+
+int posix_trace_timedgetnext_event(trace_id_t trid, struct posix_trace_event_info *restrict event,
+                                   void *restrict data, size_t num_bytes, size_t *restrict data_len,
+                                   int *restrict unavailable, const struct timespec *restrict abstime)
+{
+    out_args o = {event, data, num_bytes, data_len, unavailable};
+    return getnext(trid, &o, TIMED, abstime);
+}
+
+int posix_trace_trygetnext_event(trace_id_t trid, struct posix_trace_event_info *restrict event,
+                                 void *restrict data, size_t num_bytes, size_t *restrict data_len,
+                                 int *restrict unavailable)
+{
+    out_args o = {event, data, num_bytes, data_len, unavailable};
+    return getnext(trid, &o, TRY, NULL);
+}

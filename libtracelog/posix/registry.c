@@ -1,0 +1,149 @@
+/*
+ * Trace stream identifiers. A trace_id_t is a slot number and a generation,
+ * never a pointer: a stale, closed, foreign or garbage id is recognised and
+ * answered with EINVAL instead of being dereferenced. Each call on a handle
+ * holds a "use" so that shutdown can wake blocked readers and wait for them
+ * to leave before freeing anything.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "posix/internal.h"
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    uint32_t gen;
+    tl_trace *t;
+} slots[TRACE_SYS_MAX];
+static pid_t current_pid;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+/* Read by posix_trace_event without locks. */
+_Atomic(tl_shm *) tracelog_posix_active[TRACE_SYS_MAX];
+_Atomic uint64_t tracelog_posix_active_mask;
+_Atomic uint32_t tracelog_posix_current_pid;
+
+_Static_assert(TRACE_SYS_MAX <= 64, "the active mask has 64 bits");
+_Static_assert(sizeof(trace_event_set_t) == TL_SET_WORDS * 8, "filter words");
+
+pid_t tracelog_posix_pid(void) { return (pid_t)atomic_load_explicit(&tracelog_posix_current_pid, memory_order_relaxed); }
+
+void tracelog_posix_publish(int slot, tl_shm *s)
+{
+    atomic_store(&tracelog_posix_active[slot], s);
+    if (s)
+        atomic_fetch_or(&tracelog_posix_active_mask, 1ull << slot);
+    else
+        atomic_fetch_and(&tracelog_posix_active_mask, ~(1ull << slot));
+}
+
+static void before_fork(void) { pthread_mutex_lock(&reg_lock); }
+static void after_fork_parent(void) { pthread_mutex_unlock(&reg_lock); }
+
+/* In the child: every handle is the parent's (EINVAL here); only inherited streams keep recording. */
+static void after_fork_child(void)
+{
+    current_pid = getpid();
+    atomic_store(&tracelog_posix_current_pid, (uint32_t)current_pid);
+    for (int i = 0; i < TRACE_SYS_MAX; i++) {
+        tl_trace *t = slots[i].t;
+        if (t && t->shm && t->attr.__inheritance != POSIX_TRACE_INHERITED)
+            tracelog_posix_publish(i, NULL);
+    }
+    pthread_mutex_unlock(&reg_lock);
+}
+
+/* Streams are shut down when the process exits (POSIX: as if by posix_trace_shutdown). */
+static void at_exit(void)
+{
+    for (int i = 0; i < TRACE_SYS_MAX; i++) {
+        pthread_mutex_lock(&reg_lock);
+        tl_trace *t = slots[i].t;
+        trace_id_t trid = t && t->owner == current_pid && t->kind != TL_PRERECORDED
+                              ? (slots[i].gen << 8) | (unsigned)(i + 1) : 0;
+        pthread_mutex_unlock(&reg_lock);
+        if (trid)
+            posix_trace_shutdown(trid);
+    }
+}
+
+static void init(void)
+{
+    current_pid = getpid();
+    atomic_store(&tracelog_posix_current_pid, (uint32_t)current_pid);
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    atexit(at_exit);
+}
+
+void tracelog_posix_init_once(void) { pthread_once(&init_once, init); }
+
+int tracelog_posix_register(tl_trace *t, trace_id_t *trid)
+{
+    tracelog_posix_init_once();
+    pthread_mutex_lock(&reg_lock);
+    int i = 0;
+    while (i < TRACE_SYS_MAX && slots[i].t)
+        i++;
+    if (i == TRACE_SYS_MAX) {
+        pthread_mutex_unlock(&reg_lock);
+        return EAGAIN;
+    }
+    if (++slots[i].gen >= (1u << 24))
+        slots[i].gen = 1;
+    slots[i].t = t;
+    t->slot = i;
+    t->owner = current_pid;
+    *trid = (slots[i].gen << 8) | (unsigned)(i + 1);
+    pthread_mutex_unlock(&reg_lock);
+    return 0;
+}
+
+int tracelog_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out)
+{
+    unsigned slot = (trid & 0xff) - 1;
+    if (slot >= TRACE_SYS_MAX)
+        return EINVAL;
+    tracelog_posix_init_once();
+    pthread_mutex_lock(&reg_lock);
+    tl_trace *t = slots[slot].t;
+    int ok = t && slots[slot].gen == trid >> 8 && !t->dying && t->owner == getpid() &&
+             (kinds >> t->kind & 1);
+    if (ok)
+        t->users++;
+    pthread_mutex_unlock(&reg_lock);
+    *out = ok ? t : NULL;
+    return ok ? 0 : EINVAL;
+}
+
+void tracelog_posix_release(tl_trace *t)
+{
+    pthread_mutex_lock(&reg_lock);
+    if (--t->users == 0 && t->dying)
+        pthread_cond_broadcast(&t->idle);
+    pthread_mutex_unlock(&reg_lock);
+}
+
+void tracelog_posix_unregister(tl_trace *t)
+{
+    pthread_mutex_lock(&reg_lock);
+    t->dying = 1;
+    if (t->shm)
+        tracelog_posix_publish(t->slot, NULL);
+    pthread_mutex_unlock(&reg_lock);
+    /* Readers blocked on the stream wake up, see `dying` and leave with EINVAL. */
+    for (;;) {
+        pthread_mutex_lock(&reg_lock);
+        int others = t->users - 1;
+        pthread_mutex_unlock(&reg_lock);
+        if (others <= 0)
+            break;
+        if (t->shm)
+            sem_post(&t->shm->reader_sem);
+        usleep(1000);
+    }
+    pthread_mutex_lock(&reg_lock);
+    t->users--;
+    slots[t->slot].t = NULL;
+    pthread_mutex_unlock(&reg_lock);
+}

@@ -1,0 +1,164 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream/stream.h"
+#include "tracelog/common.h"
+
+#define SYS_OVERFLOW 4
+#define SYS_RESUME 5
+#define SYS_START 2
+
+int tracelog_consumer_init(tl_consumer *c, tl_shm *s)
+{
+    memset(c, 0, sizeof *c);
+    c->s = s;
+    c->buf_cap = s->max_data > 1024 ? s->max_data : 1024; /* system events carry up to 2 filters */
+    c->buf = malloc(c->buf_cap);
+    return c->buf ? 0 : -1;
+}
+
+void tracelog_consumer_free(tl_consumer *c)
+{
+    free(c->buf);
+    c->buf = NULL;
+}
+
+/* The oldest complete record of lane i (skipping padding), or NULL; *pos gets its position. */
+static tl_rec *peek(tl_shm *s, uint32_t i, uint64_t *pos)
+{
+    tl_lane *l = &tl_lanes(s)[i];
+    uint8_t *base = tl_lane_data(s, i);
+    uint64_t cap = tl_lane_cap(s, i);
+    for (;;) {
+        uint64_t t = atomic_load(&l->tail);
+        uint64_t rem = cap - t % cap;
+        if (rem < 16) { /* too short for a record: the producers skipped it */
+            if (atomic_load(&l->head) <= t)
+                return NULL;
+            atomic_compare_exchange_strong(&l->tail, &t, t + rem);
+            continue;
+        }
+        tl_rec *r = (tl_rec *)(base + t % cap);
+        if (atomic_load_explicit(&r->commit, memory_order_acquire) != t + 1)
+            return NULL;
+        if (r->kind_size >> 28 == TL_KIND_PAD) {
+            atomic_compare_exchange_strong(&l->tail, &t, t + rem);
+            continue;
+        }
+        *pos = t;
+        return r;
+    }
+}
+
+static void queue(tl_consumer *c, uint32_t id, uint64_t ts)
+{
+    c->queue[c->qlen++] = (tl_out_event){id, 0, ts, 0, 0, 0, 0, NULL};
+}
+
+/* Copies the record at pos out of lane i; 0, or -1 if a LOOP producer overwrote it meanwhile. */
+static int copy_out(tl_consumer *c, uint32_t i, tl_rec *r, uint64_t pos)
+{
+    tl_shm *s = c->s;
+    tl_lane *l = &tl_lanes(s)[i];
+    tl_rec h;
+    memcpy(&h, r, sizeof h);
+    uint32_t size = h.kind_size & 0x0fffffff, kind = h.kind_size >> 28;
+    uint32_t len = h.len_trunc & 0x3fffffff;
+    if (len > c->buf_cap || size < tl_rec_size(0))
+        len = 0; /* only a torn copy can look like this; the CAS below rejects it */
+    memcpy(c->buf, (uint8_t *)r + TL_REC_HEADER, len);
+    uint64_t expect = pos;
+    if (!atomic_compare_exchange_strong(&l->tail, &expect, pos + size))
+        return -1;
+    uint64_t d = atomic_load(&l->dropped);
+    if (d != atomic_load(&l->dropped_acked)) { /* LOOP overwrote events before this one */
+        queue(c, SYS_OVERFLOW, atomic_load(&l->dropped_first_ts));
+        queue(c, SYS_RESUME, h.ts);
+        atomic_store(&l->dropped_acked, d);
+    }
+    if (kind == TL_KIND_LOSS) { /* FLUSH dropped events here; tid holds the count */
+        queue(c, SYS_OVERFLOW, h.addr);
+        queue(c, SYS_RESUME, h.ts);
+        return 0;
+    }
+    c->queue[c->qlen++] = (tl_out_event){h.event_id, h.pid, h.ts, h.tid, h.addr, len,
+                                         h.len_trunc >> 30, c->buf};
+    return 0;
+}
+
+/* All lanes empty: an UNTIL_FULL stream that stopped itself starts again (START before the next event). */
+static void restart_if_drained(tl_shm *s)
+{
+    if (s->policy != TRACELOG_POLICY_LOOP)
+        atomic_store(&s->full, 0);
+    uint32_t one = 1;
+    if (!atomic_compare_exchange_strong(&s->autostopped, &one, 0))
+        return;
+    uint64_t filter[TL_SET_WORDS];
+    for (int w = 0; w < TL_SET_WORDS; w++)
+        filter[w] = atomic_load(&s->filter[w]);
+    tracelog_stream_record(s, s->nlanes, SYS_START, filter, sizeof filter, 0, 0, 0, 0);
+    uint32_t suspended = TL_SUSPENDED;
+    atomic_compare_exchange_strong(&s->state, &suspended, TL_RUNNING);
+}
+
+tl_take tracelog_consumer_take(tl_consumer *c, tl_out_event *ev, int force)
+{
+    tl_shm *s = c->s;
+    for (;;) {
+        if (c->qhead < c->qlen) {
+            *ev = c->queue[c->qhead++];
+            c->delivered++;
+            return TL_TAKE_EVENT;
+        }
+        c->qhead = c->qlen = 0;
+        uint64_t used = atomic_load(&s->used_lanes);
+        tl_rec *best = NULL;
+        uint64_t best_pos = 0, have = 0;
+        uint32_t best_lane = 0;
+        for (uint32_t i = 0; i <= s->nlanes; i++) {
+            uint64_t pos;
+            tl_rec *r = (used >> i & 1) ? peek(s, i, &pos) : NULL;
+            if (!r)
+                continue;
+            have |= 1ull << i;
+            if (!best || r->ts < best->ts) {
+                best = r;
+                best_pos = pos;
+                best_lane = i;
+            }
+        }
+        atomic_thread_fence(memory_order_seq_cst);
+        int busy = 0; /* a producer that read the clock but has not committed yet */
+        for (uint32_t i = 0; i <= s->nlanes; i++)
+            if ((used >> i & 1) && !(have >> i & 1) && atomic_load(&tl_lanes(s)[i].pending))
+                busy = 1;
+        if (!best) {
+            if (!busy)
+                restart_if_drained(s);
+            return TL_TAKE_EMPTY;
+        }
+        if (busy && !force)
+            return TL_TAKE_WAIT;
+        copy_out(c, best_lane, best, best_pos); /* on a lost race with an overwrite: look again */
+    }
+}
+
+uint64_t tracelog_stream_buffered(tl_shm *s)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i <= s->nlanes; i++) {
+        tl_lane *l = &tl_lanes(s)[i];
+        uint64_t used = atomic_load(&l->head) - atomic_load(&l->tail);
+        n += used / tl_rec_size(0); /* an upper bound: records are at least this big */
+    }
+    return n;
+}
+
+uint64_t tracelog_stream_overruns(tl_shm *s)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i <= s->nlanes; i++)
+        n += atomic_load(&tl_lanes(s)[i].overruns);
+    return n;
+}

@@ -1,0 +1,168 @@
+/*
+ * The in-memory trace stream (format-spec does not cover it: it never
+ * reaches a file as such). Everything a stream holds lives in one mapping
+ * that can be shared: MAP_SHARED anonymous memory today, so that a child made
+ * by fork() records into the same stream, and later a named shared-memory
+ * object flushed by another process. Hence no pointers inside: only offsets.
+ *
+ * Producers (posix_trace_event) write into lanes: one ring buffer per thread
+ * (threads beyond the lane count share lanes). Recording an event is
+ * lock-free, allocation-free, makes no system call, and is async-signal-safe:
+ * a producer announces itself in its lane's `pending` counter, reads the
+ * clock, reserves space with one compare-and-swap on the lane head (retried
+ * with a fresh timestamp if another producer or a signal handler reserved in
+ * between, so each lane stays in timestamp order), writes the record and
+ * publishes it by storing its commit word last.
+ *
+ * The consumer (a reader thread, or the flusher of a stream with log) merges
+ * the lanes by timestamp. It may deliver the oldest visible record only when
+ * no other lane has a producer between its clock read and its commit, which
+ * it learns from the pending counters (sequentially consistent with the
+ * producers' increments), so events come out in generation order.
+ */
+#ifndef TRACELOG_STREAM_H
+#define TRACELOG_STREAM_H
+
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TL_MAX_LANES 64
+#define TL_SET_WORDS 17 /* must match trace_event_set_t */
+#define TL_REC_HEADER 48
+#define TL_SYS_LANE_SIZE (256u << 10)
+#define TL_MAX_DATA_LIMIT (64u << 10) /* largest max-data-size accepted */
+
+enum tl_state { TL_SUSPENDED = 0, TL_RUNNING = 1, TL_DEAD = 2 };
+enum tl_rec_kind { TL_KIND_EVENT = 1, TL_KIND_PAD = 2, TL_KIND_LOSS = 3 };
+
+typedef struct tl_lane {
+    /* Written by producers. */
+    _Atomic uint64_t head;     /* bytes reserved so far */
+    _Atomic uint32_t pending;  /* producers between their clock read and commit */
+    uint32_t index;
+    _Atomic uint64_t lost;     /* FLUSH: events dropped and not yet marked in the ring */
+    _Atomic uint64_t lost_first_ts;
+    _Atomic uint64_t overruns; /* every event this lane lost, for any reason */
+    char pad0[64 - 40];
+    /* Written by the consumer (and by LOOP producers that overwrite). */
+    _Atomic uint64_t tail;
+    _Atomic uint64_t dropped;  /* LOOP: events overwritten */
+    _Atomic uint64_t dropped_acked;
+    _Atomic uint64_t dropped_first_ts;
+    char pad1[64 - 32];
+} tl_lane;
+
+typedef struct tl_shm {
+    uint32_t magic;
+    uint32_t policy;             /* stream full policy (TRACELOG_POLICY_*) */
+    _Atomic uint32_t state;      /* enum tl_state */
+    _Atomic uint32_t autostopped;
+    _Atomic uint32_t full;
+    uint32_t nlanes;             /* user lanes; lane nlanes is the system lane */
+    uint64_t lane_size;          /* bytes of each user lane */
+    uint32_t max_data;
+    uint32_t creator_pid;
+    int64_t realtime_offset;     /* CLOCK_REALTIME - CLOCK_MONOTONIC at creation, ns */
+    _Atomic uint64_t used_lanes; /* bit i: lane i has been written */
+    _Atomic uint32_t waiters;    /* readers sleeping on reader_sem */
+    _Atomic uint32_t flusher_seq;/* futex word of the flusher */
+    _Atomic uint32_t flusher_sleeping;
+    _Atomic uint64_t filter[TL_SET_WORDS]; /* bit set: event type filtered out */
+    uint64_t lanes_offset, data_offset, total_size;
+    /* A semaphore, not a futex: sem_wait fails with EINTR on a signal even with
+       SA_RESTART, which blocking POSIX readers must report. */
+    sem_t reader_sem;
+} tl_shm;
+
+/* Record header inside a lane (all little-endian host order, 8-aligned). */
+typedef struct tl_rec {
+    _Atomic uint64_t commit; /* reservation position + 1 once complete */
+    uint32_t kind_size;      /* size in bytes | kind << 28 */
+    uint32_t event_id;
+    uint64_t ts;
+    uint32_t pid;
+    uint32_t len_trunc;      /* data bytes | truncation << 30 */
+    uint64_t tid;
+    uint64_t addr;
+} tl_rec;
+
+/* One event as the consumer hands it out (data copied into the consumer). */
+typedef struct tl_out_event {
+    uint32_t event_id;
+    uint32_t pid;
+    uint64_t ts;
+    uint64_t tid, addr;
+    uint32_t len, truncation;
+    const uint8_t *data;
+} tl_out_event;
+
+typedef struct tl_stream_params {
+    uint32_t policy;      /* LOOP, UNTIL_FULL or FLUSH */
+    uint64_t stream_size; /* bytes for event records (all user lanes) */
+    uint32_t max_data;
+    uint32_t nlanes;      /* 0: automatic */
+} tl_stream_params;
+
+/* Maps and initialises a stream (SUSPENDED). NULL with errno on failure. */
+tl_shm *tracelog_stream_create(const tl_stream_params *p);
+/* Marks the stream dead and releases its memory (see stream.c for why the address range stays reserved). */
+void tracelog_stream_destroy(tl_shm *s);
+/* Forgets every recorded event (posix_trace_clear); producers may run concurrently. */
+void tracelog_stream_clear(tl_shm *s);
+
+static inline tl_lane *tl_lanes(tl_shm *s) { return (tl_lane *)((char *)s + s->lanes_offset); }
+static inline uint8_t *tl_lane_data(tl_shm *s, uint32_t i)
+{
+    return (uint8_t *)s + s->data_offset + (uint64_t)i * s->lane_size;
+}
+static inline uint64_t tl_lane_cap(const tl_shm *s, uint32_t i)
+{
+    return i == s->nlanes ? TL_SYS_LANE_SIZE : s->lane_size;
+}
+
+/* Bytes one record with len data bytes takes in a lane. */
+static inline uint32_t tl_rec_size(uint32_t len) { return (TL_REC_HEADER + len + 7u) & ~7u; }
+
+/* Nanoseconds of CLOCK_MONOTONIC. Async-signal-safe (vDSO). */
+uint64_t tracelog_clock_mono_ns(void);
+
+/*
+ * Records one event into lane `lane` of s (user lanes) or the system lane.
+ * Returns 1 if recorded, 0 if lost (counted). Async-signal-safe.
+ */
+int tracelog_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const void *data,
+                           uint32_t len, uint32_t truncation, uint64_t addr, uint64_t tid,
+                           uint32_t pid);
+
+/* ---- consumer ------------------------------------------------------------ */
+
+typedef struct tl_consumer {
+    tl_shm *s;
+    uint8_t *buf;          /* copy of the delivered event's data */
+    size_t buf_cap;
+    tl_out_event queue[3]; /* synthesized OVERFLOW/RESUME, then the event */
+    uint32_t qhead, qlen;
+    uint64_t delivered;
+} tl_consumer;
+
+int tracelog_consumer_init(tl_consumer *c, tl_shm *s);
+void tracelog_consumer_free(tl_consumer *c);
+
+typedef enum tl_take { TL_TAKE_EVENT, TL_TAKE_EMPTY, TL_TAKE_WAIT } tl_take;
+
+/*
+ * Takes the next event in generation order. TL_TAKE_WAIT: a producer is
+ * mid-record in another lane; retry shortly (the caller bounds the wait and
+ * then passes force=1 to stop waiting for a producer that died mid-record).
+ * ev->data stays valid until the next call.
+ */
+tl_take tracelog_consumer_take(tl_consumer *c, tl_out_event *ev, int force);
+
+/* Events currently held in the lanes (for statistics; racy by nature). */
+uint64_t tracelog_stream_buffered(tl_shm *s);
+/* Sum of all lanes' overrun counters. */
+uint64_t tracelog_stream_overruns(tl_shm *s);
+
+#endif
