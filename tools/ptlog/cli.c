@@ -117,12 +117,14 @@ static const command_help helps[] = {
      "  --color[=WHEN]   colour: auto (default: only on a terminal), always, never\n"
      "  --from FORMAT    input format: ptl, json, jsonl (default: detected)\n"
      "  -o, --output OUT write to OUT instead of standard output\n"},
-    {"info", "ptlog info [--json] [-o OUT] FILE",
+    {"info", "ptlog info [--json] [--quick] [-o OUT] FILE",
      "Describe a .ptl log: format version, attributes, clock, policies, final status,\n"
      "clean shutdown or recovered, blocks and chunks, stored and raw sizes, time span,\n"
      "and per event type: count, first and last time, payload size range, mean rate.\n\n"
      "Options:\n"
      "  --json           machine-readable JSON output\n"
+     "  --quick          skip the per-event-type statistics: answer from the block\n"
+     "                   index only, without decompressing any event\n"
      "  -o, --output OUT write to OUT instead of standard output\n"},
     {"verify", "ptlog verify [-q] FILE",
      "Read every block and chunk of a .ptl log, checking every checksum; print what\n"
@@ -216,7 +218,8 @@ enum {
     OPT_COLOR,
     OPT_FROM,
     OPT_TO,
-    OPT_JSON
+    OPT_JSON,
+    OPT_QUICK
 };
 
 #define SELECT_OPTIONS                                                                      \
@@ -232,7 +235,7 @@ typedef struct args {
     char **pos;
     size_t npos;
     const char *output;
-    int relative, local, color, json, quiet;
+    int relative, local, color, json, quiet, quick;
     ptlog_format from, to;
     const char *to_name;
     ptlog_select sel;
@@ -290,6 +293,9 @@ static int parse_args(int argc, char **argv, const struct option *longopts, args
             break;
         case OPT_JSON:
             a->json = 1;
+            break;
+        case OPT_QUICK:
+            a->quick = 1;
             break;
         case OPT_COLOR:
             if (!optarg || strcmp(optarg, "always") == 0)
@@ -363,6 +369,7 @@ static int run_info(int argc, char **argv, args *a)
 {
     static const struct option opts[] = {
         {"json", no_argument, NULL, OPT_JSON},
+        {"quick", no_argument, NULL, OPT_QUICK},
         {"output", required_argument, NULL, OPT_OUTPUT},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
@@ -372,7 +379,7 @@ static int run_info(int argc, char **argv, args *a)
         return rc;
     if ((rc = need_one_input(a)))
         return rc;
-    return ptlog_cmd_info(a->pos[0], a->json, a->output);
+    return ptlog_cmd_info(a->pos[0], a->json, a->quick, a->output);
 }
 
 static int run_verify(int argc, char **argv, args *a)

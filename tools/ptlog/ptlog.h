@@ -135,6 +135,21 @@ const char *ptlog_types_name(const ptlog_types *t, uint32_t id);
 int64_t ptlog_types_find_name(const ptlog_types *t, const char *name);
 void ptlog_types_free(ptlog_types *t);
 
+/* ---- a small hash map from 64-bit keys to indexes (idmap.c) -------------------- */
+
+typedef struct ptlog_idmap {
+    uint64_t *keys;
+    size_t *vals;
+    unsigned char *used;
+    size_t n, cap;
+} ptlog_idmap;
+
+/* Value of key, or SIZE_MAX. */
+size_t ptlog_idmap_get(const ptlog_idmap *m, uint64_t key);
+/* 0, or -1 when out of memory. */
+int ptlog_idmap_put(ptlog_idmap *m, uint64_t key, size_t val);
+void ptlog_idmap_free(ptlog_idmap *m);
+
 /* ---- event sources (src_ptl.c, json_in.c) ---------------------------------------- */
 
 typedef struct ptlog_src ptlog_src;
@@ -143,6 +158,7 @@ struct ptlog_src {
     tracelog_metadata meta;
     uint16_t format_major, format_minor;
     int seekable;
+    int upfront;               /* event types and status are complete before the first event */
     uint64_t total_events;     /* expected count for progress, 0 if unknown */
     /* 1 event, 0 end, or an exit code > 1 negated (-3, -5, ...) after printing. */
     int (*next)(ptlog_src *s, tracelog_event *ev);
@@ -260,7 +276,7 @@ typedef struct ptlog_dump_opts {
 int ptlog_cmd_dump(const char *path, ptlog_format from, ptlog_select *sel,
                    const ptlog_dump_opts *opts, const char *out_path, int color_mode);
 /* info.c */
-int ptlog_cmd_info(const char *path, int json, const char *out_path);
+int ptlog_cmd_info(const char *path, int json, int quick, const char *out_path);
 /* verify.c */
 int ptlog_cmd_verify(const char *path, int quiet);
 /* convert.c */
@@ -281,6 +297,11 @@ void ptlog_json_u64(ptlog_out *out, uint64_t v);
 int ptlog_write_chrome(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
 /* ptl_out.c: a new .ptl log of the selected events, with src's attributes and types. */
 int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
+
+/* Chunk size for a log holding payloads of the source's max_data_size. */
+uint32_t ptlog_chunk_size_for(const tracelog_metadata *m);
+/* Reports a writer failure on out_name and returns its exit code. */
+int ptlog_writer_error(const char *out_name, tracelog_writer *w, tracelog_status st);
 
 /* Shared by the ptl writers: metadata and status names. */
 const char *ptlog_policy_name(tracelog_policy p);

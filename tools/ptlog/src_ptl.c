@@ -131,6 +131,7 @@ int ptlog_ptl_src_open(ptlog_in *in, ptlog_src **out, tracelog_reader **reader)
     s->format_major = info.format_major;
     s->format_minor = info.format_minor;
     s->seekable = info.seekable;
+    s->upfront = info.seekable; /* the open scan read every small block */
     s->total_events = info.events;
     s->next = ptl_next;
     s->type_name = ptl_type_name;

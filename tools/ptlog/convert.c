@@ -1,0 +1,39 @@
+/* ptlog convert and ptlog filter: any source to any sink, through a temp file. */
+#include "ptlog.h"
+
+int ptlog_cmd_convert(const char *in_path, ptlog_format from, ptlog_format to, const char *out_path,
+                      ptlog_select *sel)
+{
+    ptlog_src *src;
+    int rc = ptlog_src_open(in_path, from, &src);
+    if (rc)
+        return rc;
+    ptlog_out out;
+    rc = ptlog_out_open(&out, out_path);
+    if (rc) {
+        src->close(src);
+        return rc;
+    }
+    switch (to) {
+    case PTLOG_FMT_JSON:
+    case PTLOG_FMT_JSONL:
+        rc = ptlog_write_json(src, &out, to == PTLOG_FMT_JSONL, sel);
+        break;
+    case PTLOG_FMT_CHROME:
+        rc = ptlog_write_chrome(src, &out, sel);
+        break;
+    case PTLOG_FMT_PTL:
+        rc = ptlog_write_ptl(src, &out, sel);
+        break;
+    case PTLOG_FMT_AUTO:
+        rc = PTLOG_EXIT_USAGE;
+        break;
+    }
+    src->close(src);
+    if (rc > PTLOG_EXIT_LOSS) {
+        ptlog_out_abort(&out);
+        return rc;
+    }
+    int wrc = ptlog_out_finish(&out);
+    return wrc ? wrc : rc;
+}

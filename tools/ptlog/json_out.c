@@ -1,0 +1,388 @@
+/*
+ * JSON document and JSON Lines output (schema in README.md, stable).
+ * Written by hand into the output buffer: jsonl must keep up with the
+ * reader, and every event is one line in both formats.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptlog.h"
+
+#define PREFIX_CACHE 4096
+
+static const char hexd[] = "0123456789abcdef";
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+    unsigned char c = p[0];
+    size_t len;
+    uint32_t min;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2, min = 0x80;
+    else if (c >= 0xE0 && c <= 0xEF)
+        len = 3, min = 0x800;
+    else if (c >= 0xF0 && c <= 0xF4)
+        len = 4, min = 0x10000;
+    else
+        return 0;
+    if (n < len)
+        return 0;
+    uint32_t cp = c & (0x7F >> len);
+    for (size_t i = 1; i < len; i++) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+/* JSON string of s[0..n) into dst (room for 6n + 2); invalid UTF-8 becomes U+FFFD. */
+static size_t json_quote(const char *s, size_t n, char *dst)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    char *d = dst;
+    *d++ = '"';
+    for (size_t i = 0; i < n;) {
+        unsigned char c = p[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            *d++ = (char)c;
+            i++;
+            continue;
+        }
+        if (c == '"' || c == '\\') {
+            *d++ = '\\';
+            *d++ = (char)c;
+            i++;
+            continue;
+        }
+        if (c < 0x20) {
+            memcpy(d, "\\u00", 4);
+            d[4] = hexd[c >> 4];
+            d[5] = hexd[c & 15];
+            d += 6;
+            i++;
+            continue;
+        }
+        size_t k = utf8_len(p + i, n - i);
+        if (k == 0) {
+            memcpy(d, "\\ufffd", 6);
+            d += 6;
+            i++;
+        } else {
+            memcpy(d, p + i, k);
+            d += k;
+            i += k;
+        }
+    }
+    *d++ = '"';
+    return (size_t)(d - dst);
+}
+
+void ptlog_json_string(ptlog_out *out, const char *s, size_t n)
+{
+    /* in slices, so that any length fits the buffer */
+    const size_t slice = 4096;
+    if (n <= slice) {
+        out->len += json_quote(s, n, ptlog_out_room(out, 6 * n + 2));
+        return;
+    }
+    ptlog_out_write(out, "\"", 1);
+    for (size_t off = 0; off < n;) {
+        size_t k = n - off < slice ? n - off : slice;
+        /* do not split a UTF-8 sequence */
+        while (off + k < n && k > 1 && (s[off + k] & 0xC0) == 0x80)
+            k--;
+        char *o = ptlog_out_room(out, 6 * slice + 2);
+        size_t w = json_quote(s + off, k, o);
+        memmove(o, o + 1, w - 2);
+        out->len += w - 2;
+        off += k;
+    }
+    ptlog_out_write(out, "\"", 1);
+}
+
+static void put_str(ptlog_out *out, const char *s) { ptlog_json_string(out, s, strlen(s)); }
+
+void ptlog_json_u64(ptlog_out *out, uint64_t v)
+{
+    char *o = ptlog_out_room(out, 24);
+    if (v > INT64_MAX) {
+        o[0] = '"';
+        o[1] = '0';
+        o[2] = 'x';
+        size_t k = ptlog_fmt_hex64(v, o + 3);
+        o[3 + k] = '"';
+        out->len += k + 4;
+        return;
+    }
+    out->len += ptlog_fmt_u64(v, o);
+}
+
+static void kv_str(ptlog_out *out, const char *key, const char *v, int comma)
+{
+    ptlog_out_puts(out, comma ? ",\"" : "\"");
+    ptlog_out_puts(out, key);
+    ptlog_out_puts(out, "\":");
+    put_str(out, v);
+}
+
+static void kv_u64(ptlog_out *out, const char *key, uint64_t v, int comma)
+{
+    ptlog_out_puts(out, comma ? ",\"" : "\"");
+    ptlog_out_puts(out, key);
+    ptlog_out_puts(out, "\":");
+    ptlog_json_u64(out, v);
+}
+
+const char *ptlog_policy_name(tracelog_policy p)
+{
+    switch (p) {
+    case TRACELOG_POLICY_LOOP: return "loop";
+    case TRACELOG_POLICY_UNTIL_FULL: return "until_full";
+    case TRACELOG_POLICY_FLUSH: return "flush";
+    case TRACELOG_POLICY_APPEND: return "append";
+    }
+    return "unknown";
+}
+
+int ptlog_policy_parse(const char *s, tracelog_policy *p)
+{
+    static const tracelog_policy all[] = {TRACELOG_POLICY_LOOP, TRACELOG_POLICY_UNTIL_FULL,
+                                          TRACELOG_POLICY_FLUSH, TRACELOG_POLICY_APPEND};
+    for (size_t i = 0; i < 4; i++)
+        if (strcmp(s, ptlog_policy_name(all[i])) == 0) {
+            *p = all[i];
+            return 0;
+        }
+    return -1;
+}
+
+/* The metadata with the CBOR key names of the METADATA block (format/meta.c). */
+void ptlog_json_attributes(ptlog_out *out, const tracelog_metadata *m)
+{
+    ptlog_out_puts(out, "{");
+    kv_str(out, "trace_name", m->trace_name, 0);
+    kv_str(out, "generation_version", m->generation_version, 1);
+    kv_u64(out, "creation_time_ns", m->creation_time_ns, 1);
+    kv_str(out, "clock_id", m->clock_id, 1);
+    kv_str(out, "clock_source", m->clock_source, 1);
+    kv_u64(out, "clock_resolution_ns", m->clock_resolution_ns, 1);
+    kv_u64(out, "max_data_size", m->max_data_size, 1);
+    kv_u64(out, "stream_min_size", m->stream_min_size, 1);
+    kv_u64(out, "log_max_size", m->log_max_size, 1);
+    kv_str(out, "stream_full_policy", ptlog_policy_name(m->stream_full_policy), 1);
+    kv_str(out, "log_full_policy", ptlog_policy_name(m->log_full_policy), 1);
+    kv_str(out, "inheritance", m->inherited ? "inherited" : "close_for_child", 1);
+    ptlog_out_puts(out, ",\"host\":{");
+    kv_str(out, "hostname", m->hostname, 0);
+    kv_str(out, "os_name", m->os_name, 1);
+    kv_str(out, "os_release", m->os_release, 1);
+    kv_str(out, "machine", m->machine, 1);
+    ptlog_out_puts(out, "},\"process\":{");
+    kv_u64(out, "pid", m->pid, 0);
+    kv_str(out, "program", m->program, 1);
+    ptlog_out_puts(out, "}}");
+}
+
+static void put_format(ptlog_out *out, const ptlog_src *src)
+{
+    ptlog_out_puts(out, "\"format\":{\"schema\":\"tracelog\",\"version\":1");
+    kv_u64(out, "ptl_major", src->format_major, 1);
+    kv_u64(out, "ptl_minor", src->format_minor, 1);
+    ptlog_out_puts(out, "}");
+}
+
+static void put_types(ptlog_out *out, ptlog_src *src)
+{
+    ptlog_out_puts(out, "\"event_types\":[");
+    size_t n = src->type_count(src);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id;
+        const char *name;
+        src->type_at(src, i, &id, &name);
+        ptlog_out_puts(out, i ? ",{" : "{");
+        kv_u64(out, "id", id, 0);
+        kv_str(out, "name", name, 1);
+        ptlog_out_puts(out, "}");
+    }
+    ptlog_out_puts(out, "]");
+}
+
+static void put_status(ptlog_out *out, ptlog_src *src)
+{
+    tracelog_log_status st;
+    src->get_status(src, &st);
+    ptlog_out_puts(out, "\"status\":{");
+    kv_u64(out, "events_recorded", st.events_recorded, 0);
+    kv_u64(out, "events_written", st.events_written, 1);
+    kv_u64(out, "stream_overruns", st.stream_overruns, 1);
+    kv_u64(out, "log_overruns", st.log_overruns, 1);
+    kv_u64(out, "flush_error", (uint64_t)(st.flush_error < 0 ? 0 : st.flush_error), 1);
+    ptlog_out_puts(out, st.log_full ? ",\"log_full\":true}" : ",\"log_full\":false}");
+}
+
+/* ---- events ----------------------------------------------------------------------- */
+
+typedef struct prefix_slot {
+    const char *src;
+    char *text; /* {"name":...,"id":N,"ts": */
+    size_t len;
+} prefix_slot;
+
+typedef struct json_writer {
+    ptlog_out *out;
+    int lines;
+    uint64_t count;
+    prefix_slot prefixes[PREFIX_CACHE];
+} json_writer;
+
+static char *make_prefix(const char *name, uint32_t id, size_t *len)
+{
+    size_t n = name ? strlen(name) : 0;
+    char *t = malloc(6 * n + 64);
+    if (!t)
+        return NULL;
+    char *p = t;
+    memcpy(p, "{\"name\":", 8);
+    p += 8;
+    if (name) {
+        p += json_quote(name, n, p);
+    } else {
+        memcpy(p, "null", 4);
+        p += 4;
+    }
+    memcpy(p, ",\"id\":", 6);
+    p += 6;
+    p += ptlog_fmt_u64(id, p);
+    memcpy(p, ",\"ts\":", 6);
+    p += 6;
+    *len = (size_t)(p - t);
+    return t;
+}
+
+static void put_prefix(json_writer *w, uint32_t id, const char *name)
+{
+    prefix_slot tmp = {0}, *slot = id < PREFIX_CACHE ? &w->prefixes[id] : &tmp;
+    if (!slot->text || slot->src != name) {
+        free(slot->text);
+        slot->text = make_prefix(name, id, &slot->len);
+        slot->src = name;
+        if (!slot->text) {
+            slot->len = 0;
+            return;
+        }
+    }
+    ptlog_out_write(w->out, slot->text, slot->len);
+    if (slot == &tmp)
+        free(tmp.text);
+}
+
+static inline char *put_u64_fast(char *p, uint64_t v)
+{
+    if (v > INT64_MAX) {
+        *p++ = '"';
+        *p++ = '0';
+        *p++ = 'x';
+        p += ptlog_fmt_hex64(v, p);
+        *p++ = '"';
+        return p;
+    }
+    return p + ptlog_fmt_u64(v, p);
+}
+
+static void put_data_hex(ptlog_out *out, const unsigned char *p, size_t n)
+{
+    const size_t slice = 16384;
+    for (size_t off = 0; off < n; off += slice) {
+        size_t k = n - off < slice ? n - off : slice;
+        char *o = ptlog_out_room(out, 2 * slice);
+        for (size_t i = 0; i < k; i++) {
+            o[2 * i] = hexd[p[off + i] >> 4];
+            o[2 * i + 1] = hexd[p[off + i] & 15];
+        }
+        out->len += 2 * k;
+    }
+}
+
+static int json_event(void *ctx, const tracelog_event *ev, const char *name)
+{
+    json_writer *w = ctx;
+    ptlog_out *out = w->out;
+    if (!w->lines && w->count)
+        ptlog_out_write(out, ",\n", 2);
+    w->count++;
+    put_prefix(w, ev->event_id, name);
+    char *o = ptlog_out_room(out, 160), *p = o;
+    p = put_u64_fast(p, ev->timestamp_ns);
+    memcpy(p, ",\"pid\":", 7);
+    p = put_u64_fast(p + 7, ev->pid);
+    memcpy(p, ",\"tid\":", 7);
+    p = put_u64_fast(p + 7, ev->tid);
+    memcpy(p, ",\"address\":", 11);
+    p = put_u64_fast(p + 11, ev->address);
+    memcpy(p, ",\"truncation\":", 14);
+    p = put_u64_fast(p + 14, ev->truncation);
+    memcpy(p, ",\"data\":\"", 9);
+    p += 9;
+    out->len += (size_t)(p - o);
+    put_data_hex(out, ev->payload, ev->payload_len);
+    if (w->lines)
+        ptlog_out_write(out, "\"}\n", 3);
+    else
+        ptlog_out_write(out, "\"}", 2);
+    return 0;
+}
+
+int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *sel)
+{
+    json_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return ptlog_nomem();
+    w->out = out;
+    w->lines = lines;
+    /* Types and status are complete up front only when the whole input was scanned. */
+    int upfront = src->upfront;
+    ptlog_out_puts(out, "{");
+    put_format(out, src);
+    ptlog_out_puts(out, ",\"attributes\":");
+    ptlog_json_attributes(out, &src->meta);
+    if (lines) {
+        ptlog_out_puts(out, ",");
+        put_types(out, src); /* those known so far; the last line repeats the full table */
+        ptlog_out_puts(out, "}\n");
+    } else {
+        if (upfront) {
+            ptlog_out_puts(out, ",\n");
+            put_types(out, src);
+            ptlog_out_puts(out, ",\n");
+            put_status(out, src);
+        }
+        ptlog_out_puts(out, ",\n\"events\":[\n");
+    }
+    int rc = ptlog_src_events(src, sel, json_event, w);
+    if (lines) {
+        ptlog_out_puts(out, "{");
+        put_status(out, src);
+        ptlog_out_puts(out, ",");
+        put_types(out, src);
+        ptlog_out_puts(out, "}\n");
+    } else {
+        ptlog_out_puts(out, w->count ? "\n]" : "]");
+        if (!upfront) {
+            ptlog_out_puts(out, ",\n");
+            put_types(out, src);
+            ptlog_out_puts(out, ",\n");
+            put_status(out, src);
+        }
+        ptlog_out_puts(out, "}\n");
+    }
+    for (size_t i = 0; i < PREFIX_CACHE; i++)
+        free(w->prefixes[i].text);
+    free(w);
+    return rc;
+}

@@ -1,0 +1,120 @@
+/*
+ * .ptl output through the public writer API: the source's attributes, its
+ * whole event-type table, the selected events and the stream-side status
+ * counters (the log-side ones are the new log's own, counted by the writer).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptlog.h"
+
+typedef struct ptl_sink {
+    ptlog_src *src;
+    ptlog_out *out;
+    tracelog_writer *w;
+    size_t types_seen;  /* source table size when last copied */
+    uint64_t count;
+} ptl_sink;
+
+/* Bytes of chunk needed so that any payload the source may hold fits in one chunk. */
+uint32_t ptlog_chunk_size_for(const tracelog_metadata *m)
+{
+    uint64_t want = 128u << 10;
+    if (m->max_data_size && m->max_data_size < (8u << 20) && 2 * m->max_data_size + 4096 > want)
+        want = 2 * m->max_data_size + 4096;
+    return (uint32_t)want;
+}
+
+int ptlog_writer_error(const char *out_name, tracelog_writer *w, tracelog_status st)
+{
+    tracelog_error err;
+    tracelog_writer_last_error(w, &err);
+    if (st == TRACELOG_E_NOMEM)
+        return ptlog_nomem();
+    if (st == TRACELOG_E_IO || err.code == TRACELOG_E_IO) {
+        ptlog_msg(out_name, "cannot write the output: %s", err.sys_errno ? strerror(err.sys_errno) : err.message);
+        return PTLOG_EXIT_OUTPUT;
+    }
+    ptlog_msg(out_name, "cannot write the log: %s", err.code ? err.message : tracelog_strerror(st));
+    return PTLOG_EXIT_OUTPUT;
+}
+
+static int copy_types(ptl_sink *k)
+{
+    size_t n = k->src->type_count(k->src);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id;
+        const char *name;
+        k->src->type_at(k->src, i, &id, &name);
+        tracelog_status st = tracelog_writer_define_event(k->w, id, name);
+        if (st == TRACELOG_E_NOMEM)
+            return ptlog_nomem();
+        if (st == TRACELOG_E_INVAL) {
+            ptlog_msg(k->src->name, "event type %u changes its name to \"%s\": cannot be written", id, name);
+            return PTLOG_EXIT_INPUT;
+        }
+        if (st != TRACELOG_OK)
+            return ptlog_writer_error(ptlog_out_name(k->out), k->w, st);
+    }
+    k->types_seen = n;
+    return 0;
+}
+
+static int ptl_event(void *ctx, const tracelog_event *ev, const char *name)
+{
+    ptl_sink *k = ctx;
+    (void)name;
+    if (k->src->type_count(k->src) != k->types_seen) {
+        int rc = copy_types(k);
+        if (rc)
+            return rc;
+    }
+    tracelog_status st = tracelog_writer_append(k->w, ev);
+    if (st == TRACELOG_E_INVAL) {
+        ptlog_msg(k->src->name, "event %llu cannot be written: payload of %u bytes too large or bad truncation %u",
+                  (unsigned long long)k->count, ev->payload_len, ev->truncation);
+        return PTLOG_EXIT_INPUT;
+    }
+    if (st != TRACELOG_OK)
+        return ptlog_writer_error(ptlog_out_name(k->out), k->w, st);
+    k->count++;
+    return 0;
+}
+
+int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
+{
+    tracelog_writer_options opt;
+    tracelog_writer_options_init(&opt);
+    opt.chunk_size = ptlog_chunk_size_for(&src->meta);
+    ptl_sink k = {src, out, NULL, 0, 0};
+    tracelog_error err;
+    tracelog_status st = tracelog_writer_create(out->fd, &src->meta, &opt, &k.w, &err);
+    if (st == TRACELOG_E_NOMEM)
+        return ptlog_nomem();
+    if (st != TRACELOG_OK) {
+        ptlog_msg(ptlog_out_name(out), "cannot start the log: %s", err.message);
+        return st == TRACELOG_E_IO ? PTLOG_EXIT_OUTPUT : PTLOG_EXIT_INPUT;
+    }
+    int rc = copy_types(&k);
+    int src_rc = rc ? rc : ptlog_src_events(src, sel, ptl_event, &k);
+    if (src_rc > PTLOG_EXIT_LOSS) {
+        tracelog_writer_abandon(k.w);
+        return src_rc;
+    }
+    rc = copy_types(&k); /* types named only at the end (JSON Lines) */
+    tracelog_log_status status;
+    src->get_status(src, &status);
+    if (!rc && (st = tracelog_writer_set_status(k.w, &status)) != TRACELOG_OK)
+        rc = ptlog_writer_error(ptlog_out_name(out), k.w, st);
+    if (rc) {
+        tracelog_writer_abandon(k.w);
+        return rc;
+    }
+    st = tracelog_writer_close(k.w, &err);
+    if (st != TRACELOG_OK) {
+        ptlog_msg(ptlog_out_name(out), "cannot write the output: %s", err.message);
+        return st == TRACELOG_E_NOMEM ? PTLOG_EXIT_INTERNAL : PTLOG_EXIT_OUTPUT;
+    }
+    return src_rc;
+}
