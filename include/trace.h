@@ -232,6 +232,27 @@ __TRACELOG_API int posix_trace_open(int file_desc, trace_id_t *trid);
 __TRACELOG_API int posix_trace_rewind(trace_id_t trid);
 __TRACELOG_API int posix_trace_close(trace_id_t trid);
 
+/*
+ * exec: POSIX shuts a process's streams down when it calls an exec function.
+ * Calls made from code that includes this header first write every log of
+ * the process out, with a trailer (see libtracelog/posix/exec.c); if exec
+ * fails, tracing goes on. Define TRACELOG_NO_EXEC_HOOK before including
+ * <trace.h> to call the exec functions directly.
+ */
+__TRACELOG_API void tracelog_prepare_exec(void);
+#ifndef TRACELOG_NO_EXEC_HOOK
+#define execl(...) (tracelog_prepare_exec(), execl(__VA_ARGS__))
+#define execle(...) (tracelog_prepare_exec(), execle(__VA_ARGS__))
+#define execlp(...) (tracelog_prepare_exec(), execlp(__VA_ARGS__))
+#define execv(...) (tracelog_prepare_exec(), execv(__VA_ARGS__))
+#define execve(...) (tracelog_prepare_exec(), execve(__VA_ARGS__))
+#define execvp(...) (tracelog_prepare_exec(), execvp(__VA_ARGS__))
+#define fexecve(...) (tracelog_prepare_exec(), fexecve(__VA_ARGS__))
+#ifdef _GNU_SOURCE
+#define execvpe(...) (tracelog_prepare_exec(), execvpe(__VA_ARGS__))
+#endif
+#endif
+
 #ifdef __cplusplus
 }
 #endif

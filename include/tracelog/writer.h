@@ -81,6 +81,14 @@ TRACELOG_API tracelog_status tracelog_writer_sync(tracelog_writer *w);
  */
 TRACELOG_API tracelog_status tracelog_writer_close(tracelog_writer *w, tracelog_error *err);
 
+/*
+ * Writes what is buffered and a trailer, and keeps the writer open: the log
+ * is complete as it stands (a reader calls it clean) until the next block is
+ * written. Used before exec(), which would otherwise leave the log without
+ * its trailer. Errors as tracelog_writer_flush().
+ */
+TRACELOG_API tracelog_status tracelog_writer_checkpoint(tracelog_writer *w);
+
 /* Frees w without writing anything more (as if the process had crashed). */
 TRACELOG_API void tracelog_writer_abandon(tracelog_writer *w);
 

@@ -62,6 +62,8 @@ void tracelog_posix_unregister(tl_trace *t);
 /* Makes posix_trace_event record into (or stop recording into) the stream of slot. */
 void tracelog_posix_publish(int slot, tl_shm *s);
 void tracelog_posix_init_once(void);
+/* Handles of this process's traces of the given kinds (at most max). */
+size_t tracelog_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds);
 pid_t tracelog_posix_pid(void);
 
 /* Names. Ids below TL_SYSTEM_EVENTS + 1 are system events. */

@@ -54,18 +54,26 @@ static void after_fork_child(void)
     pthread_mutex_unlock(&reg_lock);
 }
 
+size_t tracelog_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&reg_lock);
+    for (int i = 0; i < TRACE_SYS_MAX && n < max; i++) {
+        tl_trace *t = slots[i].t;
+        if (t && !t->dying && t->owner == current_pid && (kinds >> t->kind & 1))
+            out[n++] = (slots[i].gen << 8) | (unsigned)(i + 1);
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return n;
+}
+
 /* Streams are shut down when the process exits (POSIX: as if by posix_trace_shutdown). */
 static void at_exit(void)
 {
-    for (int i = 0; i < TRACE_SYS_MAX; i++) {
-        pthread_mutex_lock(&reg_lock);
-        tl_trace *t = slots[i].t;
-        trace_id_t trid = t && t->owner == current_pid && t->kind != TL_PRERECORDED
-                              ? (slots[i].gen << 8) | (unsigned)(i + 1) : 0;
-        pthread_mutex_unlock(&reg_lock);
-        if (trid)
-            posix_trace_shutdown(trid);
-    }
+    trace_id_t trids[TRACE_SYS_MAX];
+    size_t n = tracelog_posix_own_trids(trids, TRACE_SYS_MAX, 1u << TL_ACTIVE | 1u << TL_ACTIVE_LOG);
+    for (size_t i = 0; i < n; i++)
+        posix_trace_shutdown(trids[i]);
 }
 
 static void init(void)

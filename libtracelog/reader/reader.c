@@ -214,6 +214,17 @@ static scan_result scan_block(tracelog_reader *r, uint64_t *pos, uint64_t *limit
             *why = TRACELOG_E_CHECKSUM;
         if (c != TL_BLOCK_OK)
             continue;
+        /* A stream's length is known only once it ends: wait for the whole
+           block (as a file's size tells at once) before deciding it is
+           complete. Oversized blocks are refused later, unread. */
+        if (!r->src.seekable && h->payload_len <= r->opt.max_block_size) {
+            uint8_t last;
+            ssize_t k = tracelog_source_read(&r->src, p + tl_block_span(h->payload_len) - 1, &last, 1);
+            if (k < 0)
+                return SCAN_ERROR;
+            if (k == 0)
+                *limit = r->src.size;
+        }
         if (p + tl_block_span(h->payload_len) > *limit) {
             *why = TRACELOG_E_TRUNCATED; /* the data ends inside this block: a write cut short */
             break;
@@ -232,6 +243,8 @@ static void report_skip(tracelog_reader *r, uint64_t from, uint64_t to, tracelog
     if (to <= from)
         return;
     if (at_end)
+        r->clean = 0;
+    if (at_end)
         problem(r, TRACELOG_E_TRUNCATED, from, to - from, "log ends with an incomplete or damaged block (%s)",
                 tracelog_status_name(why));
     else
@@ -247,7 +260,9 @@ static int load_payload(tracelog_reader *r, uint64_t off, const tl_block_header 
         return -1;
     }
     r->payload.len = 0;
-    if (tl_buf_reserve(&r->payload, h->payload_len)) {
+    /* At least one byte, so that an empty payload still has a non-NULL base
+       (the decoders compute data + len, undefined on NULL). */
+    if (tl_buf_reserve(&r->payload, h->payload_len ? h->payload_len : 1)) {
         problem(r, TRACELOG_E_NOMEM, off, 0, "out of memory for a block of %u bytes", h->payload_len);
         return -1;
     }
@@ -379,6 +394,10 @@ static tracelog_status handle_block(tracelog_reader *r, uint64_t off, const tl_b
 {
     *is_chunk = 0;
     r->blocks++;
+    /* Clean means the last block is a trailer: one written before an exec is
+       only a checkpoint once blocks follow it. */
+    if (h->type != TL_BLOCK_PADDING)
+        r->clean = 0;
     switch (h->type) {
     case TL_BLOCK_CHUNK: {
         uint8_t head[TL_CHUNK_HEADER_SIZE];
@@ -495,11 +514,18 @@ static tracelog_status scan_ring(tracelog_reader *r)
     tracelog_status st = scan_segment(r, r->hdr.header_size, durable_end, &last);
     if (st != TRACELOG_OK)
         return st;
-    segment_ref *segs = calloc(r->hdr.segment_count, sizeof *segs);
+    /* Only segments that start inside the file can hold blocks: the header's
+       count is not trusted for the allocation. */
+    uint64_t nseg = 0;
+    if (r->hdr.ring_offset < r->src.size)
+        nseg = (r->src.size - r->hdr.ring_offset + r->hdr.segment_size - 1) / r->hdr.segment_size;
+    if (nseg > r->hdr.segment_count)
+        nseg = r->hdr.segment_count;
+    segment_ref *segs = calloc(nseg ? nseg : 1, sizeof *segs);
     if (!segs)
         return TRACELOG_E_NOMEM;
     size_t n = 0;
-    for (uint32_t i = 0; i < r->hdr.segment_count; i++) {
+    for (uint32_t i = 0; i < nseg; i++) {
         uint64_t off = r->hdr.ring_offset + (uint64_t)i * r->hdr.segment_size;
         uint8_t buf[TL_BLOCK_HEADER_SIZE];
         tl_block_header h;

@@ -266,10 +266,36 @@ static tracelog_status emit_chunk(tracelog_writer *w)
     return add_index(w, e);
 }
 
+/*
+ * Ring: a block that does not fit in the current segment starts the next
+ * one, which overwrites the oldest segment and counts its events as
+ * overruns. Status and trailer blocks carry those counters, so they must
+ * move on before encoding them: *moved says the caller has to re-encode.
+ */
+static tracelog_status ring_room(tracelog_writer *w, size_t len, int *moved)
+{
+    *moved = 0;
+    if (!is_ring(w) || len > UINT32_MAX - 8)
+        return TRACELOG_OK;
+    uint64_t span = tl_block_span((uint32_t)len);
+    if (span > w->hdr.segment_size || w->seg_pos + span <= w->hdr.segment_size)
+        return TRACELOG_OK; /* fits, or never will (write_block refuses it) */
+    if (w->error.code != TRACELOG_OK)
+        return w->error.code;
+    *moved = 1;
+    return next_segment(w);
+}
+
 static tracelog_status write_status(tracelog_writer *w)
 {
-    w->payload.len = 0;
-    tracelog_status st = tracelog_status_encode(&w->status, &w->payload);
+    tracelog_status st;
+    int moved;
+    do {
+        w->payload.len = 0;
+        st = tracelog_status_encode(&w->status, &w->payload);
+        if (st == TRACELOG_OK)
+            st = ring_room(w, w->payload.len, &moved);
+    } while (st == TRACELOG_OK && moved);
     if (st == TRACELOG_OK)
         st = write_block(w, TL_BLOCK_STATUS, w->payload.data, w->payload.len, NULL);
     if (st == TRACELOG_OK)
@@ -517,7 +543,7 @@ tracelog_status tracelog_writer_sync(tracelog_writer *w)
     return e ? poison(w, TRACELOG_E_IO, e, TL_NO_OFFSET, "fdatasync failed") : st;
 }
 
-static tracelog_status write_trailer(tracelog_writer *w)
+static tracelog_status encode_trailer(tracelog_writer *w)
 {
     tl_buf *p = &w->payload;
     p->len = 0;
@@ -561,7 +587,21 @@ static tracelog_status write_trailer(tracelog_writer *w)
     tl_store64(p->data + p->len, is_ring(w) ? 0 : w->pos);
     memcpy(p->data + p->len + 8, TL_END_MAGIC, 8);
     p->len += 16;
-    return write_block(w, TL_BLOCK_TRAILER, p->data, p->len, NULL);
+    return TRACELOG_OK;
+}
+
+static tracelog_status write_trailer(tracelog_writer *w)
+{
+    tracelog_status st;
+    int moved;
+    do {
+        st = encode_trailer(w);
+        if (st == TRACELOG_OK)
+            st = ring_room(w, w->payload.len, &moved);
+    } while (st == TRACELOG_OK && moved);
+    if (st != TRACELOG_OK)
+        return st;
+    return write_block(w, TL_BLOCK_TRAILER, w->payload.data, w->payload.len, NULL);
 }
 
 static void free_writer(tracelog_writer *w)
@@ -599,6 +639,16 @@ tracelog_status tracelog_writer_close(tracelog_writer *w, tracelog_error *err)
         }
     }
     free_writer(w);
+    return st;
+}
+
+tracelog_status tracelog_writer_checkpoint(tracelog_writer *w)
+{
+    if (!w)
+        return TRACELOG_E_INVAL;
+    tracelog_status st = tracelog_writer_flush(w);
+    if (st == TRACELOG_OK || st == TRACELOG_E_LOG_FULL)
+        st = write_trailer(w);
     return st;
 }
 
