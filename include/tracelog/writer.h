@@ -63,6 +63,14 @@ TRACELOG_API tracelog_status tracelog_writer_define_event(tracelog_writer *w, ui
  */
 TRACELOG_API tracelog_status tracelog_writer_append(tracelog_writer *w, const tracelog_event *ev);
 
+/*
+ * UNTIL_FULL logs: once the log is full, writes ev in a chunk of its own
+ * beyond the size budget, once (the POSIX layer uses it to end a full log
+ * with POSIX_TRACE_STOP, as the standard requires). Later calls return
+ * TRACELOG_E_LOG_FULL. Other logs, or a log not full yet: tracelog_writer_append().
+ */
+TRACELOG_API tracelog_status tracelog_writer_append_final(tracelog_writer *w, const tracelog_event *ev);
+
 /* Replaces the status counters written by the next flush and by close. */
 TRACELOG_API tracelog_status tracelog_writer_set_status(tracelog_writer *w, const tracelog_log_status *st);
 

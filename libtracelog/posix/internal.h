@@ -46,6 +46,7 @@ typedef struct tl_trace {
     int flush_error;           /* first error, reset when read */
     uint64_t log_overruns_reported;
     uint32_t names_logged;     /* user names already given to the writer */
+    int log_stop_written;      /* UNTIL_FULL log: the final STOP is in */
     uint64_t events_flushed;
 
     /* Pre-recorded streams. */

@@ -94,6 +94,13 @@ static int drain(tl_trace *t)
         waits = 0;
         tracelog_event out = {ev.ts, ev.event_id, ev.pid, ev.tid, ev.addr, ev.truncation, ev.len, ev.data};
         tracelog_status st = tracelog_writer_append(t->writer, &out);
+        if (st == TRACELOG_E_LOG_FULL && !t->log_stop_written) {
+            /* An UNTIL_FULL log ends with POSIX_TRACE_STOP (auto != 0) where it filled up. */
+            int automatic = 1;
+            tracelog_event stop = {ev.ts, POSIX_TRACE_STOP, 0, 0, 0, 0, sizeof automatic, &automatic};
+            tracelog_writer_append_final(t->writer, &stop);
+            t->log_stop_written = 1;
+        }
         if (st != TRACELOG_OK && st != TRACELOG_E_LOG_FULL && !e) {
             tracelog_error err;
             tracelog_writer_last_error(t->writer, &err);

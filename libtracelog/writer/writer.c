@@ -62,6 +62,7 @@ struct tracelog_writer {
     uint64_t seg_pos;     /* write offset inside it */
     uint64_t *seg_events; /* events held by each segment */
 
+    int final_written;    /* UNTIL_FULL: the one event allowed past the budget is written */
     tracelog_error error; /* code != TRACELOG_OK: poisoned */
 };
 
@@ -495,6 +496,27 @@ tracelog_status tracelog_writer_append(tracelog_writer *w, const tracelog_event 
             return st;
     }
     return tracelog_chunk_add(&w->chunk, ev);
+}
+
+tracelog_status tracelog_writer_append_final(tracelog_writer *w, const tracelog_event *ev)
+{
+    if (!w || !ev)
+        return TRACELOG_E_INVAL;
+    if (w->opt.log_policy != TRACELOG_POLICY_UNTIL_FULL || !w->status.log_full)
+        return tracelog_writer_append(w, ev);
+    if (w->final_written)
+        return TRACELOG_E_LOG_FULL;
+    /* One chunk of its own, beyond the budget: the spec allows this one. */
+    tracelog_chunk_builder_reset(&w->chunk);
+    tracelog_status st = tracelog_chunk_add(&w->chunk, ev);
+    if (st != TRACELOG_OK)
+        return st;
+    uint64_t saved = w->opt.log_max_size;
+    w->opt.log_max_size = UINT64_MAX;
+    st = emit_chunk(w);
+    w->opt.log_max_size = saved;
+    w->final_written = 1;
+    return st;
 }
 
 tracelog_status tracelog_writer_set_status(tracelog_writer *w, const tracelog_log_status *st)
