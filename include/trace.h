@@ -7,24 +7,63 @@
  * success or an error number; errno is not used. posix_trace_event() is
  * void, async-signal-safe, thread-safe and lock-free.
  *
- * Choices where the standard is silent or ambiguous (format-spec and
- * docs/posix.md give the full list):
- *  - Option macros: glibc defines _POSIX_TRACE* as -1 in <unistd.h>. This
- *    header includes <unistd.h> first and then redefines them to 200809L, so
- *    the result is the same whatever order the two headers are included in.
- *    sysconf() still answers -1 (it is glibc's); use tracelog_sysconf() from
- *    <tracelog/posix.h> for the run-time answer.
- *  - Name limits: names returned by the library always fit in a buffer of
- *    TRACE_NAME_MAX (trace name, generation version) or TRACE_EVENT_NAME_MAX
- *    (event names) bytes including the NUL, as the standard's own examples
- *    assume. posix_trace_eventid_open() therefore accepts names of at most
- *    TRACE_EVENT_NAME_MAX - 1 characters and returns ENAMETOOLONG beyond.
- *    posix_trace_attr_setname() truncates to TRACE_NAME_MAX - 1 characters.
- *  - TRACE_SYS_MAX is enforced per process (a user-space library cannot
- *    count other processes' streams).
- *  - Timestamps: CLOCK_REALTIME nanoseconds, taken from CLOCK_MONOTONIC plus
- *    the REALTIME-MONOTONIC offset measured when the stream was created, so
- *    they never go backwards within a stream.
+ * Choices where the standard is silent or ambiguous (the P-numbers refer to
+ * section 16 of the project's POSIX reference; tests/test_posix_*.c test them):
+ *  P1  Option macros: glibc defines _POSIX_TRACE* as -1 in <unistd.h>. This
+ *      header includes <unistd.h> first and redefines them to 200809L, so the
+ *      result is the same whatever the include order. glibc's sysconf() still
+ *      answers -1; tracelog_sysconf() (<tracelog/posix.h>) answers for us.
+ *  P5  Name limits: every name the library returns fits in TRACE_NAME_MAX
+ *      (trace name, generation version) or TRACE_EVENT_NAME_MAX (event
+ *      names) bytes including the NUL, as the standard's examples assume:
+ *      posix_trace_eventid_open() takes at most TRACE_EVENT_NAME_MAX - 1
+ *      characters (ENAMETOOLONG beyond); posix_trace_attr_setname()
+ *      truncates to TRACE_NAME_MAX - 1.
+ *  P9  A stream with log belongs to its log: the getnext functions return
+ *      EINVAL on it; read the log (posix_trace_open) instead.
+ *  P10 posix_trace_shutdown of a stream without log succeeds. A failed final
+ *      flush still frees everything and returns the error.
+ *  P11 "Full" in posix_trace_start/stop means an UNTIL_FULL stream that
+ *      stopped itself; a LOOP stream is always stopped by posix_trace_stop.
+ *  P12 UNTIL_FULL marks its loss with STOP (data 1) and START; LOOP and
+ *      FLUSH mark theirs with OVERFLOW and RESUME.
+ *  P13 OVERFLOW/RESUME are made by the reader from counters kept per thread
+ *      buffer, so they never need room in a full stream.
+ *  P15 An UNTIL_FULL log that fills up gets POSIX_TRACE_STOP (data 1) as its
+ *      last event; the stream keeps running; later events are log overruns.
+ *  P16 posix_trace_clear empties the stream and never destroys what was
+ *      already written to the log, whatever the log policy.
+ *  P17 posix_trace_flush is synchronous. FLUSH_START is recorded before the
+ *      flush and goes out with it; FLUSH_STOP is recorded after it and goes
+ *      out with the next flush (or at shutdown). The background flusher of
+ *      the FLUSH policy and the flush inside shutdown record neither.
+ *  P18 A fresh attribute object reports stream full policy LOOP; a stream
+ *      created with a log and no explicit policy uses FLUSH.
+ *  P19 The filter applies to events recorded with posix_trace_event(); the
+ *      system events the library records itself are never filtered out.
+ *  P20 POSIX_TRACE_WOPID_EVENTS is empty: tracelog defines no system events
+ *      of its own. ALL_EVENTS covers the whole id space.
+ *  P21 A trace_id_t is a slot and a generation, never a pointer: stale,
+ *      foreign or garbage ids get EINVAL. A forked child gets EINVAL for its
+ *      parent's ids.
+ *  P22 Streams are shut down at exit(). exec functions called from code that
+ *      includes this header write every log out with a trailer first.
+ *  P23 TRACE_SYS_MAX is enforced per process. Tracing another process
+ *      (pid != 0) is refused with EPERM (ESRCH if it does not exist).
+ *      Inheritance follows fork() only.
+ *  P24 Events are read back in timestamp order; timestamps come from
+ *      CLOCK_MONOTONIC plus the CLOCK_REALTIME offset measured when the
+ *      stream was created, so they never go backwards within a stream and
+ *      convert to CLOCK_REALTIME nanoseconds. Order is exact: the reader
+ *      waits for a thread that has read the clock but not yet stored its
+ *      event (for at most about a millisecond, in case it died).
+ *  P29 The log descriptor is duplicated (close-on-exec) and never closed.
+ *      SIGXFSZ is blocked while the library writes, so exceeding
+ *      RLIMIT_FSIZE gives EFBIG instead of killing the process.
+ *  P30 posix_trace_open returns EINVAL for anything that is not a readable
+ *      .ptl log, including a bad descriptor.
+ *  P38 A NULL data buffer is never written: the event is reported with
+ *      TRUNCATED_READ and *data_len 0.
  */
 #ifndef TRACELOG_TRACE_H
 #define TRACELOG_TRACE_H
