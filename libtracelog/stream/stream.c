@@ -186,6 +186,20 @@ static void maybe_wake_flusher(tl_shm *s, tl_lane *l, uint64_t cap)
         futex_wake(&s->flusher_seq);
 }
 
+/*
+ * Room for need more bytes after h? The tail lives on the consumer's cache
+ * line: producers read it only when the value they saw last says no room,
+ * so a busy consumer does not slow every event down.
+ */
+static inline int has_room(tl_lane *l, uint64_t h, uint64_t need, uint64_t cap)
+{
+    if (h + need - atomic_load_explicit(&l->tail_seen, memory_order_relaxed) <= cap)
+        return 1;
+    uint64_t t = atomic_load(&l->tail);
+    atomic_store_explicit(&l->tail_seen, t, memory_order_relaxed);
+    return h + need - t <= cap;
+}
+
 int tracelog_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const void *data,
                            uint32_t len, uint32_t truncation, uint64_t addr, uint64_t tid,
                            uint32_t pid)
@@ -206,15 +220,14 @@ int tracelog_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const vo
         uint64_t rem = cap - h % cap;
         uint64_t pad = rem < size ? rem : 0; /* records never wrap; a tail under 16 bytes is skipped implicitly */
         uint64_t need = pad + size;
-        if (s->policy == TRACELOG_POLICY_LOOP && lane != s->nlanes &&
-            h + need - atomic_load(&l->tail) > cap) {
+        if (s->policy == TRACELOG_POLICY_LOOP && lane != s->nlanes && !has_room(l, h, need, cap)) {
             if (!atomic_load_explicit(&s->full, memory_order_relaxed))
                 atomic_store(&s->full, 1);
             while (h + need - atomic_load(&l->tail) > cap)
                 if (drop_oldest(l, base, cap))
                     break;
         }
-        if (h + need - atomic_load(&l->tail) > cap) {
+        if (!has_room(l, h, need, cap)) {
             lose(s, l, ts);
             break;
         }

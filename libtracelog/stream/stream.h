@@ -45,7 +45,8 @@ typedef struct tl_lane {
     _Atomic uint64_t lost;     /* FLUSH: events dropped and not yet marked in the ring */
     _Atomic uint64_t lost_first_ts;
     _Atomic uint64_t overruns; /* every event this lane lost, for any reason */
-    char pad0[64 - 40];
+    _Atomic uint64_t tail_seen; /* a tail value producers saw: never ahead of tail */
+    char pad0[64 - 48];
     /* Written by the consumer (and by LOOP producers that overwrite). */
     _Atomic uint64_t tail;
     _Atomic uint64_t dropped;  /* LOOP: events overwritten */
