@@ -269,7 +269,7 @@ static int parse_args(int argc, char **argv, const struct option *longopts, args
             return usage_error(a->cmd, "unknown option '%s'", argv[optind - 1]);
         }
         if (c == ':')
-            return usage_error(a->cmd, "option '%s' needs an argument", opt_text);
+            return usage_error(a->cmd, "option '%s' needs an argument", argv[optind - 1]);
         int r = ptlog_select_option(&a->sel, c, optarg);
         if (r < 0)
             return PTLOG_EXIT_USAGE;

@@ -54,11 +54,11 @@ static inline char escape_of(unsigned char c)
 
 enum { PLAIN_TEXT, ESCAPED_TEXT, BINARY };
 
-/* Text is printable ASCII with \t \n \r, and the last byte may be a NUL. */
+/* Text is printable ASCII with \t \n \r; the last byte may be a NUL after at least one other. */
 static int classify(const unsigned char *p, size_t n)
 {
     int kind = PLAIN_TEXT;
-    if (n && p[n - 1] == 0) {
+    if (n > 1 && p[n - 1] == 0) { /* a C string with its terminator */
         n--;
         kind = ESCAPED_TEXT;
     }

@@ -43,6 +43,18 @@ int ptlog_out_open(ptlog_out *o, const char *path)
         ptlog_out_abort(o);
         return PTLOG_EXIT_OUTPUT;
     }
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* A device, FIFO or socket (/dev/null, a named pipe): written in place, never replaced. */
+        free(o->tmp);
+        o->tmp = NULL;
+        o->fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (o->fd < 0) {
+            ptlog_msg(path, "cannot open the output: %s", strerror(errno));
+            ptlog_out_abort(o);
+            return PTLOG_EXIT_OUTPUT;
+        }
+        return PTLOG_EXIT_OK;
+    }
     o->fd = mkstemp(o->tmp);
     if (o->fd < 0) {
         ptlog_msg(path, "cannot create the output: %s", strerror(errno));
@@ -100,14 +112,14 @@ const char *ptlog_out_name(const ptlog_out *o) { return o->path ? o->path : "<st
 int ptlog_out_finish(ptlog_out *o)
 {
     ptlog_out_flush(o);
-    if (!o->err && o->path && fsync(o->fd) != 0 && errno != EINVAL)
+    if (!o->err && o->tmp && fsync(o->fd) != 0 && errno != EINVAL)
         o->err = errno;
     if (o->path) {
         if (close(o->fd) != 0 && !o->err)
             o->err = errno;
         o->fd = -1;
     }
-    if (!o->err && o->path && rename(o->tmp, o->path) != 0)
+    if (!o->err && o->tmp && rename(o->tmp, o->path) != 0)
         o->err = errno;
     int code = PTLOG_EXIT_OK;
     if (o->err) {

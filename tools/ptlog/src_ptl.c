@@ -53,12 +53,14 @@ uint64_t ptlog_report_problems(const char *name, const tracelog_reader *r)
         tracelog_problem p;
         if (tracelog_reader_problem(r, i, &p) != TRACELOG_OK)
             break;
+        /* the library's message may already name the code */
+        const char *code = strstr(p.message, "TRACELOG_E_") ? NULL : tracelog_status_name(p.code);
         if (p.length)
-            ptlog_msg(name, "warning: offset %llu: %s (%llu bytes skipped, %s)", (unsigned long long)p.offset,
-                      p.message, (unsigned long long)p.length, tracelog_status_name(p.code));
+            ptlog_msg(name, "warning: %llu bytes skipped at offset %llu: %s%s%s%s", (unsigned long long)p.length,
+                      (unsigned long long)p.offset, p.message, code ? " (" : "", code ? code : "", code ? ")" : "");
         else
-            ptlog_msg(name, "warning: offset %llu: %s (%s)", (unsigned long long)p.offset, p.message,
-                      tracelog_status_name(p.code));
+            ptlog_msg(name, "warning: at offset %llu: %s%s%s%s", (unsigned long long)p.offset, p.message,
+                      code ? " (" : "", code ? code : "", code ? ")" : "");
     }
     tracelog_reader_info info;
     tracelog_reader_get_info(r, &info);

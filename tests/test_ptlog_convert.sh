@@ -1,0 +1,123 @@
+#!/bin/bash
+# ptlog convert: golden JSON, JSON Lines and Chrome outputs; exact round trips
+# ptl -> json -> ptl and ptl -> jsonl -> ptl; format detection; standard
+# input and output; bad JSON with file:line:column; bad values with the event
+# index and key; atomic output (no partial file on error).
+. "$(dirname "$0")/ptlog/lib.sh"
+make_small
+"$PTLOG" dump small.ptl >small.txt
+
+for f in json jsonl chrome; do
+    expect_rc 0 "convert --to $f" "$PTLOG" convert small.ptl --to $f
+    golden "small.$f" "$T/out"
+done
+if command -v python3 >/dev/null; then
+    python3 - "$GOLD/small.chrome" <<'PY' && ok || bad "chrome output is not valid Chrome trace JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+phs = [e["ph"] for e in ev]
+assert phs.count("B") == 1 and phs.count("E") == 1 and "M" in phs
+assert all(e["name"] == "request" for e in ev if e["ph"] in "BE")
+PY
+    python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$GOLD/small.jsonl" && ok || bad "jsonl invalid"
+fi
+
+# Round trips are exact (dump text identical), also through pipes.
+for f in json jsonl; do
+    expect_rc 0 "ptl -> $f" "$PTLOG" convert small.ptl --to $f -o "rt.$f"
+    expect_rc 0 "$f -> ptl" "$PTLOG" convert "rt.$f" --to ptl -o "rt.$f.ptl"
+    "$PTLOG" dump "rt.$f.ptl" >rt.txt
+    expect_same "round trip through $f" small.txt rt.txt
+    "$PTLOG" convert "rt.$f.ptl" --to $f -o "rt2.$f"
+    expect_same "$f -> ptl -> $f is stable" "rt.$f" "rt2.$f"
+done
+make_many many 30000
+"$PTLOG" dump many.ptl >many.txt
+run bash -c "cat many.ptl | '$PTLOG' convert - --to jsonl -o - | '$PTLOG' convert - --to ptl -o - | '$PTLOG' dump -"
+expect_same "pipe round trip of a multi-chunk log" many.txt "$T/out"
+run bash -c "cat many.ptl | '$PTLOG' convert - --to json | '$PTLOG' convert --from json - --to ptl -o back.ptl"
+[ "$RC" = 0 ] && ok || bad "json from a pipe: exit $RC $(cat "$T/err")"
+"$PTLOG" dump back.ptl >back.txt
+expect_same "pipe round trip through json" many.txt back.txt
+
+# Detection: a one-line JSON document is still a document.
+printf '{"events":[{"name":"a","ts":5},{"name":"b","ts":6,"data":"00"}]}' >oneline.json
+expect_rc 0 "one-line document" "$PTLOG" dump --relative oneline.json
+printf '0.000000000 0 0x0 a\n0.000000001 0 0x0 b 00\n' >want
+expect_same "events without ids get ids by name" want "$T/out"
+
+# Selection applies to convert too.
+expect_rc 0 "convert with --event" "$PTLOG" convert small.ptl --to jsonl --event alloc
+n=$(grep -c '"ts"' "$T/out")
+[ "$n" = 2 ] && ok || bad "convert --event alloc kept $n events"
+
+# Malformed JSON: file:line:column, exit 3, no output file.
+printf '{"ts":1,"id":1}\n{"ts":2,"id":1,}\n' >syntax.jsonl
+expect_rc 3 "syntax error jsonl" "$PTLOG" convert syntax.jsonl --to ptl -o out.ptl
+expect_err '^ptlog: syntax.jsonl:2:16: ' "jsonl syntax error position"
+[ -e out.ptl ] && bad "partial output left after a syntax error" || ok
+ls out.ptl.tmp.* >/dev/null 2>&1 && bad "temporary file left behind" || ok
+printf '{"events":[\n{"ts":1,"id":1},\n{"ts":3 "id":1}]}\n' >syntax.json
+expect_rc 3 "syntax error json" "$PTLOG" convert syntax.json --to jsonl -o out.jsonl
+expect_err '^ptlog: syntax.json:3:[0-9]+: ' "json syntax error position"
+[ -e out.jsonl ] && bad "partial output after a json syntax error" || ok
+
+# Invalid values: event index and key.
+printf '{"ts":1,"id":1}\n{"ts":2,"id":1}\n{"ts":-3,"id":1}\n' >neg.jsonl
+expect_rc 3 "negative ts" "$PTLOG" convert neg.jsonl --to ptl -o out.ptl
+expect_err '^ptlog: neg.jsonl:3: event 2: key "ts": expected a non-negative integer$' "negative ts"
+printf '{"events":[{"ts":1,"id":1},{"ts":2,"id":1,"data":"abc"}]}\n' >odd.json
+expect_rc 3 "odd hex" "$PTLOG" convert odd.json --to jsonl
+expect_err '^ptlog: odd.json: event 1: key "data": expected a string of hex digit pairs$' "odd hex"
+printf '{"events":[{"ts":1,"id":1,"pid":4294967296}]}\n' >pid.json
+expect_rc 3 "pid too big" "$PTLOG" convert pid.json --to jsonl
+expect_err 'event 0: key "pid": expected a non-negative integer below 2\^32' "pid too big"
+printf '{"events":[{"ts":1,"id":1,"truncation":3}]}\n' >trunc.json
+expect_rc 3 "bad truncation" "$PTLOG" convert trunc.json --to jsonl
+expect_err 'event 0: key "truncation": expected 0' "bad truncation"
+printf '{"events":[{"ts":1,"id":1,"name":"a"},{"ts":2,"id":1,"name":"b"}]}\n' >clash.json
+expect_rc 3 "id named twice" "$PTLOG" convert clash.json --to jsonl
+expect_err 'event 1: key "name": event type 1 is named both "a" and "b"' "id named twice"
+printf '{"format":{"schema":"tracelog","version":2},"events":[]}\n' >v2.json
+expect_rc 3 "schema version 2" "$PTLOG" convert v2.json --to jsonl
+expect_err 'unsupported JSON schema version' "schema version 2"
+printf '{"attributes":{"trace_name":5},"events":[]}\n' >attr.json
+expect_rc 3 "bad attribute" "$PTLOG" convert attr.json --to jsonl
+expect_err '^ptlog: attr.json: key "attributes.trace_name": expected a string$' "bad attribute"
+
+# Values above INT64_MAX travel as "0x..." strings and come back exactly.
+printf '{"ts":1,"id":1,"tid":"0xffffffffffffffff","address":"0x8000000000000000"}\n' >big.jsonl
+expect_rc 0 "big u64 in" "$PTLOG" convert big.jsonl --to ptl -o big.ptl
+expect_rc 0 "big u64 out" "$PTLOG" convert big.ptl --to jsonl
+grep -q '"tid":"0xffffffffffffffff","address":"0x8000000000000000"' "$T/out" && ok || bad "u64 above INT64_MAX: $(cat "$T/out")"
+
+# Output errors: exit 4, nothing left behind; an existing file is kept intact.
+expect_rc 4 "output in a missing directory" "$PTLOG" convert small.ptl --to json -o nodir/x.json
+expect_err '^ptlog: nodir/x.json: cannot create the output: No such file or directory$' "missing directory"
+echo precious >keep.json
+mkdir ro && chmod 555 ro
+if [ "$(id -u)" != 0 ]; then
+    expect_rc 4 "read-only directory" "$PTLOG" convert small.ptl --to json -o ro/x.json
+fi
+expect_rc 4 "output is a directory" "$PTLOG" convert small.ptl --to json -o ro
+if [ -w /dev/full ] && [ -c /dev/full ]; then
+    expect_rc 4 "disk full" "$PTLOG" convert small.ptl --to jsonl -o /dev/full
+    expect_err '^ptlog: /dev/full: cannot write the output: No space left on device$' "disk full"
+    [ -c /dev/full ] && ok || bad "/dev/full was replaced"
+fi
+expect_rc 3 "bad input keeps the old output" "$PTLOG" convert neg.jsonl --to json -o keep.json
+[ "$(cat keep.json)" = precious ] && ok || bad "a failed convert changed the existing output"
+expect_rc 0 "good convert replaces it" "$PTLOG" convert small.ptl --to json -o keep.json
+expect_same "replaced atomically" "$GOLD/small.json" keep.json
+ls ./*.tmp.* >/dev/null 2>&1 && bad "temporary files left: $(ls ./*.tmp.*)" || ok
+
+# Usage errors.
+expect_rc 2 "no --to" "$PTLOG" convert small.ptl
+expect_err "missing --to FORMAT" "no --to"
+expect_rc 2 "bad --to" "$PTLOG" convert small.ptl --to xml
+expect_err "--to: unknown format 'xml'" "bad --to"
+expect_rc 2 "chrome input" "$PTLOG" convert small.ptl --from chrome --to json
+expect_rc 3 "json input read as ptl" "$PTLOG" convert --from ptl "$GOLD/small.in.jsonl" --to json
+
+finish

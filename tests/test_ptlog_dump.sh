@@ -1,0 +1,123 @@
+#!/bin/bash
+# ptlog dump: the stable line format (golden), time options, event selection,
+# standard input, colour, and recovery from damaged or cut logs (exit 1).
+. "$(dirname "$0")/ptlog/lib.sh"
+make_small
+
+expect_rc 0 "dump" "$PTLOG" dump small.ptl
+golden dump_utc.txt "$T/out"
+expect_rc 0 "dump --relative" "$PTLOG" dump --relative small.ptl
+golden dump_relative.txt "$T/out"
+TZ=Etc/GMT-2 expect_rc 0 "dump --local" "$PTLOG" dump --local small.ptl
+golden dump_local.txt "$T/out"
+
+# Every input format dumps the same text.
+"$PTLOG" dump small.ptl >utc.txt
+expect_rc 0 "dump of the JSON Lines source" "$PTLOG" dump "$GOLD/small.in.jsonl"
+expect_same "dump jsonl == dump ptl" utc.txt "$T/out"
+run bash -c "cat small.ptl | '$PTLOG' dump -"
+expect_same "dump - (pipe) == dump file" utc.txt "$T/out"
+run "$PTLOG" dump - <small.ptl
+expect_same "dump - (redirected file) == dump file" utc.txt "$T/out"
+
+# Selection: the expected lines are those of the full dump.
+expect_rc 0 "--event" "$PTLOG" dump --event 'request:*' --event alloc small.ptl
+grep -E ' (request:[a-z]+|alloc) ' utc.txt >want
+expect_same "--event globs (OR)" want "$T/out"
+expect_rc 0 "--no-system" "$PTLOG" dump --no-system small.ptl
+grep -v ' posix_trace_' utc.txt >want
+expect_same "--no-system hides posix_trace_*" want "$T/out"
+expect_rc 0 "--pid" "$PTLOG" dump --pid 4343 small.ptl
+grep ' 4343 ' utc.txt >want
+expect_same "--pid" want "$T/out"
+expect_rc 0 "--tid hex" "$PTLOG" dump --tid 0x7f8d8242c740 small.ptl
+grep ' 0x7f8d8242c740 ' utc.txt >want
+expect_same "--tid" want "$T/out"
+expect_rc 0 "--event unnamed" "$PTLOG" dump --event 'event#77' small.ptl
+grep ' event#77 ' utc.txt >want
+expect_same "unnamed ids match event#ID" want "$T/out"
+expect_rc 0 "--limit" "$PTLOG" dump --limit 3 small.ptl
+head -3 utc.txt >want
+expect_same "--limit 3" want "$T/out"
+expect_rc 0 "--begin/--end relative" "$PTLOG" dump --begin +499999900ns --end +1999999899ns small.ptl
+sed -n '4,6p' utc.txt >want
+expect_same "--begin inclusive, --end exclusive" want "$T/out"
+expect_rc 0 "--begin/--end absolute" "$PTLOG" dump --begin 2024-05-01T12:00:00.5Z --end 2024-05-01T14:00:01.999999999+02:00 small.ptl
+expect_same "absolute times with zone" want "$T/out"
+expect_rc 0 "--begin ns" "$PTLOG" dump --begin 1714564801000000000 small.ptl
+sed -n '5,$p' utc.txt >want
+expect_same "--begin in ns since the epoch" want "$T/out"
+
+# --begin seeks in a big file and filters on a pipe: same result.
+make_many many 30000
+"$PTLOG" dump many.ptl >many.txt
+expect_rc 0 "--begin seek" "$PTLOG" dump --begin +20ms --limit 5 many.ptl
+sed -n '20001,20005p' many.txt >want
+expect_same "--begin with seek" want "$T/out"
+run bash -c "cat many.ptl | '$PTLOG' dump --begin +20ms --limit 5 -"
+expect_same "--begin on a pipe" want "$T/out"
+lines=$(wc -l <many.txt)
+[ "$lines" = 30000 ] && ok || bad "many.ptl dumps $lines lines, want 30000"
+
+# Colour: never by default into a pipe, ANSI sequences with --color=always.
+"$PTLOG" dump small.ptl | grep -q $'\033' && bad "colour in a pipe" || ok
+run "$PTLOG" dump --color=always small.ptl
+grep -q $'\033\[' "$T/out" && ok || bad "--color=always has no ANSI sequences"
+sed 's/\x1b\[[0-9;]*m//g' "$T/out" >plain
+expect_same "--color=always is the same text" utc.txt plain
+expect_rc 2 "--color=sometimes" "$PTLOG" dump --color=sometimes small.ptl
+expect_err '^ptlog: dump: --color: expected auto, always or never' "--color bad value"
+
+# A log cut short: every complete chunk is dumped, a warning names the offset, exit 1.
+size=$(stat -c %s many.ptl)
+head -c $((size - 1000)) many.ptl >cut.ptl
+expect_rc 1 "cut log" "$PTLOG" dump cut.ptl
+grep -Eq '^ptlog: cut.ptl: warning: [0-9]+ bytes skipped at offset [0-9]+: .*TRACELOG_E_TRUNCATED' "$T/err" && ok ||
+    bad "cut log warning: $(cat "$T/err")"
+n=$(wc -l <"$T/out")
+[ "$n" -gt 0 ] && [ "$n" -lt 30000 ] && ok || bad "cut log dumped $n lines"
+head -n "$n" many.txt >want
+expect_same "cut log: a prefix of the events" want "$T/out"
+
+# A damaged chunk in the middle: the others are dumped, exit 1.
+cp many.ptl damaged.ptl
+printf '\xde\xad\xbe\xef\xde\xad\xbe\xef' | dd of=damaged.ptl bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+expect_rc 1 "damaged log" "$PTLOG" dump damaged.ptl
+grep -Eq '^ptlog: damaged.ptl: warning: [0-9]+ bytes skipped at offset [0-9]+: .*TRACELOG_E_CHECKSUM' "$T/err" && ok ||
+    bad "damaged log warning: $(cat "$T/err")"
+n=$(wc -l <"$T/out")
+[ "$n" -gt 0 ] && [ "$n" -lt 30000 ] && ok || bad "damaged log dumped $n lines"
+tail -1 "$T/out" | cmp -s - <(tail -1 many.txt) && ok || bad "damaged log: the events after the damage are lost"
+run bash -c "cat damaged.ptl | '$PTLOG' dump - >/dev/null"
+[ "$RC" = 1 ] && ok || bad "damaged log on a pipe: exit $RC"
+
+# Unreadable inputs: one line, exit 3.
+expect_rc 3 "missing file" "$PTLOG" dump nosuch.ptl
+expect_err '^ptlog: nosuch.ptl: cannot open: No such file or directory$' "missing file"
+mkdir adir
+expect_rc 3 "directory" "$PTLOG" dump adir
+expect_err '^ptlog: adir: is a directory$' "directory"
+: >empty.ptl
+expect_rc 3 "empty file" "$PTLOG" dump empty.ptl
+expect_err '^ptlog: empty.ptl: empty input' "empty file"
+echo 'just some text' >foreign.txt
+expect_rc 3 "foreign file" "$PTLOG" dump foreign.txt
+expect_err '^ptlog: foreign.txt: not a .ptl log, JSON or JSON Lines' "foreign file"
+expect_rc 3 "foreign file as ptl" "$PTLOG" dump --from ptl foreign.txt
+expect_err '^ptlog: foreign.txt: not a .ptl log \(bad magic\)$' "foreign file --from ptl"
+head -c 20 small.ptl >tiny.ptl
+expect_rc 3 "header cut short" "$PTLOG" dump tiny.ptl
+expect_err '^ptlog: tiny.ptl: truncated' "header cut short"
+expect_rc 3 "empty stdin" "$PTLOG" dump - </dev/null
+expect_err '^ptlog: <stdin>: empty input' "empty stdin"
+
+# Usage errors: exit 2.
+expect_rc 2 "--relative --local" "$PTLOG" dump --relative --local small.ptl
+expect_err 'cannot be used together' "--relative --local"
+expect_rc 2 "bad --begin" "$PTLOG" dump --begin yesterday small.ptl
+expect_err "^ptlog: --begin: 'yesterday' is not a time" "bad --begin"
+expect_rc 2 "bad --pid" "$PTLOG" dump --pid -3 small.ptl
+expect_rc 2 "two inputs" "$PTLOG" dump small.ptl small.ptl
+expect_rc 2 "no input" "$PTLOG" dump
+
+finish
