@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -80,18 +79,9 @@ static void note_error(tl_trace *t, int e)
 static int drain(tl_trace *t)
 {
     log_new_names(t);
-    int e = 0, waits = 0;
+    int e = 0;
     tl_out_event ev;
-    for (;;) {
-        tl_take r = tracelog_consumer_take(&t->consumer, &ev, waits > 1000);
-        if (r == TL_TAKE_EMPTY)
-            break;
-        if (r == TL_TAKE_WAIT) { /* a producer is mid-record: it will be done in a moment */
-            waits++;
-            sched_yield();
-            continue;
-        }
-        waits = 0;
+    while (tracelog_consumer_take_wait(&t->consumer, &ev) == TL_TAKE_EVENT) {
         tracelog_event out = {ev.ts, ev.event_id, ev.pid, ev.tid, ev.addr, ev.truncation, ev.len, ev.data};
         tracelog_status st = tracelog_writer_append(t->writer, &out);
         if (st == TRACELOG_E_LOG_FULL && !t->log_stop_written) {

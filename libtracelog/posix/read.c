@@ -5,13 +5,11 @@
  * (the standard leaves that case unspecified).
  */
 #include <errno.h>
-#include <sched.h>
 #include <string.h>
 
 #include "posix/internal.h"
 
 #define WAKE_CHECK_NS 10000000 /* a sleeping reader looks again at least this often */
-#define WAIT_SPINS 1000        /* then it stops waiting for a producer that died mid-record */
 
 typedef enum mode { BLOCK, TRY, TIMED } mode;
 
@@ -64,9 +62,7 @@ static int try_take(tl_trace *t, const out_args *o)
 {
     tl_out_event ev;
     pthread_mutex_lock(&t->read_lock);
-    tl_take r;
-    for (int spins = 0; (r = tracelog_consumer_take(&t->consumer, &ev, spins > WAIT_SPINS)) == TL_TAKE_WAIT;)
-        spins++, sched_yield();
+    tl_take r = tracelog_consumer_take_wait(&t->consumer, &ev);
     if (r == TL_TAKE_EVENT)
         deliver(o, ev.event_id, ev.pid, ev.ts, ev.tid, ev.addr, ev.truncation, ev.data, ev.len);
     pthread_mutex_unlock(&t->read_lock);

@@ -478,6 +478,12 @@ static int by_first_seq(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static int by_chunk_seq(const void *a, const void *b)
+{
+    uint64_t x = ((const chunk_ref *)a)->seq, y = ((const chunk_ref *)b)->seq;
+    return x < y ? -1 : x > y;
+}
+
 /* Blocks of one segment, in order, while their sequence numbers increase. */
 static tracelog_status scan_segment(tracelog_reader *r, uint64_t start, uint64_t end, uint64_t *last_seq)
 {
@@ -549,6 +555,12 @@ static tracelog_status scan_ring(tracelog_reader *r)
         st = scan_segment(r, off, end < r->src.size ? end : r->src.size, &prev);
     }
     free(segs);
+    /* A segment whose first block was lost in a crash still starts with the
+       previous lap's blocks, so it sorts too early, yet newer blocks written
+       further into it may have survived: order chunks by sequence number,
+       which is the order they were written in. */
+    if (st == TRACELOG_OK && r->nchunks > 1)
+        qsort(r->chunks, r->nchunks, sizeof *r->chunks, by_chunk_seq);
     return st;
 }
 

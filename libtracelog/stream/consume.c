@@ -1,3 +1,4 @@
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,26 @@ static void restart_if_drained(tl_shm *s)
     atomic_compare_exchange_strong(&s->state, &suspended, TL_RUNNING);
 }
 
+/*
+ * Continues a run: after a full scan, the lane holding the oldest record may
+ * keep delivering without a new scan while its records are older than both
+ * the oldest record of every other lane and the time of the scan (nothing
+ * recorded after the scan can be older than that).
+ */
+static int take_from_run(tl_consumer *c)
+{
+    if (!c->run_active)
+        return 0;
+    uint64_t pos;
+    tl_rec *r = peek(c->s, c->run_lane, &pos);
+    if (!r || r->ts > c->run_limit) {
+        c->run_active = 0;
+        return 0;
+    }
+    copy_out(c, c->run_lane, r, pos);
+    return 1;
+}
+
 tl_take tracelog_consumer_take(tl_consumer *c, tl_out_event *ev, int force)
 {
     tl_shm *s = c->s;
@@ -112,9 +133,14 @@ tl_take tracelog_consumer_take(tl_consumer *c, tl_out_event *ev, int force)
             return TL_TAKE_EVENT;
         }
         c->qhead = c->qlen = 0;
+        if (take_from_run(c))
+            continue;
+        /* Read before the pending counters: a producer we then see idle reads
+           its clock after this, so it cannot record anything older. */
+        uint64_t scan_time = tracelog_clock_mono_ns() + (uint64_t)s->realtime_offset;
         uint64_t used = atomic_load(&s->used_lanes);
         tl_rec *best = NULL;
-        uint64_t best_pos = 0, have = 0;
+        uint64_t best_pos = 0, have = 0, second = UINT64_MAX;
         uint32_t best_lane = 0;
         for (uint32_t i = 0; i <= s->nlanes; i++) {
             uint64_t pos;
@@ -123,9 +149,13 @@ tl_take tracelog_consumer_take(tl_consumer *c, tl_out_event *ev, int force)
                 continue;
             have |= 1ull << i;
             if (!best || r->ts < best->ts) {
+                if (best)
+                    second = best->ts;
                 best = r;
                 best_pos = pos;
                 best_lane = i;
+            } else if (r->ts < second) {
+                second = r->ts;
             }
         }
         atomic_thread_fence(memory_order_seq_cst);
@@ -140,7 +170,31 @@ tl_take tracelog_consumer_take(tl_consumer *c, tl_out_event *ev, int force)
         }
         if (busy && !force)
             return TL_TAKE_WAIT;
+        if (!busy) {
+            c->run_lane = best_lane;
+            c->run_limit = second < scan_time ? second : scan_time;
+            c->run_active = 1;
+        }
         copy_out(c, best_lane, best, best_pos); /* on a lost race with an overwrite: look again */
+    }
+}
+
+tl_take tracelog_consumer_take_wait(tl_consumer *c, tl_out_event *ev)
+{
+    uint64_t started = 0;
+    for (unsigned spins = 0;; spins++) {
+        int force = 0;
+        if (spins >= 64) {
+            uint64_t now = tracelog_clock_mono_ns();
+            if (!started)
+                started = now;
+            force = now - started > TL_PRODUCER_STALL_NS;
+        }
+        tl_take r = tracelog_consumer_take(c, ev, force);
+        if (r != TL_TAKE_WAIT)
+            return r;
+        if (spins >= 64)
+            sched_yield();
     }
 }
 

@@ -146,6 +146,9 @@ typedef struct tl_consumer {
     tl_out_event queue[3]; /* synthesized OVERFLOW/RESUME, then the event */
     uint32_t qhead, qlen;
     uint64_t delivered;
+    int run_active;        /* see take_from_run() in consume.c */
+    uint32_t run_lane;
+    uint64_t run_limit;
 } tl_consumer;
 
 int tracelog_consumer_init(tl_consumer *c, tl_shm *s);
@@ -160,6 +163,15 @@ typedef enum tl_take { TL_TAKE_EVENT, TL_TAKE_EMPTY, TL_TAKE_WAIT } tl_take;
  * ev->data stays valid until the next call.
  */
 tl_take tracelog_consumer_take(tl_consumer *c, tl_out_event *ev, int force);
+
+/*
+ * Like tracelog_consumer_take(), waiting (spinning, then yielding) while a
+ * producer is mid-record; after TL_PRODUCER_STALL_NS it stops waiting for
+ * that producer, which must have died mid-record (a killed child of an
+ * inherited stream). Never returns TL_TAKE_WAIT.
+ */
+#define TL_PRODUCER_STALL_NS 200000000ull
+tl_take tracelog_consumer_take_wait(tl_consumer *c, tl_out_event *ev);
 
 /* Events currently held in the lanes (for statistics; racy by nature). */
 uint64_t tracelog_stream_buffered(tl_shm *s);
