@@ -49,6 +49,10 @@ tl_shm *tracelog_stream_create(const tl_stream_params *p)
         lane = (min_lane + 63) & ~(uint64_t)63;
     uint64_t lanes_off = (sizeof(tl_shm) + 63) & ~(uint64_t)63;
     uint64_t data_off = (lanes_off + sizeof(tl_lane) * (nlanes + 1) + 4095) & ~(uint64_t)4095;
+    if (lane > (UINT64_MAX - data_off - TL_SYS_LANE_SIZE) / nlanes) {
+        errno = ENOMEM; /* the size would wrap around: no mapping could hold it */
+        return NULL;
+    }
     uint64_t total = data_off + lane * nlanes + TL_SYS_LANE_SIZE;
     void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) {
