@@ -40,7 +40,8 @@ expect_rc 3 "3: unreadable" "$PTLOG" dump nosuch.ptl
 expect_rc 4 "4: output error" "$PTLOG" convert small.ptl --to json -o nodir/out.json
 # 5 (out of memory) needs a memory limit; run it where ulimit -v works.
 if (ulimit -v 40000 && "$PTLOG" --version >/dev/null 2>&1); then
-    { printf '{"events":['; head -c 50000000 /dev/zero | tr '\0' ' '; printf '{"ts":1,"id":1}]}'; } >big.json
+    # one 50 MB event (blanks): more than the memory limit allows
+    { printf '{"events":[{'; head -c 50000000 /dev/zero | tr '\0' ' '; printf '"ts":1,"id":1}]}'; } >big.json
     (
         ulimit -v 40000
         "$PTLOG" dump big.json >/dev/null 2>err5.txt

@@ -47,6 +47,34 @@ expect_rc 0 "one-line document" "$PTLOG" dump --relative oneline.json
 printf '0.000000000 0 0x0 a\n0.000000001 0 0x0 b 00\n' >want
 expect_same "events without ids get ids by name" want "$T/out"
 
+# Documents are streamed: keys in any order except attributes before events.
+cat >order.json <<'J'
+{"extra": {"ignored": [1, 2]},
+ "attributes": {"trace_name": "order"},
+ "events": [
+   {"name": "b\u0041", "ts": 7},
+   {"ts": 9, "id": 3, "data": "00ff"}
+ ],
+ "event_types": [{"id": 3, "name": "three"}],
+ "status": {"events_recorded": 2}}
+J
+expect_rc 0 "keys after events" "$PTLOG" convert order.json --to jsonl
+grep -q '"event_types":\[{"id":0,"name":"bA"},{"id":3,"name":"three"}\]' "$T/out" && ok || bad "order.json types: $(tail -1 "$T/out")"
+grep -q '"events_recorded":2' "$T/out" && ok || bad "order.json status after the events"
+printf '{"events":[{"ts":1,"id":1}],\n"attributes":{}}\n' >late.json
+expect_rc 3 "attributes after events" "$PTLOG" convert late.json --to jsonl
+expect_err '"attributes" must come before "events"' "attributes after events"
+printf '{"events":[{"ts":1,"id":1}]} x\n' >trailing.json
+expect_rc 3 "data after the document" "$PTLOG" convert trailing.json --to jsonl
+expect_err '^ptlog: trailing.json:1:30: unexpected data after the JSON document$' "data after the document"
+printf '{"events":[{"ts":1,"id":1},\n{"ts":2,' >cut.json
+expect_rc 3 "document cut short" "$PTLOG" convert cut.json --to jsonl -o cut.out
+expect_err '^ptlog: cut.json:2:[0-9]+: ' "document cut short"
+[ -e cut.out ] && bad "output left for a cut document" || ok
+printf '{"events":[{"ts":1,"id":1}],"events":[]}' >dup.json
+expect_rc 3 "duplicate key" "$PTLOG" convert dup.json --to jsonl
+expect_err 'duplicate key' "duplicate key"
+
 # Selection applies to convert too.
 expect_rc 0 "convert with --event" "$PTLOG" convert small.ptl --to jsonl --event alloc
 n=$(grep -c '"ts"' "$T/out")

@@ -1,8 +1,12 @@
 /*
- * Event sources over JSON (one document, loaded whole with jansson, at most
- * 1 GiB) and JSON Lines (streamed line by line: memory stays bounded).
- * Schema in README.md. Every value is checked; errors name the file, the
- * line and column (syntax) or the event index and key (values).
+ * Event sources over a JSON document and over JSON Lines, both streamed:
+ * memory stays bounded whatever the number of events (one value of at most
+ * 64 MiB is held at a time). Schema in README.md.
+ *
+ * Events are parsed by a fast path that accepts only flat, plainly written
+ * objects (what ptlog writes); anything else goes through jansson, which
+ * also produces the error messages. Every value is checked; errors name the
+ * file, line and column (syntax) or the event index and key (values).
  */
 #include <errno.h>
 #include <jansson.h>
@@ -11,8 +15,7 @@
 
 #include "ptlog.h"
 
-#define JSON_DOC_MAX (1ull << 30)   /* largest JSON document loaded */
-#define JSON_LINE_MAX (64u << 20)   /* longest JSON Lines line */
+#define JSON_VALUE_MAX (64u << 20) /* longest JSON Lines line or document member */
 
 typedef struct json_src {
     ptlog_src base;
@@ -23,17 +26,24 @@ typedef struct json_src {
     unsigned char *data;
     size_t data_cap;
     uint64_t index;      /* of the next event */
-    /* document */
-    json_t *root, *events;
-    size_t nevents;
-    /* lines */
+    /* input buffer: bytes [0, len) of buf are input bytes [consumed, consumed + len) */
     char *buf;
     size_t len, pos, cap;
+    uint64_t consumed;
     int eof;
-    uint64_t line;       /* number of the line last read */
+    uint64_t line;       /* lines: number of the line last read; document: current line */
+    uint64_t line_start; /* document: input offset of the current line */
+    /* document */
+    int state;           /* DOC_* */
+    int first_event;
+    unsigned seen;       /* top-level keys seen (SEEN_*) */
+    /* lines */
     json_t *pending;     /* an event line read while looking for the header */
     uint64_t pending_line;
 } json_src;
+
+enum { DOC_HEAD, DOC_EVENTS, DOC_TAIL, DOC_DONE };
+enum { SEEN_FORMAT = 1, SEEN_ATTRIBUTES = 2, SEEN_TYPES = 4, SEEN_STATUS = 8, SEEN_EVENTS = 16 };
 
 /* "FILE" or "FILE:LINE" for messages. */
 static const char *where(json_src *s, char *buf, size_t n)
@@ -298,6 +308,20 @@ static int parse_header(json_src *s, const json_t *o)
 
 /* ---- events ---------------------------------------------------------------------------- */
 
+/* An event's fields before the checks shared by both parsers. */
+typedef struct raw_event {
+    uint64_t v[5];       /* ts, pid, tid, address, truncation */
+    int has_ts, has_id;
+    uint64_t id;
+    const char *name;    /* NULL: absent or null */
+    size_t name_len;
+    const char *data;    /* hex digits, NULL: absent or null */
+    size_t data_len;
+} raw_event;
+
+static const char *const num_keys[5] = {"ts", "pid", "tid", "address", "truncation"};
+static const uint64_t num_max[5] = {UINT64_MAX, UINT32_MAX, UINT64_MAX, UINT64_MAX, 2};
+
 static int hexval(int c)
 {
     if (c >= '0' && c <= '9')
@@ -309,212 +333,639 @@ static int hexval(int c)
     return -1;
 }
 
-static int event_from(json_src *s, const json_t *o, tracelog_event *ev)
+static int resolve_type(json_src *s, const char *ctx, const raw_event *r, uint32_t *out)
+{
+    char name[TRACELOG_TEXT_MAX + 1];
+    if (r->name) {
+        if (r->name_len == 0 || r->name_len > TRACELOG_TEXT_MAX || memchr(r->name, 0, r->name_len))
+            return bad_value(s, ctx, "name", "expected null or a name of 1 to 255 bytes");
+        memcpy(name, r->name, r->name_len);
+        name[r->name_len] = 0;
+    }
+    if (r->has_id) {
+        if (r->id > UINT32_MAX)
+            return bad_value(s, ctx, "id", u64_expect(UINT32_MAX));
+        *out = (uint32_t)r->id;
+        return r->name ? add_type(s, *out, name, ctx, "name") : 0;
+    }
+    if (!r->name)
+        return bad_value(s, ctx, "id", "missing (an event needs an \"id\" or a \"name\")");
+    int64_t found = ptlog_types_find_name(&s->types, name);
+    if (found >= 0) {
+        *out = (uint32_t)found;
+        return 0;
+    }
+    /* a new name without an id: the next free id */
+    uint64_t id = s->types.n ? s->types.v[s->types.n - 1].id + 1ull : 0;
+    if (id > UINT32_MAX)
+        return bad_value(s, ctx, "id", "missing, and no free event type id is left");
+    *out = (uint32_t)id;
+    return add_type(s, *out, name, ctx, "name");
+}
+
+static int build_event(json_src *s, const raw_event *r, tracelog_event *ev)
 {
     char ctx[48];
     snprintf(ctx, sizeof ctx, "event %llu", (unsigned long long)s->index);
-    if (!json_is_object(o))
-        return bad_value(s, ctx, "ts", "expected an event object");
     memset(ev, 0, sizeof *ev);
-    static const struct { const char *key; uint64_t max; } keys[] = {
-        {"ts", UINT64_MAX}, {"pid", UINT32_MAX}, {"tid", UINT64_MAX}, {"address", UINT64_MAX}, {"truncation", 2},
-    };
-    uint64_t vals[5] = {0};
-    for (size_t i = 0; i < 5; i++) {
-        const json_t *v = json_object_get(o, keys[i].key);
-        if (!v && i == 0)
-            return bad_value(s, ctx, "ts", "missing (integer nanoseconds since the epoch)");
-        if (v && get_u64(v, keys[i].max, &vals[i]))
-            return bad_value(s, ctx, keys[i].key, u64_expect(keys[i].max));
-    }
-    ev->timestamp_ns = vals[0];
-    ev->pid = (uint32_t)vals[1];
-    ev->tid = vals[2];
-    ev->address = vals[3];
-    ev->truncation = (uint32_t)vals[4];
-
-    const json_t *jid = json_object_get(o, "id"), *jname = json_object_get(o, "name");
-    const char *name = NULL;
-    if (jname && !json_is_null(jname)) {
-        if (!json_is_string(jname) || json_string_length(jname) == 0 ||
-            json_string_length(jname) > TRACELOG_TEXT_MAX || memchr(json_string_value(jname), 0, json_string_length(jname)))
-            return bad_value(s, ctx, "name", "expected null or a name of 1 to 255 bytes");
-        name = json_string_value(jname);
-    }
-    uint64_t id;
-    if (jid) {
-        if (get_u64(jid, UINT32_MAX, &id))
-            return bad_value(s, ctx, "id", u64_expect(UINT32_MAX));
-        if (name) {
-            int rc = add_type(s, (uint32_t)id, name, ctx, "name");
-            if (rc)
-                return rc;
-        }
-    } else if (name) {
-        int64_t found = ptlog_types_find_name(&s->types, name);
-        if (found < 0) { /* a new name without an id: the next free id */
-            id = s->types.n ? s->types.v[s->types.n - 1].id + 1ull : 0;
-            if (id > UINT32_MAX)
-                return bad_value(s, ctx, "id", "missing, and no free event type id is left");
-            int rc = add_type(s, (uint32_t)id, name, ctx, "name");
-            if (rc)
-                return rc;
-        } else {
-            id = (uint64_t)found;
-        }
-    } else {
-        return bad_value(s, ctx, "id", "missing (an event needs an \"id\" or a \"name\")");
-    }
-    ev->event_id = (uint32_t)id;
-
-    const json_t *data = json_object_get(o, "data");
-    if (data && !json_is_null(data)) {
-        size_t n = json_is_string(data) ? json_string_length(data) : 1;
-        if (!json_is_string(data) || n % 2)
+    if (!r->has_ts)
+        return bad_value(s, ctx, "ts", "missing (integer nanoseconds since the epoch)");
+    for (size_t i = 0; i < 5; i++)
+        if (r->v[i] > num_max[i])
+            return bad_value(s, ctx, num_keys[i], u64_expect(num_max[i]));
+    ev->timestamp_ns = r->v[0];
+    ev->pid = (uint32_t)r->v[1];
+    ev->tid = r->v[2];
+    ev->address = r->v[3];
+    ev->truncation = (uint32_t)r->v[4];
+    int rc = resolve_type(s, ctx, r, &ev->event_id);
+    if (rc)
+        return rc;
+    if (r->data && r->data_len) {
+        size_t n = r->data_len / 2;
+        if (r->data_len % 2)
             return bad_value(s, ctx, "data", "expected a string of hex digit pairs");
-        if (n / 2 > s->data_cap) {
-            unsigned char *p = realloc(s->data, n / 2);
+        if (n > s->data_cap) {
+            unsigned char *p = realloc(s->data, n);
             if (!p)
                 return ptlog_nomem();
             s->data = p;
-            s->data_cap = n / 2;
+            s->data_cap = n;
         }
-        const char *h = json_string_value(data);
-        for (size_t i = 0; i < n / 2; i++) {
-            int hi = hexval(h[2 * i]), lo = hexval(h[2 * i + 1]);
+        for (size_t i = 0; i < n; i++) {
+            int hi = hexval(r->data[2 * i]), lo = hexval(r->data[2 * i + 1]);
             if (hi < 0 || lo < 0)
                 return bad_value(s, ctx, "data", "expected a string of hex digit pairs");
             s->data[i] = (unsigned char)(hi << 4 | lo);
         }
         ev->payload = s->data;
-        ev->payload_len = (uint32_t)(n / 2);
+        ev->payload_len = (uint32_t)n;
     }
     s->index++;
     return 0;
 }
 
-/* ---- document ------------------------------------------------------------------------- */
+/* The general path: any JSON value, checked key by key. */
+static int event_from_json(json_src *s, const json_t *o, tracelog_event *ev)
+{
+    char ctx[48];
+    snprintf(ctx, sizeof ctx, "event %llu", (unsigned long long)s->index);
+    if (!json_is_object(o))
+        return bad_value(s, ctx, "ts", "expected an event object");
+    raw_event r;
+    memset(&r, 0, sizeof r);
+    for (size_t i = 0; i < 5; i++) {
+        const json_t *v = json_object_get(o, num_keys[i]);
+        if (v && get_u64(v, UINT64_MAX, &r.v[i]))
+            return bad_value(s, ctx, num_keys[i], u64_expect(num_max[i]));
+        if (i == 0)
+            r.has_ts = v != NULL;
+    }
+    const json_t *jid = json_object_get(o, "id"), *jname = json_object_get(o, "name");
+    if (jid) {
+        if (get_u64(jid, UINT64_MAX, &r.id))
+            return bad_value(s, ctx, "id", u64_expect(UINT32_MAX));
+        r.has_id = 1;
+    }
+    if (jname && !json_is_null(jname)) {
+        if (!json_is_string(jname))
+            return bad_value(s, ctx, "name", "expected null or a name of 1 to 255 bytes");
+        r.name = json_string_value(jname);
+        r.name_len = json_string_length(jname);
+    }
+    const json_t *data = json_object_get(o, "data");
+    if (data && !json_is_null(data)) {
+        if (!json_is_string(data))
+            return bad_value(s, ctx, "data", "expected a string of hex digit pairs");
+        r.data = json_string_value(data);
+        r.data_len = json_string_length(data);
+    }
+    return build_event(s, &r, ev);
+}
+
+/* ---- fast path: flat objects of known keys, plain strings, integers ------------------------ */
+
+static const char *skip_blank(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+        p++;
+    return p;
+}
+
+/* A string without escapes, control or non-ASCII bytes; p at the opening quote. */
+static const char *plain_string(const char *p, const char *end, const char **str, size_t *len)
+{
+    const char *q = ++p;
+    while (q < end && *q != '"') {
+        unsigned char c = (unsigned char)*q;
+        if (c == '\\' || c < 0x20 || c >= 0x80)
+            return NULL;
+        q++;
+    }
+    if (q == end)
+        return NULL;
+    *str = p;
+    *len = (size_t)(q - p);
+    return q + 1;
+}
+
+/* An integer in 0..INT64_MAX (what jansson accepts), or a plain u64 string. */
+static const char *plain_u64(const char *p, const char *end, uint64_t *v)
+{
+    if (p < end && *p == '"') {
+        const char *str;
+        size_t len;
+        const char *q = plain_string(p, end, &str, &len);
+        char tmp[32];
+        if (!q || len == 0 || len >= sizeof tmp)
+            return NULL;
+        memcpy(tmp, str, len);
+        tmp[len] = 0;
+        int base = 10;
+        const char *d = tmp;
+        if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X')) {
+            base = 16;
+            d += 2;
+        }
+        if (!*d || strspn(d, base == 16 ? "0123456789abcdefABCDEF" : "0123456789") != strlen(d))
+            return NULL;
+        errno = 0;
+        unsigned long long x = strtoull(d, NULL, base);
+        if (errno)
+            return NULL;
+        *v = x;
+        return q;
+    }
+    if (p == end || *p < '0' || *p > '9' || (*p == '0' && p + 1 < end && p[1] >= '0' && p[1] <= '9'))
+        return NULL;
+    uint64_t x = 0;
+    int n = 0;
+    for (; p < end && *p >= '0' && *p <= '9'; p++, n++) {
+        if (n == 19)
+            return NULL; /* larger than INT64_MAX, or close: let jansson decide */
+        x = x * 10 + (uint64_t)(*p - '0');
+    }
+    if (p < end && (*p == '.' || *p == 'e' || *p == 'E'))
+        return NULL;
+    *v = x;
+    return p;
+}
+
+/* 1: parsed into *r; 0: not plain enough, use jansson. */
+static int fast_parse(const char *p, size_t n, raw_event *r)
+{
+    const char *end = p + n;
+    unsigned seen = 0;
+    memset(r, 0, sizeof *r);
+    p = skip_blank(p, end);
+    if (p == end || *p++ != '{')
+        return 0;
+    p = skip_blank(p, end);
+    if (p < end && *p == '}')
+        p++;
+    else
+        for (;;) {
+            const char *key;
+            size_t klen;
+            if (p == end || *p != '"' || !(p = plain_string(p, end, &key, &klen)))
+                return 0;
+            p = skip_blank(p, end);
+            if (p == end || *p++ != ':')
+                return 0;
+            p = skip_blank(p, end);
+            int k = -1;
+            static const char *const keys[] = {"ts", "pid", "tid", "address", "truncation", "id", "name", "data"};
+            for (int i = 0; i < 8; i++)
+                if (strlen(keys[i]) == klen && memcmp(keys[i], key, klen) == 0)
+                    k = i;
+            if (k < 0 || (seen & (1u << k)))
+                return 0; /* unknown or repeated key */
+            seen |= 1u << k;
+            if (k < 5) {
+                if (!(p = plain_u64(p, end, &r->v[k])))
+                    return 0;
+                if (k == 0)
+                    r->has_ts = 1;
+            } else if (k == 5) {
+                if (!(p = plain_u64(p, end, &r->id)))
+                    return 0;
+                r->has_id = 1;
+            } else if (end - p >= 4 && memcmp(p, "null", 4) == 0) {
+                p += 4;
+            } else {
+                const char **str = k == 6 ? &r->name : &r->data;
+                size_t *len = k == 6 ? &r->name_len : &r->data_len;
+                if (p == end || *p != '"' || !(p = plain_string(p, end, str, len)))
+                    return 0;
+            }
+            p = skip_blank(p, end);
+            if (p < end && *p == ',') {
+                p = skip_blank(p + 1, end);
+                continue;
+            }
+            if (p < end && *p == '}') {
+                p++;
+                break;
+            }
+            return 0;
+        }
+    return skip_blank(p, end) == end;
+}
+
+/* ---- positions and syntax errors ----------------------------------------------------------------- */
+
+/* Input line/column of byte at buffer position pos (document mode). */
+static void position(const json_src *s, size_t pos, uint64_t *line, uint64_t *col)
+{
+    *line = s->line;
+    *col = s->consumed + pos - s->line_start + 1;
+}
+
+/* Moves s->pos to pos, counting lines on the way. */
+static void advance(json_src *s, size_t pos)
+{
+    const char *p = s->buf + s->pos, *end = s->buf + pos;
+    while ((p = memchr(p, '\n', (size_t)(end - p)))) {
+        s->line++;
+        s->line_start = s->consumed + (size_t)(p - s->buf) + 1;
+        p++;
+    }
+    s->pos = pos;
+}
+
+static int syntax_at(json_src *s, uint64_t line, uint64_t col, const char *text)
+{
+    ptlog_msg(NULL, "%s:%llu:%llu: %s", s->base.name, (unsigned long long)line, (unsigned long long)col, text);
+    return PTLOG_EXIT_INPUT;
+}
+
+/* A jansson error inside a value that starts at (line0, col0). */
+static int syntax_in_value(json_src *s, const json_error_t *e, uint64_t line0, uint64_t col0)
+{
+    uint64_t line = line0 + (uint64_t)(e->line > 0 ? e->line - 1 : 0);
+    uint64_t col = e->line <= 1 ? col0 + (uint64_t)(e->column > 0 ? e->column - 1 : 0) : (uint64_t)e->column;
+    return syntax_at(s, line, col, e->text);
+}
+
+/* ---- buffer ------------------------------------------------------------------------------------------ */
+
+/* Reads more input, keeping bytes from *keep on (which moves to the start). 0, 1 at EOF, or -exit code. */
+static int refill(json_src *s, size_t *keep)
+{
+    if (s->eof)
+        return 1;
+    if (*keep > 0) {
+        memmove(s->buf, s->buf + *keep, s->len - *keep);
+        s->consumed += *keep;
+        s->len -= *keep;
+        s->pos -= *keep < s->pos ? *keep : s->pos;
+        *keep = 0;
+    }
+    if (s->len == s->cap) {
+        if (s->cap >= JSON_VALUE_MAX + 1024) {
+            ptlog_msg(s->base.name, "a value longer than 64 MiB (%s)",
+                      s->lines ? "line" : "event or document member");
+            return -PTLOG_EXIT_INPUT;
+        }
+        size_t cap = s->cap ? s->cap * 2 : 1 << 20;
+        char *p = realloc(s->buf, cap);
+        if (!p)
+            return -ptlog_nomem();
+        s->buf = p;
+        s->cap = cap;
+    }
+    long k = ptlog_in_read(s->in, s->buf + s->len, s->cap - s->len);
+    if (k < 0) {
+        ptlog_msg(s->base.name, "cannot read: %s", strerror(errno));
+        return -PTLOG_EXIT_INPUT;
+    }
+    if (k == 0) {
+        s->eof = 1;
+        return 1;
+    }
+    s->len += (size_t)k;
+    return 0;
+}
+
+/* ---- document -------------------------------------------------------------------------------------- */
+
+/* Next non-blank byte (not consumed), or -1 at the end; *err set on failure. */
+static int peek(json_src *s, int *err)
+{
+    *err = 0;
+    for (;;) {
+        size_t p = s->pos;
+        while (p < s->len && (s->buf[p] == ' ' || s->buf[p] == '\t' || s->buf[p] == '\r' || s->buf[p] == '\n'))
+            p++;
+        advance(s, p);
+        if (p < s->len)
+            return (unsigned char)s->buf[p];
+        size_t keep = s->pos;
+        int r = refill(s, &keep);
+        if (r < 0) {
+            *err = -r;
+            return -1;
+        }
+        if (r > 0)
+            return -1;
+    }
+}
+
+static int expect_char(json_src *s, const char *chars, const char *what, int *got)
+{
+    int err, c = peek(s, &err);
+    if (err)
+        return err;
+    if (c < 0 || !strchr(chars, c)) {
+        uint64_t line, col;
+        position(s, s->pos, &line, &col);
+        char text[96];
+        snprintf(text, sizeof text, c < 0 ? "unexpected end of input, expected %s" : "expected %s", what);
+        return syntax_at(s, line, col, text);
+    }
+    advance(s, s->pos + 1);
+    *got = c;
+    return 0;
+}
+
+/*
+ * Finds the extent of the JSON value at the current position (strings,
+ * brackets and scalars; the contents are checked later by a parser) and
+ * consumes it: *start is its buffer position, *len its length.
+ */
+static int scan_value(json_src *s, size_t *start, size_t *len)
+{
+    int err;
+    if (peek(s, &err) < 0) {
+        if (err)
+            return err;
+        uint64_t line, col;
+        position(s, s->pos, &line, &col);
+        return syntax_at(s, line, col, "unexpected end of input, expected a value");
+    }
+    size_t begin = s->pos, p = s->pos;
+    int depth = 0, in_str = 0, esc = 0;
+    for (;;) {
+        if (p == s->len) {
+            size_t keep = begin;
+            int r = refill(s, &keep);
+            p -= begin;
+            begin = 0;
+            if (r < 0)
+                return -r;
+            if (r > 0)
+                break; /* the end: the parser reports what is missing */
+            continue;
+        }
+        char c = s->buf[p++];
+        if (in_str) {
+            if (esc)
+                esc = 0;
+            else if (c == '\\')
+                esc = 1;
+            else if (c == '"') {
+                in_str = 0;
+                if (depth == 0)
+                    break;
+            }
+            continue;
+        }
+        if (c == '"') {
+            in_str = 1;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0) { /* a scalar ended by its container */
+                p--;
+                break;
+            }
+            if (--depth == 0)
+                break;
+        } else if (depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n')) {
+            p--;
+            break;
+        }
+    }
+    *start = begin;
+    *len = p - begin;
+    return 0;
+}
+
+/* Parses a value of the document with jansson (errors with absolute positions). */
+static int load_value(json_src *s, size_t start, size_t len, json_t **out)
+{
+    uint64_t line, col;
+    position(s, start, &line, &col);
+    json_error_t e;
+    *out = json_loadb(s->buf + start, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &e);
+    advance(s, start + len);
+    return *out ? 0 : syntax_in_value(s, &e, line, col);
+}
+
+static int doc_member_value(json_src *s, const char *key)
+{
+    static const struct { const char *key; unsigned bit; } known[] = {
+        {"format", SEEN_FORMAT}, {"attributes", SEEN_ATTRIBUTES}, {"event_types", SEEN_TYPES},
+        {"status", SEEN_STATUS}, {"events", SEEN_EVENTS},
+    };
+    unsigned bit = 0;
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (strcmp(key, known[i].key) == 0)
+            bit = known[i].bit;
+    uint64_t line, col;
+    position(s, s->pos, &line, &col);
+    if (bit & s->seen)
+        return syntax_at(s, line, col, "duplicate key in the document");
+    s->seen |= bit;
+    if (bit == SEEN_ATTRIBUTES && s->state == DOC_TAIL) {
+        ptlog_msg(s->base.name, "\"attributes\" must come before \"events\" (documents are read as a stream)");
+        return PTLOG_EXIT_INPUT;
+    }
+    if (bit == SEEN_EVENTS) {
+        int c, rc = expect_char(s, "[", "'[' (the events array)", &c);
+        if (rc)
+            return rc;
+        s->state = DOC_EVENTS;
+        s->first_event = 1;
+        return 0;
+    }
+    size_t start, len;
+    json_t *v;
+    int rc = scan_value(s, &start, &len);
+    if (!rc)
+        rc = load_value(s, start, len, &v);
+    if (rc || !bit) {
+        if (!rc)
+            json_decref(v);
+        return rc;
+    }
+    json_t *wrap = json_object();
+    if (!wrap || json_object_set_new(wrap, key, v)) {
+        json_decref(wrap);
+        return ptlog_nomem();
+    }
+    rc = parse_header(s, wrap);
+    json_decref(wrap);
+    return rc;
+}
+
+/* After the closing '}': only blanks may follow. */
+static int doc_end(json_src *s)
+{
+    int err;
+    if (peek(s, &err) >= 0 || err) {
+        uint64_t line, col;
+        position(s, s->pos, &line, &col);
+        return err ? err : syntax_at(s, line, col, "unexpected data after the JSON document");
+    }
+    s->state = DOC_DONE;
+    return 0;
+}
+
+/* After a member: ',' (returns -1: another member follows) or '}' and the end. */
+static int doc_after_member(json_src *s)
+{
+    int c, rc = expect_char(s, ",}", "',' or '}'", &c);
+    if (rc)
+        return rc;
+    return c == '}' ? doc_end(s) : -1;
+}
+
+/* Reads members until the events array opens or the document ends. */
+static int doc_members(json_src *s, int first)
+{
+    for (;;) {
+        int err, c = peek(s, &err);
+        if (err)
+            return err;
+        if (first && c == '}') {
+            advance(s, s->pos + 1);
+            return doc_end(s);
+        }
+        first = 0;
+        size_t start, len;
+        json_t *k;
+        if (c != '"') {
+            uint64_t line, col;
+            position(s, s->pos, &line, &col);
+            return syntax_at(s, line, col, c < 0 ? "unexpected end of input, expected a key" : "expected a key");
+        }
+        int rc = scan_value(s, &start, &len);
+        if (!rc)
+            rc = load_value(s, start, len, &k);
+        if (rc)
+            return rc;
+        char key[64];
+        snprintf(key, sizeof key, "%s", json_string_value(k));
+        json_decref(k);
+        if ((rc = expect_char(s, ":", "':'", &c)) || (rc = doc_member_value(s, key)))
+            return rc;
+        if (s->state == DOC_EVENTS)
+            return 0;
+        rc = doc_after_member(s);
+        if (rc >= 0)
+            return rc;
+    }
+}
 
 static int doc_next(ptlog_src *base, tracelog_event *ev)
 {
     json_src *s = (json_src *)base;
-    if (s->index >= s->nevents)
-        return 0;
-    int rc = event_from(s, json_array_get(s->events, s->index), ev);
-    return rc ? -rc : 1;
-}
-
-static int syntax_error(json_src *s, const json_error_t *e, uint64_t line)
-{
-    ptlog_msg(NULL, "%s:%llu:%d: %s", s->base.name, (unsigned long long)(line ? line : (uint64_t)e->line),
-              e->column, e->text);
-    return PTLOG_EXIT_INPUT;
-}
-
-static int doc_load(json_src *s)
-{
-    size_t cap = 1 << 20, len = 0;
-    char *buf = malloc(cap);
-    if (!buf)
-        return ptlog_nomem();
-    for (;;) {
-        if (len == cap) {
-            if (cap > JSON_DOC_MAX) {
-                free(buf);
-                ptlog_msg(s->base.name, "JSON document larger than 1 GiB: convert it to JSON Lines "
-                                        "(one event per line) to read it as a stream");
-                return PTLOG_EXIT_INPUT;
-            }
-            char *p = realloc(buf, cap * 2);
-            if (!p) {
-                free(buf);
-                return ptlog_nomem();
-            }
-            buf = p;
-            cap *= 2;
+    while (s->state == DOC_EVENTS) {
+        int c, rc;
+        if (s->first_event) {
+            int err;
+            c = peek(s, &err);
+            if (err)
+                return -err;
+            if (c == ']')
+                advance(s, s->pos + 1);
+            s->first_event = 0;
+        } else {
+            if ((rc = expect_char(s, ",]", "',' or ']'", &c)))
+                return -rc;
         }
-        long k = ptlog_in_read(s->in, buf + len, cap - len);
-        if (k < 0) {
-            free(buf);
-            ptlog_msg(s->base.name, "cannot read: %s", strerror(errno));
-            return PTLOG_EXIT_INPUT;
-        }
-        if (k == 0)
+        if (c == ']') {
+            s->state = DOC_TAIL;
+            rc = doc_after_member(s);
+            if (rc < 0)
+                rc = doc_members(s, 0);
+            if (rc)
+                return -rc;
             break;
-        len += (size_t)k;
+        }
+        size_t start, len;
+        if ((rc = scan_value(s, &start, &len)))
+            return -rc;
+        raw_event r;
+        if (fast_parse(s->buf + start, len, &r)) {
+            advance(s, start + len);
+            rc = build_event(s, &r, ev);
+        } else {
+            json_t *o;
+            rc = load_value(s, start, len, &o);
+            if (!rc) {
+                rc = event_from_json(s, o, ev);
+                json_decref(o);
+            }
+        }
+        return rc ? -rc : 1;
     }
-    json_error_t err;
-    s->root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
-    free(buf);
-    if (!s->root)
-        return syntax_error(s, &err, 0);
-    if (!json_is_object(s->root)) {
-        ptlog_msg(s->base.name, "expected a JSON object {\"events\": [...], ...}");
-        return PTLOG_EXIT_INPUT;
-    }
-    int rc = parse_header(s, s->root);
-    if (rc)
-        return rc;
-    s->events = json_object_get(s->root, "events");
-    if (!json_is_array(s->events))
-        return bad_value(s, NULL, "events", "expected an array of events");
-    s->nevents = json_array_size(s->events);
-    s->base.total_events = s->nevents;
     return 0;
 }
 
-/* ---- lines ------------------------------------------------------------------------------ */
-
-/* Next non-blank line parsed, in *out (NULL at the end). */
-static int read_line(json_src *s, json_t **out)
+static int doc_start(json_src *s)
 {
-    *out = NULL;
+    s->line = 1;
+    int c, rc = expect_char(s, "{", "'{' (a JSON object)", &c);
+    if (!rc)
+        rc = doc_members(s, 1);
+    return rc;
+}
+
+/* ---- lines ------------------------------------------------------------------------------------------ */
+
+/* Next non-blank line, as *start and *len in the buffer (*len is 0 at the end). */
+static int next_line(json_src *s, size_t *start, size_t *len)
+{
     for (;;) {
         char *nl = s->pos < s->len ? memchr(s->buf + s->pos, '\n', s->len - s->pos) : NULL;
         if (!nl && !s->eof) {
-            if (s->pos > 0) { /* keep the partial line at the start */
-                memmove(s->buf, s->buf + s->pos, s->len - s->pos);
-                s->len -= s->pos;
-                s->pos = 0;
-            }
-            if (s->len == s->cap) {
-                if (s->cap >= JSON_LINE_MAX) {
-                    char w[512];
-                    ptlog_msg(where(s, w, sizeof w), "line longer than 64 MiB");
-                    return PTLOG_EXIT_INPUT;
-                }
-                size_t cap = s->cap ? s->cap * 2 : 1 << 20;
-                char *p = realloc(s->buf, cap);
-                if (!p)
-                    return ptlog_nomem();
-                s->buf = p;
-                s->cap = cap;
-            }
-            long k = ptlog_in_read(s->in, s->buf + s->len, s->cap - s->len);
-            if (k < 0) {
-                ptlog_msg(s->base.name, "cannot read: %s", strerror(errno));
-                return PTLOG_EXIT_INPUT;
-            }
-            if (k == 0)
-                s->eof = 1;
-            s->len += (size_t)k;
+            size_t keep = s->pos;
+            int r = refill(s, &keep);
+            if (r < 0)
+                return -r;
             continue;
         }
-        if (s->pos >= s->len)
+        if (s->pos >= s->len) {
+            *len = 0;
             return 0;
+        }
         size_t end = nl ? (size_t)(nl - s->buf) : s->len;
-        const char *line = s->buf + s->pos;
-        size_t n = end - s->pos;
+        *start = s->pos;
+        *len = end - s->pos;
         s->pos = nl ? end + 1 : s->len;
         s->line++;
-        if (strspn(line, " \t\r") >= n)
-            continue; /* blank line */
-        json_error_t err;
-        *out = json_loadb(line, n, JSON_REJECT_DUPLICATES, &err);
-        if (!*out)
-            return syntax_error(s, &err, s->line);
-        return 0;
+        if (strspn(s->buf + *start, " \t\r") < *len) /* not a blank line */
+            return 0;
     }
+}
+
+static int load_line(json_src *s, size_t start, size_t len, json_t **out)
+{
+    json_error_t e;
+    *out = json_loadb(s->buf + start, len, JSON_REJECT_DUPLICATES, &e);
+    if (*out)
+        return 0;
+    char w[512];
+    snprintf(w, sizeof w, "%s:%llu:%d", s->base.name, (unsigned long long)s->line, e.column);
+    ptlog_msg(NULL, "%s: %s", w, e.text);
+    return PTLOG_EXIT_INPUT;
+}
+
+static int is_header(const json_t *o)
+{
+    return json_is_object(o) && (json_object_get(o, "format") || json_object_get(o, "attributes"));
 }
 
 static int lines_next(ptlog_src *base, tracelog_event *ev)
@@ -522,14 +973,24 @@ static int lines_next(ptlog_src *base, tracelog_event *ev)
     json_src *s = (json_src *)base;
     for (;;) {
         json_t *o = s->pending;
-        int rc = 0;
+        int rc;
         s->pending = NULL;
-        if (o)
+        if (o) {
             s->line = s->pending_line;
-        else if ((rc = read_line(s, &o)))
-            return -rc;
-        if (!o)
-            return 0;
+        } else {
+            size_t start, len;
+            if ((rc = next_line(s, &start, &len)))
+                return -rc;
+            if (len == 0)
+                return 0;
+            raw_event r;
+            if (fast_parse(s->buf + start, len, &r)) {
+                rc = build_event(s, &r, ev);
+                return rc ? -rc : 1;
+            }
+            if ((rc = load_line(s, start, len, &o)))
+                return -rc;
+        }
         if (json_is_object(o) && json_object_get(o, "status")) {
             rc = parse_header(s, o); /* the last line: status and the full type table */
             json_decref(o);
@@ -537,13 +998,13 @@ static int lines_next(ptlog_src *base, tracelog_event *ev)
                 return -rc;
             continue;
         }
-        if (json_is_object(o) && (json_object_get(o, "format") || json_object_get(o, "attributes"))) {
+        if (is_header(o)) {
             json_decref(o);
             char w[512];
             ptlog_msg(where(s, w, sizeof w), "a header line (with \"format\" or \"attributes\") must come first");
             return -PTLOG_EXIT_INPUT;
         }
-        rc = event_from(s, o, ev);
+        rc = event_from_json(s, o, ev);
         json_decref(o);
         return rc ? -rc : 1;
     }
@@ -551,11 +1012,14 @@ static int lines_next(ptlog_src *base, tracelog_event *ev)
 
 static int lines_start(json_src *s)
 {
+    size_t start, len;
     json_t *o;
-    int rc = read_line(s, &o);
-    if (rc || !o)
+    int rc = next_line(s, &start, &len);
+    if (rc || len == 0)
         return rc;
-    if (json_is_object(o) && (json_object_get(o, "format") || json_object_get(o, "attributes"))) {
+    if ((rc = load_line(s, start, len, &o)))
+        return rc;
+    if (is_header(o)) {
         rc = parse_header(s, o);
         json_decref(o);
         return rc;
@@ -592,7 +1056,6 @@ static int js_finish(ptlog_src *base)
 static void js_close(ptlog_src *base)
 {
     json_src *s = (json_src *)base;
-    json_decref(s->root);
     json_decref(s->pending);
     ptlog_types_free(&s->types);
     free(s->data);
@@ -615,7 +1078,7 @@ int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out)
     b->format_minor = TRACELOG_FORMAT_MINOR;
     b->meta.stream_full_policy = TRACELOG_POLICY_LOOP;
     b->meta.log_full_policy = TRACELOG_POLICY_APPEND;
-    b->upfront = !lines; /* a loaded document knows its types and status up front */
+    b->upfront = 0; /* streamed: types and status may come after the events */
     b->next = lines ? lines_next : doc_next;
     b->type_name = js_type_name;
     b->type_count = js_type_count;
@@ -624,10 +1087,9 @@ int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out)
     b->seek_time = NULL;
     b->finish = js_finish;
     b->close = js_close;
-    int rc = lines ? lines_start(s) : doc_load(s);
+    int rc = lines ? lines_start(s) : doc_start(s);
     if (rc) {
         s->in = NULL; /* the caller still owns in on failure */
-        json_decref(s->root);
         json_decref(s->pending);
         ptlog_types_free(&s->types);
         free(s->data);
