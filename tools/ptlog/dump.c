@@ -148,21 +148,6 @@ static void put_name(dumper *d, uint32_t id, const char *name)
         free(tmp.text);
 }
 
-static void put_hex(char *o, const unsigned char *p, size_t n)
-{
-    static const char pairs[513] =
-        "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-        "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
-        "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
-        "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
-        "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
-        "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
-        "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
-        "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
-    for (size_t i = 0; i < n; i++)
-        memcpy(o + 2 * i, pairs + 2 * p[i], 2);
-}
-
 /* Payload in slices so that any size fits the output buffer. */
 static void put_payload(dumper *d, const unsigned char *p, size_t n)
 {
@@ -180,7 +165,7 @@ static void put_payload(dumper *d, const unsigned char *p, size_t n)
         } else if (kind == ESCAPED_TEXT) {
             out->len += 1 + quote(p, n, o + 1);
         } else {
-            put_hex(o + 1, p, n);
+            ptlog_fmt_hexbytes(p, n, o + 1);
             out->len += 1 + 2 * n;
         }
         return;
@@ -203,7 +188,7 @@ static void put_payload(dumper *d, const unsigned char *p, size_t n)
             if (off + k < n)
                 w--;
         } else {
-            put_hex(o, p + off, k);
+            ptlog_fmt_hexbytes(p + off, k, o);
             w = 2 * k;
         }
         out->len += w;

@@ -277,6 +277,11 @@ static void put_prefix(json_writer *w, uint32_t id, const char *name)
             return;
         }
     }
+    if (slot->len <= 64 && slot != &tmp) { /* texts have room for 64: a fixed-size copy */
+        memcpy(ptlog_out_room(w->out, 64), slot->text, 64);
+        w->out->len += slot->len;
+        return;
+    }
     ptlog_out_write(w->out, slot->text, slot->len);
     if (slot == &tmp)
         free(tmp.text);
@@ -300,11 +305,7 @@ static void put_data_hex(ptlog_out *out, const unsigned char *p, size_t n)
     const size_t slice = 16384;
     for (size_t off = 0; off < n; off += slice) {
         size_t k = n - off < slice ? n - off : slice;
-        char *o = ptlog_out_room(out, 2 * slice);
-        for (size_t i = 0; i < k; i++) {
-            o[2 * i] = hexd[p[off + i] >> 4];
-            o[2 * i + 1] = hexd[p[off + i] & 15];
-        }
+        ptlog_fmt_hexbytes(p + off, k, ptlog_out_room(out, 2 * slice));
         out->len += 2 * k;
     }
 }
@@ -317,7 +318,8 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
         ptlog_out_write(out, ",\n", 2);
     w->count++;
     put_prefix(w, ev->event_id, name);
-    char *o = ptlog_out_room(out, 160), *p = o;
+    int small = ev->payload_len <= 1024; /* the common case: one reservation */
+    char *o = ptlog_out_room(out, 160 + (small ? 2 * 1024 : 0)), *p = o;
     p = put_u64_fast(p, ev->timestamp_ns);
     memcpy(p, ",\"pid\":", 7);
     p = put_u64_fast(p + 7, ev->pid);
@@ -329,6 +331,13 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
     p = put_u64_fast(p + 14, ev->truncation);
     memcpy(p, ",\"data\":\"", 9);
     p += 9;
+    if (small) {
+        ptlog_fmt_hexbytes(ev->payload, ev->payload_len, p);
+        p += 2 * ev->payload_len;
+        memcpy(p, "\"}\n", 3);
+        out->len += (size_t)(p - o) + (w->lines ? 3 : 2);
+        return 0;
+    }
     out->len += (size_t)(p - o);
     put_data_hex(out, ev->payload, ev->payload_len);
     if (w->lines)

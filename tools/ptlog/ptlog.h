@@ -101,6 +101,8 @@ size_t ptlog_fmt_time(ptlog_timecache *c, uint64_t ns, char *out);
 size_t ptlog_fmt_relative(uint64_t ns, uint64_t origin, char *out);
 /* Writes the decimal digits of v, returns the count (at most 20). */
 size_t ptlog_fmt_u64(uint64_t v, char *out);
+/* Writes 2n lowercase hex digits of p[0..n). */
+void ptlog_fmt_hexbytes(const unsigned char *p, size_t n, char *out);
 /* Writes lowercase hex digits of v without leading zeros, returns the count. */
 size_t ptlog_fmt_hex64(uint64_t v, char *out);
 /* ISO 8601 UTC of ns into out (at least 40 bytes), NUL-terminated. */

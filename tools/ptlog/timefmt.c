@@ -96,24 +96,52 @@ size_t ptlog_fmt_time(ptlog_timecache *c, uint64_t ns, char *out)
     return (size_t)(p - out) + c->zone_len;
 }
 
+static inline size_t count_digits(uint64_t v)
+{
+    size_t n = 1;
+    for (;;) {
+        if (v < 10)
+            return n;
+        if (v < 100)
+            return n + 1;
+        if (v < 1000)
+            return n + 2;
+        if (v < 10000)
+            return n + 3;
+        v /= 10000;
+        n += 4;
+    }
+}
+
 size_t ptlog_fmt_u64(uint64_t v, char *out)
 {
-    char tmp[20];
-    size_t n = 0;
+    size_t n = count_digits(v);
+    char *p = out + n;
     while (v >= 100) {
-        memcpy(tmp + sizeof tmp - n - 2, digits2 + 2 * (v % 100), 2);
+        p -= 2;
+        memcpy(p, digits2 + 2 * (v % 100), 2);
         v /= 100;
-        n += 2;
     }
-    if (v >= 10) {
-        memcpy(tmp + sizeof tmp - n - 2, digits2 + 2 * v, 2);
-        n += 2;
-    } else {
-        tmp[sizeof tmp - n - 1] = (char)('0' + v);
-        n += 1;
-    }
-    memcpy(out, tmp + sizeof tmp - n, n);
+    if (v >= 10)
+        memcpy(p - 2, digits2 + 2 * v, 2);
+    else
+        p[-1] = (char)('0' + v);
     return n;
+}
+
+void ptlog_fmt_hexbytes(const unsigned char *p, size_t n, char *out)
+{
+    static const char pairs[513] =
+        "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+        "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+        "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+        "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+        "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+        "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+        "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+        "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+    for (size_t i = 0; i < n; i++)
+        memcpy(out + 2 * i, pairs + 2 * p[i], 2);
 }
 
 size_t ptlog_fmt_hex64(uint64_t v, char *out)
