@@ -39,8 +39,10 @@ TRACELOG_API void tracelog_reader_options_init(tracelog_reader_options *opt);
  * (no decompression) to build its chunk index; on a pipe it reads forward
  * only, and rewind/seek return TRACELOG_E_NOT_SEEKABLE.
  * opt may be NULL. Errors: TRACELOG_E_BAD_MAGIC, TRACELOG_E_UNSUPPORTED_VERSION,
- * TRACELOG_E_TRUNCATED (no complete header), TRACELOG_E_CHECKSUM (header), TRACELOG_E_IO,
- * TRACELOG_E_NOMEM, TRACELOG_E_INVAL. Damage after the header is not an open error.
+ * TRACELOG_E_TRUNCATED (no complete header), TRACELOG_E_CHECKSUM (header),
+ * TRACELOG_E_CORRUPT (header size or ring geometry invalid), TRACELOG_E_NOT_SEEKABLE
+ * (a LOOP log on a pipe), TRACELOG_E_IO, TRACELOG_E_NOMEM, TRACELOG_E_INVAL.
+ * Damage after the header is not an open error.
  */
 TRACELOG_API tracelog_status tracelog_reader_open(int fd, const tracelog_reader_options *opt,
                                 tracelog_reader **out, tracelog_error *err);
