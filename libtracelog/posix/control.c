@@ -221,6 +221,13 @@ int posix_trace_get_attr(trace_id_t trid, trace_attr_t *attr)
     return 0;
 }
 
+/* A LOOP log that overwrote events has used up its space: it is full from then on, like a LOOP stream. */
+static int log_full_status(const tl_trace *t, const tracelog_log_status *ls)
+{
+    int wrapped = t->attr.__log_policy == POSIX_TRACE_LOOP && ls->log_overruns > 0;
+    return ls->log_full || wrapped ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
+}
+
 static void prerecorded_status(tl_trace *t, struct posix_trace_status_info *si)
 {
     const tracelog_log_status *ls = &t->log_status;
@@ -230,7 +237,7 @@ static void prerecorded_status(tl_trace *t, struct posix_trace_status_info *si)
     si->posix_stream_flush_status = POSIX_TRACE_NOT_FLUSHING;
     si->posix_stream_flush_error = ls->flush_error;
     si->posix_log_overrun_status = ls->log_overruns ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
-    si->posix_log_full_status = ls->log_full ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
+    si->posix_log_full_status = log_full_status(t, ls);
 }
 
 int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)
@@ -263,7 +270,7 @@ int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)
         si->posix_log_overrun_status = ls.log_overruns > t->log_overruns_reported ? POSIX_TRACE_OVERRUN
                                                                                    : POSIX_TRACE_NO_OVERRUN;
         t->log_overruns_reported = ls.log_overruns;
-        si->posix_log_full_status = ls.log_full ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
+        si->posix_log_full_status = log_full_status(t, &ls);
     }
     pthread_mutex_unlock(&t->log_lock);
     tracelog_posix_release(t);

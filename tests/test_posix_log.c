@@ -1,0 +1,543 @@
+/*
+ * Streams with log and pre-recorded streams (posix-trace.md §9.2 flush and
+ * shutdown, §9.6, §10 log side, §11): every stream policy x log policy
+ * combination, recorded, flushed, shut down and opened again with
+ * posix_trace_open; posix_trace_rewind / _close; open errors; status of a
+ * pre-recorded stream.
+ */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <trace.h>
+#include <unistd.h>
+
+#include "posix_helpers.h"
+
+static trace_event_id_t ev_seq;
+
+typedef struct {
+    uint32_t seq, pad;
+    uint64_t noise;
+} payload;
+
+static int seq_of(const pt_event *e, uint32_t *seq)
+{
+    payload p;
+    if (e->info.posix_event_id != ev_seq || e->len != sizeof p)
+        return 0;
+    memcpy(&p, e->data, sizeof p);
+    *seq = p.seq;
+    return 1;
+}
+
+static const int stream_policies[] = {POSIX_TRACE_LOOP, POSIX_TRACE_UNTIL_FULL, POSIX_TRACE_FLUSH};
+static const int log_policies[] = {POSIX_TRACE_LOOP, POSIX_TRACE_UNTIL_FULL, POSIX_TRACE_APPEND};
+
+static const char *policy_name(int p)
+{
+    switch (p) {
+    case POSIX_TRACE_LOOP: return "LOOP";
+    case POSIX_TRACE_UNTIL_FULL: return "UNTIL_FULL";
+    case POSIX_TRACE_FLUSH: return "FLUSH";
+    case POSIX_TRACE_APPEND: return "APPEND";
+    }
+    return "?";
+}
+
+static void log_attr(trace_attr_t *a, int sp, int lp, size_t log_size)
+{
+    pt_attr(a, sp, 64u << 10, 16);
+    posix_trace_attr_setlogfullpolicy(a, lp);
+    posix_trace_attr_setlogsize(a, log_size);
+    char name[TRACE_NAME_MAX];
+    snprintf(name, sizeof name, "log %s/%s", policy_name(sp), policy_name(lp));
+    posix_trace_attr_setname(a, name);
+}
+
+static void record(uint32_t seq, uint64_t *rnd)
+{
+    *rnd ^= *rnd << 13;
+    *rnd ^= *rnd >> 7;
+    *rnd ^= *rnd << 17;
+    payload p = {seq, 0, *rnd};
+    posix_trace_event(ev_seq, &p, sizeof p);
+}
+
+/* Two reads of a pre-recorded stream are identical (ids, timestamps, pids, threads, addresses, data). */
+static int same_events(const pt_events *a, const pt_events *b)
+{
+    if (a->n != b->n)
+        return 0;
+    for (size_t i = 0; i < a->n; i++) {
+        const pt_event *x = &a->ev[i], *y = &b->ev[i];
+        if (x->info.posix_event_id != y->info.posix_event_id || x->info.posix_pid != y->info.posix_pid ||
+            pt_ns(&x->info.posix_timestamp) != pt_ns(&y->info.posix_timestamp) ||
+            x->info.posix_prog_address != y->info.posix_prog_address ||
+            !pthread_equal(x->info.posix_thread_id, y->info.posix_thread_id) ||
+            x->info.posix_truncation_status != y->info.posix_truncation_status || x->len != y->len ||
+            memcmp(x->data, y->data, x->len) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* §9.6: "get_status ... For a pre-recorded stream it returns the status of the completed stream and resets nothing". */
+static void check_prerecorded_status(trace_id_t pre, struct posix_trace_status_info *si)
+{
+    struct posix_trace_status_info again;
+    CHECK_ERR(posix_trace_get_status(pre, si), 0);
+    CHECK_ERR(posix_trace_get_status(pre, &again), 0);
+    CHECK_MSG(memcmp(si, &again, sizeof again) == 0, "two get_status calls on a pre-recorded stream agree");
+    CHECK_EQ_INT(si->posix_stream_flush_status, POSIX_TRACE_NOT_FLUSHING);
+}
+
+/*
+ * A small trace that fits everywhere: every event comes back, with its fields, after FLUSH_START / FLUSH_STOP
+ * of the explicit flush; the log holds "the attributes, the event type list (name<->id mapping), and the trace
+ * status" (§9.2 shutdown).
+ */
+static void small_trace(int sp, int lp)
+{
+    tl_test_context("stream %s, log %s, small", policy_name(sp), policy_name(lp));
+    trace_attr_t a;
+    log_attr(&a, sp, lp, 1u << 20);
+    int fd = tl_test_tmpfd();
+    trace_id_t t;
+    if (CHECK_ERR(posix_trace_create_withlog(0, &a, fd, &t), 0) == 0)
+        return;
+    trace_attr_t active;
+    posix_trace_attr_init(&active);
+    CHECK_ERR(posix_trace_get_attr(t, &active), 0);
+    uint64_t before = pt_now_ns(), rnd = 1;
+    CHECK_ERR(posix_trace_start(t), 0);
+    for (uint32_t i = 0; i < 100; i++)
+        record(i, &rnd);
+    /* posix_trace_flush emits FLUSH_START / FLUSH_STOP (P17: synchronous). */
+    CHECK_ERR(posix_trace_flush(t), 0);
+    struct posix_trace_status_info si;
+    CHECK_ERR(posix_trace_get_status(t, &si), 0);
+    CHECK_EQ_INT(si.posix_stream_flush_status, POSIX_TRACE_NOT_FLUSHING);
+    CHECK_EQ_INT(si.posix_stream_flush_error, 0);
+    CHECK_EQ_INT(si.posix_log_overrun_status, POSIX_TRACE_NO_OVERRUN);
+    CHECK_EQ_INT(si.posix_log_full_status, POSIX_TRACE_NOT_FULL);
+    for (uint32_t i = 100; i < 200; i++)
+        record(i, &rnd);
+    uint64_t after = pt_now_ns();
+    /* A name opened late is still in the log (§9.2: "the event type list"). */
+    trace_event_id_t late;
+    CHECK_ERR(posix_trace_eventid_open("log: opened late", &late), 0);
+    posix_trace_event(late, NULL, 0);
+    CHECK_ERR(posix_trace_shutdown(t), 0);
+    /* P29: "the library must not close the caller's fd at shutdown/close". */
+    CHECK_MSG(fcntl(fd, F_GETFD) != -1, "the caller's descriptor is still open after shutdown");
+
+    trace_id_t pre;
+    if (CHECK_ERR(posix_trace_open(fd, &pre), 0) == 0) {
+        close(fd);
+        return;
+    }
+    trace_attr_t got;
+    posix_trace_attr_init(&got);
+    CHECK_ERR(posix_trace_get_attr(pre, &got), 0);
+    char n1[TRACE_NAME_MAX], n2[TRACE_NAME_MAX];
+    posix_trace_attr_getname(&active, n1);
+    posix_trace_attr_getname(&got, n2);
+    CHECK_STR_EQ(n2, n1);
+    posix_trace_attr_getgenversion(&got, n2);
+    CHECK_MSG(strncmp(n2, "tracelog", 8) == 0, "§12 genversion stored in the log: %s", n2);
+    int v;
+    posix_trace_attr_getstreamfullpolicy(&got, &v);
+    CHECK_EQ_INT(v, sp);
+    posix_trace_attr_getlogfullpolicy(&got, &v);
+    CHECK_EQ_INT(v, lp);
+    size_t s1, s2;
+    posix_trace_attr_getmaxdatasize(&got, &s2);
+    CHECK_EQ(s2, 16);
+    posix_trace_attr_getstreamsize(&active, &s1);
+    posix_trace_attr_getstreamsize(&got, &s2);
+    CHECK_EQ(s2, s1);
+    posix_trace_attr_getlogsize(&active, &s1);
+    posix_trace_attr_getlogsize(&got, &s2);
+    /* §5 log-max-size is "ignored with APPEND"; format-spec: METADATA log_max_size is "0 for APPEND". */
+    CHECK_EQ(s2, lp == POSIX_TRACE_APPEND ? 0 : s1);
+    struct timespec c1, c2, r1, r2;
+    posix_trace_attr_getcreatetime(&active, &c1);
+    posix_trace_attr_getcreatetime(&got, &c2);
+    CHECK_EQ(pt_ns(&c2), pt_ns(&c1));
+    posix_trace_attr_getclockres(&active, &r1);
+    posix_trace_attr_getclockres(&got, &r2);
+    CHECK_EQ(pt_ns(&r2), pt_ns(&r1));
+    char name[TRACE_EVENT_NAME_MAX];
+    CHECK_ERR(posix_trace_eventid_get_name(pre, ev_seq, name), 0);
+    CHECK_STR_EQ(name, "log: seq");
+    CHECK_ERR(posix_trace_eventid_get_name(pre, late, name), 0);
+    CHECK_STR_EQ(name, "log: opened late");
+
+    check_prerecorded_status(pre, &si);
+    CHECK_EQ_INT(si.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
+    CHECK_EQ_INT(si.posix_log_overrun_status, POSIX_TRACE_NO_OVERRUN);
+    CHECK_EQ_INT(si.posix_log_full_status, POSIX_TRACE_NOT_FULL);
+    CHECK_EQ_INT(si.posix_stream_flush_error, 0);
+    CHECK_EQ_INT(si.posix_stream_status, POSIX_TRACE_SUSPENDED);
+
+    /* START, 0..99, FLUSH_START, FLUSH_STOP, 100..199, late, STOP (shutdown stops "as if posix_trace_stop"). */
+    pt_events ev = {0}, again = {0};
+    CHECK_ERR(pt_read_all(pre, 0, &ev), 0);
+    int ok = ev.n == 205;
+    uint32_t seq;
+    for (size_t i = 0; ok && i < 100; i++)
+        ok &= seq_of(&ev.ev[1 + i], &seq) && seq == i;
+    for (size_t i = 0; ok && i < 100; i++)
+        ok &= seq_of(&ev.ev[103 + i], &seq) && seq == 100 + i;
+    ok = ok && ev.ev[0].info.posix_event_id == POSIX_TRACE_START &&
+         ev.ev[101].info.posix_event_id == POSIX_TRACE_FLUSH_START &&
+         ev.ev[102].info.posix_event_id == POSIX_TRACE_FLUSH_STOP && ev.ev[203].info.posix_event_id == late &&
+         ev.ev[204].info.posix_event_id == POSIX_TRACE_STOP;
+    CHECK_MSG(ok, "the log holds START, 100 events, FLUSH_START, FLUSH_STOP, 100 events, the late one, STOP");
+    if (!ok)
+        pt_events_dump(&ev, 8);
+    int fields = 1;
+    for (size_t i = 0; i < ev.n; i++) {
+        const pt_event *e = &ev.ev[i];
+        if (e->info.posix_event_id != ev_seq)
+            continue;
+        uint64_t ts = pt_ns(&e->info.posix_timestamp);
+        fields &= e->info.posix_pid == getpid() && pthread_equal(e->info.posix_thread_id, pthread_self()) &&
+                  e->info.posix_prog_address != NULL && ts >= before && ts <= after &&
+                  e->info.posix_truncation_status == POSIX_TRACE_NOT_TRUNCATED;
+    }
+    CHECK_MSG(fields, "pid, thread, address, timestamp and truncation survive in the log");
+    if (ev.n == 205) {
+        int stop = -1;
+        memcpy(&stop, ev.ev[204].data, sizeof stop);
+        CHECK_MSG(ev.ev[204].len == sizeof stop && stop == 0, "shutdown's STOP has data 0");
+    }
+    /* getnext at the end: "0 with *unavailable != 0" (P7), and again. */
+    struct posix_trace_event_info info;
+    int unavailable = 0;
+    size_t len;
+    char buf[16];
+    CHECK_ERR(posix_trace_getnext_event(pre, &info, buf, sizeof buf, &len, &unavailable), 0);
+    CHECK(unavailable != 0);
+    /* §9.6 rewind: "resets the read position to the oldest event". */
+    CHECK_ERR(posix_trace_rewind(pre), 0);
+    CHECK_ERR(pt_read_all(pre, 0, &again), 0);
+    CHECK_MSG(same_events(&ev, &again), "after rewind the same sequence again");
+    pt_events_free(&again);
+    /* Rewind in the middle. */
+    CHECK_ERR(posix_trace_rewind(pre), 0);
+    for (int i = 0; i < 50; i++)
+        posix_trace_getnext_event(pre, &info, buf, sizeof buf, &len, &unavailable);
+    CHECK_ERR(posix_trace_rewind(pre), 0);
+    CHECK_ERR(pt_read_all(pre, 0, &again), 0);
+    CHECK(same_events(&ev, &again));
+    pt_events_free(&again);
+    pt_events_free(&ev);
+
+    /* close: "frees the trid"; then every call says EINVAL. */
+    CHECK_ERR(posix_trace_close(pre), 0);
+    CHECK_ERR(posix_trace_get_status(pre, &si), EINVAL);
+    CHECK_ERR(posix_trace_rewind(pre), EINVAL);
+    CHECK_ERR(posix_trace_close(pre), EINVAL);
+    CHECK_ERR(posix_trace_getnext_event(pre, &info, buf, sizeof buf, &len, &unavailable), EINVAL);
+    CHECK_MSG(fcntl(fd, F_GETFD) != -1, "the caller's descriptor is still open after posix_trace_close");
+    close(fd);
+}
+
+/* Sequence numbers of the user events of a log, in order. */
+static size_t seqs_of(const pt_events *ev, uint32_t *out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < ev->n; i++) {
+        uint32_t s;
+        if (seq_of(&ev->ev[i], &s) && n < cap)
+            out[n++] = s;
+    }
+    return n;
+}
+
+/*
+ * Many events, flushed often enough that the stream never overflows, into a log of 256 KiB:
+ * "APPEND — no size limit"; "UNTIL_FULL: remaining unflushed events discarded; log full status FULL; last event
+ * in log must be STOP"; "LOOP: remaining events written at the beginning of the log overwriting older ones ...
+ * posix_log_overrun_status := OVERRUN when events are lost".
+ */
+static void big_trace(int sp, int lp)
+{
+    tl_test_context("stream %s, log %s, filling", policy_name(sp), policy_name(lp));
+    trace_attr_t a;
+    log_attr(&a, sp, lp, 256u << 10);
+    int fd = tl_test_tmpfd();
+    trace_id_t t;
+    if (CHECK_ERR(posix_trace_create_withlog(0, &a, fd, &t), 0) == 0)
+        return;
+    CHECK_ERR(posix_trace_start(t), 0);
+    enum { N = 60000 };
+    uint64_t rnd = 99;
+    int flushes_ok = 1;
+    for (uint32_t i = 0; i < N; i++) {
+        record(i, &rnd);
+        if (i % 100 == 99)
+            flushes_ok &= posix_trace_flush(t) == 0;
+    }
+    CHECK_MSG(flushes_ok, "every posix_trace_flush returned 0");
+    struct posix_trace_status_info si, si2;
+    CHECK_ERR(posix_trace_get_status(t, &si), 0);
+    CHECK_ERR(posix_trace_get_status(t, &si2), 0);
+    CHECK_EQ_INT(si.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
+    CHECK_EQ_INT(si.posix_stream_flush_error, 0);
+    if (lp == POSIX_TRACE_APPEND) {
+        CHECK_EQ_INT(si.posix_log_overrun_status, POSIX_TRACE_NO_OVERRUN);
+        CHECK_EQ_INT(si.posix_log_full_status, POSIX_TRACE_NOT_FULL); /* "log full never set by the library" */
+    } else {
+        CHECK_EQ_INT(si.posix_log_overrun_status, POSIX_TRACE_OVERRUN);
+        /* §4.2 / P28: the log overrun status is "reset after read" for a stream with log. */
+        CHECK_EQ_INT(si2.posix_log_overrun_status, POSIX_TRACE_NO_OVERRUN);
+        if (lp == POSIX_TRACE_UNTIL_FULL)
+            CHECK_EQ_INT(si.posix_log_full_status, POSIX_TRACE_FULL);
+        else /* a LOOP log that wrapped around: "log space exhausted" */
+            CHECK_EQ_INT(si.posix_log_full_status, POSIX_TRACE_FULL);
+    }
+    tracelog_trace_stats st;
+    CHECK_ERR(tracelog_trace_get_stats(t, &st), 0);
+    CHECK_EQ(st.events_lost, 0);
+    if (lp != POSIX_TRACE_APPEND)
+        CHECK(st.log_events_lost > 0);
+    CHECK_ERR(posix_trace_shutdown(t), 0);
+
+    trace_id_t pre;
+    if (CHECK_ERR(posix_trace_open(fd, &pre), 0) == 0) {
+        close(fd);
+        return;
+    }
+    check_prerecorded_status(pre, &si);
+    pt_events ev = {0};
+    CHECK_ERR(pt_read_all(pre, 0, &ev), 0);
+    static uint32_t seqs[N];
+    size_t n = seqs_of(&ev, seqs, N);
+    int contiguous = 1;
+    for (size_t i = 1; i < n; i++)
+        contiguous &= seqs[i] == seqs[i - 1] + 1;
+    CHECK_MSG(contiguous, "the logged events are consecutive (%zu events)", n);
+    if (lp == POSIX_TRACE_APPEND) {
+        CHECK_MSG(n == N && seqs[0] == 0, "APPEND keeps every flushed event: %zu of %d", n, N);
+        CHECK_EQ_INT(si.posix_log_overrun_status, POSIX_TRACE_NO_OVERRUN);
+        CHECK_EQ_INT(si.posix_log_full_status, POSIX_TRACE_NOT_FULL);
+        CHECK(ev.n > 0 && ev.ev[ev.n - 1].info.posix_event_id == POSIX_TRACE_STOP);
+    } else if (lp == POSIX_TRACE_UNTIL_FULL) {
+        CHECK_MSG(n > 0 && n < N && seqs[0] == 0, "UNTIL_FULL keeps the first events: %zu of %d", n, N);
+        CHECK_EQ_INT(si.posix_log_full_status, POSIX_TRACE_FULL);
+        CHECK_EQ_INT(si.posix_log_overrun_status, POSIX_TRACE_OVERRUN);
+        /* §9.1: "POSIX_TRACE_UNTIL_FULL ... the last recorded event shall be POSIX_TRACE_STOP". */
+        CHECK_MSG(ev.n > 0 && ev.ev[ev.n - 1].info.posix_event_id == POSIX_TRACE_STOP,
+                  "the last event of a full UNTIL_FULL log is POSIX_TRACE_STOP");
+        if (ev.n > 1) {
+            const pt_event *last = &ev.ev[ev.n - 1];
+            int data = 0;
+            if (last->len == sizeof data)
+                memcpy(&data, last->data, sizeof data);
+            CHECK_MSG(data != 0, "P15 (documented): that STOP says automatic (data 1): %d", data);
+            CHECK(pt_ns(&last->info.posix_timestamp) >= pt_ns(&ev.ev[ev.n - 2].info.posix_timestamp));
+        }
+    } else {
+        CHECK_MSG(n > 0 && n < N && seqs[n - 1] == N - 1 && seqs[0] > 0,
+                  "LOOP keeps the most recent events: %zu of %d, last %u", n, N, n ? seqs[n - 1] : 0);
+        CHECK_EQ_INT(si.posix_log_overrun_status, POSIX_TRACE_OVERRUN);
+        CHECK_EQ_INT(si.posix_log_full_status, POSIX_TRACE_FULL);
+        CHECK(ev.n > 0 && ev.ev[ev.n - 1].info.posix_event_id == POSIX_TRACE_STOP);
+    }
+    pt_events_free(&ev);
+    CHECK_ERR(posix_trace_close(pre), 0);
+    close(fd);
+}
+
+static void test_policy_matrix(void)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            small_trace(stream_policies[i], log_policies[j]);
+            big_trace(stream_policies[i], log_policies[j]);
+        }
+    tl_test_context(NULL);
+}
+
+/* §9.6 open: "EINVAL (fd is not a valid trace log)"; P30: "EINVAL for ... truncated/incomplete file, or fd not readable". */
+static void test_open_errors(void)
+{
+    trace_id_t pre;
+    int empty = tl_test_tmpfd();
+    CHECK_ERR(posix_trace_open(empty, &pre), EINVAL);
+    int text = tl_test_tmpfd();
+    const char junk[] = "this is not a trace log, just some text that is long enough to look like a header...";
+    tl_test_fd_set(text, junk, sizeof junk);
+    CHECK_ERR(posix_trace_open(text, &pre), EINVAL);
+    CHECK_ERR(posix_trace_open(-1, &pre), EINVAL);
+    CHECK_ERR(posix_trace_open(12345, &pre), EINVAL);
+
+    /* A valid log, opened through a write-only descriptor. */
+    int fd = tl_test_tmpfd();
+    trace_id_t t;
+    CHECK_ERR(posix_trace_create_withlog(0, NULL, fd, &t), 0);
+    pt_shutdown(t);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int wo = open(path, O_WRONLY);
+    CHECK(wo >= 0);
+    CHECK_ERR(posix_trace_open(wo, &pre), EINVAL);
+    close(wo);
+    CHECK_ERR(posix_trace_open(fd, NULL), EINVAL);
+    /* The first bytes of a valid log only. */
+    size_t len;
+    uint8_t *bytes = tl_test_fd_slurp(fd, &len);
+    int cut = tl_test_tmpfd();
+    tl_test_fd_set(cut, bytes, len > 16 ? 16 : len);
+    CHECK_ERR(posix_trace_open(cut, &pre), EINVAL);
+    free(bytes);
+    /* And the valid log opens. */
+    CHECK_ERR(posix_trace_open(fd, &pre), 0);
+    CHECK_ERR(posix_trace_close(pre), 0);
+    close(empty);
+    close(text);
+    close(fd);
+    close(cut);
+}
+
+/*
+ * P38: the rationale "open[s] an existing log file without O_TRUNC, so a new log written over an older, longer
+ * file must still read back correctly".
+ */
+static void test_overwrite_longer_file(void)
+{
+    int fd = tl_test_tmpfd();
+    trace_attr_t a;
+    log_attr(&a, POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, 0);
+    trace_id_t t;
+    CHECK_ERR(posix_trace_create_withlog(0, &a, fd, &t), 0);
+    CHECK_ERR(posix_trace_start(t), 0);
+    uint64_t rnd = 5;
+    for (uint32_t i = 0; i < 5000; i++)
+        record(i, &rnd);
+    pt_shutdown(t);
+    lseek(fd, 0, SEEK_SET);
+    CHECK_ERR(posix_trace_create_withlog(0, &a, fd, &t), 0);
+    CHECK_ERR(posix_trace_start(t), 0);
+    for (uint32_t i = 0; i < 3; i++)
+        record(1000000 + i, &rnd);
+    trace_id_t pre;
+    CHECK_ERR(pt_shutdown_and_open(t, fd, &pre), 0);
+    pt_events ev = {0};
+    CHECK_ERR(pt_read_all(pre, 0, &ev), 0);
+    uint32_t seqs[8];
+    size_t n = seqs_of(&ev, seqs, 8);
+    CHECK_MSG(n == 3 && seqs[0] == 1000000 && seqs[2] == 1000002, "only the new log's events: %zu", n);
+    pt_events_free(&ev);
+    CHECK_ERR(posix_trace_close(pre), 0);
+    close(fd);
+}
+
+/* P29: "The log descriptor is duplicated ... and never closed": the caller may close its own right away. */
+static void test_caller_closes_fd(void)
+{
+    int fd = tl_test_tmpfd();
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int mine = open(path, O_RDWR);
+    trace_id_t t;
+    CHECK_ERR(posix_trace_create_withlog(0, NULL, mine, &t), 0);
+    close(mine); /* "undefined" by the standard; tracelog keeps its own descriptor */
+    CHECK_ERR(posix_trace_start(t), 0);
+    uint64_t rnd = 3;
+    record(7, &rnd);
+    trace_id_t pre;
+    CHECK_ERR(pt_shutdown_and_open(t, fd, &pre), 0);
+    pt_events ev = {0};
+    CHECK_ERR(pt_read_all(pre, 0, &ev), 0);
+    CHECK_EQ(pt_count(&ev, ev_seq), 1);
+    pt_events_free(&ev);
+    CHECK_ERR(posix_trace_close(pre), 0);
+    close(fd);
+}
+
+/* A stopped stream with log: flush still moves what was recorded; get_status reports the flush is over. */
+static void test_flush_while_stopped(void)
+{
+    int fd = tl_test_tmpfd();
+    trace_attr_t a;
+    log_attr(&a, POSIX_TRACE_UNTIL_FULL, POSIX_TRACE_APPEND, 0);
+    trace_id_t t;
+    CHECK_ERR(posix_trace_create_withlog(0, &a, fd, &t), 0);
+    CHECK_ERR(posix_trace_start(t), 0);
+    uint64_t rnd = 3;
+    for (uint32_t i = 0; i < 10; i++)
+        record(i, &rnd);
+    CHECK_ERR(posix_trace_stop(t), 0);
+    CHECK_ERR(posix_trace_flush(t), 0);
+    tracelog_trace_stats st;
+    CHECK_ERR(tracelog_trace_get_stats(t, &st), 0);
+    CHECK_MSG(st.log_events_written >= 12, "START, 10 events, STOP written: %llu",
+              (unsigned long long)st.log_events_written);
+    trace_id_t pre;
+    CHECK_ERR(pt_shutdown_and_open(t, fd, &pre), 0);
+    pt_events ev = {0};
+    CHECK_ERR(pt_read_all(pre, 0, &ev), 0);
+    CHECK_EQ(pt_count(&ev, ev_seq), 10);
+    CHECK_EQ(pt_count(&ev, POSIX_TRACE_STOP), 1); /* shutdown of a stopped stream records no second STOP */
+    pt_events_free(&ev);
+    CHECK_ERR(posix_trace_close(pre), 0);
+    close(fd);
+}
+
+/* Pre-recorded getnext "never blocks", timedgetnext on it is unspecified: tracelog returns like getnext. */
+static void test_prerecorded_reads(void)
+{
+    int fd = tl_test_tmpfd();
+    trace_id_t t, pre;
+    CHECK_ERR(posix_trace_create_withlog(0, NULL, fd, &t), 0);
+    CHECK_ERR(posix_trace_start(t), 0);
+    uint64_t rnd = 3;
+    record(1, &rnd);
+    CHECK_ERR(pt_shutdown_and_open(t, fd, &pre), 0);
+    struct posix_trace_event_info info;
+    char buf[64];
+    size_t len;
+    int unavailable;
+    struct timespec past = {1, 0};
+    int got = 0;
+    for (int i = 0; i < 10; i++) {
+        int e = posix_trace_timedgetnext_event(pre, &info, buf, sizeof buf, &len, &unavailable, &past);
+        if (e != 0 || unavailable)
+            break;
+        got++;
+    }
+    CHECK_EQ_INT(got, 3); /* START, the event, STOP */
+    /* Truncated read from a log: TRUNCATED_READ, data_len = num_bytes. */
+    CHECK_ERR(posix_trace_rewind(pre), 0);
+    do
+        CHECK_ERR(posix_trace_getnext_event(pre, &info, buf, 4, &len, &unavailable), 0);
+    while (!unavailable && info.posix_event_id != ev_seq);
+    CHECK(!unavailable && info.posix_truncation_status == POSIX_TRACE_TRUNCATED_READ && len == 4);
+    CHECK_ERR(posix_trace_getnext_event(pre, &info, NULL, 0, &len, &unavailable), 0);
+    CHECK(!unavailable && info.posix_event_id == POSIX_TRACE_STOP && len == 0 &&
+          info.posix_truncation_status == POSIX_TRACE_TRUNCATED_READ);
+    CHECK_ERR(posix_trace_close(pre), 0);
+    close(fd);
+}
+
+int main(void)
+{
+    pt_watchdog(18);
+    if (posix_trace_eventid_open("log: seq", &ev_seq))
+        TL_DIE("eventid_open failed");
+    PT_RUN(test_policy_matrix);
+    PT_RUN(test_open_errors);
+    PT_RUN(test_overwrite_longer_file);
+    PT_RUN(test_caller_closes_fd);
+    PT_RUN(test_flush_while_stopped);
+    PT_RUN(test_prerecorded_reads);
+    return pt_finish();
+}
