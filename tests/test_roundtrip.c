@@ -215,7 +215,7 @@ static void check_loop(const tl_test_log_spec *spec, const tl_test_readout *out,
     tl_test_events_free(&want);
     CHECK_EQ(out->status.events_written, n);
     CHECK_EQ(out->status.log_overruns, n - k);
-    CHECK_EQ(out->status.log_full, 0);
+    CHECK_EQ(out->status.log_full, 1); /* the ring wrapped: POSIX calls a LOOP log full once it overwrites */
 
     uint64_t seg, count;
     planned_ring(spec, &seg, &count);

@@ -27,11 +27,12 @@ typedef struct tracelog_writer tracelog_writer;
 
 typedef struct tracelog_writer_options {
     tracelog_policy log_policy;      /* TRACELOG_POLICY_APPEND (default), TRACELOG_POLICY_UNTIL_FULL, TRACELOG_POLICY_LOOP */
-    uint64_t log_max_size;     /* LOOP/UNTIL_FULL: bytes of event chunks allowed (default 64 MiB) */
+    uint64_t log_max_size;     /* LOOP/UNTIL_FULL: bytes of event chunks allowed (default 64 MiB;
+                                  a LOOP ring is at least 2 segments of 4 KiB) */
     uint32_t chunk_size;       /* uncompressed bytes per chunk (default 128 KiB, 4 KiB..16 MiB) */
     int compression_level;     /* zstd level (default 1); 0 stores chunks uncompressed */
-    uint32_t segment_size;     /* LOOP: ring segment bytes (0: automatic) */
-    uint32_t durable_size;     /* LOOP: bytes kept for metadata and event types (0: 64 KiB) */
+    uint32_t segment_size;     /* LOOP: ring segment bytes (0: automatic; at least 4 KiB) */
+    uint32_t durable_size;     /* LOOP: bytes kept for metadata and event types (0: 64 KiB; 4 KiB..64 MiB) */
 } tracelog_writer_options;
 
 /* Fills the defaults listed above. */

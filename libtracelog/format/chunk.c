@@ -175,6 +175,112 @@ int tracelog_chunk_header_decode(const uint8_t *p, size_t len, tl_chunk_header *
     return 0;
 }
 
+#define CORRUPT(reason) do { *why = reason; return TRACELOG_E_CORRUPT; } while (0)
+
+/* Locates the columns of a decompressed body (format-spec section 6). */
+static tracelog_status open_columns(tl_chunk_cursor *c, const uint8_t *body, const char **why)
+{
+    const uint8_t *end = body + c->h.raw_size;
+    const uint8_t *p = body + TL_CHUNK_TABLE_SIZE;
+    if ((size_t)(end - p) < c->h.event_count)
+        CORRUPT("column table exceeds the chunk");
+    c->flags = p;
+    p += c->h.event_count;
+    for (int i = 0; i < TL_CHUNK_COLUMNS; i++) {
+        uint32_t n = tl_load32(body + 4 * i);
+        if (n > (size_t)(end - p))
+            CORRUPT("column table exceeds the chunk");
+        c->col[i] = p;
+        c->end[i] = p + n;
+        p += n;
+    }
+    c->col[6] = p; /* payload bytes: the rest of the body */
+    c->end[6] = end;
+    /* Each event has at least one byte in the timestamp, id and length columns. */
+    if ((size_t)(c->end[0] - c->col[0]) < c->h.event_count || (size_t)(c->end[1] - c->col[1]) < c->h.event_count ||
+        (size_t)(c->end[5] - c->col[5]) < c->h.event_count)
+        CORRUPT("column shorter than its events");
+    c->index = 0;
+    c->ts = c->h.min_ts;
+    c->tid = c->addr = 0;
+    c->pid = 0;
+    return TRACELOG_OK;
+}
+
+tracelog_status tracelog_chunk_open(const uint8_t *payload, size_t len, ZSTD_DCtx *dctx, uint32_t max_raw,
+                                    tl_buf *raw, tl_chunk_cursor *c, const char **why)
+{
+    if (tracelog_chunk_header_decode(payload, len, &c->h))
+        CORRUPT("bad chunk header");
+    if (c->h.raw_size > max_raw) {
+        *why = "uncompressed chunk larger than the reader's limit";
+        return TRACELOG_E_LIMIT;
+    }
+    const uint8_t *stored = payload + TL_CHUNK_HEADER_SIZE;
+    size_t stored_len = len - TL_CHUNK_HEADER_SIZE;
+    if (c->h.codec == TL_CODEC_NONE)
+        return open_columns(c, stored, why);
+    /* Exactly one zstd frame, whose declared size is the chunk's: checked before allocating. */
+    if (ZSTD_getFrameContentSize(stored, stored_len) != c->h.raw_size ||
+        ZSTD_findFrameCompressedSize(stored, stored_len) != stored_len)
+        CORRUPT("zstd frame size differs from the declared size");
+    raw->len = 0;
+    if (tl_buf_reserve(raw, c->h.raw_size))
+        return TRACELOG_E_NOMEM;
+    size_t n = ZSTD_decompressDCtx(dctx, raw->data, c->h.raw_size, stored, stored_len);
+    if (ZSTD_isError(n) || n != c->h.raw_size)
+        CORRUPT("zstd frame does not decompress");
+    raw->len = n;
+    return open_columns(c, raw->data, why);
+}
+
+tracelog_status tracelog_chunk_next(tl_chunk_cursor *c, tracelog_event *ev, const char **why)
+{
+    if (c->index == c->h.event_count) {
+        for (int i = 0; i < 7; i++)
+            if (c->col[i] != c->end[i])
+                CORRUPT("column longer than its events");
+        return TRACELOG_END;
+    }
+    uint8_t f = c->flags[c->index];
+    uint64_t v;
+    if (f & ~TL_REC_KNOWN || (f & TL_REC_TRUNC_MASK) == TL_REC_TRUNC_MASK)
+        CORRUPT("bad record flags");
+    if (tl_get_varint(&c->col[0], c->end[0], &v))
+        CORRUPT("bad timestamp column");
+    uint64_t ts = c->ts + (uint64_t)tl_unzigzag(v);
+    if (ts < c->h.min_ts || ts > c->h.max_ts)
+        CORRUPT("timestamp outside the chunk's range");
+    if (tl_get_varint(&c->col[1], c->end[1], &v) || v > UINT32_MAX)
+        CORRUPT("bad event id column");
+    ev->event_id = (uint32_t)v;
+    if (f & TL_REC_PID) {
+        if (tl_get_varint(&c->col[2], c->end[2], &v) || v > UINT32_MAX)
+            CORRUPT("bad pid column");
+        c->pid = (uint32_t)v;
+    }
+    if ((f & TL_REC_TID) && tl_get_varint(&c->col[3], c->end[3], &c->tid))
+        CORRUPT("bad thread id column");
+    if (f & TL_REC_ADDR) {
+        if (tl_get_varint(&c->col[4], c->end[4], &v))
+            CORRUPT("bad address column");
+        c->addr += (uint64_t)tl_unzigzag(v);
+    }
+    if (tl_get_varint(&c->col[5], c->end[5], &v) || v > (uint64_t)(c->end[6] - c->col[6]))
+        CORRUPT("bad payload length");
+    c->ts = ts;
+    ev->timestamp_ns = ts;
+    ev->pid = c->pid;
+    ev->tid = c->tid;
+    ev->address = c->addr;
+    ev->truncation = (f & TL_REC_TRUNC_MASK) >> TL_REC_TRUNC_SHIFT;
+    ev->payload_len = (uint32_t)v;
+    ev->payload = c->col[6];
+    c->col[6] += v;
+    c->index++;
+    return TRACELOG_OK;
+}
+
 void tracelog_chunk_events_free(tl_chunk_events *ce)
 {
     tl_buf_free(&ce->raw);
@@ -184,107 +290,26 @@ void tracelog_chunk_events_free(tl_chunk_events *ce)
     ce->count = 0;
 }
 
-#define CORRUPT(reason) do { *why = reason; return TRACELOG_E_CORRUPT; } while (0)
-
-static tracelog_status decode_columns(const tl_chunk_header *h, const uint8_t *body,
-                                      tl_chunk_events *out, const char **why)
-{
-    const uint8_t *end = body + h->raw_size;
-    const uint8_t *col[7], *col_end[7];
-    const uint8_t *p = body + TL_CHUNK_TABLE_SIZE;
-    const uint8_t *flags = p;
-    if ((size_t)(end - p) < h->event_count)
-        CORRUPT("column table exceeds the chunk");
-    p += h->event_count;
-    for (int i = 0; i < TL_CHUNK_COLUMNS; i++) {
-        uint32_t n = tl_load32(body + 4 * i);
-        if (n > (size_t)(end - p))
-            CORRUPT("column table exceeds the chunk");
-        col[i] = p;
-        col_end[i] = p + n;
-        p += n;
-    }
-    col[6] = p; /* payload bytes: the rest of the body */
-    col_end[6] = end;
-
-    uint64_t ts = h->min_ts, tid = 0, addr = 0;
-    uint32_t pid = 0;
-    tracelog_event *ev = out->events;
-    for (uint32_t i = 0; i < h->event_count; i++, ev++) {
-        uint8_t f = flags[i];
-        uint64_t v;
-        if (f & ~TL_REC_KNOWN || (f & TL_REC_TRUNC_MASK) == TL_REC_TRUNC_MASK)
-            CORRUPT("bad record flags");
-        if (tl_get_varint(&col[0], col_end[0], &v))
-            CORRUPT("bad timestamp column");
-        ts += (uint64_t)tl_unzigzag(v);
-        if (ts < h->min_ts || ts > h->max_ts)
-            CORRUPT("timestamp outside the chunk's range");
-        if (tl_get_varint(&col[1], col_end[1], &v) || v > UINT32_MAX)
-            CORRUPT("bad event id column");
-        ev->event_id = (uint32_t)v;
-        if (f & TL_REC_PID) {
-            if (tl_get_varint(&col[2], col_end[2], &v) || v > UINT32_MAX)
-                CORRUPT("bad pid column");
-            pid = (uint32_t)v;
-        }
-        if ((f & TL_REC_TID) && tl_get_varint(&col[3], col_end[3], &tid))
-            CORRUPT("bad thread id column");
-        if (f & TL_REC_ADDR) {
-            if (tl_get_varint(&col[4], col_end[4], &v))
-                CORRUPT("bad address column");
-            addr += (uint64_t)tl_unzigzag(v);
-        }
-        if (tl_get_varint(&col[5], col_end[5], &v) || v > (uint64_t)(col_end[6] - col[6]))
-            CORRUPT("bad payload length");
-        ev->timestamp_ns = ts;
-        ev->pid = pid;
-        ev->tid = tid;
-        ev->address = addr;
-        ev->truncation = (f & TL_REC_TRUNC_MASK) >> TL_REC_TRUNC_SHIFT;
-        ev->payload_len = (uint32_t)v;
-        ev->payload = col[6];
-        col[6] += v;
-    }
-    for (int i = 0; i < 7; i++)
-        if (col[i] != col_end[i])
-            CORRUPT("column longer than its events");
-    out->count = h->event_count;
-    return TRACELOG_OK;
-}
-
 tracelog_status tracelog_chunk_decode(const uint8_t *payload, size_t len, ZSTD_DCtx *dctx,
                                       uint32_t max_raw, tl_chunk_events *out, const char **why)
 {
-    tl_chunk_header h;
+    tl_chunk_cursor c;
     out->count = 0;
-    if (tracelog_chunk_header_decode(payload, len, &h))
-        CORRUPT("bad chunk header");
-    if (h.raw_size > max_raw) {
-        *why = "uncompressed chunk larger than the reader's limit";
-        return TRACELOG_E_LIMIT;
-    }
-    const uint8_t *stored = payload + TL_CHUNK_HEADER_SIZE;
-    size_t stored_len = len - TL_CHUNK_HEADER_SIZE;
-    const uint8_t *body = stored;
-    if (h.codec == TL_CODEC_ZSTD) {
-        unsigned long long fcs = ZSTD_getFrameContentSize(stored, stored_len);
-        if (fcs != h.raw_size)
-            CORRUPT("zstd frame size differs from the declared size");
-        out->raw.len = 0;
-        if (tl_buf_reserve(&out->raw, h.raw_size))
-            return TRACELOG_E_NOMEM;
-        size_t n = ZSTD_decompressDCtx(dctx, out->raw.data, h.raw_size, stored, stored_len);
-        if (ZSTD_isError(n) || n != h.raw_size)
-            CORRUPT("zstd frame does not decompress");
-        body = out->raw.data;
-    }
-    if (h.event_count > out->cap) {
-        tracelog_event *e = realloc(out->events, sizeof *e * h.event_count);
+    tracelog_status st = tracelog_chunk_open(payload, len, dctx, max_raw, &out->raw, &c, why);
+    if (st != TRACELOG_OK)
+        return st;
+    if (c.h.event_count > out->cap) {
+        tracelog_event *e = realloc(out->events, sizeof *e * c.h.event_count);
         if (!e)
             return TRACELOG_E_NOMEM;
         out->events = e;
-        out->cap = h.event_count;
+        out->cap = c.h.event_count;
     }
-    return decode_columns(&h, body, out, why);
+    uint32_t n = 0;
+    while ((st = tracelog_chunk_next(&c, &out->events[n], why)) == TRACELOG_OK)
+        n++;
+    if (st != TRACELOG_END)
+        return st;
+    out->count = n;
+    return TRACELOG_OK;
 }

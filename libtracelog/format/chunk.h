@@ -62,7 +62,37 @@ tracelog_status tracelog_chunk_finish(tl_chunk_builder *b, ZSTD_CCtx *cctx, int 
 /* Decodes the 32-byte chunk header and checks its fields. 0 or -1. */
 int tracelog_chunk_header_decode(const uint8_t *payload, size_t len, tl_chunk_header *h);
 
-/* A decoded chunk: events point into raw. Reused from chunk to chunk. */
+/*
+ * Reading a chunk one event at a time: no memory beyond the decompressed
+ * body, whatever the event count claims.
+ */
+typedef struct tl_chunk_cursor {
+    tl_chunk_header h;
+    const uint8_t *flags;
+    const uint8_t *col[7], *end[7]; /* the six varint columns, then the payload bytes */
+    uint32_t index;
+    uint64_t ts, tid, addr;
+    uint32_t pid;
+} tl_chunk_cursor;
+
+/*
+ * Checks the chunk header, decompresses the body into raw (when compressed;
+ * the declared size is checked against max_raw before anything is
+ * allocated) and positions c before the first event. c points into payload
+ * or raw, which must outlive it. TRACELOG_E_CORRUPT (reason in *why),
+ * TRACELOG_E_LIMIT or TRACELOG_E_NOMEM.
+ */
+tracelog_status tracelog_chunk_open(const uint8_t *payload, size_t len, ZSTD_DCtx *dctx, uint32_t max_raw,
+                                    tl_buf *raw, tl_chunk_cursor *c, const char **why);
+
+/*
+ * Next event (its payload points into the chunk). TRACELOG_END after the
+ * last one, once every column is checked to be exactly consumed;
+ * TRACELOG_E_CORRUPT with *why otherwise.
+ */
+tracelog_status tracelog_chunk_next(tl_chunk_cursor *c, tracelog_event *ev, const char **why);
+
+/* A whole chunk decoded into an array (tests and benchmarks). Reused from chunk to chunk. */
 typedef struct tl_chunk_events {
     tl_buf raw;
     tracelog_event *events;

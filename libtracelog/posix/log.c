@@ -195,6 +195,7 @@ int tracelog_posix_log_start(tl_trace *t, int fd)
     tracelog_writer_options_init(&opt);
     opt.log_policy = policy_of(t->attr.__log_policy);
     opt.log_max_size = t->attr.__log_size ? t->attr.__log_size : 1;
+    opt.durable_size = 256u << 10; /* room for TRACE_USER_EVENT_MAX names of the longest length */
     tracelog_error err;
     tracelog_status st = tracelog_writer_create(t->log_fd, &meta, &opt, &t->writer, &err);
     if (st != TRACELOG_OK)

@@ -64,7 +64,9 @@ struct tracelog_reader {
 
     tracelog_log_status status;
     uint64_t status_seq;
-    int have_status, clean;
+    int have_status;
+    int have_trailer, torn_tail;  /* clean = trailer is the newest block and nothing torn follows */
+    uint64_t trailer_seq, max_seq;
     uint64_t blocks, stored_bytes, raw_bytes;
 
     /* Iteration. */
@@ -73,8 +75,13 @@ struct tracelog_reader {
     uint64_t last_seq;     /* sequential layout: seq of the last valid block */
     int have_last_seq;
     int stream_done;
-    tl_chunk_events cur;
-    uint32_t cur_pos;
+    tl_chunk_cursor cur;   /* the chunk being read, if cur_open */
+    int cur_open;
+    uint64_t cur_off;      /* its block's offset */
+    size_t cur_index;      /* its index in chunks (seekable) */
+    tl_buf raw;            /* its decompressed body */
+    tracelog_event peeked; /* seek_time found it: next() returns it first */
+    int has_peeked;
     tl_buf payload;
     ZSTD_DCtx *dctx;
 };
@@ -243,7 +250,7 @@ static void report_skip(tracelog_reader *r, uint64_t from, uint64_t to, tracelog
     if (to <= from)
         return;
     if (at_end)
-        r->clean = 0;
+        r->torn_tail = 1;
     if (at_end)
         problem(r, TRACELOG_E_TRUNCATED, from, to - from, "log ends with an incomplete or damaged block (%s)",
                 tracelog_status_name(why));
@@ -299,6 +306,10 @@ static void take_types(tracelog_reader *r, uint64_t off)
     const char *why = "";
     tl_cbor_in in = {r->payload.data, r->payload.data + r->payload.len};
     tracelog_status st = tracelog_types_decode(&in, add_type, r, &why);
+    if (st == TRACELOG_OK && in.p != in.end) {
+        st = TRACELOG_E_CORRUPT;
+        why = "event types: bytes after the array";
+    }
     if (st != TRACELOG_OK)
         problem(r, st, off, 0, "%s", why);
 }
@@ -308,8 +319,8 @@ static void take_status(tracelog_reader *r, uint64_t off, uint64_t seq)
     const char *why = "";
     tracelog_log_status st;
     tl_cbor_in in = {r->payload.data, r->payload.data + r->payload.len};
-    if (tracelog_status_decode(&in, &st, &why) != TRACELOG_OK) {
-        problem(r, TRACELOG_E_CORRUPT, off, 0, "%s", why);
+    if (tracelog_status_decode(&in, &st, &why) != TRACELOG_OK || in.p != in.end) {
+        problem(r, TRACELOG_E_CORRUPT, off, 0, "%s", in.p != in.end ? "status: bytes after the map" : why);
         return;
     }
     if (!r->have_status || seq > r->status_seq) {
@@ -357,12 +368,16 @@ static void take_trailer(tracelog_reader *r, uint64_t off, uint64_t seq)
                 goto bad;
         }
     }
+    if (in.p != in.end)
+        goto bad;
     if (have_st) {
         r->status = st;
         r->status_seq = seq;
         r->have_status = 1;
     }
-    r->clean = 1;
+    r->have_trailer = 1;
+    if (seq > r->trailer_seq)
+        r->trailer_seq = seq;
     return;
 bad:
     problem(r, TRACELOG_E_CORRUPT, off, 0, "%s", why);
@@ -394,10 +409,10 @@ static tracelog_status handle_block(tracelog_reader *r, uint64_t off, const tl_b
 {
     *is_chunk = 0;
     r->blocks++;
-    /* Clean means the last block is a trailer: one written before an exec is
-       only a checkpoint once blocks follow it. */
-    if (h->type != TL_BLOCK_PADDING)
-        r->clean = 0;
+    /* Clean means the newest block is a valid trailer: one written before an
+       exec is only a checkpoint once newer blocks follow it. */
+    if (h->type != TL_BLOCK_PADDING && h->seq > r->max_seq)
+        r->max_seq = h->seq;
     switch (h->type) {
     case TL_BLOCK_CHUNK: {
         uint8_t head[TL_CHUNK_HEADER_SIZE];
@@ -590,7 +605,7 @@ static void free_reader(tracelog_reader *r)
     free(r->types);
     free(r->chunks);
     free(r->problems);
-    tracelog_chunk_events_free(&r->cur);
+    tl_buf_free(&r->raw);
     tl_buf_free(&r->payload);
     ZSTD_freeDCtx(r->dctx);
     tracelog_source_free(&r->src);
@@ -676,21 +691,38 @@ void tracelog_reader_close(tracelog_reader *r)
 
 /* ---- iteration ------------------------------------------------------------- */
 
-/* Verifies and decodes the chunk whose block is at off into r->cur. 0 or -1. */
+/* Verifies the chunk whose block is at off and opens r->cur on it. 0 or -1. */
 static int decode_chunk(tracelog_reader *r, uint64_t off, const tl_block_header *h)
 {
+    r->cur_open = 0;
     if (load_payload(r, off, h))
         return -1;
     const char *why = "";
-    tracelog_status st = tracelog_chunk_decode(r->payload.data, r->payload.len, r->dctx,
-                                               r->opt.max_chunk_size, &r->cur, &why);
+    tracelog_status st = tracelog_chunk_open(r->payload.data, r->payload.len, r->dctx, r->opt.max_chunk_size,
+                                             &r->raw, &r->cur, &why);
     if (st != TRACELOG_OK) {
         problem(r, st, off, tl_block_span(h->payload_len), "chunk: %s", why);
-        r->cur.count = 0;
         return -1;
     }
-    r->cur_pos = 0;
+    r->cur_open = 1;
+    r->cur_off = off;
     return 0;
+}
+
+/* Next event of the open chunk; TRACELOG_END when it is done (or found damaged, then reported). */
+static tracelog_status cursor_next(tracelog_reader *r, tracelog_event *ev)
+{
+    const char *why = "";
+    tracelog_status st = tracelog_chunk_next(&r->cur, ev, &why);
+    if (st == TRACELOG_OK)
+        return st;
+    r->cur_open = 0;
+    if (st != TRACELOG_END) {
+        problem(r, st, r->cur_off, 0, "chunk: %s (events after it in this chunk are lost)", why);
+        if (r->src.seekable)
+            r->chunks[r->cur_index].bad = 1;
+    }
+    return TRACELOG_END;
 }
 
 static int load_indexed_chunk(tracelog_reader *r, size_t i)
@@ -711,6 +743,7 @@ static int load_indexed_chunk(tracelog_reader *r, size_t i)
         c->bad = 1;
         return -1;
     }
+    r->cur_index = i;
     return 0;
 }
 
@@ -764,8 +797,14 @@ tracelog_status tracelog_reader_next(tracelog_reader *r, tracelog_event *ev)
 {
     if (!r || !ev)
         return TRACELOG_E_INVAL;
-    while (r->cur_pos >= r->cur.count) {
-        r->cur.count = r->cur_pos = 0;
+    if (r->has_peeked) {
+        *ev = r->peeked;
+        r->has_peeked = 0;
+        return TRACELOG_OK;
+    }
+    for (;;) {
+        if (r->cur_open && cursor_next(r, ev) == TRACELOG_OK)
+            return TRACELOG_OK;
         if (!r->src.seekable) {
             int got;
             tracelog_status st = stream_next_chunk(r, &got);
@@ -779,8 +818,6 @@ tracelog_status tracelog_reader_next(tracelog_reader *r, tracelog_event *ev)
             return TRACELOG_END;
         load_indexed_chunk(r, r->next_chunk++);
     }
-    *ev = r->cur.events[r->cur_pos++];
-    return TRACELOG_OK;
 }
 
 tracelog_status tracelog_reader_rewind(tracelog_reader *r)
@@ -790,7 +827,7 @@ tracelog_status tracelog_reader_rewind(tracelog_reader *r)
     if (!r->src.seekable)
         return TRACELOG_E_NOT_SEEKABLE;
     r->next_chunk = 0;
-    r->cur.count = r->cur_pos = 0;
+    r->cur_open = r->has_peeked = 0;
     return TRACELOG_OK;
 }
 
@@ -808,16 +845,17 @@ tracelog_status tracelog_reader_seek_time(tracelog_reader *r, uint64_t ts)
         else
             hi = mid;
     }
-    r->cur.count = r->cur_pos = 0;
-    for (r->next_chunk = lo; r->next_chunk < r->nchunks;) {
-        if (load_indexed_chunk(r, r->next_chunk++))
-            continue;
-        while (r->cur_pos < r->cur.count && r->cur.events[r->cur_pos].timestamp_ns < ts)
-            r->cur_pos++;
-        if (r->cur_pos < r->cur.count)
+    r->next_chunk = lo;
+    r->cur_open = r->has_peeked = 0;
+    tracelog_event ev;
+    tracelog_status st;
+    while ((st = tracelog_reader_next(r, &ev)) == TRACELOG_OK)
+        if (ev.timestamp_ns >= ts) {
+            r->peeked = ev;
+            r->has_peeked = 1;
             break;
-    }
-    return TRACELOG_OK;
+        }
+    return st == TRACELOG_END ? TRACELOG_OK : st;
 }
 
 /* ---- queries --------------------------------------------------------------- */
@@ -853,7 +891,7 @@ void tracelog_reader_get_info(const tracelog_reader *r, tracelog_reader_info *in
         return;
     info->format_major = r->hdr.major;
     info->format_minor = r->hdr.minor;
-    info->clean = r->clean;
+    info->clean = r->have_trailer && r->trailer_seq == r->max_seq && !r->torn_tail;
     info->seekable = r->src.seekable;
     info->log_policy = r->meta.log_full_policy;
     info->file_size = r->src.size;

@@ -42,10 +42,10 @@ static int fd_truncate(void *ctx, uint64_t len)
 void tracelog_io_from_fd(tl_io *io, int *fd_slot)
 {
     struct stat st;
-    int regular = fstat(*fd_slot, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
+    int ok = fstat(*fd_slot, &st) == 0;
     io->write = fd_write;
     io->sync = fd_sync;
-    io->truncate = regular ? fd_truncate : NULL;
+    io->truncate = ok && S_ISREG(st.st_mode) ? fd_truncate : NULL; /* a block device cannot shrink */
     io->ctx = fd_slot;
-    io->seekable = regular && lseek(*fd_slot, 0, SEEK_CUR) >= 0;
+    io->seekable = ok && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) && lseek(*fd_slot, 0, SEEK_CUR) >= 0;
 }

@@ -63,6 +63,8 @@ struct tracelog_writer {
     uint64_t *seg_events; /* events held by each segment */
 
     int final_written;    /* UNTIL_FULL: the one event allowed past the budget is written */
+    int full_reported;    /* UNTIL_FULL: the status block saying so is written */
+    uint64_t names_dropped; /* LOOP: names the durable region had no room for */
     tracelog_error error; /* code != TRACELOG_OK: poisoned */
 };
 
@@ -140,6 +142,11 @@ static tracelog_status next_segment(tracelog_writer *w)
         w->seq++;
     }
     w->segment = (w->segment + 1) % w->hdr.segment_count;
+    if (w->segment == 0 && !w->status.log_full) {
+        /* The ring wrapped: from now on new chunks overwrite the oldest (POSIX: the log is full). */
+        w->status.log_full = 1;
+        w->status_dirty = 1;
+    }
     w->seg_pos = 0;
     forget_segment(w, w->segment);
     return TRACELOG_OK;
@@ -208,6 +215,12 @@ static tracelog_status write_pending_types(tracelog_writer *w)
     free(e);
     if (st == TRACELOG_OK)
         st = write_block(w, TL_BLOCK_EVENT_TYPES, w->payload.data, w->payload.len, NULL);
+    if (st == TRACELOG_E_LIMIT) {
+        /* A ring's durable region is full: the events still go to the log,
+           unnamed, rather than the log stopping for good. */
+        w->names_dropped += n;
+        st = TRACELOG_OK;
+    }
     if (st == TRACELOG_OK)
         w->types_written = w->ntypes;
     return st;
@@ -338,6 +351,8 @@ static void plan_ring(tracelog_writer *w)
     uint64_t durable = o->durable_size ? tl_align8(o->durable_size) : (64u << 10);
     if (durable < 4096)
         durable = 4096;
+    if (durable > (64u << 20))
+        durable = 64u << 20;
     w->hdr.layout = TL_LAYOUT_RING;
     w->hdr.segment_size = (uint32_t)seg;
     w->hdr.segment_count = (uint32_t)count;
@@ -454,6 +469,8 @@ tracelog_status tracelog_writer_define_event(tracelog_writer *w, uint32_t id, co
 {
     if (!w || !name)
         return TRACELOG_E_INVAL;
+    if (w->error.code != TRACELOG_OK)
+        return w->error.code;
     size_t len = strlen(name);
     if (len == 0 || len > TRACELOG_TEXT_MAX)
         return TRACELOG_E_INVAL;
@@ -506,6 +523,8 @@ tracelog_status tracelog_writer_append_final(tracelog_writer *w, const tracelog_
         return tracelog_writer_append(w, ev);
     if (w->final_written)
         return TRACELOG_E_LOG_FULL;
+    if (tracelog_chunk_event_bound(ev) > w->chunk_limit - TL_CHUNK_TABLE_SIZE)
+        return TRACELOG_E_INVAL;
     /* One chunk of its own, beyond the budget: the spec allows this one. */
     tracelog_chunk_builder_reset(&w->chunk);
     tracelog_status st = tracelog_chunk_add(&w->chunk, ev);
@@ -523,6 +542,8 @@ tracelog_status tracelog_writer_set_status(tracelog_writer *w, const tracelog_lo
 {
     if (!w || !st)
         return TRACELOG_E_INVAL;
+    if (w->error.code != TRACELOG_OK)
+        return w->error.code;
     /* The stream-side counters belong to the caller; the log-side ones to the writer. */
     w->status.events_recorded = st->events_recorded;
     w->status.stream_overruns = st->stream_overruns;
@@ -544,14 +565,21 @@ tracelog_status tracelog_writer_flush(tracelog_writer *w)
 {
     if (!w)
         return TRACELOG_E_INVAL;
+    /* Poisoned: report the error again, even with nothing left to write (a
+       sync must not succeed after a failed one: the data may be lost). */
+    if (w->error.code != TRACELOG_OK)
+        return w->error.code;
     tracelog_status st = write_pending_types(w);
     tracelog_status chunk_st = st == TRACELOG_OK ? emit_chunk(w) : st;
     if (chunk_st != TRACELOG_OK && chunk_st != TRACELOG_E_LOG_FULL)
         return chunk_st;
-    if (w->status_dirty) {
+    /* Once an UNTIL_FULL log is full, one status block says so; the trailer
+       carries the final counters (so a full log stops growing). */
+    if (w->status_dirty && !w->full_reported) {
         st = write_status(w);
         if (st != TRACELOG_OK)
             return st;
+        w->full_reported = w->opt.log_policy == TRACELOG_POLICY_UNTIL_FULL && w->status.log_full;
     }
     return chunk_st;
 }
