@@ -68,6 +68,22 @@ expect_same "--color=always is the same text" utc.txt plain
 expect_rc 2 "--color=sometimes" "$PTLOG" dump --color=sometimes small.ptl
 expect_err '^ptlog: dump: --color: expected auto, always or never' "--color bad value"
 
+# Long payloads are printed whole (text with escapes across the output slices, and hex).
+hex=$({ head -c 8191 /dev/zero | tr '\0' a; printf '\n'; head -c 10000 /dev/zero | tr '\0' b; } | od -An -tx1 -v | tr -d ' \n')
+printf '{"ts":1,"id":1,"name":"x","data":"%s"}\n{"ts":2,"id":1,"data":"00%s"}\n' "$hex" "$hex" >long.jsonl
+{
+    printf '0.000000000 0 0x0 x "'
+    head -c 8191 /dev/zero | tr '\0' a
+    printf '\\n'
+    head -c 10000 /dev/zero | tr '\0' b
+    printf '"\n0.000000001 0 0x0 x 00%s\n' "$hex"
+} >want
+expect_rc 0 "long payloads" "$PTLOG" dump --relative long.jsonl
+expect_same "long payloads" want "$T/out"
+run "$PTLOG" dump --relative --color=always long.jsonl
+sed 's/\x1b\[[0-9;]*m//g' "$T/out" >plain
+expect_same "long payloads in colour" want plain
+
 # A log cut short: every complete chunk is dumped, a warning names the offset, exit 1.
 size=$(stat -c %s many.ptl)
 head -c $((size - 1000)) many.ptl >cut.ptl

@@ -584,6 +584,8 @@ static void position(const json_src *s, size_t pos, uint64_t *line, uint64_t *co
 /* Moves s->pos to pos, counting lines on the way. */
 static void advance(json_src *s, size_t pos)
 {
+    if (!s->buf)
+        return; /* nothing read yet */
     const char *p = s->buf + s->pos, *end = s->buf + pos;
     while ((p = memchr(p, '\n', (size_t)(end - p)))) {
         s->line++;

@@ -229,7 +229,7 @@ int ptlog_cmd_merge(char **paths, size_t n, const char *out_path)
     tracelog_status st = tracelog_writer_create(out.fd, &meta, &opt, &m.w, &err);
     if (st != TRACELOG_OK) {
         ptlog_msg(ptlog_out_name(&out), "cannot start the log: %s", err.message);
-        rc = st == TRACELOG_E_NOMEM ? PTLOG_EXIT_INTERNAL : PTLOG_EXIT_OUTPUT;
+        rc = st == TRACELOG_E_NOMEM ? PTLOG_EXIT_INTERNAL : st == TRACELOG_E_IO ? PTLOG_EXIT_OUTPUT : PTLOG_EXIT_INPUT;
         ptlog_out_abort(&out);
         goto done;
     }

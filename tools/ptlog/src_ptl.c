@@ -130,6 +130,14 @@ int ptlog_ptl_src_open(ptlog_in *in, ptlog_src **out, tracelog_reader **reader)
     p->in = in;
     s->name = in->name;
     s->meta = *tracelog_reader_metadata(p->r);
+    /* A log whose metadata block was lost has no policies: use the defaults
+       (the loss itself is reported as a problem), so that it can be rewritten. */
+    if (s->meta.stream_full_policy != TRACELOG_POLICY_LOOP && s->meta.stream_full_policy != TRACELOG_POLICY_UNTIL_FULL &&
+        s->meta.stream_full_policy != TRACELOG_POLICY_FLUSH)
+        s->meta.stream_full_policy = TRACELOG_POLICY_LOOP;
+    if (s->meta.log_full_policy != TRACELOG_POLICY_LOOP && s->meta.log_full_policy != TRACELOG_POLICY_UNTIL_FULL &&
+        s->meta.log_full_policy != TRACELOG_POLICY_APPEND)
+        s->meta.log_full_policy = TRACELOG_POLICY_APPEND;
     s->format_major = info.format_major;
     s->format_minor = info.format_minor;
     s->seekable = info.seekable;
