@@ -6,6 +6,9 @@
  * one passed or failed check; a failure prints file:line, the expression,
  * the values and the current context (tl_test_context). Each check is an
  * expression worth 1 when it passed, so `if (!CHECK(p)) return;` works.
+ * Checks may be made from any thread (the counters are atomic);
+ * tl_test_context belongs to the main thread. Only the first 100 failures
+ * are printed (sweeps can fail thousands of times for one cause).
  *
  * Convention: a test file is a set of static void test_x(void) functions and
  *
