@@ -612,8 +612,10 @@ static tracelog_status encode_trailer(tracelog_writer *w)
         st = tracelog_status_encode(&w->status, p);
     if (st == TRACELOG_OK && tracelog_cbor_put_text(p, "event_types"))
         st = TRACELOG_E_NOMEM;
+    /* A ring keeps its names in the durable region, which is never
+       overwritten: its trailer needs none, and must fit in one segment. */
     if (st == TRACELOG_OK)
-        st = tracelog_types_encode(e, w->ntypes, p);
+        st = tracelog_types_encode(e, is_ring(w) ? 0 : w->ntypes, p);
     free(e);
     if (st != TRACELOG_OK)
         return st;
