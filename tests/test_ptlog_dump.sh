@@ -68,6 +68,13 @@ expect_same "--color=always is the same text" utc.txt plain
 expect_rc 2 "--color=sometimes" "$PTLOG" dump --color=sometimes small.ptl
 expect_err '^ptlog: dump: --color: expected auto, always or never' "--color bad value"
 
+# Thread ids: 0x and hex without padding, whatever their number of digits.
+printf '{"ts":1,"id":1,"tid":291}\n{"ts":2,"id":1,"tid":"0xffffffffffffffff"}\n{"ts":4,"id":1,"tid":15}\n{"ts":5,"id":1}\n' >tids.jsonl
+printf '%s\n' '0.000000000 0 0x123 event#1' '0.000000001 0 0xffffffffffffffff event#1' '0.000000003 0 0xf event#1' \
+    '0.000000004 0 0x0 event#1' >want
+expect_rc 0 "thread ids" "$PTLOG" dump --relative tids.jsonl
+expect_same "thread ids in hex" want "$T/out"
+
 # Long payloads are printed whole (text with escapes across the output slices, and hex).
 hex=$({ head -c 8191 /dev/zero | tr '\0' a; printf '\n'; head -c 10000 /dev/zero | tr '\0' b; } | od -An -tx1 -v | tr -d ' \n')
 printf '{"ts":1,"id":1,"name":"x","data":"%s"}\n{"ts":2,"id":1,"data":"00%s"}\n' "$hex" "$hex" >long.jsonl

@@ -87,6 +87,7 @@ const char *ptlog_out_name(const ptlog_out *o);
 
 typedef struct ptlog_timecache {
     int64_t sec;     /* second whose prefix is cached, INT64_MIN if none */
+    uint64_t sec_start_ns;
     int local;
     char prefix[32]; /* "YYYY-MM-DDTHH:MM:SS" */
     size_t prefix_len;

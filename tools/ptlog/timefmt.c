@@ -76,9 +76,13 @@ static inline void put9(uint32_t v, char *out)
 
 size_t ptlog_fmt_time(ptlog_timecache *c, uint64_t ns, char *out)
 {
-    int64_t sec = (int64_t)(ns / NS_PER_S);
-    if (sec != c->sec)
+    uint64_t frac = ns - c->sec_start_ns; /* no division while in the cached second */
+    if (c->sec == INT64_MIN || ns < c->sec_start_ns || frac >= NS_PER_S) {
+        int64_t sec = (int64_t)(ns / NS_PER_S);
         fill_prefix(c, sec);
+        c->sec_start_ns = (uint64_t)sec * NS_PER_S;
+        frac = ns - c->sec_start_ns;
+    }
     char *p = out;
     if (c->prefix_len == 19) /* years 1000..9999: a fixed-size copy */
         memcpy(p, c->prefix, 19);
@@ -86,7 +90,7 @@ size_t ptlog_fmt_time(ptlog_timecache *c, uint64_t ns, char *out)
         memcpy(p, c->prefix, c->prefix_len);
     p += c->prefix_len;
     *p++ = '.';
-    put9((uint32_t)(ns % NS_PER_S), p);
+    put9((uint32_t)frac, p);
     p += 9;
     if (c->zone_len == 1) {
         *p = 'Z';
@@ -149,10 +153,14 @@ size_t ptlog_fmt_hex64(uint64_t v, char *out)
     static const char hex[] = "0123456789abcdef";
     size_t n = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1; /* hex digits */
     char *p = out + n;
-    while (p > out) {
-        *--p = hex[v & 15];
-        v >>= 4;
+    while (p - out >= 2) { /* two digits per step */
+        p -= 2;
+        p[0] = hex[(v >> 4) & 15];
+        p[1] = hex[v & 15];
+        v >>= 8;
     }
+    if (p > out)
+        *out = hex[v & 15];
     return n;
 }
 
