@@ -33,6 +33,9 @@ typedef struct tracelog_writer_options {
     int compression_level;     /* zstd level (default 1); 0 stores chunks uncompressed */
     uint32_t segment_size;     /* LOOP: ring segment bytes (0: automatic; at least 4 KiB) */
     uint32_t durable_size;     /* LOOP: bytes kept for metadata and event types (0: 64 KiB; 4 KiB..64 MiB) */
+    int preserve_attributes;   /* 1: copying another log (conversion): the metadata's log policy and
+                                  size are kept as given, and tracelog_writer_set_status() sets every
+                                  counter, log-side ones included (default 0) */
 } tracelog_writer_options;
 
 /* Fills the defaults listed above. */

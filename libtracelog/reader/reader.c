@@ -34,7 +34,8 @@ typedef struct chunk_ref {
     uint64_t offset; /* of the block header */
     uint64_t seq;
     uint32_t payload_len;
-    uint32_t bad;    /* 1 once found damaged (reported once) */
+    uint16_t bad;      /* cannot be opened: skipped whole (reported once) */
+    uint16_t reported; /* damage inside it was reported: later passes stay quiet */
     tl_chunk_header ch;
 } chunk_ref;
 
@@ -54,6 +55,8 @@ struct tracelog_reader {
 
     type_name *types;
     size_t ntypes, types_cap;
+    char **retired;        /* names replaced by a later definition, freed at close */
+    size_t nretired;
 
     chunk_ref *chunks;
     size_t nchunks, chunks_cap;
@@ -150,7 +153,18 @@ static tracelog_status add_type(void *ctx, uint32_t id, const char *name, size_t
     memcpy(copy, name, len);
     copy[len] = 0;
     if (i < r->ntypes && r->types[i].id == id) { /* a later definition replaces */
-        free(r->types[i].name);
+        if (strcmp(r->types[i].name, copy) == 0) { /* the usual case: the trailer repeats the table */
+            free(copy);
+            return TRACELOG_OK;
+        }
+        /* Names handed out stay valid until tracelog_reader_close: retire, do not free. */
+        char **retired = realloc(r->retired, (r->nretired + 1) * sizeof *retired);
+        if (!retired) {
+            free(copy);
+            return TRACELOG_E_NOMEM;
+        }
+        r->retired = retired;
+        r->retired[r->nretired++] = r->types[i].name;
         r->types[i].name = copy;
         return TRACELOG_OK;
     }
@@ -258,7 +272,7 @@ static void report_skip(tracelog_reader *r, uint64_t from, uint64_t to, tracelog
         problem(r, why, from, to - from, "damaged data skipped (%s)", tracelog_status_name(why));
 }
 
-/* Reads and verifies a block's payload into r->payload. 0, or -1 (problem recorded). */
+/* Reads and verifies a block's payload into r->payload. 0, -1 (problem recorded) or -2 (out of memory). */
 static int load_payload(tracelog_reader *r, uint64_t off, const tl_block_header *h)
 {
     if (h->payload_len > r->opt.max_block_size) {
@@ -269,10 +283,8 @@ static int load_payload(tracelog_reader *r, uint64_t off, const tl_block_header 
     r->payload.len = 0;
     /* At least one byte, so that an empty payload still has a non-NULL base
        (the decoders compute data + len, undefined on NULL). */
-    if (tl_buf_reserve(&r->payload, h->payload_len ? h->payload_len : 1)) {
-        problem(r, TRACELOG_E_NOMEM, off, 0, "out of memory for a block of %u bytes", h->payload_len);
-        return -1;
-    }
+    if (tl_buf_reserve(&r->payload, h->payload_len ? h->payload_len : 1))
+        return -2;
     ssize_t n = tracelog_source_read(&r->src, off + TL_BLOCK_HEADER_SIZE, r->payload.data, h->payload_len);
     if (n != (ssize_t)h->payload_len) {
         problem(r, n < 0 ? TRACELOG_E_IO : TRACELOG_E_TRUNCATED, off, 0, "cannot read block payload");
@@ -416,7 +428,7 @@ static tracelog_status handle_block(tracelog_reader *r, uint64_t off, const tl_b
     switch (h->type) {
     case TL_BLOCK_CHUNK: {
         uint8_t head[TL_CHUNK_HEADER_SIZE];
-        chunk_ref c = {off, h->seq, h->payload_len, 0, {0}};
+        chunk_ref c = {.offset = off, .seq = h->seq, .payload_len = h->payload_len};
         if (h->payload_len < TL_CHUNK_HEADER_SIZE ||
             tracelog_source_read(&r->src, off + TL_BLOCK_HEADER_SIZE, head, sizeof head) != (ssize_t)sizeof head ||
             tracelog_chunk_header_decode(head, h->payload_len, &c.ch)) {
@@ -430,8 +442,11 @@ static tracelog_status handle_block(tracelog_reader *r, uint64_t off, const tl_b
     case TL_BLOCK_METADATA:
     case TL_BLOCK_EVENT_TYPES:
     case TL_BLOCK_STATUS:
-    case TL_BLOCK_TRAILER:
-        if (load_payload(r, off, h))
+    case TL_BLOCK_TRAILER: {
+        int e = load_payload(r, off, h);
+        if (e == -2)
+            return TRACELOG_E_NOMEM;
+        if (e)
             return TRACELOG_OK;
         if (h->type == TL_BLOCK_METADATA)
             take_metadata(r, off);
@@ -442,6 +457,7 @@ static tracelog_status handle_block(tracelog_reader *r, uint64_t off, const tl_b
         else
             take_trailer(r, off, h->seq);
         return TRACELOG_OK;
+    }
     default: /* PADDING, or a type from a later minor version: skipped by length */
         return TRACELOG_OK;
     }
@@ -603,6 +619,9 @@ static void free_reader(tracelog_reader *r)
     for (size_t i = 0; i < r->ntypes; i++)
         free(r->types[i].name);
     free(r->types);
+    for (size_t i = 0; i < r->nretired; i++)
+        free(r->retired[i]);
+    free(r->retired);
     free(r->chunks);
     free(r->problems);
     tl_buf_free(&r->raw);
@@ -660,8 +679,12 @@ tracelog_status tracelog_reader_open(int fd, const tracelog_reader_options *opt,
         free_reader(r);
         return st;
     }
-    if (!r->have_meta)
+    if (!r->have_meta) {
         problem(r, TRACELOG_E_CORRUPT, r->hdr.header_size, 0, "no valid metadata block: attributes unknown");
+        /* The defaults a decoder gives missing keys, so callers always get valid policies. */
+        r->meta.stream_full_policy = TRACELOG_POLICY_LOOP;
+        r->meta.log_full_policy = r->hdr.layout == TL_LAYOUT_RING ? TRACELOG_POLICY_LOOP : TRACELOG_POLICY_APPEND;
+    }
     *out = r;
     return TRACELOG_OK;
 }
@@ -691,25 +714,36 @@ void tracelog_reader_close(tracelog_reader *r)
 
 /* ---- iteration ------------------------------------------------------------- */
 
-/* Verifies the chunk whose block is at off and opens r->cur on it. 0 or -1. */
-static int decode_chunk(tracelog_reader *r, uint64_t off, const tl_block_header *h)
+/*
+ * Verifies the chunk whose block is at off and opens r->cur on it. TRACELOG_OK,
+ * TRACELOG_E_CORRUPT (damaged: reported, skip it) or TRACELOG_E_NOMEM (not
+ * reported: the caller returns it, and the chunk can be tried again).
+ */
+static tracelog_status decode_chunk(tracelog_reader *r, uint64_t off, const tl_block_header *h)
 {
     r->cur_open = 0;
-    if (load_payload(r, off, h))
-        return -1;
+    int e = load_payload(r, off, h);
+    if (e)
+        return e == -2 ? TRACELOG_E_NOMEM : TRACELOG_E_CORRUPT;
     const char *why = "";
     tracelog_status st = tracelog_chunk_open(r->payload.data, r->payload.len, r->dctx, r->opt.max_chunk_size,
                                              &r->raw, &r->cur, &why);
+    if (st == TRACELOG_E_NOMEM)
+        return st;
     if (st != TRACELOG_OK) {
         problem(r, st, off, tl_block_span(h->payload_len), "chunk: %s", why);
-        return -1;
+        return TRACELOG_E_CORRUPT;
     }
     r->cur_open = 1;
     r->cur_off = off;
-    return 0;
+    return TRACELOG_OK;
 }
 
-/* Next event of the open chunk; TRACELOG_END when it is done (or found damaged, then reported). */
+/*
+ * Next event of the open chunk; TRACELOG_END when it is done, or found
+ * damaged part way (the events before the damage are delivered on every
+ * pass, the damage is reported once).
+ */
 static tracelog_status cursor_next(tracelog_reader *r, tracelog_event *ev)
 {
     const char *why = "";
@@ -717,19 +751,20 @@ static tracelog_status cursor_next(tracelog_reader *r, tracelog_event *ev)
     if (st == TRACELOG_OK)
         return st;
     r->cur_open = 0;
-    if (st != TRACELOG_END) {
+    int quiet = r->src.seekable && r->chunks[r->cur_index].reported;
+    if (st != TRACELOG_END && !quiet) {
         problem(r, st, r->cur_off, 0, "chunk: %s (events after it in this chunk are lost)", why);
         if (r->src.seekable)
-            r->chunks[r->cur_index].bad = 1;
+            r->chunks[r->cur_index].reported = 1;
     }
     return TRACELOG_END;
 }
 
-static int load_indexed_chunk(tracelog_reader *r, size_t i)
+static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i)
 {
     chunk_ref *c = &r->chunks[i];
     if (c->bad)
-        return -1;
+        return TRACELOG_E_CORRUPT;
     tl_block_header h = {TL_BLOCK_CHUNK, 0, c->seq, c->payload_len, 0};
     uint8_t buf[TL_BLOCK_HEADER_SIZE];
     /* The header was verified at open; read it again for the payload checksum. */
@@ -737,14 +772,14 @@ static int load_indexed_chunk(tracelog_reader *r, size_t i)
         tracelog_block_header_decode(buf, r->salt32, r->opt.ignore_checksums, &h) != TL_BLOCK_OK) {
         problem(r, TRACELOG_E_IO, c->offset, 0, "chunk header changed since open");
         c->bad = 1;
-        return -1;
+        return TRACELOG_E_CORRUPT;
     }
-    if (decode_chunk(r, c->offset, &h)) {
+    tracelog_status st = decode_chunk(r, c->offset, &h);
+    if (st == TRACELOG_E_CORRUPT)
         c->bad = 1;
-        return -1;
-    }
-    r->cur_index = i;
-    return 0;
+    if (st == TRACELOG_OK)
+        r->cur_index = i;
+    return st;
 }
 
 /* Stream: handles blocks until the next chunk is decoded (1) or the stream ends (0). */
@@ -774,7 +809,13 @@ static tracelog_status stream_next_chunk(tracelog_reader *r, int *got)
             r->stored_bytes += c.payload_len;
             r->raw_bytes += c.ch.raw_size + TL_CHUNK_HEADER_SIZE;
             r->nchunks++; /* counted only: a stream keeps no chunk list */
-            if (decode_chunk(r, pos, &h) == 0) {
+            tracelog_status dst = decode_chunk(r, pos, &h);
+            if (dst == TRACELOG_E_NOMEM) { /* a stream cannot come back to it */
+                problem(r, dst, pos, tl_block_span(h.payload_len), "out of memory: chunk skipped");
+                tracelog_source_release(&r->src, r->stream_pos);
+                return dst;
+            }
+            if (dst == TRACELOG_OK) {
                 *got = 1;
                 tracelog_source_release(&r->src, r->stream_pos);
                 return TRACELOG_OK;
@@ -816,7 +857,10 @@ tracelog_status tracelog_reader_next(tracelog_reader *r, tracelog_event *ev)
         }
         if (r->next_chunk >= r->nchunks)
             return TRACELOG_END;
-        load_indexed_chunk(r, r->next_chunk++);
+        if (load_indexed_chunk(r, r->next_chunk++) == TRACELOG_E_NOMEM) {
+            r->next_chunk--; /* the same chunk is tried again by the next call */
+            return TRACELOG_E_NOMEM;
+        }
     }
 }
 

@@ -419,8 +419,10 @@ tracelog_status tracelog_writer_create_io(const tl_io *io, const tracelog_metada
         w->meta = *meta;
     else
         tracelog_metadata_init(&w->meta);
-    w->meta.log_full_policy = opt->log_policy;
-    w->meta.log_max_size = opt->log_policy == TRACELOG_POLICY_APPEND ? 0 : opt->log_max_size;
+    if (!opt->preserve_attributes) {
+        w->meta.log_full_policy = opt->log_policy;
+        w->meta.log_max_size = opt->log_policy == TRACELOG_POLICY_APPEND ? 0 : opt->log_max_size;
+    }
     w->chunk_limit = opt->chunk_size;
     w->hdr = (tl_file_header){.major = TRACELOG_FORMAT_MAJOR, .minor = TRACELOG_FORMAT_MINOR,
                               .header_size = TL_HEADER_SIZE, .salt = random_salt(),
@@ -544,6 +546,11 @@ tracelog_status tracelog_writer_set_status(tracelog_writer *w, const tracelog_lo
         return TRACELOG_E_INVAL;
     if (w->error.code != TRACELOG_OK)
         return w->error.code;
+    if (w->opt.preserve_attributes) { /* a copy of another log: its counters, as they were */
+        w->status = *st;
+        w->status_dirty = 1;
+        return TRACELOG_OK;
+    }
     /* The stream-side counters belong to the caller; the log-side ones to the writer. */
     w->status.events_recorded = st->events_recorded;
     w->status.stream_overruns = st->stream_overruns;
