@@ -273,7 +273,8 @@ static tracelog_status emit_chunk(tracelog_writer *w)
     e.segment = w->segment;
     if (is_ring(w))
         w->seg_events[w->segment] += c->count;
-    w->status.events_written += c->count;
+    if (!w->opt.preserve_attributes) /* a copy's counters are the caller's */
+        w->status.events_written += c->count;
     w->chunk_bytes += span;
     w->status_dirty = 1;
     tracelog_chunk_builder_reset(c);

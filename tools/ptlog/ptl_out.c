@@ -87,6 +87,7 @@ int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
     tracelog_writer_options opt;
     tracelog_writer_options_init(&opt);
     opt.chunk_size = ptlog_chunk_size_for(&src->meta);
+    opt.preserve_attributes = 1; /* the copy keeps the source's log policy, size and counters */
     ptl_sink k = {src, out, NULL, 0, 0};
     tracelog_error err;
     tracelog_status st = tracelog_writer_create(out->fd, &src->meta, &opt, &k.w, &err);
@@ -105,6 +106,7 @@ int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
     rc = copy_types(&k); /* types named only at the end (JSON Lines) */
     tracelog_log_status status;
     src->get_status(src, &status);
+    status.events_written = k.count; /* what this copy holds */
     if (!rc && (st = tracelog_writer_set_status(k.w, &status)) != TRACELOG_OK)
         rc = ptlog_writer_error(ptlog_out_name(out), k.w, st);
     if (rc) {
