@@ -75,6 +75,7 @@ struct tracelog_reader {
     /* Iteration. */
     size_t next_chunk;     /* seekable: index of the next chunk to load */
     uint64_t stream_pos;   /* stream: offset of the next block */
+    uint64_t stream_block; /* stream: offset of the last block handled */
     uint64_t last_seq;     /* sequential layout: seq of the last valid block */
     int have_last_seq;
     int stream_done;
@@ -272,7 +273,7 @@ static void report_skip(tracelog_reader *r, uint64_t from, uint64_t to, tracelog
         problem(r, why, from, to - from, "damaged data skipped (%s)", tracelog_status_name(why));
 }
 
-/* Reads and verifies a block's payload into r->payload. 0, -1 (problem recorded) or -2 (out of memory). */
+/* Reads and verifies a block's payload into r->payload. 0, -1 (problem recorded), -2 (out of memory) or -3 (I/O error). */
 static int load_payload(tracelog_reader *r, uint64_t off, const tl_block_header *h)
 {
     if (h->payload_len > r->opt.max_block_size) {
@@ -286,8 +287,10 @@ static int load_payload(tracelog_reader *r, uint64_t off, const tl_block_header 
     if (tl_buf_reserve(&r->payload, h->payload_len ? h->payload_len : 1))
         return -2;
     ssize_t n = tracelog_source_read(&r->src, off + TL_BLOCK_HEADER_SIZE, r->payload.data, h->payload_len);
+    if (n < 0)
+        return -3;
     if (n != (ssize_t)h->payload_len) {
-        problem(r, n < 0 ? TRACELOG_E_IO : TRACELOG_E_TRUNCATED, off, 0, "cannot read block payload");
+        problem(r, TRACELOG_E_TRUNCATED, off, 0, "cannot read block payload");
         return -1;
     }
     r->payload.len = h->payload_len;
@@ -446,6 +449,8 @@ static tracelog_status handle_block(tracelog_reader *r, uint64_t off, const tl_b
         int e = load_payload(r, off, h);
         if (e == -2)
             return TRACELOG_E_NOMEM;
+        if (e == -3)
+            return TRACELOG_E_IO;
         if (e)
             return TRACELOG_OK;
         if (h->type == TL_BLOCK_METADATA)
@@ -724,7 +729,7 @@ static tracelog_status decode_chunk(tracelog_reader *r, uint64_t off, const tl_b
     r->cur_open = 0;
     int e = load_payload(r, off, h);
     if (e)
-        return e == -2 ? TRACELOG_E_NOMEM : TRACELOG_E_CORRUPT;
+        return e == -2 ? TRACELOG_E_NOMEM : e == -3 ? TRACELOG_E_IO : TRACELOG_E_CORRUPT;
     const char *why = "";
     tracelog_status st = tracelog_chunk_open(r->payload.data, r->payload.len, r->dctx, r->opt.max_chunk_size,
                                              &r->raw, &r->cur, &why);
@@ -768,7 +773,10 @@ static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i)
     tl_block_header h = {TL_BLOCK_CHUNK, 0, c->seq, c->payload_len, 0};
     uint8_t buf[TL_BLOCK_HEADER_SIZE];
     /* The header was verified at open; read it again for the payload checksum. */
-    if (tracelog_source_read(&r->src, c->offset, buf, sizeof buf) != (ssize_t)sizeof buf ||
+    ssize_t n = tracelog_source_read(&r->src, c->offset, buf, sizeof buf);
+    if (n < 0)
+        return TRACELOG_E_IO;
+    if (n != (ssize_t)sizeof buf ||
         tracelog_block_header_decode(buf, r->salt32, r->opt.ignore_checksums, &h) != TL_BLOCK_OK) {
         problem(r, TRACELOG_E_IO, c->offset, 0, "chunk header changed since open");
         c->bad = 1;
@@ -795,10 +803,16 @@ static tracelog_status stream_next_chunk(tracelog_reader *r, int *got)
             return TRACELOG_E_IO;
         report_skip(r, r->stream_pos, pos, why, s == SCAN_END);
         if (s == SCAN_END) {
+            if (r->stream_pos > r->src.size) { /* the last block claimed more than the stream held */
+                r->torn_tail = 1;
+                problem(r, TRACELOG_E_TRUNCATED, r->stream_block, r->src.size - r->stream_block,
+                        "log ends inside a block (torn write)");
+            }
             r->stream_done = 1;
             break;
         }
         check_seq(r, pos, h.seq);
+        r->stream_block = pos;
         r->stream_pos = pos + tl_block_span(h.payload_len);
         chunk_ref c;
         int is_chunk;
@@ -810,7 +824,7 @@ static tracelog_status stream_next_chunk(tracelog_reader *r, int *got)
             r->raw_bytes += c.ch.raw_size + TL_CHUNK_HEADER_SIZE;
             r->nchunks++; /* counted only: a stream keeps no chunk list */
             tracelog_status dst = decode_chunk(r, pos, &h);
-            if (dst == TRACELOG_E_NOMEM) { /* a stream cannot come back to it */
+            if (dst == TRACELOG_E_NOMEM || dst == TRACELOG_E_IO) { /* a stream cannot come back to it */
                 problem(r, dst, pos, tl_block_span(h.payload_len), "out of memory: chunk skipped");
                 tracelog_source_release(&r->src, r->stream_pos);
                 return dst;
@@ -857,9 +871,10 @@ tracelog_status tracelog_reader_next(tracelog_reader *r, tracelog_event *ev)
         }
         if (r->next_chunk >= r->nchunks)
             return TRACELOG_END;
-        if (load_indexed_chunk(r, r->next_chunk++) == TRACELOG_E_NOMEM) {
+        tracelog_status st = load_indexed_chunk(r, r->next_chunk++);
+        if (st == TRACELOG_E_NOMEM || st == TRACELOG_E_IO) {
             r->next_chunk--; /* the same chunk is tried again by the next call */
-            return TRACELOG_E_NOMEM;
+            return st;
         }
     }
 }
