@@ -1,6 +1,7 @@
 #include "stream/stream.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <linux/futex.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -11,6 +12,9 @@
 #include "tracelog/common.h"
 
 #define TL_SHM_MAGIC 0x4D485354u /* "TSHM" */
+
+/* A padding record may be only 16 bytes long: commit and kind_size must fit in them. */
+_Static_assert(offsetof(tl_rec, kind_size) + sizeof(uint32_t) <= 16, "pad records hold commit and kind_size");
 
 uint64_t tracelog_clock_mono_ns(void)
 {
@@ -128,9 +132,9 @@ static int drop_oldest(tl_lane *l, uint8_t *data, uint64_t cap)
     if (atomic_load_explicit(&r->commit, memory_order_acquire) != t + 1)
         return -1; /* the oldest record is still being written */
     uint32_t kind = r->kind_size >> 28, size = r->kind_size & 0x0fffffff;
-    uint64_t ts = r->ts;
     if (kind == TL_KIND_PAD)
-        size = (uint32_t)rem;
+        size = (uint32_t)rem; /* a pad has no more than commit and kind_size: read nothing else */
+    uint64_t ts = kind == TL_KIND_EVENT ? r->ts : 0;
     if (size < 16 || size > rem)
         return -1;
     if (!atomic_compare_exchange_strong(&l->tail, &t, t + size))
@@ -239,8 +243,11 @@ int tracelog_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const vo
             continue; /* another producer or a signal handler got here first: fresh timestamp */
         crossed = (h ^ (h + need)) >> 16 != 0;
         if (pad >= 16) {
-            write_rec(base + h % cap, TL_KIND_PAD, (uint32_t)pad, 0, ts, 0, 0, 0, 0);
-            atomic_store_explicit(&((tl_rec *)(base + h % cap))->commit, h + 1, memory_order_release);
+            /* Only commit and kind_size: a pad can be as short as 16 bytes, less than a full header, and
+               writing a whole header would overwrite the start of the next lane. */
+            tl_rec *p = (tl_rec *)(base + h % cap);
+            p->kind_size = (uint32_t)pad | (uint32_t)TL_KIND_PAD << 28;
+            atomic_store_explicit(&p->commit, h + 1, memory_order_release);
         }
         uint64_t pos = h + pad;
         if (lost) {
