@@ -21,6 +21,7 @@
 
 static trace_event_id_t ev_main, ev_sig;
 static atomic_uint handled;
+static atomic_uint progress; /* events recorded by the interrupted thread */
 
 /* Payloads of two sizes, filled with a pattern derived from the sequence number: any mix-up shows. */
 typedef struct {
@@ -68,10 +69,12 @@ static void *sender(void *p)
 {
     sender_arg *s = p;
     while (!atomic_load(&s->stop)) {
+        unsigned before = atomic_load(&progress);
         pthread_kill(s->target, SIGUSR1);
         s->sent++;
-        /* Wait until it is handled, so that signals are not merged and each one lands somewhere new. */
-        for (int i = 0; i < 100000 && atomic_load(&handled) < s->sent && !atomic_load(&s->stop); i++)
+        /* Wait until it is handled, so that signals are not merged and each one lands somewhere new, and until
+           the thread recorded again: at most one handler event per event of the thread (bounded stream use). */
+        while ((atomic_load(&handled) < s->sent || atomic_load(&progress) == before) && !atomic_load(&s->stop))
             ;
     }
     return NULL;
@@ -158,12 +161,13 @@ static void test_async_signals(void)
     checker c = {0, 0, 0, 1, 1, 0};
     uint32_t want_signals = 1000, n = 0;
     uint64_t give_up = pt_now_ns() + 3000000000ull;
-    while (n < 1000 || atomic_load(&handled) < want_signals) {
+    while (n < 100000 || atomic_load(&handled) < want_signals) {
         small_payload p;
         p.seq = n;
         fill(p.fill, sizeof p.fill, n, 0xa5);
         posix_trace_event(ev_main, &p, sizeof p);
         n++;
+        atomic_store(&progress, n);
         if (n % 20000 == 0) {
             drain(t, &c);
             if (pt_now_ns() > give_up)
