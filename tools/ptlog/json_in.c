@@ -948,8 +948,10 @@ static int next_line(json_src *s, size_t *start, size_t *len)
         *len = end - s->pos;
         s->pos = nl ? end + 1 : s->len;
         s->line++;
-        if (strspn(s->buf + *start, " \t\r") < *len) /* not a blank line */
-            return 0;
+        /* not a blank line? (the buffer holds no NUL terminator: stay within the line) */
+        for (size_t i = 0; i < *len; i++)
+            if (!strchr(" \t\r", s->buf[*start + i]) || s->buf[*start + i] == 0)
+                return 0;
     }
 }
 
@@ -993,18 +995,19 @@ static int lines_next(ptlog_src *base, tracelog_event *ev)
             if ((rc = load_line(s, start, len, &o)))
                 return -rc;
         }
+        /* Checked before the status line: attributes read after events were written would be lost. */
+        if (is_header(o)) {
+            json_decref(o);
+            char w[512];
+            ptlog_msg(where(s, w, sizeof w), "a header line (with \"format\" or \"attributes\") must come first");
+            return -PTLOG_EXIT_INPUT;
+        }
         if (json_is_object(o) && json_object_get(o, "status")) {
             rc = parse_header(s, o); /* the last line: status and the full type table */
             json_decref(o);
             if (rc)
                 return -rc;
             continue;
-        }
-        if (is_header(o)) {
-            json_decref(o);
-            char w[512];
-            ptlog_msg(where(s, w, sizeof w), "a header line (with \"format\" or \"attributes\") must come first");
-            return -PTLOG_EXIT_INPUT;
         }
         rc = event_from_json(s, o, ev);
         json_decref(o);
@@ -1028,6 +1031,20 @@ static int lines_start(json_src *s)
     }
     s->pending = o; /* no header: the first line is already an event */
     s->pending_line = s->line;
+    return 0;
+}
+
+/* A UTF-8 byte-order mark at the very start is skipped, as detection does (README.md). */
+static int skip_bom(json_src *s)
+{
+    while (s->len - s->pos < 3 && !s->eof) {
+        size_t keep = s->pos;
+        int r = refill(s, &keep);
+        if (r < 0)
+            return -r;
+    }
+    if (s->len - s->pos >= 3 && memcmp(s->buf + s->pos, "\xEF\xBB\xBF", 3) == 0)
+        s->pos += 3;
     return 0;
 }
 
@@ -1089,7 +1106,9 @@ int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out)
     b->seek_time = NULL;
     b->finish = js_finish;
     b->close = js_close;
-    int rc = lines ? lines_start(s) : doc_start(s);
+    int rc = skip_bom(s);
+    if (!rc)
+        rc = lines ? lines_start(s) : doc_start(s);
     if (rc) {
         s->in = NULL; /* the caller still owns in on failure */
         json_decref(s->pending);

@@ -1,0 +1,382 @@
+/*
+ * fuzz_json_import: any bytes through ptlog's JSON document and JSON Lines
+ * importers (tools/ptlog/json_in.c), as `ptlog convert --from json|jsonl
+ * --to ptl` does: bytes -> importer -> .ptl written to a memfd -> read back.
+ *
+ * Every input is imported twice, once as a document and once as JSON Lines
+ * (both importers see every input, whatever the detection would say), from
+ * a memfd or from a pipe (a choice from the input's last byte).
+ *
+ * Properties:
+ *  - the importer never crashes, leaks or reads out of bounds; it ends with
+ *    0 (success) or exit code 3 (invalid input) and, when it fails, says why
+ *    in at least one message; success prints nothing;
+ *  - every event it returns is well formed (truncation 0..2, payload present
+ *    when its length is not 0);
+ *  - when the import succeeds, the .ptl it wrote opens with checksums
+ *    verified, has no problem, was closed cleanly, and holds exactly the
+ *    events the importer returned (count and digest of every field and
+ *    payload byte), the importer's attributes, every type it named, and
+ *    the stream-side status counters it read;
+ *  - that .ptl exported again to JSON (document or lines: another choice)
+ *    and imported again gives the same events and the same type table
+ *    (the `ptl -> json -> ptl` round trip of tools/ptlog/README.md).
+ *
+ * The importer lives in the tool, so this target links the .c files of tools/ptlog
+ * except cli.c (fuzz/CMakeLists.txt); the few functions cli.c defines for
+ * the other files (messages, progress) are defined here.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdarg.h>
+
+#include "fuzz_helpers.h"
+#include "ptlog.h"
+
+/* ---- what cli.c provides to the rest of the tool ------------------------- */
+
+static unsigned long messages; /* printed since the last reset */
+
+void ptlog_msg(const char *where, const char *fmt, ...)
+{
+    char line[1024];
+    int n = where ? snprintf(line, sizeof line, "ptlog: %s: ", where) : snprintf(line, sizeof line, "ptlog: ");
+    if (n < 0 || (size_t)n >= sizeof line)
+        n = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    va_end(ap);
+    FUZZ_ASSERT(line[n] != 0, "empty message");
+    if (getenv("FUZZ_JSON_VERBOSE"))
+        fprintf(stderr, "%s\n", line);
+    messages++;
+}
+
+int ptlog_nomem(void)
+{
+    ptlog_msg(NULL, "out of memory");
+    return PTLOG_EXIT_INTERNAL;
+}
+
+void ptlog_progress_init(ptlog_progress *p, uint64_t total)
+{
+    memset(p, 0, sizeof *p);
+    p->total = total;
+}
+
+void ptlog_progress_update(ptlog_progress *p, uint64_t done)
+{
+    (void)p;
+    (void)done;
+}
+
+void ptlog_progress_end(ptlog_progress *p) { (void)p; }
+
+/* ---- a source that digests what the importer returns --------------------- */
+
+typedef struct digest_src {
+    ptlog_src base;
+    ptlog_src *in;
+    fuzz_hash events;
+} digest_src;
+
+static int ds_next(ptlog_src *b, tracelog_event *ev)
+{
+    digest_src *d = (digest_src *)b;
+    int rc = d->in->next(d->in, ev);
+    FUZZ_ASSERT(rc == 1 || rc == 0 || rc == -PTLOG_EXIT_INPUT, "next returned %d", rc);
+    if (rc == 1) {
+        FUZZ_ASSERT(ev->truncation <= TRACELOG_TRUNC_READ, "truncation %u", ev->truncation);
+        FUZZ_ASSERT(ev->payload_len == 0 || ev->payload != NULL);
+        fuzz_hash_event(&d->events, ev);
+    }
+    return rc;
+}
+
+static const char *ds_type_name(ptlog_src *b, uint32_t id)
+{
+    digest_src *d = (digest_src *)b;
+    return d->in->type_name(d->in, id);
+}
+
+static size_t ds_type_count(ptlog_src *b)
+{
+    digest_src *d = (digest_src *)b;
+    return d->in->type_count(d->in);
+}
+
+static void ds_type_at(ptlog_src *b, size_t i, uint32_t *id, const char **name)
+{
+    digest_src *d = (digest_src *)b;
+    d->in->type_at(d->in, i, id, name);
+}
+
+static void ds_get_status(ptlog_src *b, tracelog_log_status *st)
+{
+    digest_src *d = (digest_src *)b;
+    d->in->get_status(d->in, st);
+}
+
+static int ds_finish(ptlog_src *b)
+{
+    digest_src *d = (digest_src *)b;
+    return d->in->finish(d->in);
+}
+
+static void ds_wrap(digest_src *d, ptlog_src *in)
+{
+    memset(d, 0, sizeof *d);
+    d->base = *in; /* name, attributes, format version, flags */
+    d->base.next = ds_next;
+    d->base.type_name = ds_type_name;
+    d->base.type_count = ds_type_count;
+    d->base.type_at = ds_type_at;
+    d->base.get_status = ds_get_status;
+    d->base.seek_time = NULL;
+    d->base.finish = ds_finish;
+    d->base.close = NULL; /* the caller closes d->in */
+    d->in = in;
+    fuzz_hash_init(&d->events);
+}
+
+/* ---- plumbing ------------------------------------------------------------- */
+
+/*
+ * Makes data readable at *path: a memfd (path "/proc/self/fd/N"), or a pipe
+ * already filled and closed, made standard input (path "-", as `ptlog
+ * convert -` reads it; a pipe cannot be reopened through /proc once its
+ * write end is closed). Returns the memfd, or -1 for the pipe.
+ */
+static int input_open(const uint8_t *data, size_t size, int pipe, char *path, size_t n)
+{
+    if (!pipe) {
+        int fd = fuzz_memfd("json-in", data, size);
+        snprintf(path, n, "/proc/self/fd/%d", fd);
+        return fd;
+    }
+    int p[2];
+    FUZZ_CHECK_SYS(pipe2(p, O_CLOEXEC) == 0);
+    if (size > 65536)
+        FUZZ_CHECK_SYS(fcntl(p[1], F_SETPIPE_SZ, (int)size) >= (int)size);
+    size_t done = 0;
+    while (done < size) {
+        ssize_t k = write(p[1], data + done, size - done);
+        if (k < 0 && errno == EINTR)
+            continue;
+        FUZZ_CHECK_SYS(k > 0);
+        done += (size_t)k;
+    }
+    close(p[1]);
+    FUZZ_CHECK_SYS(dup2(p[0], STDIN_FILENO) == STDIN_FILENO);
+    close(p[0]);
+    snprintf(path, n, "-");
+    return -1;
+}
+
+static void fd_path(int fd, char *buf, size_t n) { snprintf(buf, n, "/proc/self/fd/%d", fd); }
+
+/* An output into fd (which the caller keeps): as ptlog_out_open("-") does, without standard output. */
+static void out_on_fd(ptlog_out *o, int fd)
+{
+    memset(o, 0, sizeof *o);
+    o->fd = fd;
+    o->cap = 1u << 20;
+    o->buf = malloc(o->cap);
+    FUZZ_CHECK_SYS(o->buf != NULL);
+}
+
+/* What one import produced. */
+typedef struct import_result {
+    int rc;
+    fuzz_hash events;
+    tracelog_metadata meta;
+    tracelog_log_status status;
+    size_t ntypes;
+    uint32_t *type_ids;
+    char **type_names;
+} import_result;
+
+static void result_free(import_result *r)
+{
+    for (size_t i = 0; i < r->ntypes; i++)
+        free(r->type_names[i]);
+    free(r->type_ids);
+    free(r->type_names);
+    memset(r, 0, sizeof *r);
+}
+
+/* Imports the input at path (lines: JSON Lines) into a .ptl written to ptl_fd. */
+static void import(const char *path, int lines, int ptl_fd, import_result *res)
+{
+    memset(res, 0, sizeof *res);
+    ptlog_in *in = malloc(sizeof *in);
+    FUZZ_CHECK_SYS(in != NULL);
+    messages = 0;
+    int rc = ptlog_in_open(in, path);
+    if (rc) { /* only an empty input is refused here */
+        FUZZ_ASSERT(rc == PTLOG_EXIT_INPUT && messages > 0, "ptlog_in_open: %d", rc);
+        free(in);
+        res->rc = rc;
+        return;
+    }
+    (void)ptlog_detect(in->head, in->head_len);
+    ptlog_src *src;
+    rc = ptlog_json_src_open(in, lines, &src);
+    if (rc) {
+        FUZZ_ASSERT(rc == PTLOG_EXIT_INPUT, "open (%s) returned %d", lines ? "lines" : "document", rc);
+        FUZZ_ASSERT(messages > 0, "open failed without a message");
+        ptlog_in_close(in);
+        free(in);
+        res->rc = rc;
+        return;
+    }
+    digest_src d;
+    ds_wrap(&d, src);
+    ptlog_out out;
+    out_on_fd(&out, ptl_fd);
+    ptlog_select sel;
+    memset(&sel, 0, sizeof sel);
+    rc = ptlog_write_ptl(&d.base, &out, &sel);
+    if (rc == 0)
+        ptlog_out_flush(&out);
+    FUZZ_ASSERT(out.err == 0, "output error %d", out.err);
+    free(out.buf);
+    FUZZ_ASSERT(rc == 0 || rc == PTLOG_EXIT_INPUT, "import (%s) returned %d", lines ? "lines" : "document",
+                rc);
+    FUZZ_ASSERT((rc == 0) == (messages == 0), "exit %d after %lu messages", rc, messages);
+    res->rc = rc;
+    res->events = d.events;
+    res->meta = src->meta;
+    src->get_status(src, &res->status);
+    res->ntypes = src->type_count(src);
+    res->type_ids = calloc(res->ntypes + 1, sizeof *res->type_ids);
+    res->type_names = calloc(res->ntypes + 1, sizeof *res->type_names);
+    FUZZ_CHECK_SYS(res->type_ids && res->type_names);
+    for (size_t i = 0; i < res->ntypes; i++) {
+        const char *name;
+        src->type_at(src, i, &res->type_ids[i], &name);
+        FUZZ_ASSERT(name != NULL && name[0] != 0 && strlen(name) <= TRACELOG_TEXT_MAX);
+        res->type_names[i] = strdup(name);
+        FUZZ_CHECK_SYS(res->type_names[i] != NULL);
+        FUZZ_ASSERT(src->type_name(src, res->type_ids[i]) != NULL &&
+                        strcmp(src->type_name(src, res->type_ids[i]), name) == 0,
+                    "type %u: type_name and type_at disagree", res->type_ids[i]);
+    }
+    src->close(src); /* also closes and frees in */
+}
+
+/* The .ptl the import wrote holds what the importer returned, and nothing else. */
+static void check_ptl(int ptl_fd, const import_result *res)
+{
+    tracelog_reader_options opt = fuzz_reader_options(0);
+    tracelog_reader *r;
+    tracelog_error err;
+    tracelog_status st = tracelog_reader_open(ptl_fd, &opt, &r, &err);
+    FUZZ_ASSERT(st == TRACELOG_OK, "written log does not open: %s (%s)", tracelog_status_name(st),
+                err.message);
+    fuzz_hash got;
+    fuzz_hash_init(&got);
+    st = fuzz_drain(r, &got);
+    FUZZ_ASSERT(st == TRACELOG_END, "written log: %s while reading", tracelog_status_name(st));
+    FUZZ_ASSERT(got.count == res->events.count, "written log holds %llu events, the importer returned %llu",
+                (unsigned long long)got.count, (unsigned long long)res->events.count);
+    FUZZ_ASSERT(got.h == res->events.h, "written events differ from the imported ones");
+    tracelog_reader_info info;
+    tracelog_reader_get_info(r, &info);
+    FUZZ_ASSERT(info.clean && info.problems == 0 && tracelog_reader_problem_count(r) == 0,
+                "written log: clean %d, %llu problems", info.clean, (unsigned long long)info.problems);
+    FUZZ_ASSERT(info.events == res->events.count);
+    FUZZ_ASSERT(fuzz_meta_equal(tracelog_reader_metadata(r), &res->meta), "attributes changed");
+    for (size_t i = 0; i < res->ntypes; i++) {
+        const char *name = tracelog_reader_event_name(r, res->type_ids[i]);
+        FUZZ_ASSERT(name && strcmp(name, res->type_names[i]) == 0, "type %u \"%s\" written as \"%s\"",
+                    res->type_ids[i], res->type_names[i], name ? name : "(none)");
+    }
+    FUZZ_ASSERT(tracelog_reader_event_type_count(r) == res->ntypes, "written log has %zu types, not %zu",
+                tracelog_reader_event_type_count(r), res->ntypes);
+    tracelog_log_status ls;
+    tracelog_reader_get_status(r, &ls);
+    FUZZ_ASSERT(ls.events_recorded == res->status.events_recorded &&
+                    ls.stream_overruns == res->status.stream_overruns &&
+                    ls.flush_error == res->status.flush_error && ls.events_written == res->events.count,
+                "status counters changed");
+    tracelog_reader_close(r);
+}
+
+/* .ptl -> JSON (lines or document) -> import again: the same events and types. */
+static void check_round_trip(int ptl_fd, int lines, const import_result *first)
+{
+    char path[64];
+    fd_path(ptl_fd, path, sizeof path);
+    ptlog_src *src;
+    messages = 0;
+    int rc = ptlog_src_open(path, PTLOG_FMT_PTL, &src);
+    FUZZ_ASSERT(rc == 0, "ptlog cannot open the log it wrote: %d", rc);
+    int json_fd = memfd_create("json-out", MFD_CLOEXEC);
+    FUZZ_CHECK_SYS(json_fd >= 0);
+    ptlog_out out;
+    out_on_fd(&out, json_fd);
+    ptlog_select sel;
+    memset(&sel, 0, sizeof sel);
+    rc = ptlog_write_json(src, &out, lines, &sel);
+    src->close(src);
+    FUZZ_ASSERT(rc == 0 && messages == 0, "export to %s: %d", lines ? "jsonl" : "json", rc);
+    FUZZ_ASSERT(ptlog_out_finish(&out) == 0); /* no path: flushes, keeps the descriptor */
+    FUZZ_CHECK_SYS(lseek(json_fd, 0, SEEK_SET) == 0);
+
+    int ptl2 = memfd_create("json-ptl2", MFD_CLOEXEC);
+    FUZZ_CHECK_SYS(ptl2 >= 0);
+    import_result again;
+    fd_path(json_fd, path, sizeof path);
+    import(path, lines, ptl2, &again);
+    FUZZ_ASSERT(again.rc == 0, "the exported %s does not import: %d", lines ? "jsonl" : "json", again.rc);
+    FUZZ_ASSERT(again.events.count == first->events.count && again.events.h == first->events.h,
+                "events changed through ptl -> %s -> ptl (%llu then %llu)", lines ? "jsonl" : "json",
+                (unsigned long long)first->events.count, (unsigned long long)again.events.count);
+    FUZZ_ASSERT(fuzz_meta_equal(&again.meta, &first->meta), "attributes changed through %s",
+                lines ? "jsonl" : "json");
+    FUZZ_ASSERT(again.ntypes == first->ntypes, "%zu types, then %zu", first->ntypes, again.ntypes);
+    for (size_t i = 0; i < again.ntypes; i++)
+        FUZZ_ASSERT(again.type_ids[i] == first->type_ids[i] &&
+                        strcmp(again.type_names[i], first->type_names[i]) == 0,
+                    "type table changed through %s", lines ? "jsonl" : "json");
+    result_free(&again);
+    close(ptl2);
+    close(json_fd);
+}
+
+/* The process's standard input, put back after each import from a pipe. */
+static int saved_stdin = -1;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > (1u << 20))
+        return 0; /* the pipe must hold the whole input */
+    uint8_t choice = size ? data[size - 1] : 0;
+    if (saved_stdin < 0) {
+        saved_stdin = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 10);
+        if (saved_stdin < 0) /* no standard input at all: /dev/null takes its place */
+            saved_stdin = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        FUZZ_CHECK_SYS(saved_stdin >= 0);
+    }
+    for (int lines = 0; lines <= 1; lines++) {
+        char path[64];
+        int in_fd = input_open(data, size, (choice >> lines) & 1, path, sizeof path);
+        int ptl_fd = memfd_create("json-ptl", MFD_CLOEXEC);
+        FUZZ_CHECK_SYS(ptl_fd >= 0);
+        import_result res;
+        import(path, lines, ptl_fd, &res);
+        if (in_fd >= 0)
+            close(in_fd);
+        else
+            FUZZ_CHECK_SYS(dup2(saved_stdin, STDIN_FILENO) == STDIN_FILENO);
+        if (res.rc == 0) {
+            check_ptl(ptl_fd, &res);
+            check_round_trip(ptl_fd, (choice >> (2 + lines)) & 1, &res);
+        }
+        result_free(&res);
+        close(ptl_fd);
+    }
+    return 0;
+}
