@@ -58,8 +58,14 @@
  *      waits for a thread that has read the clock but not yet stored its
  *      event (for at most about a millisecond, in case it died).
  *  P29 The log descriptor is duplicated (close-on-exec) and never closed.
- *      SIGXFSZ is blocked while the library writes, so exceeding
- *      RLIMIT_FSIZE gives EFBIG instead of killing the process.
+ *      SIGXFSZ is blocked while the library writes (create_withlog, every
+ *      flush, shutdown), so exceeding RLIMIT_FSIZE gives EFBIG instead of
+ *      killing the process. A write error (EFBIG, ENOSPC, EIO) stops the log
+ *      where it is: it is reported once, by posix_stream_flush_error and one
+ *      POSIX_TRACE_ERROR event; posix_trace_flush and shutdown return it
+ *      from then on; the stream keeps running and what the log holds stays
+ *      readable. create_withlog returns it when the header cannot be written
+ *      (ENOSPC on a full device such as /dev/full).
  *  P30 posix_trace_open returns EINVAL for anything that is not a readable
  *      .ptl log, including a bad descriptor.
  *  P38 A NULL data buffer is never written: the event is reported with

@@ -44,6 +44,7 @@ typedef struct tl_trace {
     _Atomic int flusher_stop;
     _Atomic int flushing;
     int flush_error;           /* first error, reset when read */
+    int log_error;             /* the write error that stopped the log (the writer's errors are sticky) */
     uint64_t log_overruns_reported;
     uint32_t names_logged;     /* user names already given to the writer */
     int log_stop_written;      /* UNTIL_FULL log: the final STOP is in */

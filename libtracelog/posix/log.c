@@ -67,8 +67,18 @@ static void log_new_names(tl_trace *t)
     }
 }
 
+/*
+ * A write error stops the log for good (the writer's errors are sticky: every
+ * later flush fails the same way), so it is reported once: in flush_error
+ * and by one POSIX_TRACE_ERROR event. Reporting each later failure again
+ * would make the background flusher feed the dead log an ERROR event every
+ * period, and flush_error could never be read back to 0.
+ */
 static void note_error(tl_trace *t, int e)
 {
+    if (t->log_error)
+        return;
+    t->log_error = e;
     if (!t->flush_error)
         t->flush_error = e;
     tracelog_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_ERROR, &e, sizeof e,
@@ -110,13 +120,34 @@ static void update_status(tl_trace *t)
     tracelog_writer_set_status(t->writer, &st);
 }
 
-/* Writes with SIGXFSZ blocked, so exceeding RLIMIT_FSIZE gives EFBIG instead of killing the process. */
-static int flush_locked(tl_trace *t, int explicit_call)
+/*
+ * Every write to the log happens with SIGXFSZ blocked in the writing thread,
+ * so exceeding RLIMIT_FSIZE gives EFBIG instead of killing the process; the
+ * SIGXFSZ our own write raised is then discarded. Calls nest.
+ */
+static void xfsz_block(sigset_t *old)
 {
-    sigset_t xfsz, old;
+    sigset_t xfsz;
     sigemptyset(&xfsz);
     sigaddset(&xfsz, SIGXFSZ);
-    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    pthread_sigmask(SIG_BLOCK, &xfsz, old);
+}
+
+static void xfsz_restore(const sigset_t *old)
+{
+    sigset_t xfsz;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&xfsz, NULL, &zero) > 0)
+        ; /* discard the SIGXFSZ our own write raised */
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+static int flush_locked(tl_trace *t, int explicit_call)
+{
+    sigset_t old;
+    xfsz_block(&old);
     atomic_store(&t->flushing, 1);
     if (explicit_call)
         tracelog_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_FLUSH_START, NULL, 0, 0, 0,
@@ -135,10 +166,7 @@ static int flush_locked(tl_trace *t, int explicit_call)
     if (explicit_call) /* recorded after the flush: it goes out with the next one */
         tracelog_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_FLUSH_STOP, NULL, 0, 0, 0,
                                (uint64_t)pthread_self(), (uint32_t)tracelog_posix_pid());
-    struct timespec zero = {0, 0};
-    while (sigtimedwait(&xfsz, NULL, &zero) > 0)
-        ; /* discard the SIGXFSZ our own write raised */
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    xfsz_restore(&old);
     return e;
 }
 
@@ -197,15 +225,20 @@ int tracelog_posix_log_start(tl_trace *t, int fd)
     opt.log_max_size = t->attr.__log_size ? t->attr.__log_size : 1;
     opt.durable_size = 256u << 10; /* room for TRACE_USER_EVENT_MAX names of the longest length */
     tracelog_error err;
+    sigset_t old;
+    xfsz_block(&old); /* the header is written here */
     tracelog_status st = tracelog_writer_create(t->log_fd, &meta, &opt, &t->writer, &err);
-    if (st != TRACELOG_OK)
+    if (st != TRACELOG_OK) {
+        xfsz_restore(&old);
         return st == TRACELOG_E_NOT_SEEKABLE ? EINVAL : errno_of(st, &err) ? errno_of(st, &err) : EINVAL;
+    }
     char name[TRACE_EVENT_NAME_MAX];
     for (trace_event_id_t id = POSIX_TRACE_ERROR; id <= POSIX_TRACE_FLUSH_STOP; id++)
         tracelog_writer_define_event(t->writer, id, tracelog_posix_system_name(id));
     tracelog_posix_name_of(POSIX_TRACE_UNNAMED_USEREVENT, name, sizeof name);
     tracelog_writer_define_event(t->writer, POSIX_TRACE_UNNAMED_USEREVENT, name);
     log_new_names(t);
+    xfsz_restore(&old);
     if (t->attr.__stream_policy != POSIX_TRACE_FLUSH)
         return 0;
     if (pthread_create(&t->flusher, NULL, flusher_main, t) != 0) {
@@ -227,10 +260,13 @@ int tracelog_posix_log_finish(tl_trace *t)
         t->flusher_running = 0;
     }
     pthread_mutex_lock(&t->log_lock);
+    sigset_t old;
+    xfsz_block(&old); /* the close writes the trailer */
     int e = flush_locked(t, 0);
     tracelog_error err;
     tracelog_status st = tracelog_writer_close(t->writer, &err);
     t->writer = NULL;
+    xfsz_restore(&old);
     if (!e)
         e = errno_of(st, &err);
     pthread_mutex_unlock(&t->log_lock);
