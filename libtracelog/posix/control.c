@@ -185,7 +185,7 @@ int posix_trace_clear(trace_id_t trid)
     pthread_mutex_lock(&t->read_lock);
     tracelog_stream_clear(t->shm);
     t->consumer.qhead = t->consumer.qlen = 0;
-    t->consumer.run_active = 0;
+    t->consumer.batch = 0;
     t->overruns_reported = tracelog_stream_overruns(t->shm);
     pthread_mutex_unlock(&t->read_lock);
     /* The log is left as it is: POSIX leaves APPEND unspecified, and what was

@@ -32,14 +32,14 @@ static tl_rec *peek(tl_shm *s, uint32_t i, uint64_t *pos)
     uint64_t cap = tl_lane_cap(s, i);
     for (;;) {
         uint64_t t = atomic_load(&l->tail);
-        uint64_t rem = cap - t % cap;
+        uint64_t rem = cap - (t & (cap - 1));
         if (rem < 16) { /* too short for a record: the producers skipped it */
             if (atomic_load(&l->head) <= t)
                 return NULL;
             atomic_compare_exchange_strong(&l->tail, &t, t + rem);
             continue;
         }
-        tl_rec *r = (tl_rec *)(base + t % cap);
+        tl_rec *r = (tl_rec *)(base + (t & (cap - 1)));
         if (atomic_load_explicit(&r->commit, memory_order_acquire) != t + 1)
             return NULL;
         if (r->kind_size >> 28 == TL_KIND_PAD) {
@@ -71,18 +71,27 @@ static int copy_out(tl_consumer *c, uint32_t i, tl_rec *r, uint64_t pos)
     uint64_t expect = pos;
     if (!atomic_compare_exchange_strong(&l->tail, &expect, pos + size))
         return -1;
+    /* Rare: a preempted producer sharing the lane, or a signal handler, took
+       a fresh timestamp after a newer event was reserved. Order is kept;
+       the timestamp is raised to stay monotonic. */
+    uint64_t ts = h.ts;
+    if (ts < c->last_ts) {
+        ts = c->last_ts;
+        c->clamped++;
+    }
+    c->last_ts = ts;
     uint64_t d = atomic_load(&l->dropped);
     if (d != atomic_load(&l->dropped_acked)) { /* LOOP overwrote events before this one */
         queue(c, SYS_OVERFLOW, atomic_load(&l->dropped_first_ts));
-        queue(c, SYS_RESUME, h.ts);
+        queue(c, SYS_RESUME, ts);
         atomic_store(&l->dropped_acked, d);
     }
     if (kind == TL_KIND_LOSS) { /* FLUSH dropped events here; tid holds the count */
         queue(c, SYS_OVERFLOW, h.addr);
-        queue(c, SYS_RESUME, h.ts);
+        queue(c, SYS_RESUME, ts);
         return 0;
     }
-    c->queue[c->qlen++] = (tl_out_event){h.event_id, h.pid, h.ts, h.tid, h.addr, len,
+    c->queue[c->qlen++] = (tl_out_event){h.event_id, h.pid, ts, h.tid, h.addr, len,
                                          h.len_trunc >> 30, c->buf};
     return 0;
 }
@@ -103,29 +112,35 @@ static void restart_if_drained(tl_shm *s)
     atomic_compare_exchange_strong(&s->state, &suspended, TL_RUNNING);
 }
 
-/*
- * Continues a run: after a full scan, the lane holding the oldest record may
- * keep delivering without a new scan while its records are older than both
- * the oldest record of every other lane and the time of the scan (nothing
- * recorded after the scan can be older than that).
- */
-static int take_from_run(tl_consumer *c)
+/* Opens a batch: publish the watermark, then read every lane's head (see stream.h). */
+static void start_batch(tl_consumer *c)
 {
-    if (!c->run_active)
-        return 0;
-    uint64_t pos;
-    tl_rec *r = peek(c->s, c->run_lane, &pos);
-    if (!r || r->ts > c->run_limit) {
-        c->run_active = 0;
-        return 0;
+    tl_shm *s = c->s;
+    c->batch_w = tracelog_clock_mono_ns() + (uint64_t)s->realtime_offset;
+    atomic_store(&s->watermark, c->batch_w);
+    atomic_thread_fence(memory_order_seq_cst);
+    c->batch_used = atomic_load(&s->used_lanes);
+    for (uint32_t i = 0; i <= s->nlanes; i++)
+        if (c->batch_used >> i & 1)
+            c->batch_head[i] = atomic_load(&tl_lanes(s)[i].head);
+    c->batch = 1;
+    c->batch_later = 0;
+}
+
+static int all_lanes_empty(tl_shm *s)
+{
+    for (uint32_t i = 0; i <= s->nlanes; i++) {
+        tl_lane *l = &tl_lanes(s)[i];
+        if (atomic_load(&l->tail) != atomic_load(&l->head))
+            return 0;
     }
-    copy_out(c, c->run_lane, r, pos);
     return 1;
 }
 
 tl_take tracelog_consumer_take(tl_consumer *c, tl_out_event *ev, int force)
 {
     tl_shm *s = c->s;
+    int fresh = 0; /* the batch was opened by this call */
     for (;;) {
         if (c->qhead < c->qlen) {
             *ev = c->queue[c->qhead++];
@@ -133,49 +148,48 @@ tl_take tracelog_consumer_take(tl_consumer *c, tl_out_event *ev, int force)
             return TL_TAKE_EVENT;
         }
         c->qhead = c->qlen = 0;
-        if (take_from_run(c))
-            continue;
-        /* Read before the pending counters: a producer we then see idle reads
-           its clock after this, so it cannot record anything older. */
-        uint64_t scan_time = tracelog_clock_mono_ns() + (uint64_t)s->realtime_offset;
-        uint64_t used = atomic_load(&s->used_lanes);
+        if (!c->batch) {
+            start_batch(c);
+            fresh = 1;
+        }
         tl_rec *best = NULL;
-        uint64_t best_pos = 0, have = 0, second = UINT64_MAX;
+        uint64_t best_pos = 0;
         uint32_t best_lane = 0;
+        int waiting = 0;
         for (uint32_t i = 0; i <= s->nlanes; i++) {
-            uint64_t pos;
-            tl_rec *r = (used >> i & 1) ? peek(s, i, &pos) : NULL;
-            if (!r)
+            if (!(c->batch_used >> i & 1) || atomic_load(&tl_lanes(s)[i].tail) >= c->batch_head[i])
                 continue;
-            have |= 1ull << i;
+            uint64_t pos;
+            tl_rec *r = peek(s, i, &pos);
+            if (!r) {
+                /* Reserved before the batch began and not committed yet: it may be the oldest. */
+                waiting |= atomic_load(&tl_lanes(s)[i].tail) < c->batch_head[i];
+                continue;
+            }
+            if (pos >= c->batch_head[i])
+                continue;
+            if (r->ts > c->batch_w) {
+                c->batch_later = 1;
+                continue;
+            }
             if (!best || r->ts < best->ts) {
-                if (best)
-                    second = best->ts;
                 best = r;
                 best_pos = pos;
                 best_lane = i;
-            } else if (r->ts < second) {
-                second = r->ts;
             }
         }
-        atomic_thread_fence(memory_order_seq_cst);
-        int busy = 0; /* a producer that read the clock but has not committed yet */
-        for (uint32_t i = 0; i <= s->nlanes; i++)
-            if ((used >> i & 1) && !(have >> i & 1) && atomic_load(&tl_lanes(s)[i].pending))
-                busy = 1;
-        if (!best) {
-            if (!busy)
-                restart_if_drained(s);
-            return TL_TAKE_EMPTY;
-        }
-        if (busy && !force)
+        if (waiting && !force)
             return TL_TAKE_WAIT;
-        if (!busy) {
-            c->run_lane = best_lane;
-            c->run_limit = second < scan_time ? second : scan_time;
-            c->run_active = 1;
+        if (best) {
+            copy_out(c, best_lane, best, best_pos); /* on a lost race with an overwrite: look again */
+            continue;
         }
-        copy_out(c, best_lane, best, best_pos); /* on a lost race with an overwrite: look again */
+        c->batch = 0; /* everything up to the watermark is out */
+        if (c->batch_later || !fresh)
+            continue; /* newer records are there, or may be: a new batch takes them */
+        if (all_lanes_empty(s))
+            restart_if_drained(s);
+        return TL_TAKE_EMPTY;
     }
 }
 

@@ -48,9 +48,12 @@ tl_shm *tracelog_stream_create(const tl_stream_params *p)
     uint64_t min_lane = 4u * tl_rec_size(p->max_data); /* a lane always holds a few records */
     if (min_lane < 4096)
         min_lane = 4096;
-    uint64_t lane = (p->stream_size / nlanes) & ~(uint64_t)63;
-    if (lane < min_lane)
-        lane = (min_lane + 63) & ~(uint64_t)63;
+    /* A power of two, so that positions wrap with a mask rather than a division. */
+    uint64_t lane = 4096;
+    while (lane * 2 <= p->stream_size / nlanes)
+        lane *= 2;
+    while (lane < min_lane)
+        lane *= 2;
     uint64_t lanes_off = (sizeof(tl_shm) + 63) & ~(uint64_t)63;
     uint64_t data_off = (lanes_off + sizeof(tl_lane) * (nlanes + 1) + 4095) & ~(uint64_t)4095;
     if (lane > (UINT64_MAX - data_off - TL_SYS_LANE_SIZE) / nlanes) {
@@ -123,12 +126,12 @@ static void futex_wake(_Atomic uint32_t *word)
 static int drop_oldest(tl_lane *l, uint8_t *data, uint64_t cap)
 {
     uint64_t t = atomic_load(&l->tail);
-    uint64_t rem = cap - t % cap;
+    uint64_t rem = cap - (t & (cap - 1));
     if (rem < 16) {
         atomic_compare_exchange_strong(&l->tail, &t, t + rem);
         return 0;
     }
-    tl_rec *r = (tl_rec *)(data + t % cap);
+    tl_rec *r = (tl_rec *)(data + (t & (cap - 1)));
     if (atomic_load_explicit(&r->commit, memory_order_acquire) != t + 1)
         return -1; /* the oldest record is still being written */
     uint32_t kind = r->kind_size >> 28, size = r->kind_size & 0x0fffffff;
@@ -218,14 +221,13 @@ int tracelog_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const vo
     uint64_t bit = 1ull << lane;
     if (!(atomic_load_explicit(&s->used_lanes, memory_order_relaxed) & bit))
         atomic_fetch_or(&s->used_lanes, bit);
-    atomic_fetch_add(&l->pending, 1); /* seq_cst: orders our clock read after it (see stream.h) */
     int recorded = 0, crossed = 0;
     for (;;) {
         uint64_t h = atomic_load_explicit(&l->head, memory_order_relaxed);
         uint64_t ts = tracelog_clock_mono_ns() + (uint64_t)s->realtime_offset;
         uint64_t lost = s->policy == TRACELOG_POLICY_FLUSH ? atomic_load(&l->lost) : 0;
         uint32_t size = tl_rec_size(len) + (lost ? TL_REC_HEADER : 0);
-        uint64_t rem = cap - h % cap;
+        uint64_t rem = cap - (h & (cap - 1));
         uint64_t pad = rem < size ? rem : 0; /* records never wrap; a tail under 16 bytes is skipped implicitly */
         uint64_t need = pad + size;
         if (s->policy == TRACELOG_POLICY_LOOP && lane != s->nlanes && !has_room(l, h, need, cap)) {
@@ -241,24 +243,28 @@ int tracelog_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const vo
         }
         if (!atomic_compare_exchange_weak(&l->head, &h, h + need))
             continue; /* another producer or a signal handler got here first: fresh timestamp */
+        /* The consumer may have delivered events newer than our clock read
+           while we were between it and the reservation (see stream.h). */
+        if (ts < atomic_load(&s->watermark))
+            ts = tracelog_clock_mono_ns() + (uint64_t)s->realtime_offset;
         crossed = (h ^ (h + need)) >> 16 != 0;
         if (pad >= 16) {
             /* Only commit and kind_size: a pad can be as short as 16 bytes, less than a full header, and
                writing a whole header would overwrite the start of the next lane. */
-            tl_rec *p = (tl_rec *)(base + h % cap);
+            tl_rec *p = (tl_rec *)(base + (h & (cap - 1)));
             p->kind_size = (uint32_t)pad | (uint32_t)TL_KIND_PAD << 28;
             atomic_store_explicit(&p->commit, h + 1, memory_order_release);
         }
         uint64_t pos = h + pad;
         if (lost) {
             /* Marks the loss where it happened: the consumer turns it into OVERFLOW and RESUME. */
-            write_rec(base + pos % cap, TL_KIND_LOSS, TL_REC_HEADER, 0, ts, 0, 0, lost,
+            write_rec(base + (pos & (cap - 1)), TL_KIND_LOSS, TL_REC_HEADER, 0, ts, 0, 0, lost,
                       atomic_load(&l->lost_first_ts));
-            atomic_store_explicit(&((tl_rec *)(base + pos % cap))->commit, pos + 1, memory_order_release);
+            atomic_store_explicit(&((tl_rec *)(base + (pos & (cap - 1))))->commit, pos + 1, memory_order_release);
             atomic_fetch_sub(&l->lost, lost);
             pos += TL_REC_HEADER;
         }
-        uint8_t *at = base + pos % cap;
+        uint8_t *at = base + (pos & (cap - 1));
         write_rec(at, TL_KIND_EVENT, tl_rec_size(len), event_id, ts, pid, len | truncation << 30, tid, addr);
         if (len)
             memcpy(at + TL_REC_HEADER, data, len);
@@ -266,7 +272,6 @@ int tracelog_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const vo
         recorded = 1;
         break;
     }
-    atomic_fetch_sub(&l->pending, 1);
     if (crossed && s->policy == TRACELOG_POLICY_FLUSH)
         maybe_wake_flusher(s, l, cap);
     if (recorded && atomic_load_explicit(&s->waiters, memory_order_relaxed))

@@ -8,17 +8,21 @@
  * Producers (posix_trace_event) write into lanes: one ring buffer per thread
  * (threads beyond the lane count share lanes). Recording an event is
  * lock-free, allocation-free, makes no system call, and is async-signal-safe:
- * a producer announces itself in its lane's `pending` counter, reads the
- * clock, reserves space with one compare-and-swap on the lane head (retried
- * with a fresh timestamp if another producer or a signal handler reserved in
- * between, so each lane stays in timestamp order), writes the record and
- * publishes it by storing its commit word last.
+ * a producer reads the clock, reserves space with one compare-and-swap on the
+ * lane head (retried with a fresh timestamp if another producer or a signal
+ * handler reserved in between, so each lane stays in timestamp order), writes
+ * the record and publishes it by storing its commit word last.
  *
  * The consumer (a reader thread, or the flusher of a stream with log) merges
- * the lanes by timestamp. It may deliver the oldest visible record only when
- * no other lane has a producer between its clock read and its commit, which
- * it learns from the pending counters (sequentially consistent with the
- * producers' increments), so events come out in generation order.
+ * the lanes by timestamp in batches. A batch starts by publishing a
+ * watermark W (the time now), then reading every lane's head. Records
+ * reserved before that read are waited for and delivered in timestamp order
+ * up to W. A producer that reserves after it sees the watermark (the
+ * reservation and the watermark store are both sequentially consistent) and,
+ * if its timestamp is older than W, takes a fresh one, so nothing older than
+ * W can appear once the batch is delivered: events come out in generation
+ * order. Only a producer that was preempted between its clock read and its
+ * reservation gets a later timestamp, the time it actually reserved.
  */
 #ifndef TRACELOG_STREAM_H
 #define TRACELOG_STREAM_H
@@ -31,7 +35,7 @@
 #define TL_MAX_LANES 64
 #define TL_SET_WORDS 17 /* must match trace_event_set_t */
 #define TL_REC_HEADER 48
-#define TL_SYS_LANE_SIZE (256u << 10)
+#define TL_SYS_LANE_SIZE (256u << 10) /* a power of two, like every lane */
 #define TL_MAX_DATA_LIMIT (64u << 10) /* largest max-data-size accepted */
 
 enum tl_state { TL_SUSPENDED = 0, TL_RUNNING = 1, TL_DEAD = 2 };
@@ -40,8 +44,8 @@ enum tl_rec_kind { TL_KIND_EVENT = 1, TL_KIND_PAD = 2, TL_KIND_LOSS = 3 };
 typedef struct tl_lane {
     /* Written by producers. */
     _Atomic uint64_t head;     /* bytes reserved so far */
-    _Atomic uint32_t pending;  /* producers between their clock read and commit */
     uint32_t index;
+    uint32_t pad_;
     _Atomic uint64_t lost;     /* FLUSH: events dropped and not yet marked in the ring */
     _Atomic uint64_t lost_first_ts;
     _Atomic uint64_t overruns; /* every event this lane lost, for any reason */
@@ -62,7 +66,7 @@ typedef struct tl_shm {
     _Atomic uint32_t autostopped;
     _Atomic uint32_t full;
     uint32_t nlanes;             /* user lanes; lane nlanes is the system lane */
-    uint64_t lane_size;          /* bytes of each user lane */
+    uint64_t lane_size;          /* bytes of each user lane: a power of two */
     uint32_t max_data;
     uint32_t creator_pid;
     int64_t realtime_offset;     /* CLOCK_REALTIME - CLOCK_MONOTONIC at creation, ns */
@@ -71,6 +75,9 @@ typedef struct tl_shm {
     _Atomic uint32_t flusher_seq;/* futex word of the flusher */
     _Atomic uint32_t flusher_sleeping;
     _Atomic uint64_t filter[TL_SET_WORDS]; /* bit set: event type filtered out */
+    char pad_watermark[64];
+    _Atomic uint64_t watermark;  /* consumer: start of the current batch (see above); own cache line */
+    char pad_watermark_end[56];
     uint64_t lanes_offset, data_offset, total_size;
     /* A semaphore, not a futex: sem_wait fails with EINTR on a signal even with
        SA_RESTART, which blocking POSIX readers must report. */
@@ -146,9 +153,13 @@ typedef struct tl_consumer {
     tl_out_event queue[3]; /* synthesized OVERFLOW/RESUME, then the event */
     uint32_t qhead, qlen;
     uint64_t delivered;
-    int run_active;        /* see take_from_run() in consume.c */
-    uint32_t run_lane;
-    uint64_t run_limit;
+    int batch;             /* a batch is open (see consume.c) */
+    int batch_later;       /* it saw records newer than its watermark */
+    uint64_t batch_used;   /* lanes in the batch */
+    uint64_t batch_w;      /* its watermark */
+    uint64_t batch_head[TL_MAX_LANES]; /* each lane's head when it started */
+    uint64_t last_ts;      /* timestamp of the last event delivered */
+    uint64_t clamped;      /* events delivered with last_ts instead of an older own timestamp */
 } tl_consumer;
 
 int tracelog_consumer_init(tl_consumer *c, tl_shm *s);
