@@ -110,7 +110,7 @@ static void test_log_file_type(void)
 static void test_target_pid(void)
 {
     trace_id_t t;
-    pid_t child = fork();
+    pid_t child = pt_fork(10);
     if (child == 0)
         _exit(0);
     CHECK(child > 0);

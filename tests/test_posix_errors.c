@@ -116,8 +116,7 @@ static int efbig_child(void)
 
 static void test_efbig(void)
 {
-    fflush(stdout);
-    pid_t pid = fork();
+    pid_t pid = pt_fork(10);
     if (pid == 0)
         _exit(efbig_child());
     int status = 0;
@@ -172,8 +171,7 @@ static int flusher_error_child(void)
 
 static void test_flusher_error(void)
 {
-    fflush(stdout);
-    pid_t pid = fork();
+    pid_t pid = pt_fork(10);
     if (pid == 0)
         _exit(flusher_error_child());
     int status = 0;

@@ -98,8 +98,7 @@ static void run(int sp, how_t how)
 {
     tl_test_context("stream policy %d, %s", sp, how_name(how));
     int fd = tl_test_tmpfd();
-    fflush(stdout);
-    pid_t pid = fork();
+    pid_t pid = pt_fork(10);
     if (pid < 0)
         TL_DIE("fork");
     if (pid == 0)

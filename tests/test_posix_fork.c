@@ -33,8 +33,12 @@ typedef struct {
 
 enum { CHILD_EVENTS = 100 };
 
-/* The child: records, opens a name, tries the parent's trid, reports, exits with exit() (atexit handlers run). */
-static void child_main(trace_id_t parent_trid, int wfd)
+/*
+ * The child: records, opens a name, tries the parent's trid, reports, exits with exit() (atexit handlers run).
+ * own_stream: also create a stream of its own (it allocates memory: only when the parent had no other thread
+ * at fork time, since a lock held by another thread then stays locked in the child).
+ */
+static void child_main(trace_id_t parent_trid, int wfd, int own_stream)
 {
     child_report r;
     memset(&r, 0, sizeof r);
@@ -60,8 +64,8 @@ static void child_main(trace_id_t parent_trid, int wfd)
     r.errs[7] = posix_trace_shutdown(parent_trid);
     /* The child can trace itself independently. */
     trace_id_t mine;
-    r.own_stream = posix_trace_create(0, NULL, &mine);
-    if (!r.own_stream) {
+    r.own_stream = own_stream ? posix_trace_create(0, NULL, &mine) : 0;
+    if (own_stream && !r.own_stream) {
         posix_trace_start(mine);
         posix_trace_event(ev_own, "own", 3); /* also goes to the inherited stream, if any */
         pt_events ev = {0};
@@ -75,18 +79,17 @@ static void child_main(trace_id_t parent_trid, int wfd)
 }
 
 /* Forks a child running child_main; returns its report. */
-static int run_child(trace_id_t parent_trid, child_report *r)
+static int run_child(trace_id_t parent_trid, child_report *r, int own_stream)
 {
     int p[2];
     if (pipe(p) != 0)
         TL_DIE("pipe");
-    fflush(stdout);
-    pid_t pid = fork();
+    pid_t pid = pt_fork(10);
     if (pid < 0)
         TL_DIE("fork");
     if (pid == 0) {
         close(p[0]);
-        child_main(parent_trid, p[1]);
+        child_main(parent_trid, p[1], own_stream);
     }
     close(p[1]);
     ssize_t n = read(p[0], r, sizeof *r);
@@ -144,7 +147,7 @@ static void test_inherited(void)
     CHECK_ERR(posix_trace_start(t), 0);
     posix_trace_event(ev_parent, "before", 6);
     child_report r;
-    if (!run_child(t, &r))
+    if (!run_child(t, &r, 1))
         return;
     check_child_trid_errors(&r);
     /* The child's exit() did not shut the parent's stream down. */
@@ -181,7 +184,7 @@ static void test_inherited_log(void)
     CHECK_ERR(posix_trace_create_withlog(0, &a, fd, &t), 0);
     CHECK_ERR(posix_trace_start(t), 0);
     child_report r;
-    if (!run_child(t, &r))
+    if (!run_child(t, &r, 0)) /* the FLUSH policy's flusher thread runs in the parent */
         return;
     check_child_trid_errors(&r);
     posix_trace_event(ev_parent, "after", 5);
@@ -212,7 +215,7 @@ static void test_close_for_child(void)
     CHECK_ERR(posix_trace_create(0, NULL, &t), 0);
     CHECK_ERR(posix_trace_start(t), 0);
     child_report r;
-    if (!run_child(t, &r))
+    if (!run_child(t, &r, 1))
         return;
     check_child_trid_errors(&r);
     posix_trace_event(ev_parent, "after", 5);
@@ -241,7 +244,7 @@ static void test_mixed(void)
     CHECK_ERR(posix_trace_start(inh), 0);
     CHECK_ERR(posix_trace_start(not_inh), 0);
     child_report r;
-    if (!run_child(inh, &r))
+    if (!run_child(inh, &r, 1))
         return;
     pt_events e1 = {0}, e2 = {0};
     CHECK_ERR(pt_read_all(inh, 1, &e1), 0);
@@ -266,8 +269,7 @@ static void test_parent_shuts_down_first(void)
     int go[2], done[2];
     if (pipe(go) || pipe(done))
         TL_DIE("pipe");
-    fflush(stdout);
-    pid_t pid = fork();
+    pid_t pid = pt_fork(10);
     if (pid == 0) {
         char c;
         if (read(go[0], &c, 1) != 1)
@@ -289,9 +291,69 @@ static void test_parent_shuts_down_first(void)
     close(done[1]);
 }
 
-int main(void)
+/*
+ * The name map of a process that never opened a name before fork (this program run again, fresh): a name the
+ * child opens and one the parent opens afterwards must still get different ids, and the parent must know the
+ * child's name (§7.3: "with TRI [ids are] unique across all processes traced in the same stream").
+ */
+static int fresh_map_main(void)
+{
+    trace_attr_t a;
+    pt_attr(&a, POSIX_TRACE_LOOP, 1u << 20, 16);
+    posix_trace_attr_setinherited(&a, POSIX_TRACE_INHERITED);
+    trace_id_t t;
+    CHECK_ERR(posix_trace_create(0, &a, &t), 0); /* no name opened in this process yet */
+    CHECK_ERR(posix_trace_start(t), 0);
+    int p[2];
+    if (pipe(p))
+        TL_DIE("pipe");
+    pid_t pid = pt_fork(10);
+    if (pid == 0) {
+        trace_event_id_t id = 0;
+        posix_trace_eventid_open("fresh: child", &id);
+        posix_trace_event(id, "c", 1);
+        if (write(p[1], &id, sizeof id) != (ssize_t)sizeof id)
+            _exit(2);
+        _exit(0);
+    }
+    trace_event_id_t child_id = 0;
+    CHECK(read(p[0], &child_id, sizeof child_id) == (ssize_t)sizeof child_id);
+    waitpid(pid, NULL, 0);
+    trace_event_id_t parent_id;
+    CHECK_ERR(posix_trace_eventid_open("fresh: parent", &parent_id), 0);
+    CHECK_MSG(parent_id != child_id, "ids unique across the processes of the stream: parent %u, child %u", parent_id,
+              child_id);
+    char name[TRACE_EVENT_NAME_MAX];
+    CHECK_ERR(posix_trace_eventid_get_name(t, child_id, name), 0);
+    CHECK_STR_EQ(name, "fresh: child");
+    pt_events ev = {0};
+    CHECK_ERR(pt_read_all(t, 1, &ev), 0);
+    long i = pt_find(&ev, child_id, 0);
+    CHECK_MSG(i >= 0 && ev.ev[i].info.posix_pid == pid, "the child's event is in the stream with its pid");
+    pt_events_free(&ev);
+    pt_shutdown(t);
+    return pt_finish();
+}
+
+static void test_fresh_name_map(void)
+{
+    pid_t pid = pt_fork(15);
+    if (pid == 0) {
+        execl("/proc/self/exe", "test_posix_fork", "--fresh-map", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "a process that opened no name before fork: child and parent names are distinct and known "
+              "(the run above printed the details; status 0x%x)", status);
+}
+
+int main(int argc, char **argv)
 {
     pt_watchdog(18);
+    if (argc == 2 && strcmp(argv[1], "--fresh-map") == 0)
+        return fresh_map_main();
     if (posix_trace_eventid_open("fork: parent", &ev_parent) || posix_trace_eventid_open("fork: child", &ev_child) ||
         posix_trace_eventid_open("fork: child's own stream", &ev_own))
         TL_DIE("eventid_open failed");
@@ -300,5 +362,6 @@ int main(void)
     PT_RUN(test_close_for_child);
     PT_RUN(test_mixed);
     PT_RUN(test_parent_shuts_down_first);
+    PT_RUN(test_fresh_name_map);
     return pt_finish();
 }

@@ -528,6 +528,36 @@ static void test_prerecorded_reads(void)
     close(fd);
 }
 
+/* Truncation survives in the log: TRUNCATED_RECORD, then TRUNCATED_READ on a short read of that event. */
+static void test_truncation_in_log(void)
+{
+    int fd = tl_test_tmpfd();
+    trace_attr_t a;
+    log_attr(&a, POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, 0); /* max data size 16 */
+    trace_id_t t, pre;
+    CHECK_ERR(posix_trace_create_withlog(0, &a, fd, &t), 0);
+    CHECK_ERR(posix_trace_start(t), 0);
+    char big[40];
+    for (int i = 0; i < 40; i++)
+        big[i] = (char)('A' + i % 26);
+    posix_trace_event(ev_seq, big, sizeof big);
+    posix_trace_event(ev_seq, big, sizeof big);
+    CHECK_ERR(pt_shutdown_and_open(t, fd, &pre), 0);
+    struct posix_trace_event_info info;
+    char out[64];
+    size_t len;
+    int unavailable;
+    do
+        CHECK_ERR(posix_trace_getnext_event(pre, &info, out, sizeof out, &len, &unavailable), 0);
+    while (!unavailable && info.posix_event_id != ev_seq);
+    CHECK(!unavailable && len == 16 && memcmp(out, big, 16) == 0 &&
+          info.posix_truncation_status == POSIX_TRACE_TRUNCATED_RECORD);
+    CHECK_ERR(posix_trace_getnext_event(pre, &info, out, 4, &len, &unavailable), 0);
+    CHECK(!unavailable && len == 4 && info.posix_truncation_status == POSIX_TRACE_TRUNCATED_READ);
+    CHECK_ERR(posix_trace_close(pre), 0);
+    close(fd);
+}
+
 /*
  * clear on a stream with log: "All previously recorded events are lost"; P16 (documented): what was already
  * written to the log stays. Events recorded before the clear and not flushed never reach the log.
@@ -688,6 +718,7 @@ int main(void)
     PT_RUN(test_caller_closes_fd);
     PT_RUN(test_flush_while_stopped);
     PT_RUN(test_prerecorded_reads);
+    PT_RUN(test_truncation_in_log);
     PT_RUN(test_clear_with_log);
     PT_RUN(test_until_full_restart_by_flush);
     PT_RUN(test_open_pipe);

@@ -166,6 +166,7 @@ static void test_truncation(void)
     posix_trace_event(ev_a, big, 12); /* 6: read with data NULL, num_bytes 100 */
     posix_trace_event(ev_a, NULL, 0); /* 7: no data */
     posix_trace_event(ev_a, big, 12); /* 8: read into a buffer of exactly its size */
+    posix_trace_event(ev_a, NULL, 100); /* 9: no data pointer: nothing to record (and no crash) */
 
     struct posix_trace_event_info info;
     unsigned char out[256];
@@ -214,6 +215,11 @@ static void test_truncation(void)
     CHECK(next_user(t, &info, out, 12, &len));
     CHECK_EQ_INT(info.posix_truncation_status, POSIX_TRACE_NOT_TRUNCATED);
     CHECK_EQ(len, 12);
+
+    len = 77;
+    CHECK(next_user(t, &info, out, sizeof out, &len));
+    CHECK_EQ(len, 0);
+    CHECK_EQ_INT(info.posix_truncation_status, POSIX_TRACE_NOT_TRUNCATED);
     pt_shutdown(t);
 
     /* max data size 0: every payload is cut to nothing. */

@@ -49,6 +49,19 @@ static void make_map(void)
     map = m;
 }
 
+/*
+ * A child traced into its parent's stream (POSIX_TRACE_INHERITED) must
+ * register its names in the parent's map, so the map has to exist before the
+ * process forks: otherwise parent and child each make a map of their own
+ * later and give the same id to different names.
+ */
+static void map_before_fork(void) { pthread_once(&map_once, make_map); }
+
+__attribute__((constructor)) static void register_map_before_fork(void)
+{
+    pthread_atfork(map_before_fork, NULL, NULL);
+}
+
 static int lock_map(void)
 {
     pthread_once(&map_once, make_map);

@@ -49,6 +49,25 @@ void pt_watchdog(unsigned seconds)
     alarm(seconds);
 }
 
+static volatile int in_forked_child;
+
+/* LeakSanitizer asks the program whether to run (sanitizer/lsan_interface.h); ignored without it. */
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void) { return in_forked_child; }
+
+int pt_fork(unsigned child_watchdog_seconds)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        in_forked_child = 1;
+        running_test = "(forked child)";
+        pt_watchdog(child_watchdog_seconds);
+    }
+    return (int)pid;
+}
+
 void pt_run(const char *name, void (*fn)(void))
 {
     running_test = name;

@@ -36,6 +36,14 @@
 /* Arms alarm(seconds): on expiry prints a failure line and _exit(1). */
 void pt_watchdog(unsigned seconds);
 
+/*
+ * fork() for tests: flushes stdout first; in the child, arms a watchdog of
+ * its own (alarms are not inherited) and turns LeakSanitizer off (a child's
+ * heap is a copy of its parent's, and LSan's exit-time check can deadlock in
+ * a child of a multi-threaded parent). Returns fork()'s result.
+ */
+int pt_fork(unsigned child_watchdog_seconds);
+
 /* TL_TEST_RUN that also tells the watchdog which test is running. */
 void pt_run(const char *name, void (*fn)(void));
 #define PT_RUN(fn) pt_run(#fn, fn)
