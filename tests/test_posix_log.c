@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <sys/ioctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -647,6 +649,25 @@ static void test_until_full_restart_by_flush(void)
     close(fd);
 }
 
+/* Copies a pipe into a file until EOF. */
+typedef struct {
+    int in, out;
+} pump_log_arg;
+
+static void *pump_log(void *p)
+{
+    pump_log_arg *a = p;
+    char buf[1 << 16];
+    for (;;) {
+        ssize_t n = read(a->in, buf, sizeof buf);
+        if (n <= 0)
+            break;
+        if (write(a->out, buf, (size_t)n) != n)
+            break;
+    }
+    return NULL;
+}
+
 /* §11 "The log destination can be any file type the implementation accepts": an APPEND log read from a pipe. */
 typedef struct {
     int out;
@@ -707,6 +728,104 @@ static void test_open_pipe(void)
     close(fd);
 }
 
+/*
+ * §4.2 posix_stream_flush_status: "FLUSHING while a flush is in progress: explicit posix_trace_flush ...";
+ * §9.2 flush "initiates a copy ...; completion is polled via posix_trace_get_status". A flush into a pipe that
+ * nobody reads cannot finish; meanwhile another thread asks for the status. It must get an answer (FLUSHING),
+ * not wait for the flush to end. Outcome independent of timing: the flush stays stuck until the pipe is read.
+ */
+typedef struct {
+    trace_id_t t;
+    atomic_int done;
+    int err;
+    struct posix_trace_status_info si;
+} status_arg;
+
+static void *status_thread(void *p)
+{
+    status_arg *a = p;
+    a->err = posix_trace_get_status(a->t, &a->si);
+    atomic_store(&a->done, 1);
+    return NULL;
+}
+
+typedef struct {
+    trace_id_t t;
+    int err;
+} flush_arg;
+
+static void *flush_thread(void *p)
+{
+    flush_arg *a = p;
+    a->err = posix_trace_flush(a->t);
+    return NULL;
+}
+
+static void test_flush_status_observable(void)
+{
+    int p[2];
+    CHECK(pipe(p) == 0);
+    trace_attr_t a;
+    log_attr(&a, POSIX_TRACE_UNTIL_FULL, POSIX_TRACE_APPEND, 0);
+    posix_trace_attr_setstreamsize(&a, 16u << 20);
+    trace_id_t t;
+    CHECK_ERR(posix_trace_create_withlog(0, &a, p[1], &t), 0);
+    CHECK_ERR(posix_trace_start(t), 0);
+    uint64_t rnd = 7;
+    for (uint32_t i = 0; i < 60000; i++) /* about a MiB of incompressible log: far more than a pipe holds */
+        record(i, &rnd);
+    int before = 0;
+    CHECK(ioctl(p[0], FIONREAD, &before) == 0); /* the log header, written at creation */
+    flush_arg fa = {t, -1};
+    pthread_t ft;
+    pthread_create(&ft, NULL, flush_thread, &fa);
+    /* Once the flush has written into the pipe, it is in progress, and cannot end while nobody reads. */
+    int started = 0;
+    for (int i = 0; i < 5000 && !started; i++) {
+        int queued = 0;
+        if (ioctl(p[0], FIONREAD, &queued) == 0 && queued > before)
+            started = 1;
+        else
+            usleep(1000);
+    }
+    CHECK_MSG(started, "the flush started writing");
+    status_arg sa = {t, 0, -1, {0}};
+    pthread_t st;
+    pthread_create(&st, NULL, status_thread, &sa);
+    for (int i = 0; i < 2000 && !atomic_load(&sa.done); i++)
+        usleep(1000);
+    int answered = atomic_load(&sa.done);
+    KNOWN_FAIL_UNLESS(answered, "posix_trace_get_status blocks while a flush is in progress (it takes the log lock "
+                      "the flush holds), so posix_stream_flush_status FLUSHING can never be observed");
+    /* Unblock: read the pipe until the writer side is closed after shutdown. */
+    int sink = tl_test_tmpfd();
+    pump_log_arg pa = {p[0], sink};
+    pthread_t pt;
+    pthread_create(&pt, NULL, pump_log, &pa);
+    pthread_join(ft, NULL);
+    pthread_join(st, NULL);
+    CHECK_ERR(fa.err, 0);
+    CHECK_ERR(sa.err, 0);
+    if (answered)
+        CHECK_EQ_INT(sa.si.posix_stream_flush_status, POSIX_TRACE_FLUSHING);
+    struct posix_trace_status_info si;
+    CHECK_ERR(posix_trace_get_status(t, &si), 0);
+    CHECK_EQ_INT(si.posix_stream_flush_status, POSIX_TRACE_NOT_FLUSHING);
+    pt_shutdown(t);
+    close(p[1]);
+    pthread_join(pt, NULL);
+    close(p[0]);
+    /* And the log that went through the pipe is complete. */
+    trace_id_t pre;
+    CHECK_ERR(posix_trace_open(sink, &pre), 0);
+    pt_events ev = {0};
+    CHECK_ERR(pt_read_all(pre, 0, &ev), 0);
+    CHECK_EQ(pt_count(&ev, ev_seq), 60000);
+    pt_events_free(&ev);
+    CHECK_ERR(posix_trace_close(pre), 0);
+    close(sink);
+}
+
 int main(void)
 {
     pt_watchdog(18);
@@ -722,5 +841,6 @@ int main(void)
     PT_RUN(test_clear_with_log);
     PT_RUN(test_until_full_restart_by_flush);
     PT_RUN(test_open_pipe);
+    PT_RUN(test_flush_status_observable);
     return pt_finish();
 }
