@@ -5,6 +5,9 @@
  * _POSIX_TRACE_EVENT_FILTER and _POSIX_TRACE_INHERIT are 200809L whatever
  * order <unistd.h> was included in."
  */
+/* A strictly POSIX program (no GNU or default extensions): what the standard's applications define. */
+#define _POSIX_C_SOURCE 200809L
+
 #include <trace.h>
 
 #include <limits.h>

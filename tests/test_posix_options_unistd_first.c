@@ -5,6 +5,9 @@
  * _POSIX_TRACE_EVENT_FILTER and _POSIX_TRACE_INHERIT are 200809L whatever
  * order <unistd.h> was included in."
  */
+/* An X/Open program (_XOPEN_SOURCE 700). */
+#define _XOPEN_SOURCE 700
+
 #include <limits.h>
 #include <unistd.h>
 
