@@ -51,9 +51,13 @@ void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr,
         tl_shm *s = atomic_load_explicit(&tracelog_posix_active[slot], memory_order_acquire);
         if (!s)
             continue;
+        /* Read once: a stream shut down meanwhile has had its pages replaced by zero pages (nlanes 0). */
+        uint32_t nlanes = s->nlanes;
+        if (nlanes == 0)
+            continue;
         if (atomic_load_explicit(&s->state, memory_order_relaxed) != TL_RUNNING) {
             if (atomic_load_explicit(&s->autostopped, memory_order_relaxed))
-                atomic_fetch_add(&tl_lanes(s)[ticket % s->nlanes].overruns, 1); /* UNTIL_FULL: lost */
+                atomic_fetch_add(&tl_lanes(s)[ticket % nlanes].overruns, 1); /* UNTIL_FULL: lost */
             continue;
         }
         if (filtered(s, event_id))
@@ -64,7 +68,7 @@ void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr,
             len = s->max_data;
             trunc = POSIX_TRACE_TRUNCATED_RECORD;
         }
-        tracelog_stream_record(s, ticket % s->nlanes, event_id, data_ptr, (uint32_t)len, trunc,
+        tracelog_stream_record(s, ticket % nlanes, event_id, data_ptr, (uint32_t)len, trunc,
                                (uint64_t)(uintptr_t)addr, (uint64_t)pthread_self(),
                                atomic_load_explicit(&tracelog_posix_current_pid, memory_order_relaxed));
     } while (mask);
