@@ -112,6 +112,10 @@ static void test_stats_without_log(void)
     tracelog_trace_stats before_read = stats(t);
     CHECK(before_read.events_lost > 0);
     CHECK(before_read.events_buffered > 0);
+    /* Every event recorded so far (START + 100 + N) was delivered, lost, or is still held. */
+    CHECK_MSG(before_read.events_delivered + before_read.events_lost + before_read.events_buffered >= 101 + N,
+              "delivered %llu + lost %llu + buffered %llu >= %d recorded", (unsigned long long)before_read.events_delivered,
+              (unsigned long long)before_read.events_lost, (unsigned long long)before_read.events_buffered, 101 + N);
     CHECK_ERR(pt_read_all(t, 1, &e), 0);
     s = stats(t);
     CHECK_EQ(s.events_lost + pt_count(&e, ev), N);
