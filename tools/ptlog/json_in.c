@@ -16,6 +16,11 @@
 #include "ptlog.h"
 
 #define JSON_VALUE_MAX (64u << 20) /* longest JSON Lines line or document member */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define JSON_BUF_INITIAL 64u /* fuzzing: values cross buffer refills even in small inputs */
+#else
+#define JSON_BUF_INITIAL (1u << 20)
+#endif
 
 typedef struct json_src {
     ptlog_src base;
@@ -629,7 +634,7 @@ static int refill(json_src *s, size_t *keep)
                       s->lines ? "line" : "event or document member");
             return -PTLOG_EXIT_INPUT;
         }
-        size_t cap = s->cap ? s->cap * 2 : 1 << 20;
+        size_t cap = s->cap ? s->cap * 2 : JSON_BUF_INITIAL;
         char *p = realloc(s->buf, cap);
         if (!p)
             return -ptlog_nomem();

@@ -13,7 +13,7 @@ typedef struct ptl_sink {
     ptlog_src *src;
     ptlog_out *out;
     tracelog_writer *w;
-    size_t types_seen;  /* source table size when last copied */
+    ptlog_idmap defined; /* ids given to the writer with a name */
     uint64_t count;
 } ptl_sink;
 
@@ -40,6 +40,23 @@ int ptlog_writer_error(const char *out_name, tracelog_writer *w, tracelog_status
     return PTLOG_EXIT_OUTPUT;
 }
 
+static int define_type(ptl_sink *k, uint32_t id, const char *name)
+{
+    if (ptlog_idmap_get(&k->defined, id) != SIZE_MAX)
+        return 0;
+    tracelog_status st = tracelog_writer_define_event(k->w, id, name);
+    if (st == TRACELOG_E_NOMEM)
+        return ptlog_nomem();
+    if (st == TRACELOG_E_INVAL) {
+        ptlog_msg(k->src->name, "event type %u changes its name to \"%s\": cannot be written", id, name);
+        return PTLOG_EXIT_INPUT;
+    }
+    if (st != TRACELOG_OK)
+        return ptlog_writer_error(ptlog_out_name(k->out), k->w, st);
+    return ptlog_idmap_put(&k->defined, id, 1) ? ptlog_nomem() : 0;
+}
+
+/* The source's whole type table (at the start, and at the end for types named late). */
 static int copy_types(ptl_sink *k)
 {
     size_t n = k->src->type_count(k->src);
@@ -47,26 +64,20 @@ static int copy_types(ptl_sink *k)
         uint32_t id;
         const char *name;
         k->src->type_at(k->src, i, &id, &name);
-        tracelog_status st = tracelog_writer_define_event(k->w, id, name);
-        if (st == TRACELOG_E_NOMEM)
-            return ptlog_nomem();
-        if (st == TRACELOG_E_INVAL) {
-            ptlog_msg(k->src->name, "event type %u changes its name to \"%s\": cannot be written", id, name);
-            return PTLOG_EXIT_INPUT;
-        }
-        if (st != TRACELOG_OK)
-            return ptlog_writer_error(ptlog_out_name(k->out), k->w, st);
+        int rc = define_type(k, id, name);
+        if (rc)
+            return rc;
     }
-    k->types_seen = n;
     return 0;
 }
 
 static int ptl_event(void *ctx, const tracelog_event *ev, const char *name)
 {
     ptl_sink *k = ctx;
-    (void)name;
-    if (k->src->type_count(k->src) != k->types_seen) {
-        int rc = copy_types(k);
+    /* A type the source named since the start goes out before the chunk that uses it (one lookup
+       per event: copying the whole table whenever it grew made many types cost quadratic time). */
+    if (name) {
+        int rc = define_type(k, ev->event_id, name);
         if (rc)
             return rc;
     }
@@ -88,7 +99,7 @@ int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
     tracelog_writer_options_init(&opt);
     opt.chunk_size = ptlog_chunk_size_for(&src->meta);
     opt.preserve_attributes = 1; /* the copy keeps the source's log policy, size and counters */
-    ptl_sink k = {src, out, NULL, 0, 0};
+    ptl_sink k = {src, out, NULL, {0}, 0};
     tracelog_error err;
     tracelog_status st = tracelog_writer_create(out->fd, &src->meta, &opt, &k.w, &err);
     if (st == TRACELOG_E_NOMEM)
@@ -101,9 +112,11 @@ int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
     int src_rc = rc ? rc : ptlog_src_events(src, sel, ptl_event, &k);
     if (src_rc > PTLOG_EXIT_LOSS) {
         tracelog_writer_abandon(k.w);
+        ptlog_idmap_free(&k.defined);
         return src_rc;
     }
     rc = copy_types(&k); /* types named only at the end (JSON Lines) */
+    ptlog_idmap_free(&k.defined);
     tracelog_log_status status;
     src->get_status(src, &status);
     status.events_written = k.count; /* what this copy holds */
