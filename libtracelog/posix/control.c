@@ -106,6 +106,8 @@ static int create(pid_t pid, const trace_attr_t *attr, int with_log, int fd, tra
                               (uint32_t)t->attr.__max_data_size, 0};
         t->shm = tracelog_stream_create(&p);
         e = t->shm ? 0 : ENOMEM;
+        if (t->shm) /* what each thread's buffer actually holds (POSIX: report the size used) */
+            t->attr.__stream_size = t->shm->lane_size;
         if (!e && tracelog_consumer_init(&t->consumer, t->shm))
             e = ENOMEM;
     }

@@ -250,6 +250,23 @@ int tracelog_posix_log_start(tl_trace *t, int fd)
     return 0;
 }
 
+/*
+ * FLUSH losses are marked by the next event recorded in their lane. Losses
+ * with no event after them (the producer stopped) are marked here, at the
+ * end: an OVERFLOW with the first lost event's timestamp, and no RESUME.
+ */
+static void mark_unfinished_losses(tl_trace *t)
+{
+    tl_shm *s = t->shm;
+    for (uint32_t i = 0; i <= s->nlanes; i++) {
+        tl_lane *l = &tl_lanes(s)[i];
+        if (!atomic_exchange(&l->lost, 0))
+            continue;
+        tracelog_event overflow = {atomic_load(&l->lost_first_ts), POSIX_TRACE_OVERFLOW, 0, 0, 0, 0, 0, NULL};
+        tracelog_writer_append(t->writer, &overflow);
+    }
+}
+
 int tracelog_posix_log_finish(tl_trace *t)
 {
     if (t->flusher_running) {
@@ -263,6 +280,7 @@ int tracelog_posix_log_finish(tl_trace *t)
     sigset_t old;
     xfsz_block(&old); /* the close writes the trailer */
     int e = flush_locked(t, 0);
+    mark_unfinished_losses(t);
     tracelog_error err;
     tracelog_status st = tracelog_writer_close(t->writer, &err);
     t->writer = NULL;

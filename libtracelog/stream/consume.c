@@ -42,8 +42,9 @@ static tl_rec *peek(tl_shm *s, uint32_t i, uint64_t *pos)
         tl_rec *r = (tl_rec *)(base + (t & (cap - 1)));
         if (atomic_load_explicit(&r->commit, memory_order_acquire) != t + 1)
             return NULL;
-        if (r->kind_size >> 28 == TL_KIND_PAD) {
-            atomic_compare_exchange_strong(&l->tail, &t, t + rem);
+        uint32_t kind = r->kind_size >> 28, size = r->kind_size & 0x0fffffff;
+        if (kind == TL_KIND_PAD || (kind == TL_KIND_SKIP && size >= 16 && size <= rem)) {
+            atomic_compare_exchange_strong(&l->tail, &t, t + (kind == TL_KIND_PAD ? rem : size));
             continue;
         }
         *pos = t;
@@ -99,8 +100,7 @@ static int copy_out(tl_consumer *c, uint32_t i, tl_rec *r, uint64_t pos)
 /* All lanes empty: an UNTIL_FULL stream that stopped itself starts again (START before the next event). */
 static void restart_if_drained(tl_shm *s)
 {
-    if (s->policy != TRACELOG_POLICY_LOOP)
-        atomic_store(&s->full, 0);
+    atomic_store(&s->full, 0); /* read to the end: there is room again, whatever the policy */
     uint32_t one = 1;
     if (!atomic_compare_exchange_strong(&s->autostopped, &one, 0))
         return;

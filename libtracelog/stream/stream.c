@@ -48,11 +48,18 @@ tl_shm *tracelog_stream_create(const tl_stream_params *p)
     uint64_t min_lane = 4u * tl_rec_size(p->max_data); /* a lane always holds a few records */
     if (min_lane < 4096)
         min_lane = 4096;
-    /* A power of two, so that positions wrap with a mask rather than a division. */
+    /*
+     * Every lane gets the whole stream size, so that a thread can always
+     * record what POSIX promises fits in the stream (the sum of the events'
+     * maximum sizes); memory is only used as threads write. A power of two,
+     * so that positions wrap with a mask rather than a division.
+     */
+    if (p->stream_size > (1ull << 40)) {
+        errno = ENOMEM;
+        return NULL;
+    }
     uint64_t lane = 4096;
-    while (lane * 2 <= p->stream_size / nlanes)
-        lane *= 2;
-    while (lane < min_lane)
+    while (lane < p->stream_size || lane < min_lane)
         lane *= 2;
     uint64_t lanes_off = (sizeof(tl_shm) + 63) & ~(uint64_t)63;
     uint64_t data_off = (lanes_off + sizeof(tl_lane) * (nlanes + 1) + 4095) & ~(uint64_t)4095;
@@ -61,7 +68,7 @@ tl_shm *tracelog_stream_create(const tl_stream_params *p)
         return NULL;
     }
     uint64_t total = data_off + lane * nlanes + TL_SYS_LANE_SIZE;
-    void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) {
         errno = ENOMEM;
         return NULL;
@@ -247,6 +254,9 @@ int tracelog_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const vo
            while we were between it and the reservation (see stream.h). */
         if (ts < atomic_load(&s->watermark))
             ts = tracelog_clock_mono_ns() + (uint64_t)s->realtime_offset;
+        /* Stopped (or auto-stopped) since we looked: STOP is taken after the state
+           changes, so an event of ours could land after it. It becomes a hole. */
+        int stopped = lane != s->nlanes && atomic_load(&s->state) != TL_RUNNING;
         crossed = (h ^ (h + need)) >> 16 != 0;
         if (pad >= 16) {
             /* Only commit and kind_size: a pad can be as short as 16 bytes, less than a full header, and
@@ -265,11 +275,14 @@ int tracelog_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const vo
             pos += TL_REC_HEADER;
         }
         uint8_t *at = base + (pos & (cap - 1));
-        write_rec(at, TL_KIND_EVENT, tl_rec_size(len), event_id, ts, pid, len | truncation << 30, tid, addr);
-        if (len)
+        write_rec(at, stopped ? TL_KIND_SKIP : TL_KIND_EVENT, tl_rec_size(len), event_id, ts, pid,
+                  len | truncation << 30, tid, addr);
+        if (len && !stopped)
             memcpy(at + TL_REC_HEADER, data, len);
         atomic_store_explicit(&((tl_rec *)at)->commit, pos + 1, memory_order_release);
-        recorded = 1;
+        if (stopped && atomic_load(&s->autostopped))
+            atomic_fetch_add(&l->overruns, 1);
+        recorded = !stopped;
         break;
     }
     if (crossed && s->policy == TRACELOG_POLICY_FLUSH)

@@ -39,7 +39,10 @@
 #define TL_MAX_DATA_LIMIT (64u << 10) /* largest max-data-size accepted */
 
 enum tl_state { TL_SUSPENDED = 0, TL_RUNNING = 1, TL_DEAD = 2 };
-enum tl_rec_kind { TL_KIND_EVENT = 1, TL_KIND_PAD = 2, TL_KIND_LOSS = 3 };
+/* EVENT: an event. PAD: the rest of the lap is unused. LOSS: events were
+   dropped here (FLUSH). SKIP: a hole of `size` bytes (an event the stream
+   stopped under). */
+enum tl_rec_kind { TL_KIND_EVENT = 1, TL_KIND_PAD = 2, TL_KIND_LOSS = 3, TL_KIND_SKIP = 4 };
 
 typedef struct tl_lane {
     /* Written by producers. */
