@@ -279,22 +279,26 @@ __TRACELOG_API int posix_trace_close(trace_id_t trid);
 
 /*
  * exec: POSIX shuts a process's streams down when it calls an exec function.
- * Calls made from code that includes this header first write every log of
- * the process out, with a trailer (see libtracelog/posix/exec.c); if exec
- * fails, tracing goes on. Define TRACELOG_NO_EXEC_HOOK before including
- * <trace.h> to call the exec functions directly.
+ * Calls made from code that includes this header first stop every running
+ * stream with a log (POSIX_TRACE_STOP) and write its log out with a trailer;
+ * if exec fails, tracelog_exec_returned() starts them again and returns the
+ * exec function's result. Not async-signal-safe (unlike exec itself): define
+ * TRACELOG_NO_EXEC_HOOK before including <trace.h> to call the exec
+ * functions directly.
  */
-__TRACELOG_API void tracelog_prepare_exec(void);
+__TRACELOG_API int tracelog_prepare_exec(void);
+__TRACELOG_API int tracelog_exec_returned(int result);
 #ifndef TRACELOG_NO_EXEC_HOOK
-#define execl(...) (tracelog_prepare_exec(), execl(__VA_ARGS__))
-#define execle(...) (tracelog_prepare_exec(), execle(__VA_ARGS__))
-#define execlp(...) (tracelog_prepare_exec(), execlp(__VA_ARGS__))
-#define execv(...) (tracelog_prepare_exec(), execv(__VA_ARGS__))
-#define execve(...) (tracelog_prepare_exec(), execve(__VA_ARGS__))
-#define execvp(...) (tracelog_prepare_exec(), execvp(__VA_ARGS__))
-#define fexecve(...) (tracelog_prepare_exec(), fexecve(__VA_ARGS__))
+#define __TRACELOG_EXEC(call) tracelog_exec_returned((tracelog_prepare_exec(), call))
+#define execl(...) __TRACELOG_EXEC(execl(__VA_ARGS__))
+#define execle(...) __TRACELOG_EXEC(execle(__VA_ARGS__))
+#define execlp(...) __TRACELOG_EXEC(execlp(__VA_ARGS__))
+#define execv(...) __TRACELOG_EXEC(execv(__VA_ARGS__))
+#define execve(...) __TRACELOG_EXEC(execve(__VA_ARGS__))
+#define execvp(...) __TRACELOG_EXEC(execvp(__VA_ARGS__))
+#define fexecve(...) __TRACELOG_EXEC(fexecve(__VA_ARGS__))
 #ifdef _GNU_SOURCE
-#define execvpe(...) (tracelog_prepare_exec(), execvpe(__VA_ARGS__))
+#define execvpe(...) __TRACELOG_EXEC(execvpe(__VA_ARGS__))
 #endif
 #endif
 

@@ -26,9 +26,8 @@ static void *worker(void *arg)
     (void)arg;
     for (long i = 0; i < items; i++) {
         posix_trace_event(ev_begin, &i, sizeof i);
-        volatile double x = 0;
-        for (int k = 0; k < 200; k++)
-            x += k * 0.5;
+        struct timespec work = {0, 1000}; /* a short piece of work between begin and end */
+        nanosleep(&work, NULL);
         posix_trace_event(ev_end, &i, sizeof i);
     }
     return NULL;

@@ -52,6 +52,9 @@ expect_file() {
     echo "ok  ${1#"$prefix"/}"
 }
 expect_file "$prefix/include/tracelog.h"
+for h in "$TL_SOURCE_DIR"/include/*.h; do
+    [[ -e $h ]] && expect_file "$prefix/include/$(basename "$h")"
+done
 for h in "$TL_SOURCE_DIR"/include/tracelog/*.h; do
     [[ -e $h ]] && expect_file "$prefix/include/tracelog/$(basename "$h")"
 done
@@ -66,6 +69,13 @@ expect_file "$pcfile"
 if [[ $EXPECT_PTLOG == 1 ]]; then
     expect_file "$prefix/bin/ptlog"
     [[ -x $prefix/bin/ptlog ]] || fail "bin/ptlog is not executable"
+    if [[ -e $TL_SOURCE_DIR/tools/ptlog/ptlog.1 ]]; then
+        man=$(find "$prefix" -path '*/man1/ptlog.1' | head -n 1)
+        expect_file "${man:-$prefix/share/man/man1/ptlog.1}"
+    fi
+    if [[ -e $TL_SOURCE_DIR/tools/ptlog/ptlog.bash-completion ]]; then
+        expect_file "$prefix/share/bash-completion/completions/ptlog"
+    fi
 fi
 grep -q "^prefix=$prefix\$" "$pcfile" ||
     fail "tracelog.pc does not point at the install prefix: $(grep '^prefix=' "$pcfile")"

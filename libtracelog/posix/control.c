@@ -83,6 +83,7 @@ static void free_trace(tl_trace *t)
         close(t->log_fd);
     pthread_mutex_destroy(&t->read_lock);
     pthread_mutex_destroy(&t->log_lock);
+    pthread_mutex_destroy(&t->status_lock);
     free(t);
 }
 
@@ -95,6 +96,7 @@ static int create(pid_t pid, const trace_attr_t *attr, int with_log, int fd, tra
         return ENOMEM;
     pthread_mutex_init(&t->read_lock, NULL);
     pthread_mutex_init(&t->log_lock, NULL);
+    pthread_mutex_init(&t->status_lock, NULL);
     t->kind = with_log ? TL_ACTIVE_LOG : TL_ACTIVE;
     int e = check_target(pid);
     if (!e)
@@ -257,24 +259,25 @@ int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)
         return 0;
     }
     tl_shm *s = t->shm;
-    pthread_mutex_lock(&t->log_lock);
+    /* status_lock, not log_lock: a flush in progress must not make us wait
+       (FLUSHING would never be seen). */
+    pthread_mutex_lock(&t->status_lock);
     si->posix_stream_status = atomic_load(&s->state) == TL_RUNNING ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
     si->posix_stream_full_status = atomic_load(&s->full) ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
     uint64_t overruns = tracelog_stream_overruns(s);
     si->posix_stream_overrun_status = overruns > t->overruns_reported ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
     t->overruns_reported = overruns;
     si->posix_stream_flush_status = atomic_load(&t->flushing) ? POSIX_TRACE_FLUSHING : POSIX_TRACE_NOT_FLUSHING;
-    if (t->writer) {
-        tracelog_log_status ls;
-        tracelog_writer_get_status(t->writer, &ls);
+    if (t->kind == TL_ACTIVE_LOG) {
+        const tracelog_log_status *ls = &t->log_snapshot;
         si->posix_stream_flush_error = t->flush_error;
         t->flush_error = 0;
-        si->posix_log_overrun_status = ls.log_overruns > t->log_overruns_reported ? POSIX_TRACE_OVERRUN
-                                                                                   : POSIX_TRACE_NO_OVERRUN;
-        t->log_overruns_reported = ls.log_overruns;
-        si->posix_log_full_status = log_full_status(t, &ls);
+        si->posix_log_overrun_status = ls->log_overruns > t->log_overruns_reported ? POSIX_TRACE_OVERRUN
+                                                                                    : POSIX_TRACE_NO_OVERRUN;
+        t->log_overruns_reported = ls->log_overruns;
+        si->posix_log_full_status = log_full_status(t, ls);
     }
-    pthread_mutex_unlock(&t->log_lock);
+    pthread_mutex_unlock(&t->status_lock);
     tracelog_posix_release(t);
     return 0;
 }

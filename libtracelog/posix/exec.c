@@ -1,26 +1,47 @@
 /*
  * exec(): POSIX shuts a process's streams down when it calls exec. A library
  * cannot see exec happen, so <trace.h> routes the exec functions called from
- * code that includes it through tracelog_prepare_exec() first, which writes
- * everything recorded so far and a trailer to every log of the process. If
- * exec fails, tracing simply goes on (the trailer was only a checkpoint).
- * After a successful exec the kernel closes the log (our descriptor is
- * close-on-exec) and the log reads back complete and clean.
+ * code that includes it through tracelog_prepare_exec() first: every running
+ * stream with a log is stopped (POSIX_TRACE_STOP, as shutdown would record)
+ * and its log written out with a trailer. After a successful exec the kernel
+ * closes the log (our descriptor is close-on-exec) and the log reads back
+ * complete and clean. If exec fails, tracelog_exec_returned() starts those
+ * streams again (POSIX_TRACE_START) and tracing goes on.
  */
 #include "posix/internal.h"
 
-void tracelog_prepare_exec(void)
+static pthread_mutex_t exec_lock = PTHREAD_MUTEX_INITIALIZER;
+static trace_id_t stopped[TRACE_SYS_MAX];
+static size_t nstopped;
+
+int tracelog_prepare_exec(void)
 {
     trace_id_t trids[TRACE_SYS_MAX];
     size_t n = tracelog_posix_own_trids(trids, TRACE_SYS_MAX, 1u << TL_ACTIVE_LOG);
+    pthread_mutex_lock(&exec_lock);
+    nstopped = 0;
     for (size_t i = 0; i < n; i++) {
         tl_trace *t;
         if (tracelog_posix_acquire(trids[i], 1u << TL_ACTIVE_LOG, &t))
             continue;
+        if (atomic_load(&t->shm->state) == TL_RUNNING && posix_trace_stop(trids[i]) == 0)
+            stopped[nstopped++] = trids[i];
         tracelog_posix_log_flush(t, 0);
         pthread_mutex_lock(&t->log_lock);
         tracelog_writer_checkpoint(t->writer);
         pthread_mutex_unlock(&t->log_lock);
         tracelog_posix_release(t);
     }
+    pthread_mutex_unlock(&exec_lock);
+    return 0;
+}
+
+int tracelog_exec_returned(int result)
+{
+    pthread_mutex_lock(&exec_lock);
+    for (size_t i = 0; i < nstopped; i++)
+        posix_trace_start(stopped[i]); /* EINVAL if shut down meanwhile: nothing to restart */
+    nstopped = 0;
+    pthread_mutex_unlock(&exec_lock);
+    return result;
 }

@@ -18,8 +18,10 @@ int tracelog_trace_sync(trace_id_t trid)
             tracelog_error err;
             tracelog_writer_last_error(t->writer, &err);
             e = err.sys_errno ? err.sys_errno : EIO;
+            pthread_mutex_lock(&t->status_lock);
             if (!t->flush_error)
                 t->flush_error = e;
+            pthread_mutex_unlock(&t->status_lock);
         }
         pthread_mutex_unlock(&t->log_lock);
     }
@@ -41,13 +43,13 @@ int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats)
     stats->events_lost = tracelog_stream_overruns(t->shm);
     stats->events_buffered = tracelog_stream_buffered(t->shm);
     stats->lanes = t->shm->nlanes;
-    if (t->writer) {
-        tracelog_log_status ls;
-        tracelog_writer_get_status(t->writer, &ls);
-        stats->log_events_written = ls.events_written;
-        stats->log_events_lost = ls.log_overruns;
-    }
     pthread_mutex_unlock(&t->log_lock);
+    if (t->kind == TL_ACTIVE_LOG) {
+        pthread_mutex_lock(&t->status_lock);
+        stats->log_events_written = t->log_snapshot.events_written;
+        stats->log_events_lost = t->log_snapshot.log_overruns;
+        pthread_mutex_unlock(&t->status_lock);
+    }
     tracelog_posix_release(t);
     return 0;
 }

@@ -43,7 +43,9 @@ typedef struct tl_trace {
     int flusher_running;
     _Atomic int flusher_stop;
     _Atomic int flushing;
+    pthread_mutex_t status_lock; /* flush_error and log_snapshot: never held during I/O */
     int flush_error;           /* first error, reset when read */
+    tracelog_log_status log_snapshot; /* the writer's status after the last flush */
     int log_error;             /* the write error that stopped the log (the writer's errors are sticky) */
     uint64_t log_overruns_reported;
     uint32_t names_logged;     /* user names already given to the writer */

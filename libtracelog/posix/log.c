@@ -79,8 +79,10 @@ static void note_error(tl_trace *t, int e)
     if (t->log_error)
         return;
     t->log_error = e;
+    pthread_mutex_lock(&t->status_lock);
     if (!t->flush_error)
         t->flush_error = e;
+    pthread_mutex_unlock(&t->status_lock);
     tracelog_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_ERROR, &e, sizeof e,
                            POSIX_TRACE_NOT_TRUNCATED, 0, 0, 0);
 }
@@ -116,8 +118,20 @@ static void update_status(tl_trace *t)
     tracelog_log_status st = {0};
     st.events_recorded = t->consumer.delivered;
     st.stream_overruns = tracelog_stream_overruns(t->shm);
+    pthread_mutex_lock(&t->status_lock);
     st.flush_error = t->flush_error;
+    pthread_mutex_unlock(&t->status_lock);
     tracelog_writer_set_status(t->writer, &st);
+}
+
+/* Lets posix_trace_get_status answer without waiting for a flush in progress. Caller holds log_lock. */
+static void publish_status(tl_trace *t)
+{
+    tracelog_log_status ls;
+    tracelog_writer_get_status(t->writer, &ls);
+    pthread_mutex_lock(&t->status_lock);
+    t->log_snapshot = ls;
+    pthread_mutex_unlock(&t->status_lock);
 }
 
 /*
@@ -162,6 +176,7 @@ static int flush_locked(tl_trace *t, int explicit_call)
     }
     if (e)
         note_error(t, e);
+    publish_status(t);
     atomic_store(&t->flushing, 0);
     if (explicit_call) /* recorded after the flush: it goes out with the next one */
         tracelog_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_FLUSH_STOP, NULL, 0, 0, 0,
@@ -192,6 +207,7 @@ static void *flusher_main(void *arg)
         syscall(SYS_futex, &t->shm->flusher_seq, FUTEX_WAIT, seq, &period, NULL, 0);
         atomic_store(&t->shm->flusher_sleeping, 0);
         pthread_mutex_lock(&t->log_lock);
+        atomic_store(&t->flushing, 1); /* an automatic flush of the FLUSH policy */
         int e = drain(t);
         uint64_t now = tracelog_clock_mono_ns();
         if (now - last_write >= FLUSHER_WRITE_PERIOD_NS) {
