@@ -1,0 +1,34 @@
+/*
+ * LTTng-UST tracepoint provider of the LTTng comparison (bench/lttng/):
+ * one event carrying the same payload as posix_trace_event(id, data, len),
+ * a byte sequence with a 16-bit length. Built by run-lttng.sh, not by CMake.
+ */
+#undef LTTNG_UST_TRACEPOINT_PROVIDER
+#define LTTNG_UST_TRACEPOINT_PROVIDER bench
+
+#undef LTTNG_UST_TRACEPOINT_INCLUDE
+#define LTTNG_UST_TRACEPOINT_INCLUDE "./tp.h"
+
+#if !defined(BENCH_LTTNG_TP_H) || defined(LTTNG_UST_TRACEPOINT_HEADER_MULTI_READ)
+#define BENCH_LTTNG_TP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <lttng/tracepoint.h>
+
+LTTNG_UST_TRACEPOINT_EVENT(
+    bench, event,
+    LTTNG_UST_TP_ARGS(const void *, data, size_t, len),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_sequence_hex(uint8_t, data, (const uint8_t *)data, uint16_t, len)))
+
+/* Never enabled by the benchmark: the cost of a tracepoint no session enabled. */
+LTTNG_UST_TRACEPOINT_EVENT(
+    bench, disabled,
+    LTTNG_UST_TP_ARGS(const void *, data, size_t, len),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_sequence_hex(uint8_t, data, (const uint8_t *)data, uint16_t, len)))
+
+#endif
+
+#include <lttng/tracepoint-event.h>
