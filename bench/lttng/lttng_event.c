@@ -11,8 +11,9 @@
  *       enabled it, or its filter rejects every event)
  *   lttng_event paced    --rate M --seconds S
  *       one producer paced at M million events/s (16 B payloads)
- *   lttng_event generate --events N [--payload P] --buffer-bytes B
- *       N events, paused so that the consumer keeps up (for the reading benchmark)
+ *   lttng_event generate --events N [--payload P] --buffer-bytes B [--tp fields]
+ *       N events, paused so that the consumer keeps up (for the reading
+ *       benchmark); --tp fields: the 16 bytes as three integer fields
  *
  * Prints one JSON object on its last line of output.
  * Worker 0 runs on the last CPU the process may use (A), worker 1 on the
@@ -40,6 +41,7 @@ typedef struct job {
     long long n;
     size_t len;
     int realistic;
+    int fields; /* bench:fields instead of bench:event (16-byte payloads only) */
     double rate_per_ns;
     uint64_t duration_ns;
 } job;
@@ -74,7 +76,10 @@ static void run_job(worker *w, const job *j)
     long long i = 0;
     switch (j->kind) {
     case JOB_EVENT:
-        if (j->realistic) {
+        if (j->fields) {
+            for (; i < j->n; i++)
+                lttng_ust_tracepoint(bench, fields, bu_gen_next(&w->gen, 16));
+        } else if (j->realistic) {
             for (; i < j->n; i++)
                 lttng_ust_tracepoint(bench, event, bu_gen_next(&w->gen, j->len), j->len);
         } else {
@@ -158,7 +163,7 @@ static void pause_for(long long events, size_t len)
 static long long issued;
 
 /* n events per thread, in batches of a quarter buffer with pauses; returns the recording time. */
-static uint64_t record(int nthreads, long long n, size_t len, int realistic, double *share)
+static uint64_t record(int nthreads, long long n, size_t len, int realistic, double *share, int fields)
 {
     long long batch = (long long)(cfg.buffer_bytes / 4 / event_bytes(len));
     if (batch > n)
@@ -167,7 +172,7 @@ static uint64_t record(int nthreads, long long n, size_t len, int realistic, dou
     double sh = 1;
     for (long long done = 0; done < n; done += batch) {
         long long b = n - done < batch ? n - done : batch;
-        run_on(nthreads, (job){.kind = JOB_EVENT, .n = b, .len = len, .realistic = realistic});
+        run_on(nthreads, (job){.kind = JOB_EVENT, .n = b, .len = len, .realistic = realistic, .fields = fields});
         total += span_ns(nthreads);
         for (int i = 0; i < nthreads; i++) {
             double s = (double)workers[i].cpu_ns / (double)(workers[i].t1 - workers[i].t0);
@@ -193,7 +198,7 @@ static void print_array(const char *key, const double *v, int n, const char *sep
 static void mode_cost(void)
 {
     static const size_t sizes[3] = {16, 64, 256};
-    record(2, (long long)(cfg.buffer_bytes / event_bytes(16)) + 1000, 16, 0, NULL); /* warm: one lap per CPU */
+    record(2, (long long)(cfg.buffer_bytes / event_bytes(16)) + 1000, 16, 0, NULL, 0); /* warm: one lap per CPU */
     printf("{\"mode\": \"cost\", \"payloads\": {");
     for (int p = 0; p < 3; p++) {
         size_t len = sizes[p];
@@ -202,9 +207,9 @@ static void mode_cost(void)
         double one[MAX_RUNS], two[MAX_RUNS], speed[MAX_RUNS], share1 = 1, share2 = 1;
         for (int r = 0; r < cfg.runs; r++) {
             double sh;
-            uint64_t t1 = record(1, n, len, 0, &sh);
+            uint64_t t1 = record(1, n, len, 0, &sh, 0);
             share1 = sh < share1 ? sh : share1;
-            uint64_t t2 = record(2, n, len, 0, &sh);
+            uint64_t t2 = record(2, n, len, 0, &sh, 0);
             share2 = sh < share2 ? sh : share2;
             one[r] = (double)t1 / (double)n;
             two[r] = (double)t2 / (double)n;
@@ -239,7 +244,7 @@ static void mode_cheap(void)
 static void mode_paced(void)
 {
     /* Warm: one lap of the buffer, so that page faults do not count. */
-    record(1, (long long)(cfg.buffer_bytes / event_bytes(16)) + 1000, 16, 1, NULL);
+    record(1, (long long)(cfg.buffer_bytes / event_bytes(16)) + 1000, 16, 1, NULL, 0);
     long long warm = issued;
     job j = {.kind = JOB_PACED, .len = 16, .rate_per_ns = cfg.rate * 1e6 / 1e9,
              .duration_ns = (uint64_t)(cfg.seconds * 1e9)};
@@ -254,7 +259,7 @@ static void mode_paced(void)
 static void mode_generate(void)
 {
     uint64_t t0 = bu_now_ns();
-    record(1, cfg.events, cfg.payload, 1, NULL);
+    record(1, cfg.events, cfg.payload, 1, NULL, !strcmp(cfg.tp, "fields"));
     printf("{\"mode\": \"generate\", \"events\": %lld, \"payload\": %zu, \"seconds\": %.3f}\n", issued, cfg.payload,
            (double)(bu_now_ns() - t0) / 1e9);
 }

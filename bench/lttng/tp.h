@@ -22,6 +22,20 @@ LTTNG_UST_TRACEPOINT_EVENT(
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_sequence_hex(uint8_t, data, (const uint8_t *)data, uint16_t, len)))
 
+/*
+ * The same 16 bytes as three integer fields (sequence number, small value,
+ * pointer): how an LTTng user would describe this payload. Only used for
+ * the reading comparison, where babeltrace2 pays per field (a byte
+ * sequence is 16 fields to it).
+ */
+LTTNG_UST_TRACEPOINT_EVENT(
+    bench, fields,
+    LTTNG_UST_TP_ARGS(const void *, data),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_integer(uint32_t, seq, ((const uint32_t *)data)[0])
+        lttng_ust_field_integer(uint32_t, value, ((const uint32_t *)data)[1])
+        lttng_ust_field_integer_hex(uint64_t, ptr, ((const uint64_t *)data)[1])))
+
 /* Never enabled by the benchmark: the cost of a tracepoint no session enabled. */
 LTTNG_UST_TRACEPOINT_EVENT(
     bench, disabled,
