@@ -43,8 +43,6 @@ void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr,
     uint64_t mask = atomic_load_explicit(&tracelog_posix_active_mask, memory_order_relaxed);
     if (!mask || event_id >= TL_ID_LIMIT)
         return;
-    void *addr = __builtin_extract_return_addr(__builtin_return_address(0));
-    uint32_t ticket = my_ticket();
     do {
         int slot = __builtin_ctzll(mask);
         mask &= mask - 1;
@@ -52,12 +50,12 @@ void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr,
         if (!s)
             continue;
         /* Read once: a stream shut down meanwhile has had its pages replaced by zero pages (nlanes 0). */
-        uint32_t nlanes = s->nlanes;
+        uint32_t nlanes = s->nlanes; /* a power of two */
         if (nlanes == 0)
             continue;
         if (atomic_load_explicit(&s->state, memory_order_relaxed) != TL_RUNNING) {
             if (atomic_load_explicit(&s->autostopped, memory_order_relaxed))
-                atomic_fetch_add(&tl_lanes(s)[ticket % nlanes].overruns, 1); /* UNTIL_FULL: lost */
+                atomic_fetch_add(&tl_lanes(s)[my_ticket() & (nlanes - 1)].overruns, 1); /* UNTIL_FULL: lost */
             continue;
         }
         if (filtered(s, event_id))
@@ -68,7 +66,8 @@ void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr,
             len = s->max_data;
             trunc = POSIX_TRACE_TRUNCATED_RECORD;
         }
-        tracelog_stream_record(s, ticket % nlanes, event_id, data_ptr, (uint32_t)len, trunc,
+        void *addr = __builtin_extract_return_addr(__builtin_return_address(0));
+        tracelog_stream_record(s, my_ticket() & (nlanes - 1), event_id, data_ptr, (uint32_t)len, trunc,
                                (uint64_t)(uintptr_t)addr, (uint64_t)pthread_self(),
                                atomic_load_explicit(&tracelog_posix_current_pid, memory_order_relaxed));
     } while (mask);

@@ -31,20 +31,23 @@ static int64_t realtime_offset(void)
     return ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000 + (rt.tv_nsec - mono.tv_nsec);
 }
 
+/* Twice the processors, as a power of two from 4 to 16: threads rarely share a lane. */
 static uint32_t auto_lanes(void)
 {
     long n = sysconf(_SC_NPROCESSORS_CONF);
-    uint32_t lanes = n > 0 ? (uint32_t)n * 2 : 8;
-    if (lanes < 4)
-        lanes = 4;
-    return lanes > 16 ? 16 : lanes;
+    uint32_t lanes = 4;
+    while (lanes < 16 && (long)lanes < 2 * n)
+        lanes *= 2;
+    return lanes;
 }
 
 tl_shm *tracelog_stream_create(const tl_stream_params *p)
 {
-    uint32_t nlanes = p->nlanes ? p->nlanes : auto_lanes();
-    if (nlanes > TL_MAX_LANES - 1)
-        nlanes = TL_MAX_LANES - 1;
+    uint32_t nlanes = auto_lanes();
+    while (p->nlanes && nlanes > p->nlanes) /* a power of two, so a thread's lane is a mask away */
+        nlanes /= 2;
+    while (p->nlanes && nlanes < p->nlanes && nlanes < TL_MAX_LANES / 2)
+        nlanes *= 2;
     uint64_t min_lane = 4u * tl_rec_size(p->max_data); /* a lane always holds a few records */
     if (min_lane < 4096)
         min_lane = 4096;

@@ -68,7 +68,7 @@ typedef struct tl_shm {
     _Atomic uint32_t state;      /* enum tl_state */
     _Atomic uint32_t autostopped;
     _Atomic uint32_t full;
-    uint32_t nlanes;             /* user lanes; lane nlanes is the system lane */
+    uint32_t nlanes;             /* user lanes, a power of two; lane nlanes is the system lane */
     uint64_t lane_size;          /* bytes of each user lane: a power of two */
     uint32_t max_data;
     uint32_t creator_pid;
@@ -113,7 +113,7 @@ typedef struct tl_stream_params {
     uint32_t policy;      /* LOOP, UNTIL_FULL or FLUSH */
     uint64_t stream_size; /* bytes for event records (all user lanes) */
     uint32_t max_data;
-    uint32_t nlanes;      /* 0: automatic */
+    uint32_t nlanes;      /* 0: automatic; else rounded to a power of two (at most TL_MAX_LANES / 2) */
 } tl_stream_params;
 
 /* Maps and initialises a stream (SUSPENDED). NULL with errno on failure. */
