@@ -49,11 +49,17 @@ static void add_point(series *s, double x, double y, double lo, double hi)
 {
     if (s->n == MAX_POINTS || !isfinite(y))
         return;
-    s->x[s->n] = x;
-    s->y[s->n] = y;
-    s->lo[s->n] = lo;
-    s->hi[s->n] = hi;
-    s->n++;
+    int k = s->n++; /* kept in x order, so that the line does not zigzag */
+    for (; k > 0 && s->x[k - 1] > x; k--) {
+        s->x[k] = s->x[k - 1];
+        s->y[k] = s->y[k - 1];
+        s->lo[k] = s->lo[k - 1];
+        s->hi[k] = s->hi[k - 1];
+    }
+    s->x[k] = x;
+    s->y[k] = y;
+    s->lo[k] = lo;
+    s->hi[k] = hi;
 }
 
 /* A {"median","min","max"} object into a point; 0 if absent. */
@@ -93,6 +99,11 @@ static void draw_panel(FILE *f, const panel *p, double ox, double oy)
             double top = p->s[i].hi[k] > p->s[i].y[k] ? p->s[i].hi[k] : p->s[i].y[k];
             ymax = top > ymax ? top : ymax;
         }
+    }
+    for (int t = 0; t < p->nxticks; t++) {
+        double x = p->log_x ? log2(p->xticks[t]) : p->xticks[t];
+        xmin = x < xmin ? x : xmin;
+        xmax = x > xmax ? x : xmax;
     }
     if (xmin > xmax)
         xmin = 0, xmax = 1;
@@ -212,18 +223,19 @@ int main(int argc, char **argv)
         add_point(t2, 2, 2e3 / json_number_value(json_object_get(o2, "median")), 0, 0);
     }
 
-    loss = (panel){.title = "FLUSH sustained rate: loss", .xlabel = "offered rate (M events/s)",
+    /* Against the rate the producer really offered: a producer slower than the target never loses. */
+    loss = (panel){.title = "Sustained rate: loss", .xlabel = "rate offered by the producer (M events/s)",
                    .ylabel = "fraction of events lost (%)"};
     series *l1 = add_series(&loss, "tracelog FLUSH", "#1f77b4", 0);
     size_t i;
     json_t *step;
     json_array_foreach(json_object_get(json_object_get(ev, "sustained"), "steps"), i, step)
     {
-        double x = json_number_value(json_object_get(step, "target_mev_s"));
-        add_point(l1, x, 100 * json_number_value(json_object_get(step, "fraction_lost")), 0, 0);
-        if (loss.nxticks < MAX_POINTS)
-            loss.xticks[loss.nxticks++] = x;
+        add_point(l1, json_number_value(json_object_get(step, "achieved_mev_s")),
+                  100 * json_number_value(json_object_get(step, "fraction_lost")), 0, 0);
     }
+    for (int t = 0; t <= 20; t += 4)
+        loss.xticks[loss.nxticks++] = t;
 
     if (lt) {
         series *lc1 = add_series(&cost, "LTTng-UST, 1 thread", "#d62728", 0);
@@ -242,7 +254,7 @@ int main(int argc, char **argv)
         series *l2 = add_series(&loss, "LTTng-UST discard", "#d62728", 0);
         json_array_foreach(json_object_get(json_object_get(lt, "sustained"), "lttng_steps"), i, step)
         {
-            add_point(l2, json_number_value(json_object_get(step, "target_mev_s")),
+            add_point(l2, json_number_value(json_object_get(step, "achieved_mev_s")),
                       100 * json_number_value(json_object_get(step, "fraction_lost")), 0, 0);
         }
     }
