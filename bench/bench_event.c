@@ -75,7 +75,7 @@ static struct {
 
 static int failures;
 
-static void check_failed(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void check_failed(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
