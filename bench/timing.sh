@@ -5,7 +5,10 @@
 #                              hyperfine when it is installed, else with a
 #                              loop; sets BT_MEDIAN, BT_MIN, BT_MAX (seconds)
 #                              and BT_RUNS (the run times, space-separated),
-#                              and returns non-zero if CMD failed.
+#                              BT_CPU (mean user+system CPU seconds of a run,
+#                              hyperfine only, else empty: wall time counts
+#                              other processes' time on our CPU, CPU time
+#                              does not), and returns non-zero if CMD failed.
 #   bt_median NUMBERS...       prints the median of the numbers
 #   bt_maxrss_kib CMD...       runs CMD once (output thrown away) under
 #                              /usr/bin/time -v and prints its peak RSS in KiB
@@ -19,7 +22,7 @@ bt_median() {
 bt_time() {
     local name=$1 runs=$2
     shift 2
-    BT_MEDIAN=0 BT_MIN=0 BT_MAX=0 BT_RUNS=""
+    BT_MEDIAN=0 BT_MIN=0 BT_MAX=0 BT_RUNS="" BT_CPU=""
     if command -v hyperfine >/dev/null 2>&1 && [[ -z ${BT_NO_HYPERFINE:-} ]]; then
         local csv json
         csv=$(mktemp) json=$(mktemp)
@@ -32,7 +35,9 @@ bt_time() {
             return 1
         fi
         # command,mean,stddev,median,user,system,min,max
-        IFS=, read -r _ _ _ BT_MEDIAN _ _ BT_MIN BT_MAX < <(sed -n 2p "$csv")
+        local user sys
+        IFS=, read -r _ _ _ BT_MEDIAN user sys BT_MIN BT_MAX < <(sed -n 2p "$csv")
+        BT_CPU=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.6f", u + s }')
         BT_RUNS=$(tr -d '\n ' <"$json" | sed -n 's/.*"times":\[\([^]]*\)\].*/\1/p' | tr ',' ' ')
         rm -f "$csv" "$csv.err" "$json"
         return 0

@@ -175,8 +175,10 @@ def main():
         print("\nReading the same events (page cache warm; output thrown away): events/s, median [min-max]")
         for k, r in reading.items():
             r["events_per_s"] = r["events"] / r["median_s"]
-            print("  %-24s %8.2f M events/s  [%.2f-%.2f]" % (k, r["events_per_s"] / 1e6, r["events"] / r["max_s"] / 1e6,
-                                                            r["events"] / r["min_s"] / 1e6))
+            cpu = r.get("cpu_s") or 0
+            print("  %-24s %8.2f M events/s  [%.2f-%.2f]  %s" % (
+                k, r["events_per_s"] / 1e6, r["events"] / r["max_s"] / 1e6, r["events"] / r["min_s"] / 1e6,
+                "%.2f M events per CPU-second" % (r["events"] / cpu / 1e6) if cpu else ""))
 
         def ratio(fast, slow):
             if fast in reading and slow in reading:

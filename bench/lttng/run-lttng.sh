@@ -275,7 +275,7 @@ time_one() { # time_one KEY EVENTS RUNS CMD...
         fail=1
         return
     fi
-    echo "{\"key\": \"$key\", \"events\": $n, \"median_s\": $BT_MEDIAN, \"min_s\": $BT_MIN, \"max_s\": $BT_MAX, \"runs_s\": [$(printf '%s\n' $BT_RUNS | paste -sd, -)]}" >>"$lw/reading.jsonl"
+    echo "{\"key\": \"$key\", \"events\": $n, \"median_s\": $BT_MEDIAN, \"min_s\": $BT_MIN, \"max_s\": $BT_MAX, \"cpu_s\": ${BT_CPU:-0}, \"runs_s\": [$(printf '%s\n' $BT_RUNS | paste -sd, -)]}" >>"$lw/reading.jsonl"
     printf '  %-40s %8.3f s  (%s-%s)\n' "$key" "$BT_MEDIAN" "$BT_MIN" "$BT_MAX"
 }
 

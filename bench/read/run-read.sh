@@ -79,7 +79,7 @@ rate() { awk -v n="$1" -v t="$2" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }';
 ms() { awk -v t="$1" 'BEGIN { printf "%.2f", t * 1e3 }'; }
 json_runs() { local r; r=$(printf '%s\n' $1 | paste -sd, -); printf '[%s]' "$r"; }
 
-declare -A med lo hi rruns
+declare -A med lo hi rruns cpu
 for what in dump jsonl; do
     if [[ $what == dump ]]; then
         cmd=("$ptlog" dump "$log")
@@ -87,7 +87,7 @@ for what in dump jsonl; do
         cmd=("$ptlog" convert "$log" --to jsonl)
     fi
     bt_time "ptlog-$what" "$runs" "${cmd[@]}" || check 1 "${cmd[*]} failed"
-    med[$what]=$BT_MEDIAN lo[$what]=$BT_MIN hi[$what]=$BT_MAX rruns[$what]=$BT_RUNS
+    med[$what]=$BT_MEDIAN lo[$what]=$BT_MIN hi[$what]=$BT_MAX rruns[$what]=$BT_RUNS cpu[$what]=${BT_CPU:-0}
 done
 rss=$(bt_maxrss_kib "$ptlog" convert "$log" --to jsonl) || check 1 "ptlog convert under /usr/bin/time failed"
 
@@ -112,10 +112,11 @@ met() { awk -v v="$1" -v b="$2" -v most="$3" 'BEGIN { ok = most ? v <= b : v >= 
 printf '\nlog: %s events (%s with system events), %s bytes (%.2f B/event)\n' "$n" "$total" "$size" \
     "$(awk -v s="$size" -v n="$total" 'BEGIN { print s / n }')"
 printf '%-44s %14s  %-24s %-22s %s\n' "figure" "median" "min-max (time)" "target" ""
-printf '%-44s %9.2f M/s  %-24s %-22s %s\n' "ptlog dump > /dev/null" "$(awk -v r="$dump_rate" 'BEGIN { print r / 1e6 }')" \
-    "$(ms "${lo[dump]}")-$(ms "${hi[dump]}") ms" ">= 8 M events/s" "$(met "$dump_rate" 8e6 0)"
-printf '%-44s %9.2f M/s  %-24s %-22s %s\n' "ptlog convert --to jsonl > /dev/null" "$(awk -v r="$jsonl_rate" 'BEGIN { print r / 1e6 }')" \
-    "$(ms "${lo[jsonl]}")-$(ms "${hi[jsonl]}") ms" ">= 6 M events/s" "$(met "$jsonl_rate" 6e6 0)"
+cpurate() { awk -v n="$1" -v t="$2" 'BEGIN { if (t > 0) printf "%.2f M/CPU-s", n / t / 1e6; else printf "n/a" }'; }
+printf '%-44s %9.2f M/s  %-24s %-22s %s  (%s)\n' "ptlog dump > /dev/null" "$(awk -v r="$dump_rate" 'BEGIN { print r / 1e6 }')" \
+    "$(ms "${lo[dump]}")-$(ms "${hi[dump]}") ms" ">= 8 M events/s" "$(met "$dump_rate" 8e6 0)" "$(cpurate "$total" "${cpu[dump]}")"
+printf '%-44s %9.2f M/s  %-24s %-22s %s  (%s)\n' "ptlog convert --to jsonl > /dev/null" "$(awk -v r="$jsonl_rate" 'BEGIN { print r / 1e6 }')" \
+    "$(ms "${lo[jsonl]}")-$(ms "${hi[jsonl]}") ms" ">= 6 M events/s" "$(met "$jsonl_rate" 6e6 0)" "$(cpurate "$total" "${cpu[jsonl]}")"
 printf '%-44s %9.1f MiB  %-24s %-22s %s\n' "peak RSS of convert --to jsonl" "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" \
     "(one run)" "< 64 MiB" "$(met "$rss" 65535 1)"
 printf '%-44s %10.2f ms  %-24s %-22s %s\n' "ptlog info --quick, $(awk -v s="$info_size" 'BEGIN { printf "%.2f GB", s / 1e9 }') log" \
@@ -131,8 +132,8 @@ cat >"$results/read.json" <<EOF
   "timer": "$(command -v hyperfine >/dev/null && echo hyperfine || echo loop)",
   "runs": $runs,
   "log": {"events": $n, "events_with_system": $total, "bytes": $size},
-  "dump": {"median_s": ${med[dump]}, "min_s": ${lo[dump]}, "max_s": ${hi[dump]}, "runs_s": $(json_runs "${rruns[dump]}"), "events_per_s": $dump_rate, "target_events_per_s": 8000000, "met": $([[ $(met "$dump_rate" 8e6 0) == met ]] && echo true || echo false)},
-  "jsonl": {"median_s": ${med[jsonl]}, "min_s": ${lo[jsonl]}, "max_s": ${hi[jsonl]}, "runs_s": $(json_runs "${rruns[jsonl]}"), "events_per_s": $jsonl_rate, "target_events_per_s": 6000000, "met": $([[ $(met "$jsonl_rate" 6e6 0) == met ]] && echo true || echo false)},
+  "dump": {"median_s": ${med[dump]}, "min_s": ${lo[dump]}, "max_s": ${hi[dump]}, "runs_s": $(json_runs "${rruns[dump]}"), "events_per_s": $dump_rate, "cpu_s": ${cpu[dump]}, "target_events_per_s": 8000000, "met": $([[ $(met "$dump_rate" 8e6 0) == met ]] && echo true || echo false)},
+  "jsonl": {"median_s": ${med[jsonl]}, "min_s": ${lo[jsonl]}, "max_s": ${hi[jsonl]}, "runs_s": $(json_runs "${rruns[jsonl]}"), "events_per_s": $jsonl_rate, "cpu_s": ${cpu[jsonl]}, "target_events_per_s": 6000000, "met": $([[ $(met "$jsonl_rate" 6e6 0) == met ]] && echo true || echo false)},
   "convert_max_rss_kib": $rss,
   "convert_rss_met": $([[ $(met "$rss" 65535 1) == met ]] && echo true || echo false),
   "info_quick": {"log_bytes": $info_size, "median_s": $info_med, "min_s": $info_lo, "max_s": $info_hi, "runs_s": $(json_runs "$info_runs"), "target_s": 0.05, "met": $([[ $(met "$info_med" 0.05 1) == met ]] && echo true || echo false)},
