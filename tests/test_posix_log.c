@@ -825,6 +825,32 @@ static void test_flush_status_observable(void)
     close(sink);
 }
 
+/* Regression: the FLUSH policy's background flusher left POSIX_TRACE_FLUSHING set after its first pass. */
+static void test_background_flusher_not_stuck_flushing(void)
+{
+    int fd = tl_test_tmpfd();
+    trace_id_t t;
+    if (!CHECK_ERR(posix_trace_create_withlog(0, NULL, fd, &t), 0)) {
+        close(fd);
+        return;
+    }
+    CHECK_ERR(posix_trace_start(t), 0);
+    int x = 1;
+    posix_trace_event(POSIX_TRACE_UNNAMED_USEREVENT, &x, sizeof x);
+    usleep(50000); /* the flusher (every 2 ms) has drained the stream many times */
+    int idle = 0;
+    for (int i = 0; i < 200 && !idle; i++) {
+        struct posix_trace_status_info si;
+        CHECK_ERR(posix_trace_get_status(t, &si), 0);
+        idle = si.posix_stream_flush_status == POSIX_TRACE_NOT_FLUSHING;
+        if (!idle)
+            usleep(1000);
+    }
+    CHECK_MSG(idle, "between automatic flushes the status is POSIX_TRACE_NOT_FLUSHING");
+    CHECK_ERR(posix_trace_shutdown(t), 0);
+    close(fd);
+}
+
 int main(void)
 {
     pt_watchdog(18);
@@ -841,5 +867,6 @@ int main(void)
     PT_RUN(test_until_full_restart_by_flush);
     PT_RUN(test_open_pipe);
     PT_RUN(test_flush_status_observable);
+    PT_RUN(test_background_flusher_not_stuck_flushing);
     return pt_finish();
 }

@@ -87,6 +87,16 @@ static void note_error(tl_trace *t, int e)
                            POSIX_TRACE_NOT_TRUNCATED, 0, 0, 0);
 }
 
+/* The errno behind a writer status (0 for success and for a full log, which the log status reports). */
+static int writer_errno(tl_trace *t, tracelog_status st)
+{
+    if (st == TRACELOG_OK || st == TRACELOG_E_LOG_FULL)
+        return 0;
+    tracelog_error err;
+    tracelog_writer_last_error(t->writer, &err);
+    return errno_of(st, &err);
+}
+
 /* Moves every event of the stream to the writer. Caller holds log_lock. Returns an errno or 0. */
 static int drain(tl_trace *t)
 {
@@ -103,11 +113,8 @@ static int drain(tl_trace *t)
             tracelog_writer_append_final(t->writer, &stop);
             t->log_stop_written = 1;
         }
-        if (st != TRACELOG_OK && st != TRACELOG_E_LOG_FULL && !e) {
-            tracelog_error err;
-            tracelog_writer_last_error(t->writer, &err);
-            e = errno_of(st, &err);
-        }
+        if (!e)
+            e = writer_errno(t, st);
         t->events_flushed++;
     }
     return e;
@@ -158,6 +165,13 @@ static void xfsz_restore(const sigset_t *old)
     pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
+/* Writes the status and the partial chunk out. Caller holds log_lock. */
+static int write_out(tl_trace *t)
+{
+    update_status(t);
+    return writer_errno(t, tracelog_writer_flush(t->writer));
+}
+
 static int flush_locked(tl_trace *t, int explicit_call)
 {
     sigset_t old;
@@ -167,13 +181,9 @@ static int flush_locked(tl_trace *t, int explicit_call)
         tracelog_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_FLUSH_START, NULL, 0, 0, 0,
                                (uint64_t)pthread_self(), (uint32_t)tracelog_posix_pid());
     int e = drain(t);
-    update_status(t);
-    tracelog_status st = tracelog_writer_flush(t->writer);
-    if (!e && st != TRACELOG_OK && st != TRACELOG_E_LOG_FULL) {
-        tracelog_error err;
-        tracelog_writer_last_error(t->writer, &err);
-        e = errno_of(st, &err);
-    }
+    int we = write_out(t);
+    if (!e)
+        e = we;
     if (e)
         note_error(t, e);
     publish_status(t);
@@ -212,17 +222,15 @@ static void *flusher_main(void *arg)
         uint64_t now = tracelog_clock_mono_ns();
         if (now - last_write >= FLUSHER_WRITE_PERIOD_NS) {
             /* Bounds what a crash can lose to about a second of events. */
-            update_status(t);
-            tracelog_status st = tracelog_writer_flush(t->writer);
-            if (!e && st != TRACELOG_OK && st != TRACELOG_E_LOG_FULL) {
-                tracelog_error err;
-                tracelog_writer_last_error(t->writer, &err);
-                e = errno_of(st, &err);
-            }
+            int we = write_out(t);
+            if (!e)
+                e = we;
             last_write = now;
         }
         if (e)
             note_error(t, e);
+        publish_status(t);
+        atomic_store(&t->flushing, 0);
         pthread_mutex_unlock(&t->log_lock);
     }
     return NULL;
