@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sourced; the BT_* results are read by the caller
 # bench/timing.sh: timing helpers for the benchmark scripts (sourced, not run).
 #
 #   bt_time NAME RUNS CMD...   times CMD (its standard output thrown away) RUNS
