@@ -115,7 +115,8 @@ int tracelog_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out)
     tracelog_posix_init_once();
     pthread_mutex_lock(&reg_lock);
     tl_trace *t = slots[slot].t;
-    int ok = t && slots[slot].gen == trid >> 8 && !t->dying && t->owner == getpid() &&
+    /* current_pid is kept by the fork handler: no system call on every read. */
+    int ok = t && slots[slot].gen == trid >> 8 && !t->dying && t->owner == current_pid &&
              (kinds >> t->kind & 1);
     if (ok)
         t->users++;
