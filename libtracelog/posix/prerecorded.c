@@ -5,22 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/text.h"
 #include "posix/internal.h"
-
-static void copy_text(char *dst, size_t cap, const char *src)
-{
-    size_t n = strlen(src);
-    if (n > cap - 1)
-        n = cap - 1;
-    memcpy(dst, src, n);
-    dst[n] = 0;
-}
 
 static void attr_from_log(const tracelog_metadata *m, trace_attr_t *a)
 {
     posix_trace_attr_init(a);
-    copy_text(a->__name, sizeof a->__name, m->trace_name);
-    copy_text(a->__genversion, sizeof a->__genversion, m->generation_version);
+    tl_copy_text(a->__name, sizeof a->__name, m->trace_name);
+    tl_copy_text(a->__genversion, sizeof a->__genversion, m->generation_version);
     a->__create_time = tl_timespec(m->creation_time_ns);
     a->__clock_res = tl_timespec(m->clock_resolution_ns);
     a->__max_data_size = m->max_data_size;
