@@ -519,8 +519,8 @@ static double run_encode_null(const workload *wl, int level, uint64_t *bytes)
     tracelog_writer *w;
     tracelog_error err;
     double t0 = now_s();
-    if (tracelog_writer_create_io(&io, NULL, &opt, &w, &err) != TRACELOG_OK)
-        die("tracelog_writer_create_io: %s", err.message);
+    if (tl_writer_create_io(&io, NULL, &opt, &w, &err) != TRACELOG_OK)
+        die("tl_writer_create_io: %s", err.message);
     define_types(w);
     append_all(w, wl);
     close_writer(w);
@@ -660,23 +660,23 @@ static double run_chunk_encode(const workload *wl, ZSTD_CCtx *cctx, int level, c
     tl_buf out = {0};
     uint64_t total = 0;
     double t0 = now_s();
-    tracelog_chunk_builder_reset(&b);
+    tl_chunk_builder_reset(&b);
     for (size_t i = 0; i <= wl->n; i++) {
         int last = i == wl->n;
-        if (b.count && (last || tracelog_chunk_raw_size(&b) + tracelog_chunk_event_bound(&wl->ev[i]) >
+        if (b.count && (last || tl_chunk_raw_size(&b) + tl_chunk_event_bound(&wl->ev[i]) >
                                     opt.chunk_size)) {
-            if (tracelog_chunk_finish(&b, cctx, level, &out) != TRACELOG_OK)
-                die("tracelog_chunk_finish failed");
+            if (tl_chunk_finish(&b, cctx, level, &out) != TRACELOG_OK)
+                die("tl_chunk_finish failed");
             total += out.len;
             if (keep)
                 chunk_set_add(keep, &out);
-            tracelog_chunk_builder_reset(&b);
+            tl_chunk_builder_reset(&b);
         }
-        if (!last && tracelog_chunk_add(&b, &wl->ev[i]) != TRACELOG_OK)
-            die("tracelog_chunk_add failed");
+        if (!last && tl_chunk_add(&b, &wl->ev[i]) != TRACELOG_OK)
+            die("tl_chunk_add failed");
     }
     double t = now_s() - t0;
-    tracelog_chunk_builder_free(&b);
+    tl_chunk_builder_free(&b);
     tl_buf_free(&out);
     *stored = total;
     return t;
@@ -690,7 +690,7 @@ static double run_chunk_decode(const chunk_set *s, ZSTD_DCtx *dctx, const worklo
     double t0 = now_s();
     for (size_t c = 0; c < s->n; c++) {
         const char *why = "";
-        tracelog_status st = tracelog_chunk_decode(s->payloads[c].data, s->payloads[c].len, dctx,
+        tracelog_status st = tl_chunk_decode(s->payloads[c].data, s->payloads[c].len, dctx,
                                                    64u << 20, &ce, &why);
         if (st != TRACELOG_OK) {
             check_failed("chunk %zu does not decode: %s", c, why);
@@ -705,7 +705,7 @@ static double run_chunk_decode(const chunk_set *s, ZSTD_DCtx *dctx, const worklo
         }
     }
     double t = now_s() - t0;
-    tracelog_chunk_events_free(&ce);
+    tl_chunk_events_free(&ce);
     if (n != wl->n || acc != wl->checksum)
         check_failed("chunk layer: decoded %" PRIu64 " events, encoded %zu (or checksum differs)",
                      n, wl->n);

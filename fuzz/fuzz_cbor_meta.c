@@ -19,18 +19,18 @@ static void check_meta(const uint8_t *data, size_t size)
 {
     tracelog_metadata a, b;
     const char *why = NULL;
-    tracelog_status st = tracelog_meta_decode(data, size, &a, &why);
+    tracelog_status st = tl_meta_decode(data, size, &a, &why);
     if (st != TRACELOG_OK) {
         FUZZ_ASSERT(st == TRACELOG_E_CORRUPT, "meta_decode: %s", tracelog_status_name(st));
         FUZZ_ASSERT(why != NULL && *why);
         return;
     }
     tl_buf e1 = {0}, e2 = {0};
-    FUZZ_ASSERT(tracelog_meta_encode(&a, &e1) == TRACELOG_OK, "decoded metadata does not encode");
-    st = tracelog_meta_decode(e1.data, e1.len, &b, &why);
+    FUZZ_ASSERT(tl_meta_encode(&a, &e1) == TRACELOG_OK, "decoded metadata does not encode");
+    st = tl_meta_decode(e1.data, e1.len, &b, &why);
     FUZZ_ASSERT(st == TRACELOG_OK, "re-encoded metadata does not decode: %s", why);
     FUZZ_ASSERT(fuzz_meta_equal(&a, &b), "metadata changed through encode/decode");
-    FUZZ_ASSERT(tracelog_meta_encode(&b, &e2) == TRACELOG_OK);
+    FUZZ_ASSERT(tl_meta_encode(&b, &e2) == TRACELOG_OK);
     FUZZ_ASSERT(e1.len == e2.len && memcmp(e1.data, e2.data, e1.len) == 0, "metadata encoding not canonical");
     tl_buf_free(&e1);
     tl_buf_free(&e2);
@@ -72,7 +72,7 @@ static void check_types(const uint8_t *data, size_t size)
     type_list a = {0}, b = {0};
     const char *why = NULL;
     tl_cbor_in in = {data, data + size};
-    tracelog_status st = tracelog_types_decode(&in, collect_type, &a, &why);
+    tracelog_status st = tl_types_decode(&in, collect_type, &a, &why);
     FUZZ_ASSERT(in.p >= data && in.p <= data + size, "types_decode moved past its input");
     if (st != TRACELOG_OK) {
         FUZZ_ASSERT(st == TRACELOG_E_CORRUPT, "types_decode: %s", tracelog_status_name(st));
@@ -81,15 +81,15 @@ static void check_types(const uint8_t *data, size_t size)
         return;
     }
     tl_buf e1 = {0}, e2 = {0};
-    FUZZ_ASSERT(tracelog_types_encode(a.e, a.n, &e1) == TRACELOG_OK);
+    FUZZ_ASSERT(tl_types_encode(a.e, a.n, &e1) == TRACELOG_OK);
     tl_cbor_in in2 = {e1.data, e1.data + e1.len};
-    st = tracelog_types_decode(&in2, collect_type, &b, &why);
+    st = tl_types_decode(&in2, collect_type, &b, &why);
     FUZZ_ASSERT(st == TRACELOG_OK, "re-encoded event types do not decode: %s", why);
     FUZZ_ASSERT(in2.p == e1.data + e1.len, "re-encoded event types: bytes left over");
     FUZZ_ASSERT(a.n == b.n, "%zu event types, %zu after encode/decode", a.n, b.n);
     for (size_t i = 0; i < a.n; i++)
         FUZZ_ASSERT(a.e[i].id == b.e[i].id && strcmp(a.e[i].name, b.e[i].name) == 0, "event type %zu changed", i);
-    FUZZ_ASSERT(tracelog_types_encode(b.e, b.n, &e2) == TRACELOG_OK);
+    FUZZ_ASSERT(tl_types_encode(b.e, b.n, &e2) == TRACELOG_OK);
     FUZZ_ASSERT(e1.len == e2.len && memcmp(e1.data, e2.data, e1.len) == 0, "event types encoding not canonical");
     tl_buf_free(&e1);
     tl_buf_free(&e2);
@@ -102,7 +102,7 @@ static void check_status(const uint8_t *data, size_t size)
     tracelog_log_status a, b;
     const char *why = NULL;
     tl_cbor_in in = {data, data + size};
-    tracelog_status st = tracelog_status_decode(&in, &a, &why);
+    tracelog_status st = tl_status_decode(&in, &a, &why);
     FUZZ_ASSERT(in.p >= data && in.p <= data + size, "status_decode moved past its input");
     if (st != TRACELOG_OK) {
         FUZZ_ASSERT(st == TRACELOG_E_CORRUPT, "status_decode: %s", tracelog_status_name(st));
@@ -112,13 +112,13 @@ static void check_status(const uint8_t *data, size_t size)
     FUZZ_ASSERT(a.flush_error >= 0);
     FUZZ_ASSERT(a.log_full <= 1);
     tl_buf e1 = {0}, e2 = {0};
-    FUZZ_ASSERT(tracelog_status_encode(&a, &e1) == TRACELOG_OK);
+    FUZZ_ASSERT(tl_status_encode(&a, &e1) == TRACELOG_OK);
     tl_cbor_in in2 = {e1.data, e1.data + e1.len};
-    st = tracelog_status_decode(&in2, &b, &why);
+    st = tl_status_decode(&in2, &b, &why);
     FUZZ_ASSERT(st == TRACELOG_OK, "re-encoded status does not decode: %s", why);
     FUZZ_ASSERT(in2.p == e1.data + e1.len, "re-encoded status: bytes left over");
     FUZZ_ASSERT(memcmp(&a, &b, sizeof a) == 0, "status changed through encode/decode");
-    FUZZ_ASSERT(tracelog_status_encode(&b, &e2) == TRACELOG_OK);
+    FUZZ_ASSERT(tl_status_encode(&b, &e2) == TRACELOG_OK);
     FUZZ_ASSERT(e1.len == e2.len && memcmp(e1.data, e2.data, e1.len) == 0, "status encoding not canonical");
     tl_buf_free(&e1);
     tl_buf_free(&e2);

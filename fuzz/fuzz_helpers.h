@@ -263,7 +263,7 @@ static inline uint8_t *fuzz_repair_header(const uint8_t *data, size_t size)
                   (uint32_t)data[15] << 24;
     if (hs < 64 || hs > 4096 || hs % 8 || hs > size)
         return NULL;
-    uint32_t crc = tracelog_crc32c(0, data, hs - 4);
+    uint32_t crc = tl_crc32c(0, data, hs - 4);
     uint8_t want[4] = {(uint8_t)crc, (uint8_t)(crc >> 8), (uint8_t)(crc >> 16), (uint8_t)(crc >> 24)};
     if (memcmp(data + hs - 4, want, 4) == 0)
         return NULL;

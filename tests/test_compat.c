@@ -78,7 +78,7 @@ static void craft_from(craft *c, const base_log *l)
     tl_file_header h;
     size_t need;
     tracelog_error err;
-    if (tracelog_header_decode(l->res.bytes, l->res.len, &h, &need, &err) != TRACELOG_OK)
+    if (tl_header_decode(l->res.bytes, l->res.len, &h, &need, &err) != TRACELOG_OK)
         TL_DIE("base log header: %s", err.message);
     memcpy(c->header, l->res.bytes, TL_HEADER_SIZE);
     c->header_len = TL_HEADER_SIZE;
@@ -182,14 +182,14 @@ static uint8_t *craft_build(craft *c, const base_log *l, size_t *len)
         if (b->type == TL_BLOCK_TRAILER && b->base >= 0)
             patch_trailer(c, b, l);
         tl_block_header h = {b->type, b->flags, b->seq, b->len,
-                             tracelog_block_payload_crc(c->salt32, b->payload, b->len)};
+                             tl_block_payload_crc(c->salt32, b->payload, b->len)};
         if (b->bad_payload_crc)
             h.payload_crc ^= 0x00010000u;
         uint8_t *o = out + b->offset;
-        tracelog_block_header_encode(&h, c->salt32, o);
+        tl_block_header_encode(&h, c->salt32, o);
         if (b->reserved) {
             tl_store32(o + 24, b->reserved);
-            tl_store32(o + 28, tracelog_crc32c(c->salt32, o, 28));
+            tl_store32(o + 28, tl_crc32c(c->salt32, o, 28));
         }
         memcpy(o + TL_BLOCK_HEADER_SIZE, b->payload, b->len);
     }
@@ -313,7 +313,7 @@ static void test_flags_and_reserved(void)
 
 static void set_header(craft *c, const tl_file_header *h)
 {
-    tracelog_header_encode(h, c->header);
+    tl_header_encode(h, c->header);
     c->header_len = TL_HEADER_SIZE;
 }
 
@@ -326,7 +326,7 @@ static void test_later_minor_version(void)
     }
     tl_file_header h;
     size_t need;
-    tracelog_header_decode(l.res.bytes, l.res.len, &h, &need, NULL);
+    tl_header_decode(l.res.bytes, l.res.len, &h, &need, NULL);
 
     tl_test_context("minor version 1");
     craft c;
@@ -356,7 +356,7 @@ static void test_later_minor_version(void)
     set_header(&c, &h1);
     tl_store32(c.header + 12, 72);
     tl_store64(c.header + 60, 0xfeedfacecafebeefull); /* the new field, where 1.0 has its CRC */
-    tl_store32(c.header + 68, tracelog_crc32c(0, c.header, 68));
+    tl_store32(c.header + 68, tl_crc32c(0, c.header, 68));
     c.header_len = 72;
     read_craft(&c, &l, &out);
     expect_everything(&l, &out);
@@ -375,7 +375,7 @@ static void test_refused_versions(void)
     }
     tl_file_header h;
     size_t need;
-    tracelog_header_decode(l.res.bytes, l.res.len, &h, &need, NULL);
+    tl_header_decode(l.res.bytes, l.res.len, &h, &need, NULL);
     struct { const char *what; uint16_t major; uint32_t incompat; } cases[] = {
         {"major 2", 2, 0},
         {"major 0", 0, 0},

@@ -314,7 +314,7 @@ static void run_program(const config *c, sim *s, run_result *out)
     }
     tracelog_writer *w = NULL;
     tracelog_error err;
-    if (tracelog_writer_create_io(&io, &meta, &opt, &w, &err) != TRACELOG_OK) {
+    if (tl_writer_create_io(&io, &meta, &opt, &w, &err) != TRACELOG_OK) {
         out->crashed = s->crashed;
         return;
     }

@@ -245,7 +245,7 @@ static int run(tracelog_policy policy, enum fault fault, unsigned n)
     tracelog_error err;
     int e = fault_errno[fault];
     int rc = 0;
-    tracelog_status st = tracelog_writer_create_io(&io, &meta, &opt, &w, &err);
+    tracelog_status st = tl_writer_create_io(&io, &meta, &opt, &w, &err);
     if (st != TRACELOG_OK) {
         CHECK(f.failed, "create failed without a fault: %s", tracelog_status_name(st));
         CHECK(st == TRACELOG_E_IO && err.code == TRACELOG_E_IO && err.sys_errno == e,

@@ -41,13 +41,13 @@ static uint32_t crc32c_reference(uint32_t crc, const uint8_t *p, size_t len)
 
 static void test_crc32c(void)
 {
-    CHECK_EQ(tracelog_crc32c(0, "123456789", 9), 0xE3069283u);
-    CHECK_EQ(tracelog_crc32c(0, "", 0), 0u);
+    CHECK_EQ(tl_crc32c(0, "123456789", 9), 0xE3069283u);
+    CHECK_EQ(tl_crc32c(0, "", 0), 0u);
     /* Known answer from RFC 3720 (iSCSI) B.4: 32 bytes of zeros. */
     uint8_t zeros[32] = {0};
-    CHECK_EQ(tracelog_crc32c(0, zeros, sizeof zeros), 0x8A9136AAu);
+    CHECK_EQ(tl_crc32c(0, zeros, sizeof zeros), 0x8A9136AAu);
     /* Continuing a CRC equals computing it in one go. */
-    CHECK_EQ(tracelog_crc32c(tracelog_crc32c(0, "1234", 4), "56789", 5), 0xE3069283u);
+    CHECK_EQ(tl_crc32c(tl_crc32c(0, "1234", 4), "56789", 5), 0xE3069283u);
 
     /* Every length 0..100 at every alignment 0..7 agrees with the definition
        (the fast paths work on 8-byte words and have byte tails). */
@@ -59,7 +59,7 @@ static void test_crc32c(void)
         for (size_t len = 0; len <= 100 && ok; len++) {
             uint8_t *p = exact(data + align, len);
             uint32_t seed = (uint32_t)(len * 0x01000193u);
-            ok = CHECK_EQ(tracelog_crc32c(seed, p, len), crc32c_reference(seed, p, len));
+            ok = CHECK_EQ(tl_crc32c(seed, p, len), crc32c_reference(seed, p, len));
             free(p);
         }
 }
@@ -165,7 +165,7 @@ static tracelog_status decode_header(const uint8_t *buf, size_t len, tl_file_hea
     uint8_t *p = exact(buf, len);
     size_t dummy_need;
     tracelog_error dummy_err;
-    tracelog_status st = tracelog_header_decode(p, len, h, need ? need : &dummy_need,
+    tracelog_status st = tl_header_decode(p, len, h, need ? need : &dummy_need,
                                                 err ? err : &dummy_err);
     free(p);
     return st;
@@ -174,7 +174,7 @@ static tracelog_status decode_header(const uint8_t *buf, size_t len, tl_file_hea
 /* Re-seals a hand-edited 64-byte header. */
 static void reseal(uint8_t buf[TL_HEADER_SIZE])
 {
-    tl_store32(buf + 60, tracelog_crc32c(0, buf, 60));
+    tl_store32(buf + 60, tl_crc32c(0, buf, 60));
 }
 
 static void check_header_fields(const tl_file_header *a, const tl_file_header *b)
@@ -196,7 +196,7 @@ static void test_header_roundtrip(void)
 {
     tl_file_header h = sample_header(), d;
     uint8_t buf[TL_HEADER_SIZE];
-    tracelog_header_encode(&h, buf);
+    tl_header_encode(&h, buf);
     CHECK_MEM_EQ(buf, TL_FILE_MAGIC, TL_FILE_MAGIC_LEN);
     CHECK_STATUS(decode_header(buf, sizeof buf, &d, NULL, NULL), TRACELOG_OK);
     check_header_fields(&d, &h);
@@ -206,7 +206,7 @@ static void test_header_roundtrip(void)
     h.segment_size = 8192;
     h.segment_count = 8;
     h.ring_offset = TL_HEADER_SIZE + (64u << 10);
-    tracelog_header_encode(&h, buf);
+    tl_header_encode(&h, buf);
     CHECK_STATUS(decode_header(buf, sizeof buf, &d, NULL, NULL), TRACELOG_OK);
     check_header_fields(&d, &h);
 
@@ -214,14 +214,14 @@ static void test_header_roundtrip(void)
     h = sample_header();
     h.minor = 1;
     h.compat_flags = 0xffffffffu;
-    tracelog_header_encode(&h, buf);
+    tl_header_encode(&h, buf);
     CHECK_STATUS(decode_header(buf, sizeof buf, &d, NULL, NULL), TRACELOG_OK);
     check_header_fields(&d, &h);
 
     /* header_size is always written as 64, whatever the caller put in it. */
     h = sample_header();
     h.header_size = 999;
-    tracelog_header_encode(&h, buf);
+    tl_header_encode(&h, buf);
     CHECK_EQ(tl_load32(buf + 12), TL_HEADER_SIZE);
 }
 
@@ -231,10 +231,10 @@ static void test_header_larger_size(void)
     tl_file_header h = sample_header(), d;
     uint8_t buf[72];
     memset(buf, 0, sizeof buf);
-    tracelog_header_encode(&h, buf);
+    tl_header_encode(&h, buf);
     tl_store32(buf + 12, 72);
     tl_store32(buf + 60, 0xA5A5A5A5u); /* a new field where v1.0 has its CRC */
-    tl_store32(buf + 68, tracelog_crc32c(0, buf, 68));
+    tl_store32(buf + 68, tl_crc32c(0, buf, 68));
     CHECK_STATUS(decode_header(buf, 72, &d, NULL, NULL), TRACELOG_OK);
     CHECK_EQ(d.header_size, 72);
     CHECK_EQ(d.salt, h.salt);
@@ -246,9 +246,9 @@ static void test_header_larger_size(void)
     uint8_t *big = calloc(1, TL_HEADER_SIZE_MAX);
     if (!big)
         TL_DIE("out of memory");
-    tracelog_header_encode(&h, big);
+    tl_header_encode(&h, big);
     tl_store32(big + 12, TL_HEADER_SIZE_MAX);
-    tl_store32(big + TL_HEADER_SIZE_MAX - 4, tracelog_crc32c(0, big, TL_HEADER_SIZE_MAX - 4));
+    tl_store32(big + TL_HEADER_SIZE_MAX - 4, tl_crc32c(0, big, TL_HEADER_SIZE_MAX - 4));
     CHECK_STATUS(decode_header(big, TL_HEADER_SIZE_MAX, &d, NULL, NULL), TRACELOG_OK);
     free(big);
 }
@@ -257,7 +257,7 @@ static void test_header_rejects(void)
 {
     tl_file_header h = sample_header(), d;
     uint8_t good[TL_HEADER_SIZE], buf[TL_HEADER_SIZE];
-    tracelog_header_encode(&h, good);
+    tl_header_encode(&h, good);
     tracelog_error err;
 
     /* Bad magic, byte by byte. */
@@ -288,7 +288,7 @@ static void test_header_rejects(void)
     for (uint16_t major = 0; major <= 2; major += 2) {
         h = sample_header();
         h.major = major;
-        tracelog_header_encode(&h, buf);
+        tl_header_encode(&h, buf);
         CHECK_STATUS(decode_header(buf, sizeof buf, &d, NULL, &err), TRACELOG_E_UNSUPPORTED_VERSION);
     }
 
@@ -297,7 +297,7 @@ static void test_header_rejects(void)
     for (size_t i = 0; i < 2; i++) {
         h = sample_header();
         h.incompat_flags = incompat[i];
-        tracelog_header_encode(&h, buf);
+        tl_header_encode(&h, buf);
         CHECK_STATUS(decode_header(buf, sizeof buf, &d, NULL, NULL), TRACELOG_E_UNSUPPORTED_VERSION);
     }
 
@@ -343,7 +343,7 @@ static void test_header_rejects(void)
         h.segment_size = g[i].seg_size;
         h.segment_count = g[i].seg_count;
         h.ring_offset = g[i].ring_off;
-        tracelog_header_encode(&h, buf);
+        tl_header_encode(&h, buf);
         CHECK_STATUS(decode_header(buf, sizeof buf, &d, NULL, NULL), g[i].want);
     }
 }
@@ -355,11 +355,11 @@ static void test_block_header(void)
     const uint32_t salt32 = tl_salt32(0x0123456789ABCDEFull);
     tl_block_header h = {TL_BLOCK_CHUNK, 0, 0x123456789ull, 1000, 0xDEADBEEFu}, d;
     uint8_t good[TL_BLOCK_HEADER_SIZE], buf[TL_BLOCK_HEADER_SIZE];
-    tracelog_block_header_encode(&h, salt32, good);
+    tl_block_header_encode(&h, salt32, good);
     CHECK_MEM_EQ(good, TL_BLOCK_SYNC, 4);
     CHECK_EQ(tl_load32(good + 24), 0); /* reserved */
     memset(&d, 0, sizeof d);
-    CHECK_EQ(tracelog_block_header_decode(good, salt32, 0, &d), TL_BLOCK_OK);
+    CHECK_EQ(tl_block_header_decode(good, salt32, 0, &d), TL_BLOCK_OK);
     CHECK_EQ(d.type, h.type);
     CHECK_EQ(d.flags, h.flags);
     CHECK_EQ(d.seq, h.seq);
@@ -368,8 +368,8 @@ static void test_block_header(void)
 
     /* Extreme field values survive. */
     tl_block_header x = {0xffff, 0xffff, UINT64_MAX, UINT32_MAX, UINT32_MAX};
-    tracelog_block_header_encode(&x, salt32, buf);
-    CHECK_EQ(tracelog_block_header_decode(buf, salt32, 0, &d), TL_BLOCK_OK);
+    tl_block_header_encode(&x, salt32, buf);
+    CHECK_EQ(tl_block_header_decode(buf, salt32, 0, &d), TL_BLOCK_OK);
     CHECK_EQ(d.type, 0xffff);
     CHECK_EQ(d.flags, 0xffff);
     CHECK_EQ(d.seq, UINT64_MAX);
@@ -380,22 +380,22 @@ static void test_block_header(void)
         tl_test_context("sync byte %zu", i);
         memcpy(buf, good, sizeof buf);
         buf[i] ^= 0x20;
-        CHECK_EQ(tracelog_block_header_decode(buf, salt32, 0, &d), TL_BLOCK_BAD_SYNC);
-        CHECK_EQ(tracelog_block_header_decode(buf, salt32, 1, &d), TL_BLOCK_BAD_SYNC);
+        CHECK_EQ(tl_block_header_decode(buf, salt32, 0, &d), TL_BLOCK_BAD_SYNC);
+        CHECK_EQ(tl_block_header_decode(buf, salt32, 1, &d), TL_BLOCK_BAD_SYNC);
     }
     /* Every other byte, the reserved word and the CRC included, is checksummed. */
     for (size_t i = 4; i < TL_BLOCK_HEADER_SIZE; i++) {
         tl_test_context("byte %zu", i);
         memcpy(buf, good, sizeof buf);
         buf[i] ^= 0x01;
-        CHECK_EQ(tracelog_block_header_decode(buf, salt32, 0, &d), TL_BLOCK_BAD_CRC);
-        CHECK_EQ(tracelog_block_header_decode(buf, salt32, 1, &d), TL_BLOCK_OK);
+        CHECK_EQ(tl_block_header_decode(buf, salt32, 0, &d), TL_BLOCK_BAD_CRC);
+        CHECK_EQ(tl_block_header_decode(buf, salt32, 1, &d), TL_BLOCK_OK);
     }
     tl_test_context(NULL);
     /* A block of another file (another salt) does not validate. */
-    CHECK_EQ(tracelog_block_header_decode(good, salt32 ^ 1, 0, &d), TL_BLOCK_BAD_CRC);
-    CHECK(tracelog_block_payload_crc(salt32, "abc", 3) != tracelog_block_payload_crc(salt32 ^ 1, "abc", 3));
-    CHECK_EQ(tracelog_block_payload_crc(salt32, "abc", 3), tracelog_crc32c(salt32, "abc", 3));
+    CHECK_EQ(tl_block_header_decode(good, salt32 ^ 1, 0, &d), TL_BLOCK_BAD_CRC);
+    CHECK(tl_block_payload_crc(salt32, "abc", 3) != tl_block_payload_crc(salt32 ^ 1, "abc", 3));
+    CHECK_EQ(tl_block_payload_crc(salt32, "abc", 3), tl_crc32c(salt32, "abc", 3));
 
     /* Spans: header plus payload padded to 8. */
     CHECK_EQ(tl_block_span(0), 32);
@@ -445,7 +445,7 @@ static tracelog_status decode_copy(const tl_buf *payload, uint32_t max_raw, tl_c
         TL_DIE("out of memory");
     *copy = exact(payload->data, payload->len);
     const char *why = "";
-    tracelog_status st = tracelog_chunk_decode(*copy, payload->len, d, max_raw, ce, &why);
+    tracelog_status st = tl_chunk_decode(*copy, payload->len, d, max_raw, ce, &why);
     if (st != TRACELOG_OK)
         CHECK(why && why[0]); /* every refusal says why */
     return st;
@@ -468,12 +468,12 @@ static void chunk_roundtrip(const tracelog_event *e, size_t n, int level, int wa
 {
     tl_chunk_builder b;
     memset(&b, 0, sizeof b);
-    tracelog_chunk_builder_reset(&b);
+    tl_chunk_builder_reset(&b);
     for (size_t i = 0; i < n; i++)
-        CHECK_STATUS(tracelog_chunk_add(&b, &e[i]), TRACELOG_OK);
+        CHECK_STATUS(tl_chunk_add(&b, &e[i]), TRACELOG_OK);
     ZSTD_CCtx *c = level > 0 ? ZSTD_createCCtx() : NULL;
     tl_buf out = {0};
-    CHECK_STATUS(tracelog_chunk_finish(&b, c, level, &out), TRACELOG_OK);
+    CHECK_STATUS(tl_chunk_finish(&b, c, level, &out), TRACELOG_OK);
 
     tl_chunk_header h;
     uint64_t min = UINT64_MAX, max = 0;
@@ -481,7 +481,7 @@ static void chunk_roundtrip(const tracelog_event *e, size_t n, int level, int wa
         min = e[i].timestamp_ns < min ? e[i].timestamp_ns : min;
         max = e[i].timestamp_ns > max ? e[i].timestamp_ns : max;
     }
-    if (CHECK_EQ_INT(tracelog_chunk_header_decode(out.data, out.len, &h), 0)) {
+    if (CHECK_EQ_INT(tl_chunk_header_decode(out.data, out.len, &h), 0)) {
         CHECK_EQ(h.event_count, n);
         CHECK_EQ(h.min_ts, min);
         CHECK_EQ(h.max_ts, max);
@@ -499,18 +499,18 @@ static void chunk_roundtrip(const tracelog_event *e, size_t n, int level, int wa
     if (CHECK_STATUS(decode_copy(&out, h.raw_size, &ce, &copy), TRACELOG_OK))
         CHECK_EVENTS_EQ(ce.events, ce.count, e, n);
     free(copy);
-    tracelog_chunk_events_free(&ce);
+    tl_chunk_events_free(&ce);
 
     /* A declared size above the reader's limit is refused before anything is allocated. */
     memset(&ce, 0, sizeof ce);
     CHECK_STATUS(decode_exact(&out, h.raw_size - 1, &ce), TRACELOG_E_LIMIT);
     CHECK(ce.raw.cap == 0 && ce.events == NULL);
     CHECK_STATUS(decode_exact(&out, 0, &ce), TRACELOG_E_LIMIT);
-    tracelog_chunk_events_free(&ce);
+    tl_chunk_events_free(&ce);
 
     tl_buf_free(&out);
     ZSTD_freeCCtx(c);
-    tracelog_chunk_builder_free(&b);
+    tl_chunk_builder_free(&b);
 }
 
 static void test_chunk_edges(void)
@@ -564,15 +564,15 @@ static void test_chunk_builder_reuse(void)
     tl_test_gen_events(3, 0, 60, 0, &l);
     tl_chunk_builder b;
     memset(&b, 0, sizeof b);
-    tracelog_chunk_builder_reset(&b);
+    tl_chunk_builder_reset(&b);
     tl_buf first = {0}, second = {0};
     for (size_t i = 0; i < 30; i++)
-        tracelog_chunk_add(&b, &l.ev[i]);
-    CHECK_STATUS(tracelog_chunk_finish(&b, NULL, 0, &first), TRACELOG_OK);
-    tracelog_chunk_builder_reset(&b);
+        tl_chunk_add(&b, &l.ev[i]);
+    CHECK_STATUS(tl_chunk_finish(&b, NULL, 0, &first), TRACELOG_OK);
+    tl_chunk_builder_reset(&b);
     for (size_t i = 30; i < 60; i++)
-        tracelog_chunk_add(&b, &l.ev[i]);
-    CHECK_STATUS(tracelog_chunk_finish(&b, NULL, 0, &second), TRACELOG_OK);
+        tl_chunk_add(&b, &l.ev[i]);
+    CHECK_STATUS(tl_chunk_finish(&b, NULL, 0, &second), TRACELOG_OK);
 
     tl_chunk_events ce;
     memset(&ce, 0, sizeof ce);
@@ -583,19 +583,19 @@ static void test_chunk_builder_reuse(void)
     if (CHECK_STATUS(decode_copy(&first, UINT32_MAX, &ce, &copy), TRACELOG_OK))
         CHECK_EVENTS_EQ(ce.events, ce.count, l.ev, 30);
     free(copy);
-    tracelog_chunk_events_free(&ce);
+    tl_chunk_events_free(&ce);
     tl_buf_free(&first);
     tl_buf_free(&second);
 
     /* Bad events are refused. */
     tracelog_event bad = l.ev[0];
     bad.truncation = 3;
-    CHECK_STATUS(tracelog_chunk_add(&b, &bad), TRACELOG_E_INVAL);
+    CHECK_STATUS(tl_chunk_add(&b, &bad), TRACELOG_E_INVAL);
     bad = l.ev[0];
     bad.payload_len = 4;
     bad.payload = NULL;
-    CHECK_STATUS(tracelog_chunk_add(&b, &bad), TRACELOG_E_INVAL);
-    tracelog_chunk_builder_free(&b);
+    CHECK_STATUS(tl_chunk_add(&b, &bad), TRACELOG_E_INVAL);
+    tl_chunk_builder_free(&b);
     tl_test_events_free(&l);
 }
 
@@ -605,13 +605,13 @@ static void test_chunk_rejects(void)
     tl_test_gen_events(5, 0, 40, 0, &l);
     tl_chunk_builder b;
     memset(&b, 0, sizeof b);
-    tracelog_chunk_builder_reset(&b);
+    tl_chunk_builder_reset(&b);
     for (size_t i = 0; i < l.n; i++)
-        tracelog_chunk_add(&b, &l.ev[i]);
+        tl_chunk_add(&b, &l.ev[i]);
     tl_buf raw = {0}, z = {0};
     ZSTD_CCtx *c = ZSTD_createCCtx();
-    CHECK_STATUS(tracelog_chunk_finish(&b, NULL, 0, &raw), TRACELOG_OK);
-    CHECK_STATUS(tracelog_chunk_finish(&b, c, 3, &z), TRACELOG_OK);
+    CHECK_STATUS(tl_chunk_finish(&b, NULL, 0, &raw), TRACELOG_OK);
+    CHECK_STATUS(tl_chunk_finish(&b, c, 3, &z), TRACELOG_OK);
     tl_chunk_events ce;
     memset(&ce, 0, sizeof ce);
 
@@ -661,11 +661,11 @@ static void test_chunk_rejects(void)
         tl_buf_free(&t);
     }
     tl_test_context(NULL);
-    tracelog_chunk_events_free(&ce);
+    tl_chunk_events_free(&ce);
     ZSTD_freeCCtx(c);
     tl_buf_free(&raw);
     tl_buf_free(&z);
-    tracelog_chunk_builder_free(&b);
+    tl_chunk_builder_free(&b);
     tl_test_events_free(&l);
 }
 
@@ -677,7 +677,7 @@ static tracelog_status decode_meta_exact(const tl_buf *b, tracelog_metadata *m)
 {
     uint8_t *p = exact(b->data, b->len);
     const char *why = "";
-    tracelog_status st = tracelog_meta_decode(p, b->len, m, &why);
+    tracelog_status st = tl_meta_decode(p, b->len, m, &why);
     free(p);
     return st;
 }
@@ -686,7 +686,7 @@ static void meta_roundtrip(const tracelog_metadata *m)
 {
     tl_buf b = {0};
     tracelog_metadata d;
-    if (CHECK_STATUS(tracelog_meta_encode(m, &b), TRACELOG_OK) &&
+    if (CHECK_STATUS(tl_meta_encode(m, &b), TRACELOG_OK) &&
         CHECK_STATUS(decode_meta_exact(&b, &d), TRACELOG_OK))
         CHECK_METADATA_EQ(&d, m);
     tl_buf_free(&b);
@@ -729,17 +729,17 @@ static void test_metadata(void)
     tl_buf b = {0};
     tl_test_metadata(&m, TRACELOG_POLICY_APPEND, 0);
     m.stream_full_policy = TRACELOG_POLICY_APPEND;
-    CHECK_STATUS(tracelog_meta_encode(&m, &b), TRACELOG_E_INVAL);
+    CHECK_STATUS(tl_meta_encode(&m, &b), TRACELOG_E_INVAL);
     tl_test_metadata(&m, TRACELOG_POLICY_APPEND, 0);
     m.log_full_policy = TRACELOG_POLICY_FLUSH;
-    CHECK_STATUS(tracelog_meta_encode(&m, &b), TRACELOG_E_INVAL);
+    CHECK_STATUS(tl_meta_encode(&m, &b), TRACELOG_E_INVAL);
     m.log_full_policy = (tracelog_policy)0;
-    CHECK_STATUS(tracelog_meta_encode(&m, &b), TRACELOG_E_INVAL);
+    CHECK_STATUS(tl_meta_encode(&m, &b), TRACELOG_E_INVAL);
 
     /* Every strict prefix of a valid encoding is refused. */
     tl_test_metadata(&m, TRACELOG_POLICY_LOOP, 4096);
     b.len = 0;
-    tracelog_meta_encode(&m, &b);
+    tl_meta_encode(&m, &b);
     tracelog_metadata d;
     for (size_t len = 0; len < b.len; len++) {
         tl_test_context("metadata cut to %zu of %zu bytes", len, b.len);
@@ -757,24 +757,24 @@ static void test_metadata_unknown_and_bad(void)
 {
     /* Unknown keys (any value, nested ones included) are ignored. */
     tl_buf b = {0};
-    tracelog_cbor_put_map(&b, 4);
-    tracelog_cbor_put_text(&b, "trace_name");
-    tracelog_cbor_put_text(&b, "x");
-    tracelog_cbor_put_text(&b, "future_field");
-    tracelog_cbor_put_array(&b, 3);
-    tracelog_cbor_put_uint(&b, 1);
-    tracelog_cbor_put_map(&b, 1);
-    tracelog_cbor_put_text(&b, "a");
+    tl_cbor_put_map(&b, 4);
+    tl_cbor_put_text(&b, "trace_name");
+    tl_cbor_put_text(&b, "x");
+    tl_cbor_put_text(&b, "future_field");
+    tl_cbor_put_array(&b, 3);
+    tl_cbor_put_uint(&b, 1);
+    tl_cbor_put_map(&b, 1);
+    tl_cbor_put_text(&b, "a");
     put_raw(&b, "\x24", 1);         /* -5 */
     put_raw(&b, "\x42\x01\x02", 3); /* bytes 01 02 */
-    tracelog_cbor_put_text(&b, "host");
-    tracelog_cbor_put_map(&b, 2);
-    tracelog_cbor_put_text(&b, "hostname");
-    tracelog_cbor_put_text(&b, "h1");
-    tracelog_cbor_put_text(&b, "future_host_field");
-    tracelog_cbor_put_bool(&b, 1);
-    tracelog_cbor_put_text(&b, "pid");
-    tracelog_cbor_put_uint(&b, 9);
+    tl_cbor_put_text(&b, "host");
+    tl_cbor_put_map(&b, 2);
+    tl_cbor_put_text(&b, "hostname");
+    tl_cbor_put_text(&b, "h1");
+    tl_cbor_put_text(&b, "future_host_field");
+    tl_cbor_put_bool(&b, 1);
+    tl_cbor_put_text(&b, "pid");
+    tl_cbor_put_uint(&b, 9);
     tracelog_metadata d;
     if (CHECK_STATUS(decode_meta_exact(&b, &d), TRACELOG_OK)) {
         CHECK_STR_EQ(d.trace_name, "x");
@@ -798,24 +798,24 @@ static void test_metadata_unknown_and_bad(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tl_test_context("bad %s", bad[i].key);
         b.len = 0;
-        tracelog_cbor_put_map(&b, 1);
-        tracelog_cbor_put_text(&b, bad[i].key);
+        tl_cbor_put_map(&b, 1);
+        tl_cbor_put_text(&b, bad[i].key);
         if (bad[i].is_uint)
-            tracelog_cbor_put_uint(&b, bad[i].u);
+            tl_cbor_put_uint(&b, bad[i].u);
         else
-            tracelog_cbor_put_text(&b, bad[i].text);
+            tl_cbor_put_text(&b, bad[i].text);
         CHECK_STATUS(decode_meta_exact(&b, &d), TRACELOG_E_CORRUPT);
     }
     /* A text holding a NUL cannot be stored in a C string field. */
     tl_test_context("NUL in text");
     b.len = 0;
-    tracelog_cbor_put_map(&b, 1);
-    tracelog_cbor_put_text(&b, "trace_name");
+    tl_cbor_put_map(&b, 1);
+    tl_cbor_put_text(&b, "trace_name");
     put_raw(&b, "\x63" "a\0b", 4);
     CHECK_STATUS(decode_meta_exact(&b, &d), TRACELOG_E_CORRUPT);
     tl_test_context("not a map");
     b.len = 0;
-    tracelog_cbor_put_array(&b, 0);
+    tl_cbor_put_array(&b, 0);
     CHECK_STATUS(decode_meta_exact(&b, &d), TRACELOG_E_CORRUPT);
     tl_buf_free(&b);
 }
@@ -825,7 +825,7 @@ static tracelog_status decode_status_exact(const tl_buf *b, tracelog_log_status 
     uint8_t *p = exact(b->data, b->len);
     tl_cbor_in in = {p, p + b->len};
     const char *why = "";
-    tracelog_status s = tracelog_status_decode(&in, st, &why);
+    tracelog_status s = tl_status_decode(&in, st, &why);
     if (s == TRACELOG_OK)
         CHECK(in.p == in.end); /* consumed exactly the map */
     free(p);
@@ -844,7 +844,7 @@ static void test_status(void)
         tl_test_context("status case %zu", i);
         b.len = 0;
         tracelog_log_status d;
-        if (CHECK_STATUS(tracelog_status_encode(&cases[i], &b), TRACELOG_OK) &&
+        if (CHECK_STATUS(tl_status_encode(&cases[i], &b), TRACELOG_OK) &&
             CHECK_STATUS(decode_status_exact(&b, &d), TRACELOG_OK))
             CHECK_LOG_STATUS_EQ(&d, &cases[i]);
     }
@@ -852,15 +852,15 @@ static void test_status(void)
     /* Unknown keys ignored; bad values refused. */
     tl_test_context("unknown key");
     b.len = 0;
-    tracelog_cbor_put_map(&b, 3);
-    tracelog_cbor_put_text(&b, "events_written");
-    tracelog_cbor_put_uint(&b, 5);
-    tracelog_cbor_put_text(&b, "future_counter");
-    tracelog_cbor_put_array(&b, 2);
-    tracelog_cbor_put_uint(&b, 1);
-    tracelog_cbor_put_text(&b, "x");
-    tracelog_cbor_put_text(&b, "log_full");
-    tracelog_cbor_put_bool(&b, 1);
+    tl_cbor_put_map(&b, 3);
+    tl_cbor_put_text(&b, "events_written");
+    tl_cbor_put_uint(&b, 5);
+    tl_cbor_put_text(&b, "future_counter");
+    tl_cbor_put_array(&b, 2);
+    tl_cbor_put_uint(&b, 1);
+    tl_cbor_put_text(&b, "x");
+    tl_cbor_put_text(&b, "log_full");
+    tl_cbor_put_bool(&b, 1);
     tracelog_log_status d;
     if (CHECK_STATUS(decode_status_exact(&b, &d), TRACELOG_OK)) {
         CHECK_EQ(d.events_written, 5);
@@ -875,12 +875,12 @@ static void test_status(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tl_test_context("bad %s", bad[i].key);
         b.len = 0;
-        tracelog_cbor_put_map(&b, 1);
-        tracelog_cbor_put_text(&b, bad[i].key);
+        tl_cbor_put_map(&b, 1);
+        tl_cbor_put_text(&b, bad[i].key);
         if (bad[i].kind == 0)
-            tracelog_cbor_put_uint(&b, bad[i].u);
+            tl_cbor_put_uint(&b, bad[i].u);
         else
-            tracelog_cbor_put_text(&b, "1");
+            tl_cbor_put_text(&b, "1");
         CHECK_STATUS(decode_status_exact(&b, &d), TRACELOG_E_CORRUPT);
     }
     tl_buf_free(&b);
@@ -913,7 +913,7 @@ static tracelog_status decode_types_exact(const tl_buf *b, type_sink *sink)
     uint8_t *p = exact(b->data, b->len);
     tl_cbor_in in = {p, p + b->len};
     const char *why = "";
-    tracelog_status st = tracelog_types_decode(&in, collect_type, sink, &why);
+    tracelog_status st = tl_types_decode(&in, collect_type, sink, &why);
     free(p);
     return st;
 }
@@ -927,7 +927,7 @@ static void test_event_types(void)
     tl_buf b = {0};
     type_sink s;
     memset(&s, 0, sizeof s);
-    CHECK_STATUS(tracelog_types_encode(e, 4, &b), TRACELOG_OK);
+    CHECK_STATUS(tl_types_encode(e, 4, &b), TRACELOG_OK);
     if (CHECK_STATUS(decode_types_exact(&b, &s), TRACELOG_OK) && CHECK_EQ(s.n, 4))
         for (size_t i = 0; i < 4; i++) {
             CHECK_EQ(s.ids[i], e[i].id);
@@ -936,25 +936,25 @@ static void test_event_types(void)
 
     /* Unknown keys in entries are ignored, whatever their value and position. */
     b.len = 0;
-    tracelog_cbor_put_array(&b, 2);
-    tracelog_cbor_put_map(&b, 4);
-    tracelog_cbor_put_text(&b, "id");
-    tracelog_cbor_put_uint(&b, 7);
-    tracelog_cbor_put_text(&b, "color");
-    tracelog_cbor_put_text(&b, "red");
-    tracelog_cbor_put_text(&b, "name");
-    tracelog_cbor_put_text(&b, "seven");
-    tracelog_cbor_put_text(&b, "schema");
-    tracelog_cbor_put_map(&b, 1);
-    tracelog_cbor_put_text(&b, "fields");
-    tracelog_cbor_put_array(&b, 2);
-    tracelog_cbor_put_uint(&b, 1);
+    tl_cbor_put_array(&b, 2);
+    tl_cbor_put_map(&b, 4);
+    tl_cbor_put_text(&b, "id");
+    tl_cbor_put_uint(&b, 7);
+    tl_cbor_put_text(&b, "color");
+    tl_cbor_put_text(&b, "red");
+    tl_cbor_put_text(&b, "name");
+    tl_cbor_put_text(&b, "seven");
+    tl_cbor_put_text(&b, "schema");
+    tl_cbor_put_map(&b, 1);
+    tl_cbor_put_text(&b, "fields");
+    tl_cbor_put_array(&b, 2);
+    tl_cbor_put_uint(&b, 1);
     put_raw(&b, "\x20", 1); /* -1 */
-    tracelog_cbor_put_map(&b, 2);
-    tracelog_cbor_put_text(&b, "name");
-    tracelog_cbor_put_text(&b, "eight");
-    tracelog_cbor_put_text(&b, "id");
-    tracelog_cbor_put_uint(&b, 8);
+    tl_cbor_put_map(&b, 2);
+    tl_cbor_put_text(&b, "name");
+    tl_cbor_put_text(&b, "eight");
+    tl_cbor_put_text(&b, "id");
+    tl_cbor_put_uint(&b, 8);
     memset(&s, 0, sizeof s);
     if (CHECK_STATUS(decode_types_exact(&b, &s), TRACELOG_OK) && CHECK_EQ(s.n, 2)) {
         CHECK_EQ(s.ids[0], 7);
@@ -968,34 +968,34 @@ static void test_event_types(void)
     for (int c = 0; c < NCASES; c++) {
         tl_test_context("bad entry case %d", c);
         b.len = 0;
-        tracelog_cbor_put_array(&b, 1);
+        tl_cbor_put_array(&b, 1);
         if (c == NOT_MAP) {
-            tracelog_cbor_put_uint(&b, 5);
+            tl_cbor_put_uint(&b, 5);
         } else {
-            tracelog_cbor_put_map(&b, c == NO_NAME || c == NO_ID ? 1 : 2);
+            tl_cbor_put_map(&b, c == NO_NAME || c == NO_ID ? 1 : 2);
             if (c != NO_ID) {
-                tracelog_cbor_put_text(&b, "id");
+                tl_cbor_put_text(&b, "id");
                 if (c == TEXT_ID)
-                    tracelog_cbor_put_text(&b, "1");
+                    tl_cbor_put_text(&b, "1");
                 else
-                    tracelog_cbor_put_uint(&b, c == BIG_ID ? 1ull << 32 : 1);
+                    tl_cbor_put_uint(&b, c == BIG_ID ? 1ull << 32 : 1);
             }
             if (c != NO_NAME) {
                 if (c == UINT_KEY)
-                    tracelog_cbor_put_uint(&b, 3);
+                    tl_cbor_put_uint(&b, 3);
                 else
-                    tracelog_cbor_put_text(&b, "name");
+                    tl_cbor_put_text(&b, "name");
                 if (c == EMPTY_NAME)
-                    tracelog_cbor_put_text(&b, "");
+                    tl_cbor_put_text(&b, "");
                 else if (c == NUL_NAME)
                     put_raw(&b, "\x63" "a\0b", 4);
                 else if (c == LONG_NAME) {
                     char name[TRACELOG_TEXT_MAX + 2];
                     memset(name, 'x', TRACELOG_TEXT_MAX + 1);
                     name[TRACELOG_TEXT_MAX + 1] = 0;
-                    tracelog_cbor_put_text(&b, name);
+                    tl_cbor_put_text(&b, name);
                 } else
-                    tracelog_cbor_put_text(&b, "ok");
+                    tl_cbor_put_text(&b, "ok");
             }
         }
         memset(&s, 0, sizeof s);
@@ -1006,11 +1006,11 @@ static void test_event_types(void)
 
     /* Not an array; a sink that refuses an entry stops decoding with its status. */
     b.len = 0;
-    tracelog_cbor_put_map(&b, 0);
+    tl_cbor_put_map(&b, 0);
     memset(&s, 0, sizeof s);
     CHECK_STATUS(decode_types_exact(&b, &s), TRACELOG_E_CORRUPT);
     b.len = 0;
-    tracelog_types_encode(e, 4, &b);
+    tl_types_encode(e, 4, &b);
     memset(&s, 0, sizeof s);
     s.refuse_with = TRACELOG_E_LIMIT;
     CHECK_STATUS(decode_types_exact(&b, &s), TRACELOG_E_LIMIT);

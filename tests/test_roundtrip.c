@@ -222,7 +222,7 @@ static void check_loop(const tl_test_log_spec *spec, const tl_test_readout *out,
     tl_file_header h;
     size_t need;
     tracelog_error err;
-    if (CHECK_STATUS(tracelog_header_decode(file, size, &h, &need, &err), TRACELOG_OK)) {
+    if (CHECK_STATUS(tl_header_decode(file, size, &h, &need, &err), TRACELOG_OK)) {
         CHECK_EQ(h.layout, TL_LAYOUT_RING);
         CHECK_EQ(h.segment_size, seg);
         CHECK_EQ(h.segment_count, count);

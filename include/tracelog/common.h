@@ -110,6 +110,13 @@ typedef enum tracelog_policy {
     TRACELOG_POLICY_APPEND = 4  /* log full policy only */
 } tracelog_policy;
 
+/*
+ * The name of a policy as logs and ptlog spell it: "loop", "until_full",
+ * "flush", "append"; NULL for a value that is not a policy. Thread-safe; the
+ * string is static.
+ */
+TRACELOG_API const char *tracelog_policy_name(tracelog_policy policy);
+
 #ifdef __cplusplus
 }
 #endif

@@ -65,7 +65,7 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uin
 }
 #endif
 
-uint32_t tracelog_crc32c(uint32_t crc, const void *data, size_t len)
+uint32_t tl_crc32c(uint32_t crc, const void *data, size_t len)
 {
     pthread_once(&table_once, build_tables);
     crc = ~crc;

@@ -7,8 +7,8 @@
 
 /*
  * Continues a CRC-32C: crc is the value returned for the preceding bytes
- * (0 to start). tracelog_crc32c(0, "123456789", 9) == 0xE3069283.
+ * (0 to start). tl_crc32c(0, "123456789", 9) == 0xE3069283.
  */
-uint32_t tracelog_crc32c(uint32_t crc, const void *data, size_t len);
+uint32_t tl_crc32c(uint32_t crc, const void *data, size_t len);
 
 #endif

@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-tracelog_status tracelog_fail(tracelog_error *err, tracelog_status code, int sys_errno,
+tracelog_status tl_fail(tracelog_error *err, tracelog_status code, int sys_errno,
                               uint64_t offset, const char *fmt, ...)
 {
     if (!err)

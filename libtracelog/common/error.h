@@ -4,8 +4,8 @@
 
 #include "tracelog/common.h"
 
-/* Sets *err (if not NULL) and returns code, so callers can `return tracelog_fail(...)`. */
-tracelog_status tracelog_fail(tracelog_error *err, tracelog_status code, int sys_errno,
+/* Sets *err (if not NULL) and returns code, so callers can `return tl_fail(...)`. */
+tracelog_status tl_fail(tracelog_error *err, tracelog_status code, int sys_errno,
                               uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 

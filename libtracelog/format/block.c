@@ -5,7 +5,7 @@
 #include "common/bytes.h"
 #include "common/crc32c.h"
 
-void tracelog_block_header_encode(const tl_block_header *h, uint32_t salt32,
+void tl_block_header_encode(const tl_block_header *h, uint32_t salt32,
                                   uint8_t out[TL_BLOCK_HEADER_SIZE])
 {
     memcpy(out, TL_BLOCK_SYNC, 4);
@@ -15,16 +15,16 @@ void tracelog_block_header_encode(const tl_block_header *h, uint32_t salt32,
     tl_store32(out + 16, h->payload_len);
     tl_store32(out + 20, h->payload_crc);
     tl_store32(out + 24, 0);
-    tl_store32(out + 28, tracelog_crc32c(salt32, out, 28));
+    tl_store32(out + 28, tl_crc32c(salt32, out, 28));
 }
 
-tl_block_check tracelog_block_header_decode(const uint8_t in[TL_BLOCK_HEADER_SIZE],
+tl_block_check tl_block_header_decode(const uint8_t in[TL_BLOCK_HEADER_SIZE],
                                             uint32_t salt32, int ignore_crc,
                                             tl_block_header *h)
 {
     if (memcmp(in, TL_BLOCK_SYNC, 4) != 0)
         return TL_BLOCK_BAD_SYNC;
-    if (!ignore_crc && tl_load32(in + 28) != tracelog_crc32c(salt32, in, 28))
+    if (!ignore_crc && tl_load32(in + 28) != tl_crc32c(salt32, in, 28))
         return TL_BLOCK_BAD_CRC;
     h->type = tl_load16(in + 4);
     h->flags = tl_load16(in + 6);
@@ -36,7 +36,7 @@ tl_block_check tracelog_block_header_decode(const uint8_t in[TL_BLOCK_HEADER_SIZ
     return TL_BLOCK_OK;
 }
 
-uint32_t tracelog_block_payload_crc(uint32_t salt32, const void *payload, size_t len)
+uint32_t tl_block_payload_crc(uint32_t salt32, const void *payload, size_t len)
 {
-    return tracelog_crc32c(salt32, payload, len);
+    return tl_crc32c(salt32, payload, len);
 }

@@ -46,7 +46,7 @@ static const struct cbor_callbacks callbacks = {
     .indef_break = cb_bad,
 };
 
-int tracelog_cbor_next(tl_cbor_in *in, tl_cbor_item *item)
+int tl_cbor_next(tl_cbor_in *in, tl_cbor_item *item)
 {
     if (in->p >= in->end)
         return -1;
@@ -78,15 +78,15 @@ static int skip_depth(tl_cbor_in *in, const tl_cbor_item *item, int depth)
     /* Each nested item takes at least one byte, so a lying count ends at the buffer's end. */
     for (uint64_t i = 0; i < n; i++) {
         tl_cbor_item sub;
-        if (tracelog_cbor_next(in, &sub) || skip_depth(in, &sub, depth + 1))
+        if (tl_cbor_next(in, &sub) || skip_depth(in, &sub, depth + 1))
             return -1;
     }
     return 0;
 }
 
-int tracelog_cbor_skip(tl_cbor_in *in, const tl_cbor_item *item) { return skip_depth(in, item, 0); }
+int tl_cbor_skip(tl_cbor_in *in, const tl_cbor_item *item) { return skip_depth(in, item, 0); }
 
-int tracelog_cbor_is_key(const tl_cbor_item *item, const char *key)
+int tl_cbor_is_key(const tl_cbor_item *item, const char *key)
 {
     size_t n = strlen(key);
     return item->kind == TL_CBOR_TEXT && item->len == n && memcmp(item->ptr, key, n) == 0;
@@ -102,7 +102,7 @@ static int put_head(tl_buf *b, head_encoder enc, size_t v)
     return 0;
 }
 
-int tracelog_cbor_put_uint(tl_buf *b, uint64_t v)
+int tl_cbor_put_uint(tl_buf *b, uint64_t v)
 {
     if (tl_buf_reserve(b, 9))
         return -1;
@@ -110,13 +110,13 @@ int tracelog_cbor_put_uint(tl_buf *b, uint64_t v)
     return 0;
 }
 
-int tracelog_cbor_put_text(tl_buf *b, const char *s)
+int tl_cbor_put_text(tl_buf *b, const char *s)
 {
     size_t n = strlen(s);
     return put_head(b, cbor_encode_string_start, n) || tl_buf_append(b, s, n);
 }
 
-int tracelog_cbor_put_bool(tl_buf *b, int v)
+int tl_cbor_put_bool(tl_buf *b, int v)
 {
     if (tl_buf_reserve(b, 1))
         return -1;
@@ -124,5 +124,5 @@ int tracelog_cbor_put_bool(tl_buf *b, int v)
     return 0;
 }
 
-int tracelog_cbor_put_map(tl_buf *b, size_t pairs) { return put_head(b, cbor_encode_map_start, pairs); }
-int tracelog_cbor_put_array(tl_buf *b, size_t items) { return put_head(b, cbor_encode_array_start, items); }
+int tl_cbor_put_map(tl_buf *b, size_t pairs) { return put_head(b, cbor_encode_map_start, pairs); }
+int tl_cbor_put_array(tl_buf *b, size_t items) { return put_head(b, cbor_encode_array_start, items); }

@@ -37,17 +37,17 @@ typedef struct tl_cbor_in {
 } tl_cbor_in;
 
 /* Reads the next item head. Indefinite-length items are rejected. 0 or -1. */
-int tracelog_cbor_next(tl_cbor_in *in, tl_cbor_item *item);
+int tl_cbor_next(tl_cbor_in *in, tl_cbor_item *item);
 /* Skips the rest of an item whose head is `item` (nested up to 32 levels). 0 or -1. */
-int tracelog_cbor_skip(tl_cbor_in *in, const tl_cbor_item *item);
+int tl_cbor_skip(tl_cbor_in *in, const tl_cbor_item *item);
 /* True if item is the text `key`. */
-int tracelog_cbor_is_key(const tl_cbor_item *item, const char *key);
+int tl_cbor_is_key(const tl_cbor_item *item, const char *key);
 
 /* Writers append to b; each returns 0, or -1 when out of memory. */
-int tracelog_cbor_put_uint(tl_buf *b, uint64_t v);
-int tracelog_cbor_put_text(tl_buf *b, const char *s);
-int tracelog_cbor_put_bool(tl_buf *b, int v);
-int tracelog_cbor_put_map(tl_buf *b, size_t pairs);
-int tracelog_cbor_put_array(tl_buf *b, size_t items);
+int tl_cbor_put_uint(tl_buf *b, uint64_t v);
+int tl_cbor_put_text(tl_buf *b, const char *s);
+int tl_cbor_put_bool(tl_buf *b, int v);
+int tl_cbor_put_map(tl_buf *b, size_t pairs);
+int tl_cbor_put_array(tl_buf *b, size_t items);
 
 #endif

@@ -5,7 +5,7 @@
 
 #include "common/bytes.h"
 
-void tracelog_chunk_builder_reset(tl_chunk_builder *b)
+void tl_chunk_builder_reset(tl_chunk_builder *b)
 {
     b->flags.len = b->ts.len = b->ids.len = b->pids.len = 0;
     b->tids.len = b->addrs.len = b->lens.len = b->data.len = 0;
@@ -16,7 +16,7 @@ void tracelog_chunk_builder_reset(tl_chunk_builder *b)
     b->prev_pid = 0;
 }
 
-void tracelog_chunk_builder_free(tl_chunk_builder *b)
+void tl_chunk_builder_free(tl_chunk_builder *b)
 {
     tl_buf *bufs[] = {&b->flags, &b->ts, &b->ids, &b->pids, &b->tids,
                       &b->addrs, &b->lens, &b->data, &b->scratch};
@@ -24,14 +24,14 @@ void tracelog_chunk_builder_free(tl_chunk_builder *b)
         tl_buf_free(bufs[i]);
 }
 
-size_t tracelog_chunk_event_bound(const tracelog_event *ev)
+size_t tl_chunk_event_bound(const tracelog_event *ev)
 {
     return 1 + 5 * TL_VARINT_MAX + (size_t)ev->payload_len;
 }
 
 static void put_varint(tl_buf *b, uint64_t v) { b->len += tl_put_varint(b->data + b->len, v); }
 
-tracelog_status tracelog_chunk_add(tl_chunk_builder *b, const tracelog_event *ev)
+tracelog_status tl_chunk_add(tl_chunk_builder *b, const tracelog_event *ev)
 {
     if (ev->truncation > TRACELOG_TRUNC_READ || (ev->payload_len && !ev->payload))
         return TRACELOG_E_INVAL;
@@ -76,7 +76,7 @@ tracelog_status tracelog_chunk_add(tl_chunk_builder *b, const tracelog_event *ev
     return TRACELOG_OK;
 }
 
-size_t tracelog_chunk_raw_size(const tl_chunk_builder *b)
+size_t tl_chunk_raw_size(const tl_chunk_builder *b)
 {
     return TL_CHUNK_TABLE_SIZE + b->flags.len + b->ts.len + b->ids.len + b->pids.len +
            b->tids.len + b->addrs.len + b->lens.len + b->data.len;
@@ -97,7 +97,7 @@ static tracelog_status assemble_body(tl_chunk_builder *b)
     const tl_buf *cols[] = {&b->ids, &b->pids, &b->tids, &b->addrs, &b->lens};
     tl_buf *s = &b->scratch;
     s->len = 0;
-    size_t raw = tracelog_chunk_raw_size(b) - b->ts.len + ts_len;
+    size_t raw = tl_chunk_raw_size(b) - b->ts.len + ts_len;
     if (tl_buf_reserve(s, raw))
         return TRACELOG_E_NOMEM;
     uint8_t *o = s->data;
@@ -123,7 +123,7 @@ static tracelog_status assemble_body(tl_chunk_builder *b)
     return TRACELOG_OK;
 }
 
-tracelog_status tracelog_chunk_finish(tl_chunk_builder *b, ZSTD_CCtx *cctx, int level, tl_buf *out)
+tracelog_status tl_chunk_finish(tl_chunk_builder *b, ZSTD_CCtx *cctx, int level, tl_buf *out)
 {
     tracelog_status st = assemble_body(b);
     if (st != TRACELOG_OK)
@@ -156,7 +156,7 @@ tracelog_status tracelog_chunk_finish(tl_chunk_builder *b, ZSTD_CCtx *cctx, int 
     return TRACELOG_OK;
 }
 
-int tracelog_chunk_header_decode(const uint8_t *p, size_t len, tl_chunk_header *h)
+int tl_chunk_header_decode(const uint8_t *p, size_t len, tl_chunk_header *h)
 {
     if (len < TL_CHUNK_HEADER_SIZE)
         return -1;
@@ -207,10 +207,10 @@ static tracelog_status open_columns(tl_chunk_cursor *c, const uint8_t *body, con
     return TRACELOG_OK;
 }
 
-tracelog_status tracelog_chunk_open(const uint8_t *payload, size_t len, ZSTD_DCtx *dctx, uint32_t max_raw,
+tracelog_status tl_chunk_open(const uint8_t *payload, size_t len, ZSTD_DCtx *dctx, uint32_t max_raw,
                                     tl_buf *raw, tl_chunk_cursor *c, const char **why)
 {
-    if (tracelog_chunk_header_decode(payload, len, &c->h))
+    if (tl_chunk_header_decode(payload, len, &c->h))
         CORRUPT("bad chunk header");
     if (c->h.raw_size > max_raw) {
         *why = "uncompressed chunk larger than the reader's limit";
@@ -234,7 +234,7 @@ tracelog_status tracelog_chunk_open(const uint8_t *payload, size_t len, ZSTD_DCt
     return open_columns(c, raw->data, why);
 }
 
-tracelog_status tracelog_chunk_next(tl_chunk_cursor *c, tracelog_event *ev, const char **why)
+tracelog_status tl_chunk_next(tl_chunk_cursor *c, tracelog_event *ev, const char **why)
 {
     if (c->index == c->h.event_count) {
         for (int i = 0; i < 7; i++)
@@ -281,7 +281,7 @@ tracelog_status tracelog_chunk_next(tl_chunk_cursor *c, tracelog_event *ev, cons
     return TRACELOG_OK;
 }
 
-void tracelog_chunk_events_free(tl_chunk_events *ce)
+void tl_chunk_events_free(tl_chunk_events *ce)
 {
     tl_buf_free(&ce->raw);
     free(ce->events);
@@ -290,12 +290,12 @@ void tracelog_chunk_events_free(tl_chunk_events *ce)
     ce->count = 0;
 }
 
-tracelog_status tracelog_chunk_decode(const uint8_t *payload, size_t len, ZSTD_DCtx *dctx,
+tracelog_status tl_chunk_decode(const uint8_t *payload, size_t len, ZSTD_DCtx *dctx,
                                       uint32_t max_raw, tl_chunk_events *out, const char **why)
 {
     tl_chunk_cursor c;
     out->count = 0;
-    tracelog_status st = tracelog_chunk_open(payload, len, dctx, max_raw, &out->raw, &c, why);
+    tracelog_status st = tl_chunk_open(payload, len, dctx, max_raw, &out->raw, &c, why);
     if (st != TRACELOG_OK)
         return st;
     if (c.h.event_count > out->cap) {
@@ -306,7 +306,7 @@ tracelog_status tracelog_chunk_decode(const uint8_t *payload, size_t len, ZSTD_D
         out->cap = c.h.event_count;
     }
     uint32_t n = 0;
-    while ((st = tracelog_chunk_next(&c, &out->events[n], why)) == TRACELOG_OK)
+    while ((st = tl_chunk_next(&c, &out->events[n], why)) == TRACELOG_OK)
         n++;
     if (st != TRACELOG_END)
         return st;

@@ -42,25 +42,25 @@ typedef struct tl_chunk_builder {
     tl_buf scratch; /* the assembled body, before compression */
 } tl_chunk_builder;
 
-void tracelog_chunk_builder_reset(tl_chunk_builder *b);
-void tracelog_chunk_builder_free(tl_chunk_builder *b);
+void tl_chunk_builder_reset(tl_chunk_builder *b);
+void tl_chunk_builder_free(tl_chunk_builder *b);
 /* Appends one event. Returns TRACELOG_E_NOMEM or TRACELOG_E_INVAL (bad truncation value). */
-tracelog_status tracelog_chunk_add(tl_chunk_builder *b, const tracelog_event *ev);
+tracelog_status tl_chunk_add(tl_chunk_builder *b, const tracelog_event *ev);
 /* Uncompressed body size of the chunk built so far. */
-size_t tracelog_chunk_raw_size(const tl_chunk_builder *b);
+size_t tl_chunk_raw_size(const tl_chunk_builder *b);
 /* Bytes event ev would add at most to the body. */
-size_t tracelog_chunk_event_bound(const tracelog_event *ev);
+size_t tl_chunk_event_bound(const tracelog_event *ev);
 
 /*
  * Writes the chunk payload (chunk header + stored body) to out (replacing its
  * content). level <= 0 stores the body raw; otherwise zstd at that level, kept
  * only if smaller. cctx may be NULL when level <= 0.
  */
-tracelog_status tracelog_chunk_finish(tl_chunk_builder *b, ZSTD_CCtx *cctx, int level,
+tracelog_status tl_chunk_finish(tl_chunk_builder *b, ZSTD_CCtx *cctx, int level,
                                       tl_buf *out);
 
 /* Decodes the 32-byte chunk header and checks its fields. 0 or -1. */
-int tracelog_chunk_header_decode(const uint8_t *payload, size_t len, tl_chunk_header *h);
+int tl_chunk_header_decode(const uint8_t *payload, size_t len, tl_chunk_header *h);
 
 /*
  * Reading a chunk one event at a time: no memory beyond the decompressed
@@ -82,7 +82,7 @@ typedef struct tl_chunk_cursor {
  * or raw, which must outlive it. TRACELOG_E_CORRUPT (reason in *why),
  * TRACELOG_E_LIMIT or TRACELOG_E_NOMEM.
  */
-tracelog_status tracelog_chunk_open(const uint8_t *payload, size_t len, ZSTD_DCtx *dctx, uint32_t max_raw,
+tracelog_status tl_chunk_open(const uint8_t *payload, size_t len, ZSTD_DCtx *dctx, uint32_t max_raw,
                                     tl_buf *raw, tl_chunk_cursor *c, const char **why);
 
 /*
@@ -90,7 +90,7 @@ tracelog_status tracelog_chunk_open(const uint8_t *payload, size_t len, ZSTD_DCt
  * last one, once every column is checked to be exactly consumed;
  * TRACELOG_E_CORRUPT with *why otherwise.
  */
-tracelog_status tracelog_chunk_next(tl_chunk_cursor *c, tracelog_event *ev, const char **why);
+tracelog_status tl_chunk_next(tl_chunk_cursor *c, tracelog_event *ev, const char **why);
 
 /* A whole chunk decoded into an array (tests and benchmarks). Reused from chunk to chunk. */
 typedef struct tl_chunk_events {
@@ -105,9 +105,9 @@ typedef struct tl_chunk_events {
  * checked against max_raw before anything is allocated. Every failure is
  * TRACELOG_E_CORRUPT (with a reason in *why) or TRACELOG_E_NOMEM / TRACELOG_E_LIMIT.
  */
-tracelog_status tracelog_chunk_decode(const uint8_t *payload, size_t len, ZSTD_DCtx *dctx,
+tracelog_status tl_chunk_decode(const uint8_t *payload, size_t len, ZSTD_DCtx *dctx,
                                       uint32_t max_raw, tl_chunk_events *out, const char **why);
 
-void tracelog_chunk_events_free(tl_chunk_events *ce);
+void tl_chunk_events_free(tl_chunk_events *ce);
 
 #endif

@@ -34,14 +34,14 @@ typedef struct tl_file_header {
 } tl_file_header;
 
 /* Writes the TL_HEADER_SIZE bytes of h (header_size forced to TL_HEADER_SIZE, CRC computed). */
-void tracelog_header_encode(const tl_file_header *h, uint8_t out[TL_HEADER_SIZE]);
+void tl_header_encode(const tl_file_header *h, uint8_t out[TL_HEADER_SIZE]);
 
 /*
  * Decodes a header from buf[0..len). Needs at least 16 bytes to learn the
  * header size; returns TRACELOG_E_TRUNCATED with *need set when len is short.
  * Checks magic, version, size, CRC, feature bits and ring geometry.
  */
-tracelog_status tracelog_header_decode(const uint8_t *buf, size_t len, tl_file_header *h,
+tracelog_status tl_header_decode(const uint8_t *buf, size_t len, tl_file_header *h,
                                        size_t *need, tracelog_error *err);
 
 /* The 32-bit seed of every block checksum, derived from the file's salt. */
@@ -75,7 +75,7 @@ static inline uint64_t tl_block_span(uint32_t payload_len)
 }
 
 /* Fills out[0..32) (the payload CRC must already be in h->payload_crc). */
-void tracelog_block_header_encode(const tl_block_header *h, uint32_t salt32,
+void tl_block_header_encode(const tl_block_header *h, uint32_t salt32,
                                   uint8_t out[TL_BLOCK_HEADER_SIZE]);
 
 typedef enum tl_block_check {
@@ -85,11 +85,11 @@ typedef enum tl_block_check {
 } tl_block_check;
 
 /* Validates and decodes a block header. ignore_crc skips the checksum test. */
-tl_block_check tracelog_block_header_decode(const uint8_t in[TL_BLOCK_HEADER_SIZE],
+tl_block_check tl_block_header_decode(const uint8_t in[TL_BLOCK_HEADER_SIZE],
                                             uint32_t salt32, int ignore_crc,
                                             tl_block_header *h);
 
-uint32_t tracelog_block_payload_crc(uint32_t salt32, const void *payload, size_t len);
+uint32_t tl_block_payload_crc(uint32_t salt32, const void *payload, size_t len);
 
 /* Trailer tail: the last 16 bytes of a cleanly closed sequential log. */
 #define TL_END_MAGIC "\x8BPTLEND\n"

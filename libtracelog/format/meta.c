@@ -21,7 +21,7 @@ static int policy_from(const tl_cbor_item *it, tracelog_policy *out)
     static const tracelog_policy all[] = {TRACELOG_POLICY_LOOP, TRACELOG_POLICY_UNTIL_FULL,
                                           TRACELOG_POLICY_FLUSH, TRACELOG_POLICY_APPEND};
     for (size_t i = 0; i < 4; i++)
-        if (tracelog_cbor_is_key(it, tracelog_policy_name(all[i]))) {
+        if (tl_cbor_is_key(it, tracelog_policy_name(all[i]))) {
             *out = all[i];
             return 0;
         }
@@ -30,22 +30,22 @@ static int policy_from(const tl_cbor_item *it, tracelog_policy *out)
 
 static int put_kv_text(tl_buf *b, const char *k, const char *v)
 {
-    return tracelog_cbor_put_text(b, k) || tracelog_cbor_put_text(b, v);
+    return tl_cbor_put_text(b, k) || tl_cbor_put_text(b, v);
 }
 
 static int put_kv_uint(tl_buf *b, const char *k, uint64_t v)
 {
-    return tracelog_cbor_put_text(b, k) || tracelog_cbor_put_uint(b, v);
+    return tl_cbor_put_text(b, k) || tl_cbor_put_uint(b, v);
 }
 
-tracelog_status tracelog_meta_encode(const tracelog_metadata *m, tl_buf *out)
+tracelog_status tl_meta_encode(const tracelog_metadata *m, tl_buf *out)
 {
     const char *sp = tracelog_policy_name(m->stream_full_policy);
     const char *lp = tracelog_policy_name(m->log_full_policy);
     if (!sp || !lp || m->stream_full_policy == TRACELOG_POLICY_APPEND ||
         m->log_full_policy == TRACELOG_POLICY_FLUSH)
         return TRACELOG_E_INVAL;
-    PUT(tracelog_cbor_put_map(out, 14));
+    PUT(tl_cbor_put_map(out, 14));
     PUT(put_kv_text(out, "trace_name", m->trace_name));
     PUT(put_kv_text(out, "generation_version", m->generation_version));
     PUT(put_kv_uint(out, "creation_time_ns", m->creation_time_ns));
@@ -58,12 +58,12 @@ tracelog_status tracelog_meta_encode(const tracelog_metadata *m, tl_buf *out)
     PUT(put_kv_text(out, "stream_full_policy", sp));
     PUT(put_kv_text(out, "log_full_policy", lp));
     PUT(put_kv_text(out, "inheritance", m->inherited ? "inherited" : "close_for_child"));
-    PUT(tracelog_cbor_put_text(out, "host") || tracelog_cbor_put_map(out, 4));
+    PUT(tl_cbor_put_text(out, "host") || tl_cbor_put_map(out, 4));
     PUT(put_kv_text(out, "hostname", m->hostname));
     PUT(put_kv_text(out, "os_name", m->os_name));
     PUT(put_kv_text(out, "os_release", m->os_release));
     PUT(put_kv_text(out, "machine", m->machine));
-    PUT(tracelog_cbor_put_text(out, "process") || tracelog_cbor_put_map(out, 2));
+    PUT(tl_cbor_put_text(out, "process") || tl_cbor_put_map(out, 2));
     PUT(put_kv_uint(out, "pid", m->pid));
     PUT(put_kv_text(out, "program", m->program));
     return TRACELOG_OK;
@@ -103,17 +103,17 @@ static tracelog_status decode_map(tl_cbor_in *in, uint64_t pairs, tracelog_metad
 {
     for (uint64_t i = 0; i < pairs; i++) {
         tl_cbor_item k, v;
-        if (tracelog_cbor_next(in, &k) || k.kind != TL_CBOR_TEXT || tracelog_cbor_next(in, &v))
+        if (tl_cbor_next(in, &k) || k.kind != TL_CBOR_TEXT || tl_cbor_next(in, &v))
             CORRUPT("metadata: bad map entry");
         int done = 0;
         for (size_t f = 0; f < sizeof text_fields / sizeof *text_fields && !done; f++)
-            if (tracelog_cbor_is_key(&k, text_fields[f].key)) {
+            if (tl_cbor_is_key(&k, text_fields[f].key)) {
                 if (copy_text(&v, (char *)m + text_fields[f].off, text_fields[f].cap))
                     CORRUPT("metadata: bad text value");
                 done = 1;
             }
         for (size_t f = 0; f < sizeof uint_fields / sizeof *uint_fields && !done; f++)
-            if (tracelog_cbor_is_key(&k, uint_fields[f].key)) {
+            if (tl_cbor_is_key(&k, uint_fields[f].key)) {
                 if (v.kind != TL_CBOR_UINT)
                     CORRUPT("metadata: bad integer value");
                 memcpy((char *)m + uint_fields[f].off, &v.u, sizeof v.u);
@@ -121,37 +121,37 @@ static tracelog_status decode_map(tl_cbor_in *in, uint64_t pairs, tracelog_metad
             }
         if (done)
             continue;
-        if (tracelog_cbor_is_key(&k, "pid")) {
+        if (tl_cbor_is_key(&k, "pid")) {
             if (v.kind != TL_CBOR_UINT || v.u > UINT32_MAX)
                 CORRUPT("metadata: bad pid");
             m->pid = (uint32_t)v.u;
-        } else if (tracelog_cbor_is_key(&k, "stream_full_policy")) {
+        } else if (tl_cbor_is_key(&k, "stream_full_policy")) {
             if (policy_from(&v, &m->stream_full_policy) || m->stream_full_policy == TRACELOG_POLICY_APPEND)
                 CORRUPT("metadata: bad stream_full_policy");
-        } else if (tracelog_cbor_is_key(&k, "log_full_policy")) {
+        } else if (tl_cbor_is_key(&k, "log_full_policy")) {
             if (policy_from(&v, &m->log_full_policy) || m->log_full_policy == TRACELOG_POLICY_FLUSH)
                 CORRUPT("metadata: bad log_full_policy");
-        } else if (tracelog_cbor_is_key(&k, "inheritance")) {
-            if (tracelog_cbor_is_key(&v, "inherited"))
+        } else if (tl_cbor_is_key(&k, "inheritance")) {
+            if (tl_cbor_is_key(&v, "inherited"))
                 m->inherited = 1;
-            else if (tracelog_cbor_is_key(&v, "close_for_child"))
+            else if (tl_cbor_is_key(&v, "close_for_child"))
                 m->inherited = 0;
             else
                 CORRUPT("metadata: bad inheritance");
-        } else if (depth == 0 && (tracelog_cbor_is_key(&k, "host") || tracelog_cbor_is_key(&k, "process"))) {
+        } else if (depth == 0 && (tl_cbor_is_key(&k, "host") || tl_cbor_is_key(&k, "process"))) {
             if (v.kind != TL_CBOR_MAP)
                 CORRUPT("metadata: host/process is not a map");
             tracelog_status st = decode_map(in, v.u, m, 1, why);
             if (st != TRACELOG_OK)
                 return st;
-        } else if (tracelog_cbor_skip(in, &v)) {
+        } else if (tl_cbor_skip(in, &v)) {
             CORRUPT("metadata: bad value");
         }
     }
     return TRACELOG_OK;
 }
 
-tracelog_status tracelog_meta_decode(const uint8_t *p, size_t len, tracelog_metadata *m,
+tracelog_status tl_meta_decode(const uint8_t *p, size_t len, tracelog_metadata *m,
                                      const char **why)
 {
     tl_cbor_in in = {p, p + len};
@@ -159,7 +159,7 @@ tracelog_status tracelog_meta_decode(const uint8_t *p, size_t len, tracelog_meta
     memset(m, 0, sizeof *m);
     m->stream_full_policy = TRACELOG_POLICY_LOOP;
     m->log_full_policy = TRACELOG_POLICY_APPEND;
-    if (tracelog_cbor_next(&in, &top) || top.kind != TL_CBOR_MAP)
+    if (tl_cbor_next(&in, &top) || top.kind != TL_CBOR_MAP)
         CORRUPT("metadata: not a CBOR map");
     tracelog_status st = decode_map(&in, top.u, m, 0, why);
     if (st == TRACELOG_OK && in.p != in.end)
@@ -167,36 +167,36 @@ tracelog_status tracelog_meta_decode(const uint8_t *p, size_t len, tracelog_meta
     return st;
 }
 
-tracelog_status tracelog_types_encode(const tl_type_entry *e, size_t n, tl_buf *out)
+tracelog_status tl_types_encode(const tl_type_entry *e, size_t n, tl_buf *out)
 {
-    PUT(tracelog_cbor_put_array(out, n));
+    PUT(tl_cbor_put_array(out, n));
     for (size_t i = 0; i < n; i++) {
-        PUT(tracelog_cbor_put_map(out, 2));
+        PUT(tl_cbor_put_map(out, 2));
         PUT(put_kv_uint(out, "id", e[i].id));
         PUT(put_kv_text(out, "name", e[i].name));
     }
     return TRACELOG_OK;
 }
 
-tracelog_status tracelog_types_decode(tl_cbor_in *in, tl_type_sink sink, void *ctx, const char **why)
+tracelog_status tl_types_decode(tl_cbor_in *in, tl_type_sink sink, void *ctx, const char **why)
 {
     tl_cbor_item arr;
-    if (tracelog_cbor_next(in, &arr) || arr.kind != TL_CBOR_ARRAY)
+    if (tl_cbor_next(in, &arr) || arr.kind != TL_CBOR_ARRAY)
         CORRUPT("event types: not a CBOR array");
     for (uint64_t i = 0; i < arr.u; i++) {
         tl_cbor_item map, k, v;
-        if (tracelog_cbor_next(in, &map) || map.kind != TL_CBOR_MAP)
+        if (tl_cbor_next(in, &map) || map.kind != TL_CBOR_MAP)
             CORRUPT("event types: entry is not a map");
         uint64_t id = UINT64_MAX;
         tl_cbor_item name = {TL_CBOR_NULL, 0, NULL, 0};
         for (uint64_t j = 0; j < map.u; j++) {
-            if (tracelog_cbor_next(in, &k) || k.kind != TL_CBOR_TEXT || tracelog_cbor_next(in, &v))
+            if (tl_cbor_next(in, &k) || k.kind != TL_CBOR_TEXT || tl_cbor_next(in, &v))
                 CORRUPT("event types: bad entry");
-            if (tracelog_cbor_is_key(&k, "id") && v.kind == TL_CBOR_UINT)
+            if (tl_cbor_is_key(&k, "id") && v.kind == TL_CBOR_UINT)
                 id = v.u;
-            else if (tracelog_cbor_is_key(&k, "name") && v.kind == TL_CBOR_TEXT)
+            else if (tl_cbor_is_key(&k, "name") && v.kind == TL_CBOR_TEXT)
                 name = v;
-            else if (tracelog_cbor_skip(in, &v))
+            else if (tl_cbor_skip(in, &v))
                 CORRUPT("event types: bad value");
         }
         if (id > UINT32_MAX || name.kind != TL_CBOR_TEXT || name.len == 0 ||
@@ -211,19 +211,19 @@ tracelog_status tracelog_types_decode(tl_cbor_in *in, tl_type_sink sink, void *c
     return TRACELOG_OK;
 }
 
-tracelog_status tracelog_status_encode(const tracelog_log_status *st, tl_buf *out)
+tracelog_status tl_status_encode(const tracelog_log_status *st, tl_buf *out)
 {
-    PUT(tracelog_cbor_put_map(out, 6));
+    PUT(tl_cbor_put_map(out, 6));
     PUT(put_kv_uint(out, "events_recorded", st->events_recorded));
     PUT(put_kv_uint(out, "events_written", st->events_written));
     PUT(put_kv_uint(out, "stream_overruns", st->stream_overruns));
     PUT(put_kv_uint(out, "log_overruns", st->log_overruns));
     PUT(put_kv_uint(out, "flush_error", (uint64_t)(st->flush_error < 0 ? 0 : st->flush_error)));
-    PUT(tracelog_cbor_put_text(out, "log_full") || tracelog_cbor_put_bool(out, st->log_full));
+    PUT(tl_cbor_put_text(out, "log_full") || tl_cbor_put_bool(out, st->log_full));
     return TRACELOG_OK;
 }
 
-tracelog_status tracelog_status_decode(tl_cbor_in *in, tracelog_log_status *st, const char **why)
+tracelog_status tl_status_decode(tl_cbor_in *in, tracelog_log_status *st, const char **why)
 {
     static const struct { const char *key; size_t off; } fields[] = {
         {"events_recorded", offsetof(tracelog_log_status, events_recorded)},
@@ -233,14 +233,14 @@ tracelog_status tracelog_status_decode(tl_cbor_in *in, tracelog_log_status *st, 
     };
     tl_cbor_item map, k, v;
     memset(st, 0, sizeof *st);
-    if (tracelog_cbor_next(in, &map) || map.kind != TL_CBOR_MAP)
+    if (tl_cbor_next(in, &map) || map.kind != TL_CBOR_MAP)
         CORRUPT("status: not a CBOR map");
     for (uint64_t i = 0; i < map.u; i++) {
-        if (tracelog_cbor_next(in, &k) || k.kind != TL_CBOR_TEXT || tracelog_cbor_next(in, &v))
+        if (tl_cbor_next(in, &k) || k.kind != TL_CBOR_TEXT || tl_cbor_next(in, &v))
             CORRUPT("status: bad entry");
         int done = 0;
         for (size_t f = 0; f < 4 && !done; f++)
-            if (tracelog_cbor_is_key(&k, fields[f].key)) {
+            if (tl_cbor_is_key(&k, fields[f].key)) {
                 if (v.kind != TL_CBOR_UINT)
                     CORRUPT("status: bad counter");
                 memcpy((char *)st + fields[f].off, &v.u, sizeof v.u);
@@ -248,15 +248,15 @@ tracelog_status tracelog_status_decode(tl_cbor_in *in, tracelog_log_status *st, 
             }
         if (done)
             continue;
-        if (tracelog_cbor_is_key(&k, "flush_error")) {
+        if (tl_cbor_is_key(&k, "flush_error")) {
             if (v.kind != TL_CBOR_UINT || v.u > INT32_MAX)
                 CORRUPT("status: bad flush_error");
             st->flush_error = (int32_t)v.u;
-        } else if (tracelog_cbor_is_key(&k, "log_full")) {
+        } else if (tl_cbor_is_key(&k, "log_full")) {
             if (v.kind != TL_CBOR_BOOL)
                 CORRUPT("status: bad log_full");
             st->log_full = (uint32_t)v.u;
-        } else if (tracelog_cbor_skip(in, &v)) {
+        } else if (tl_cbor_skip(in, &v)) {
             CORRUPT("status: bad value");
         }
     }

@@ -14,7 +14,7 @@
 #define ANY_KIND (ACTIVE_KINDS | 1u << TL_PRERECORDED)
 #define CALLER ((uint64_t)(uintptr_t)__builtin_extract_return_addr(__builtin_return_address(0)))
 
-void tracelog_posix_set_from_shm(const tl_shm *s, trace_event_set_t *set)
+void tl_posix_set_from_shm(const tl_shm *s, trace_event_set_t *set)
 {
     for (int w = 0; w < TL_SET_WORDS; w++)
         set->__bits[w] = atomic_load(&((tl_shm *)s)->filter[w]);
@@ -22,8 +22,8 @@ void tracelog_posix_set_from_shm(const tl_shm *s, trace_event_set_t *set)
 
 static void record_system(tl_trace *t, trace_event_id_t id, const void *data, size_t len, uint64_t caller)
 {
-    tracelog_stream_record(t->shm, t->shm->nlanes, id, data, (uint32_t)len, POSIX_TRACE_NOT_TRUNCATED,
-                           caller, (uint64_t)pthread_self(), (uint32_t)tracelog_posix_pid());
+    tl_stream_record(t->shm, t->shm->nlanes, id, data, (uint32_t)len, POSIX_TRACE_NOT_TRUNCATED,
+                           caller, (uint64_t)pthread_self(), (uint32_t)tl_posix_pid());
 }
 
 static int check_target(pid_t pid)
@@ -76,8 +76,8 @@ static int check_log_fd(int fd, int log_policy)
 static void free_trace(tl_trace *t)
 {
     if (t->shm) {
-        tracelog_consumer_free(&t->consumer);
-        tracelog_stream_destroy(t->shm);
+        tl_consumer_free(&t->consumer);
+        tl_stream_destroy(t->shm);
     }
     if (t->log_fd > 0)
         close(t->log_fd);
@@ -106,24 +106,24 @@ static int create(pid_t pid, const trace_attr_t *attr, int with_log, int fd, tra
     if (!e) {
         tl_stream_params p = {(uint32_t)t->attr.__stream_policy, t->attr.__stream_size,
                               (uint32_t)t->attr.__max_data_size, 0};
-        t->shm = tracelog_stream_create(&p);
+        t->shm = tl_stream_create(&p);
         e = t->shm ? 0 : ENOMEM;
         if (t->shm) /* what each thread's buffer actually holds (POSIX: report the size used) */
             t->attr.__stream_size = t->shm->lane_size;
-        if (!e && tracelog_consumer_init(&t->consumer, t->shm))
+        if (!e && tl_consumer_init(&t->consumer, t->shm))
             e = ENOMEM;
     }
     if (!e && with_log)
-        e = tracelog_posix_log_start(t, fd);
+        e = tl_posix_log_start(t, fd);
     if (!e)
-        e = tracelog_posix_register(t, trid);
+        e = tl_posix_register(t, trid);
     if (e) {
         if (t->writer)
             tracelog_writer_abandon(t->writer);
         free_trace(t);
         return e;
     }
-    tracelog_posix_publish(t->slot, t->shm);
+    tl_posix_publish(t->slot, t->shm);
     return 0;
 }
 
@@ -141,19 +141,19 @@ int posix_trace_create_withlog(pid_t pid, const trace_attr_t *restrict attr, int
 int posix_trace_start(trace_id_t trid)
 {
     tl_trace *t;
-    int e = tracelog_posix_acquire(trid, ACTIVE_KINDS, &t);
+    int e = tl_posix_acquire(trid, ACTIVE_KINDS, &t);
     if (e)
         return e;
     tl_shm *s = t->shm;
     pthread_mutex_lock(&t->read_lock); /* serialises start/stop/filter changes */
     if (atomic_load(&s->state) == TL_SUSPENDED && !atomic_load(&s->autostopped)) {
         trace_event_set_t filter;
-        tracelog_posix_set_from_shm(s, &filter);
+        tl_posix_set_from_shm(s, &filter);
         record_system(t, POSIX_TRACE_START, &filter, sizeof filter, CALLER);
         atomic_store(&s->state, TL_RUNNING);
     }
     pthread_mutex_unlock(&t->read_lock);
-    tracelog_posix_release(t);
+    tl_posix_release(t);
     return 0;
 }
 
@@ -170,44 +170,44 @@ static void stop_stream(tl_trace *t, uint64_t caller)
 int posix_trace_stop(trace_id_t trid)
 {
     tl_trace *t;
-    int e = tracelog_posix_acquire(trid, ACTIVE_KINDS, &t);
+    int e = tl_posix_acquire(trid, ACTIVE_KINDS, &t);
     if (e)
         return e;
     pthread_mutex_lock(&t->read_lock);
     stop_stream(t, CALLER);
     pthread_mutex_unlock(&t->read_lock);
-    tracelog_posix_release(t);
+    tl_posix_release(t);
     return 0;
 }
 
 int posix_trace_clear(trace_id_t trid)
 {
     tl_trace *t;
-    int e = tracelog_posix_acquire(trid, ACTIVE_KINDS, &t);
+    int e = tl_posix_acquire(trid, ACTIVE_KINDS, &t);
     if (e)
         return e;
     pthread_mutex_lock(&t->read_lock);
-    tracelog_stream_clear(t->shm);
+    tl_stream_clear(t->shm);
     t->consumer.qhead = t->consumer.qlen = 0;
     t->consumer.batch = 0;
-    t->overruns_reported = tracelog_stream_overruns(t->shm);
+    t->overruns_reported = tl_stream_overruns(t->shm);
     pthread_mutex_unlock(&t->read_lock);
     /* The log is left as it is: POSIX leaves APPEND unspecified, and what was
        already flushed is never destroyed by tracelog (format-spec: durability). */
-    tracelog_posix_release(t);
+    tl_posix_release(t);
     return 0;
 }
 
 int posix_trace_shutdown(trace_id_t trid)
 {
     tl_trace *t;
-    int e = tracelog_posix_acquire(trid, ACTIVE_KINDS, &t);
+    int e = tl_posix_acquire(trid, ACTIVE_KINDS, &t);
     if (e)
         return e;
-    tracelog_posix_unregister(t); /* wakes blocked readers (EINVAL) and waits for them */
+    tl_posix_unregister(t); /* wakes blocked readers (EINVAL) and waits for them */
     stop_stream(t, CALLER);
     if (t->kind == TL_ACTIVE_LOG)
-        e = tracelog_posix_log_finish(t);
+        e = tl_posix_log_finish(t);
     free_trace(t);
     return e;
 }
@@ -217,11 +217,11 @@ int posix_trace_get_attr(trace_id_t trid, trace_attr_t *attr)
     tl_trace *t;
     if (!attr)
         return EINVAL;
-    int e = tracelog_posix_acquire(trid, ANY_KIND, &t);
+    int e = tl_posix_acquire(trid, ANY_KIND, &t);
     if (e)
         return e;
     *attr = t->attr;
-    tracelog_posix_release(t);
+    tl_posix_release(t);
     return 0;
 }
 
@@ -249,13 +249,13 @@ int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)
     tl_trace *t;
     if (!si)
         return EINVAL;
-    int e = tracelog_posix_acquire(trid, ANY_KIND, &t);
+    int e = tl_posix_acquire(trid, ANY_KIND, &t);
     if (e)
         return e;
     memset(si, 0, sizeof *si);
     if (t->kind == TL_PRERECORDED) {
         prerecorded_status(t, si); /* a completed log: nothing is reset */
-        tracelog_posix_release(t);
+        tl_posix_release(t);
         return 0;
     }
     tl_shm *s = t->shm;
@@ -264,7 +264,7 @@ int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)
     pthread_mutex_lock(&t->status_lock);
     si->posix_stream_status = atomic_load(&s->state) == TL_RUNNING ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
     si->posix_stream_full_status = atomic_load(&s->full) ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
-    uint64_t overruns = tracelog_stream_overruns(s);
+    uint64_t overruns = tl_stream_overruns(s);
     si->posix_stream_overrun_status = overruns > t->overruns_reported ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
     t->overruns_reported = overruns;
     si->posix_stream_flush_status = atomic_load(&t->flushing) ? POSIX_TRACE_FLUSHING : POSIX_TRACE_NOT_FLUSHING;
@@ -278,7 +278,7 @@ int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)
         si->posix_log_full_status = log_full_status(t, ls);
     }
     pthread_mutex_unlock(&t->status_lock);
-    tracelog_posix_release(t);
+    tl_posix_release(t);
     return 0;
 }
 
@@ -287,11 +287,11 @@ int posix_trace_get_filter(trace_id_t trid, trace_event_set_t *set)
     tl_trace *t;
     if (!set)
         return EINVAL;
-    int e = tracelog_posix_acquire(trid, ACTIVE_KINDS, &t);
+    int e = tl_posix_acquire(trid, ACTIVE_KINDS, &t);
     if (e)
         return e;
-    tracelog_posix_set_from_shm(t->shm, set);
-    tracelog_posix_release(t);
+    tl_posix_set_from_shm(t->shm, set);
+    tl_posix_release(t);
     return 0;
 }
 
@@ -300,13 +300,13 @@ int posix_trace_set_filter(trace_id_t trid, const trace_event_set_t *set, int ho
     tl_trace *t;
     if (!set || how < POSIX_TRACE_SET_EVENTSET || how > POSIX_TRACE_SUB_EVENTSET)
         return EINVAL;
-    int e = tracelog_posix_acquire(trid, ACTIVE_KINDS, &t);
+    int e = tl_posix_acquire(trid, ACTIVE_KINDS, &t);
     if (e)
         return e;
     tl_shm *s = t->shm;
     pthread_mutex_lock(&t->read_lock);
     trace_event_set_t both[2]; /* old, new: the data of POSIX_TRACE_FILTER */
-    tracelog_posix_set_from_shm(s, &both[0]);
+    tl_posix_set_from_shm(s, &both[0]);
     for (int w = 0; w < TL_SET_WORDS; w++) {
         uint64_t old = both[0].__bits[w], arg = set->__bits[w];
         both[1].__bits[w] = how == POSIX_TRACE_SET_EVENTSET ? arg
@@ -317,7 +317,7 @@ int posix_trace_set_filter(trace_id_t trid, const trace_event_set_t *set, int ho
     if (atomic_load(&s->state) == TL_RUNNING)
         record_system(t, POSIX_TRACE_FILTER, both, sizeof both, CALLER);
     pthread_mutex_unlock(&t->read_lock);
-    tracelog_posix_release(t);
+    tl_posix_release(t);
     return 0;
 }
 
@@ -325,11 +325,11 @@ int posix_trace_trid_eventid_open(trace_id_t trid, const char *restrict event_na
                                   trace_event_id_t *restrict event)
 {
     tl_trace *t;
-    int e = tracelog_posix_acquire(trid, ACTIVE_KINDS, &t);
+    int e = tl_posix_acquire(trid, ACTIVE_KINDS, &t);
     if (e)
         return e;
-    e = tracelog_posix_name_open(event_name, event);
-    tracelog_posix_release(t);
+    e = tl_posix_name_open(event_name, event);
+    tl_posix_release(t);
     return e;
 }
 
@@ -344,7 +344,7 @@ int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t event, char *
     tl_trace *t;
     if (!event_name)
         return EINVAL;
-    int e = tracelog_posix_acquire(trid, ANY_KIND, &t);
+    int e = tl_posix_acquire(trid, ANY_KIND, &t);
     if (e)
         return e;
     if (t->kind == TL_PRERECORDED) {
@@ -353,9 +353,9 @@ int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t event, char *
             snprintf(event_name, TRACE_EVENT_NAME_MAX, "%s", name);
         e = name ? 0 : EINVAL;
     } else {
-        e = tracelog_posix_name_of(event, event_name, TRACE_EVENT_NAME_MAX);
+        e = tl_posix_name_of(event, event_name, TRACE_EVENT_NAME_MAX);
     }
-    tracelog_posix_release(t);
+    tl_posix_release(t);
     return e;
 }
 
@@ -367,7 +367,7 @@ static int active_type_at(size_t n, trace_event_id_t *id)
         return 1;
     }
     n -= TL_SYSTEM_EVENTS;
-    if (n <= tracelog_posix_name_count()) {
+    if (n <= tl_posix_name_count()) {
         *id = POSIX_TRACE_UNNAMED_USEREVENT + (trace_event_id_t)n;
         return 1;
     }
@@ -380,7 +380,7 @@ int posix_trace_eventtypelist_getnext_id(trace_id_t trid, trace_event_id_t *rest
     tl_trace *t;
     if (!event || !unavailable)
         return EINVAL;
-    int e = tracelog_posix_acquire(trid, ANY_KIND, &t);
+    int e = tl_posix_acquire(trid, ANY_KIND, &t);
     if (e)
         return e;
     int found;
@@ -394,17 +394,17 @@ int posix_trace_eventtypelist_getnext_id(trace_id_t trid, trace_event_id_t *rest
     }
     t->typelist_pos += found;
     *unavailable = !found;
-    tracelog_posix_release(t);
+    tl_posix_release(t);
     return 0;
 }
 
 int posix_trace_eventtypelist_rewind(trace_id_t trid)
 {
     tl_trace *t;
-    int e = tracelog_posix_acquire(trid, ANY_KIND, &t);
+    int e = tl_posix_acquire(trid, ANY_KIND, &t);
     if (e)
         return e;
     t->typelist_pos = 0;
-    tracelog_posix_release(t);
+    tl_posix_release(t);
     return 0;
 }

@@ -7,9 +7,9 @@
 
 #include "posix/internal.h"
 
-extern _Atomic(tl_shm *) tracelog_posix_active[TRACE_SYS_MAX];
-extern _Atomic uint64_t tracelog_posix_active_mask;
-extern _Atomic uint32_t tracelog_posix_current_pid;
+extern _Atomic(tl_shm *) tl_posix_active[TRACE_SYS_MAX];
+extern _Atomic uint64_t tl_posix_active_mask;
+extern _Atomic uint32_t tl_posix_current_pid;
 
 /* initial-exec TLS: no lazy allocation, so it is safe in a signal handler. */
 static __thread uint32_t lane_ticket __attribute__((tls_model("initial-exec")));
@@ -40,13 +40,13 @@ static inline int filtered(tl_shm *s, trace_event_id_t id)
 
 void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr, size_t data_len)
 {
-    uint64_t mask = atomic_load_explicit(&tracelog_posix_active_mask, memory_order_relaxed);
+    uint64_t mask = atomic_load_explicit(&tl_posix_active_mask, memory_order_relaxed);
     if (!mask || event_id >= TL_ID_LIMIT)
         return;
     do {
         int slot = __builtin_ctzll(mask);
         mask &= mask - 1;
-        tl_shm *s = atomic_load_explicit(&tracelog_posix_active[slot], memory_order_acquire);
+        tl_shm *s = atomic_load_explicit(&tl_posix_active[slot], memory_order_acquire);
         if (!s)
             continue;
         /* Read once: a stream shut down meanwhile has had its pages replaced by zero pages (nlanes 0). */
@@ -67,8 +67,8 @@ void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr,
             trunc = POSIX_TRACE_TRUNCATED_RECORD;
         }
         void *addr = __builtin_extract_return_addr(__builtin_return_address(0));
-        tracelog_stream_record(s, my_ticket() & (nlanes - 1), event_id, data_ptr, (uint32_t)len, trunc,
+        tl_stream_record(s, my_ticket() & (nlanes - 1), event_id, data_ptr, (uint32_t)len, trunc,
                                (uint64_t)(uintptr_t)addr, (uint64_t)pthread_self(),
-                               atomic_load_explicit(&tracelog_posix_current_pid, memory_order_relaxed));
+                               atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed));
     } while (mask);
 }

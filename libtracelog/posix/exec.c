@@ -17,20 +17,20 @@ static size_t nstopped;
 int tracelog_prepare_exec(void)
 {
     trace_id_t trids[TRACE_SYS_MAX];
-    size_t n = tracelog_posix_own_trids(trids, TRACE_SYS_MAX, 1u << TL_ACTIVE_LOG);
+    size_t n = tl_posix_own_trids(trids, TRACE_SYS_MAX, 1u << TL_ACTIVE_LOG);
     pthread_mutex_lock(&exec_lock);
     nstopped = 0;
     for (size_t i = 0; i < n; i++) {
         tl_trace *t;
-        if (tracelog_posix_acquire(trids[i], 1u << TL_ACTIVE_LOG, &t))
+        if (tl_posix_acquire(trids[i], 1u << TL_ACTIVE_LOG, &t))
             continue;
         if (atomic_load(&t->shm->state) == TL_RUNNING && posix_trace_stop(trids[i]) == 0)
             stopped[nstopped++] = trids[i];
-        tracelog_posix_log_flush(t, 0);
+        tl_posix_log_flush(t, 0);
         pthread_mutex_lock(&t->log_lock);
         tracelog_writer_checkpoint(t->writer);
         pthread_mutex_unlock(&t->log_lock);
-        tracelog_posix_release(t);
+        tl_posix_release(t);
     }
     pthread_mutex_unlock(&exec_lock);
     return 0;

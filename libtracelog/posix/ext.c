@@ -7,10 +7,10 @@
 int tracelog_trace_sync(trace_id_t trid)
 {
     tl_trace *t;
-    int e = tracelog_posix_acquire(trid, 1u << TL_ACTIVE_LOG, &t);
+    int e = tl_posix_acquire(trid, 1u << TL_ACTIVE_LOG, &t);
     if (e)
         return e;
-    e = tracelog_posix_log_flush(t, 0);
+    e = tl_posix_log_flush(t, 0);
     if (!e) {
         pthread_mutex_lock(&t->log_lock);
         tracelog_status st = tracelog_writer_sync(t->writer);
@@ -25,7 +25,7 @@ int tracelog_trace_sync(trace_id_t trid)
         }
         pthread_mutex_unlock(&t->log_lock);
     }
-    tracelog_posix_release(t);
+    tl_posix_release(t);
     return e;
 }
 
@@ -34,14 +34,14 @@ int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats)
     tl_trace *t;
     if (!stats)
         return EINVAL;
-    int e = tracelog_posix_acquire(trid, 1u << TL_ACTIVE | 1u << TL_ACTIVE_LOG, &t);
+    int e = tl_posix_acquire(trid, 1u << TL_ACTIVE | 1u << TL_ACTIVE_LOG, &t);
     if (e)
         return e;
     *stats = (tracelog_trace_stats){0};
     pthread_mutex_lock(&t->log_lock);
     stats->events_delivered = t->consumer.delivered;
-    stats->events_lost = tracelog_stream_overruns(t->shm);
-    stats->events_buffered = tracelog_stream_buffered(t->shm);
+    stats->events_lost = tl_stream_overruns(t->shm);
+    stats->events_buffered = tl_stream_buffered(t->shm);
     stats->lanes = t->shm->nlanes;
     pthread_mutex_unlock(&t->log_lock);
     if (t->kind == TL_ACTIVE_LOG) {
@@ -50,7 +50,7 @@ int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats)
         stats->log_events_lost = t->log_snapshot.log_overruns;
         pthread_mutex_unlock(&t->status_lock);
     }
-    tracelog_posix_release(t);
+    tl_posix_release(t);
     return 0;
 }
 

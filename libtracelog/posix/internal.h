@@ -58,29 +58,29 @@ typedef struct tl_trace {
 } tl_trace;
 
 /* Handles. acquire checks the handle, the owner process and the kind mask (1 << tl_kind). */
-int tracelog_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out);
-void tracelog_posix_release(tl_trace *t);
-int tracelog_posix_register(tl_trace *t, trace_id_t *trid); /* EAGAIN when TRACE_SYS_MAX are in use */
+int tl_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out);
+void tl_posix_release(tl_trace *t);
+int tl_posix_register(tl_trace *t, trace_id_t *trid); /* EAGAIN when TRACE_SYS_MAX are in use */
 /* Marks t dying, waits for other users to leave, frees the slot. Caller holds one use. */
-void tracelog_posix_unregister(tl_trace *t);
+void tl_posix_unregister(tl_trace *t);
 /* Makes posix_trace_event record into (or stop recording into) the stream of slot. */
-void tracelog_posix_publish(int slot, tl_shm *s);
-void tracelog_posix_init_once(void);
+void tl_posix_publish(int slot, tl_shm *s);
+void tl_posix_init_once(void);
 /* Handles of this process's traces of the given kinds (at most max). */
-size_t tracelog_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds);
-pid_t tracelog_posix_pid(void);
+size_t tl_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds);
+pid_t tl_posix_pid(void);
 
 /* Names. Ids below TL_SYSTEM_EVENTS + 1 are system events. */
-const char *tracelog_posix_system_name(trace_event_id_t id); /* NULL if not a system id */
-int tracelog_posix_name_of(trace_event_id_t id, char *out, size_t cap); /* 0 or EINVAL */
-int tracelog_posix_name_open(const char *name, trace_event_id_t *id);
-uint32_t tracelog_posix_name_count(void);
+const char *tl_posix_system_name(trace_event_id_t id); /* NULL if not a system id */
+int tl_posix_name_of(trace_event_id_t id, char *out, size_t cap); /* 0 or EINVAL */
+int tl_posix_name_open(const char *name, trace_event_id_t *id);
+uint32_t tl_posix_name_count(void);
 
 /* Logs. */
-int tracelog_posix_log_start(tl_trace *t, int fd);
-int tracelog_posix_log_flush(tl_trace *t, int explicit_call);
-int tracelog_posix_log_finish(tl_trace *t);
-void tracelog_posix_set_from_shm(const tl_shm *s, trace_event_set_t *set);
+int tl_posix_log_start(tl_trace *t, int fd);
+int tl_posix_log_flush(tl_trace *t, int explicit_call);
+int tl_posix_log_finish(tl_trace *t);
+void tl_posix_set_from_shm(const tl_shm *s, trace_event_set_t *set);
 
 /* Converts a time in ns since the epoch. */
 static inline struct timespec tl_timespec(uint64_t ns)

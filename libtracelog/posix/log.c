@@ -58,11 +58,11 @@ static void fill_metadata(const tl_trace *t, tracelog_metadata *m)
 /* Names registered since the last drain, so that the log names every event it holds. */
 static void log_new_names(tl_trace *t)
 {
-    uint32_t n = tracelog_posix_name_count();
+    uint32_t n = tl_posix_name_count();
     char name[TRACE_EVENT_NAME_MAX];
     for (; t->names_logged < n; t->names_logged++) {
         trace_event_id_t id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + t->names_logged;
-        if (tracelog_posix_name_of(id, name, sizeof name) == 0)
+        if (tl_posix_name_of(id, name, sizeof name) == 0)
             tracelog_writer_define_event(t->writer, id, name);
     }
 }
@@ -83,7 +83,7 @@ static void note_error(tl_trace *t, int e)
     if (!t->flush_error)
         t->flush_error = e;
     pthread_mutex_unlock(&t->status_lock);
-    tracelog_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_ERROR, &e, sizeof e,
+    tl_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_ERROR, &e, sizeof e,
                            POSIX_TRACE_NOT_TRUNCATED, 0, 0, 0);
 }
 
@@ -103,7 +103,7 @@ static int drain(tl_trace *t)
     log_new_names(t);
     int e = 0;
     tl_out_event ev;
-    while (tracelog_consumer_take_wait(&t->consumer, &ev) == TL_TAKE_EVENT) {
+    while (tl_consumer_take_wait(&t->consumer, &ev) == TL_TAKE_EVENT) {
         tracelog_event out = {ev.ts, ev.event_id, ev.pid, ev.tid, ev.addr, ev.truncation, ev.len, ev.data};
         tracelog_status st = tracelog_writer_append(t->writer, &out);
         if (st == TRACELOG_E_LOG_FULL && !t->log_stop_written) {
@@ -124,7 +124,7 @@ static void update_status(tl_trace *t)
 {
     tracelog_log_status st = {0};
     st.events_recorded = t->consumer.delivered;
-    st.stream_overruns = tracelog_stream_overruns(t->shm);
+    st.stream_overruns = tl_stream_overruns(t->shm);
     pthread_mutex_lock(&t->status_lock);
     st.flush_error = t->flush_error;
     pthread_mutex_unlock(&t->status_lock);
@@ -178,8 +178,8 @@ static int flush_locked(tl_trace *t, int explicit_call)
     xfsz_block(&old);
     atomic_store(&t->flushing, 1);
     if (explicit_call)
-        tracelog_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_FLUSH_START, NULL, 0, 0, 0,
-                               (uint64_t)pthread_self(), (uint32_t)tracelog_posix_pid());
+        tl_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_FLUSH_START, NULL, 0, 0, 0,
+                               (uint64_t)pthread_self(), (uint32_t)tl_posix_pid());
     int e = drain(t);
     int we = write_out(t);
     if (!e)
@@ -189,13 +189,13 @@ static int flush_locked(tl_trace *t, int explicit_call)
     publish_status(t);
     atomic_store(&t->flushing, 0);
     if (explicit_call) /* recorded after the flush: it goes out with the next one */
-        tracelog_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_FLUSH_STOP, NULL, 0, 0, 0,
-                               (uint64_t)pthread_self(), (uint32_t)tracelog_posix_pid());
+        tl_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_FLUSH_STOP, NULL, 0, 0, 0,
+                               (uint64_t)pthread_self(), (uint32_t)tl_posix_pid());
     xfsz_restore(&old);
     return e;
 }
 
-int tracelog_posix_log_flush(tl_trace *t, int explicit_call)
+int tl_posix_log_flush(tl_trace *t, int explicit_call)
 {
     pthread_mutex_lock(&t->log_lock);
     int e = flush_locked(t, explicit_call);
@@ -209,7 +209,7 @@ static void *flusher_main(void *arg)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals are the application's business */
-    uint64_t last_write = tracelog_clock_mono_ns();
+    uint64_t last_write = tl_clock_mono_ns();
     while (!atomic_load(&t->flusher_stop)) {
         uint32_t seq = atomic_load(&t->shm->flusher_seq);
         struct timespec period = {0, FLUSHER_PERIOD_NS};
@@ -219,7 +219,7 @@ static void *flusher_main(void *arg)
         pthread_mutex_lock(&t->log_lock);
         atomic_store(&t->flushing, 1); /* an automatic flush of the FLUSH policy */
         int e = drain(t);
-        uint64_t now = tracelog_clock_mono_ns();
+        uint64_t now = tl_clock_mono_ns();
         if (now - last_write >= FLUSHER_WRITE_PERIOD_NS) {
             /* Bounds what a crash can lose to about a second of events. */
             int we = write_out(t);
@@ -236,7 +236,7 @@ static void *flusher_main(void *arg)
     return NULL;
 }
 
-int tracelog_posix_log_start(tl_trace *t, int fd)
+int tl_posix_log_start(tl_trace *t, int fd)
 {
     t->log_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3); /* the caller's descriptor is never closed */
     if (t->log_fd < 0)
@@ -258,8 +258,8 @@ int tracelog_posix_log_start(tl_trace *t, int fd)
     }
     char name[TRACE_EVENT_NAME_MAX];
     for (trace_event_id_t id = POSIX_TRACE_ERROR; id <= POSIX_TRACE_FLUSH_STOP; id++)
-        tracelog_writer_define_event(t->writer, id, tracelog_posix_system_name(id));
-    tracelog_posix_name_of(POSIX_TRACE_UNNAMED_USEREVENT, name, sizeof name);
+        tracelog_writer_define_event(t->writer, id, tl_posix_system_name(id));
+    tl_posix_name_of(POSIX_TRACE_UNNAMED_USEREVENT, name, sizeof name);
     tracelog_writer_define_event(t->writer, POSIX_TRACE_UNNAMED_USEREVENT, name);
     log_new_names(t);
     xfsz_restore(&old);
@@ -291,7 +291,7 @@ static void mark_unfinished_losses(tl_trace *t)
     }
 }
 
-int tracelog_posix_log_finish(tl_trace *t)
+int tl_posix_log_finish(tl_trace *t)
 {
     if (t->flusher_running) {
         atomic_store(&t->flusher_stop, 1);
@@ -318,10 +318,10 @@ int tracelog_posix_log_finish(tl_trace *t)
 int posix_trace_flush(trace_id_t trid)
 {
     tl_trace *t;
-    int e = tracelog_posix_acquire(trid, 1u << TL_ACTIVE_LOG, &t);
+    int e = tl_posix_acquire(trid, 1u << TL_ACTIVE_LOG, &t);
     if (e)
         return e;
-    e = tracelog_posix_log_flush(t, 1);
-    tracelog_posix_release(t);
+    e = tl_posix_log_flush(t, 1);
+    tl_posix_release(t);
     return e;
 }

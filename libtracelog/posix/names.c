@@ -73,14 +73,14 @@ static int lock_map(void)
     return e;
 }
 
-const char *tracelog_posix_system_name(trace_event_id_t id)
+const char *tl_posix_system_name(trace_event_id_t id)
 {
     return id >= 1 && id <= TL_SYSTEM_EVENTS ? system_names[id] : NULL;
 }
 
-int tracelog_posix_name_of(trace_event_id_t id, char *out, size_t cap)
+int tl_posix_name_of(trace_event_id_t id, char *out, size_t cap)
 {
-    const char *sys = tracelog_posix_system_name(id);
+    const char *sys = tl_posix_system_name(id);
     if (sys || id == POSIX_TRACE_UNNAMED_USEREVENT) {
         snprintf(out, cap, "%s", sys ? sys : "posix_trace_unnamed_userevent");
         return 0;
@@ -95,7 +95,7 @@ int tracelog_posix_name_of(trace_event_id_t id, char *out, size_t cap)
     return e;
 }
 
-int tracelog_posix_name_open(const char *name, trace_event_id_t *id)
+int tl_posix_name_open(const char *name, trace_event_id_t *id)
 {
     if (!name || !id)
         return EINVAL;
@@ -115,7 +115,7 @@ int tracelog_posix_name_open(const char *name, trace_event_id_t *id)
     return 0;
 }
 
-uint32_t tracelog_posix_name_count(void)
+uint32_t tl_posix_name_count(void)
 {
     if (lock_map())
         return 0;
@@ -126,5 +126,5 @@ uint32_t tracelog_posix_name_count(void)
 
 int posix_trace_eventid_open(const char *restrict event_name, trace_event_id_t *restrict event_id)
 {
-    return tracelog_posix_name_open(event_name, event_id);
+    return tl_posix_name_open(event_name, event_id);
 }

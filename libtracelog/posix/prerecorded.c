@@ -42,7 +42,7 @@ int posix_trace_open(int file_desc, trace_id_t *trid)
     if (!e) {
         attr_from_log(tracelog_reader_metadata(t->reader), &t->attr);
         tracelog_reader_get_status(t->reader, &t->log_status);
-        e = tracelog_posix_register(t, trid);
+        e = tl_posix_register(t, trid);
     }
     if (e) {
         tracelog_reader_close(t->reader);
@@ -56,13 +56,13 @@ int posix_trace_open(int file_desc, trace_id_t *trid)
 int posix_trace_rewind(trace_id_t trid)
 {
     tl_trace *t;
-    int e = tracelog_posix_acquire(trid, 1u << TL_PRERECORDED, &t);
+    int e = tl_posix_acquire(trid, 1u << TL_PRERECORDED, &t);
     if (e)
         return e;
     pthread_mutex_lock(&t->read_lock);
     tracelog_status st = tracelog_reader_rewind(t->reader);
     pthread_mutex_unlock(&t->read_lock);
-    tracelog_posix_release(t);
+    tl_posix_release(t);
     /* A log read from a pipe cannot go back. */
     return st == TRACELOG_OK ? 0 : EINVAL;
 }
@@ -70,10 +70,10 @@ int posix_trace_rewind(trace_id_t trid)
 int posix_trace_close(trace_id_t trid)
 {
     tl_trace *t;
-    int e = tracelog_posix_acquire(trid, 1u << TL_PRERECORDED, &t);
+    int e = tl_posix_acquire(trid, 1u << TL_PRERECORDED, &t);
     if (e)
         return e;
-    tracelog_posix_unregister(t);
+    tl_posix_unregister(t);
     tracelog_reader_close(t->reader); /* the caller's descriptor stays open */
     pthread_mutex_destroy(&t->read_lock);
     pthread_mutex_destroy(&t->log_lock);

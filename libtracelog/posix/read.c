@@ -62,7 +62,7 @@ static int try_take(tl_trace *t, const out_args *o)
 {
     tl_out_event ev;
     pthread_mutex_lock(&t->read_lock);
-    tl_take r = tracelog_consumer_take_wait(&t->consumer, &ev);
+    tl_take r = tl_consumer_take_wait(&t->consumer, &ev);
     if (r == TL_TAKE_EVENT)
         deliver(o, ev.event_id, ev.pid, ev.ts, ev.tid, ev.addr, ev.truncation, ev.data, ev.len);
     pthread_mutex_unlock(&t->read_lock);
@@ -123,11 +123,11 @@ static int getnext(trace_id_t trid, const out_args *o, mode m, const struct time
         return EINVAL;
     unsigned kinds = 1u << TL_ACTIVE | (m == TRY ? 0 : 1u << TL_PRERECORDED);
     tl_trace *t;
-    int e = tracelog_posix_acquire(trid, kinds, &t);
+    int e = tl_posix_acquire(trid, kinds, &t);
     if (e)
         return e;
     e = t->kind == TL_PRERECORDED ? read_prerecorded(t, o) : read_active(t, o, m, abstime);
-    tracelog_posix_release(t);
+    tl_posix_release(t);
     return e;
 }
 

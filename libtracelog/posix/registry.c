@@ -20,22 +20,22 @@ static pid_t current_pid;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 /* Read by posix_trace_event without locks. */
-_Atomic(tl_shm *) tracelog_posix_active[TRACE_SYS_MAX];
-_Atomic uint64_t tracelog_posix_active_mask;
-_Atomic uint32_t tracelog_posix_current_pid;
+_Atomic(tl_shm *) tl_posix_active[TRACE_SYS_MAX];
+_Atomic uint64_t tl_posix_active_mask;
+_Atomic uint32_t tl_posix_current_pid;
 
 _Static_assert(TRACE_SYS_MAX <= 64, "the active mask has 64 bits");
 _Static_assert(sizeof(trace_event_set_t) == TL_SET_WORDS * 8, "filter words");
 
-pid_t tracelog_posix_pid(void) { return (pid_t)atomic_load_explicit(&tracelog_posix_current_pid, memory_order_relaxed); }
+pid_t tl_posix_pid(void) { return (pid_t)atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed); }
 
-void tracelog_posix_publish(int slot, tl_shm *s)
+void tl_posix_publish(int slot, tl_shm *s)
 {
-    atomic_store(&tracelog_posix_active[slot], s);
+    atomic_store(&tl_posix_active[slot], s);
     if (s)
-        atomic_fetch_or(&tracelog_posix_active_mask, 1ull << slot);
+        atomic_fetch_or(&tl_posix_active_mask, 1ull << slot);
     else
-        atomic_fetch_and(&tracelog_posix_active_mask, ~(1ull << slot));
+        atomic_fetch_and(&tl_posix_active_mask, ~(1ull << slot));
 }
 
 static void before_fork(void) { pthread_mutex_lock(&reg_lock); }
@@ -45,16 +45,16 @@ static void after_fork_parent(void) { pthread_mutex_unlock(&reg_lock); }
 static void after_fork_child(void)
 {
     current_pid = getpid();
-    atomic_store(&tracelog_posix_current_pid, (uint32_t)current_pid);
+    atomic_store(&tl_posix_current_pid, (uint32_t)current_pid);
     for (int i = 0; i < TRACE_SYS_MAX; i++) {
         tl_trace *t = slots[i].t;
         if (t && t->shm && t->attr.__inheritance != POSIX_TRACE_INHERITED)
-            tracelog_posix_publish(i, NULL);
+            tl_posix_publish(i, NULL);
     }
     pthread_mutex_unlock(&reg_lock);
 }
 
-size_t tracelog_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds)
+size_t tl_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds)
 {
     size_t n = 0;
     pthread_mutex_lock(&reg_lock);
@@ -71,7 +71,7 @@ size_t tracelog_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds)
 static void at_exit(void)
 {
     trace_id_t trids[TRACE_SYS_MAX];
-    size_t n = tracelog_posix_own_trids(trids, TRACE_SYS_MAX, 1u << TL_ACTIVE | 1u << TL_ACTIVE_LOG);
+    size_t n = tl_posix_own_trids(trids, TRACE_SYS_MAX, 1u << TL_ACTIVE | 1u << TL_ACTIVE_LOG);
     for (size_t i = 0; i < n; i++)
         posix_trace_shutdown(trids[i]);
 }
@@ -79,16 +79,16 @@ static void at_exit(void)
 static void init(void)
 {
     current_pid = getpid();
-    atomic_store(&tracelog_posix_current_pid, (uint32_t)current_pid);
+    atomic_store(&tl_posix_current_pid, (uint32_t)current_pid);
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
     atexit(at_exit);
 }
 
-void tracelog_posix_init_once(void) { pthread_once(&init_once, init); }
+void tl_posix_init_once(void) { pthread_once(&init_once, init); }
 
-int tracelog_posix_register(tl_trace *t, trace_id_t *trid)
+int tl_posix_register(tl_trace *t, trace_id_t *trid)
 {
-    tracelog_posix_init_once();
+    tl_posix_init_once();
     pthread_mutex_lock(&reg_lock);
     int i = 0;
     while (i < TRACE_SYS_MAX && slots[i].t)
@@ -107,12 +107,12 @@ int tracelog_posix_register(tl_trace *t, trace_id_t *trid)
     return 0;
 }
 
-int tracelog_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out)
+int tl_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out)
 {
     unsigned slot = (trid & 0xff) - 1;
     if (slot >= TRACE_SYS_MAX)
         return EINVAL;
-    tracelog_posix_init_once();
+    tl_posix_init_once();
     pthread_mutex_lock(&reg_lock);
     tl_trace *t = slots[slot].t;
     /* current_pid is kept by the fork handler: no system call on every read. */
@@ -125,7 +125,7 @@ int tracelog_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out)
     return ok ? 0 : EINVAL;
 }
 
-void tracelog_posix_release(tl_trace *t)
+void tl_posix_release(tl_trace *t)
 {
     pthread_mutex_lock(&reg_lock);
     if (--t->users == 0 && t->dying)
@@ -133,12 +133,12 @@ void tracelog_posix_release(tl_trace *t)
     pthread_mutex_unlock(&reg_lock);
 }
 
-void tracelog_posix_unregister(tl_trace *t)
+void tl_posix_unregister(tl_trace *t)
 {
     pthread_mutex_lock(&reg_lock);
     t->dying = 1;
     if (t->shm)
-        tracelog_posix_publish(t->slot, NULL);
+        tl_posix_publish(t->slot, NULL);
     pthread_mutex_unlock(&reg_lock);
     /* Readers blocked on the stream wake up, see `dying` and leave with EINVAL. */
     for (;;) {

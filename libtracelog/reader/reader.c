@@ -217,8 +217,8 @@ static scan_result scan_block(tracelog_reader *r, uint64_t *pos, uint64_t *limit
     *why = TRACELOG_E_CORRUPT;
     for (; p < *limit; p += 8) {
         if (!r->src.seekable)
-            tracelog_source_release(&r->src, p);
-        ssize_t n = tracelog_source_read(&r->src, p, buf, sizeof buf);
+            tl_source_release(&r->src, p);
+        ssize_t n = tl_source_read(&r->src, p, buf, sizeof buf);
         if (n < 0)
             return SCAN_ERROR;
         if (!r->src.seekable && r->src.eof && p + (uint64_t)n >= r->src.size)
@@ -231,7 +231,7 @@ static scan_result scan_block(tracelog_reader *r, uint64_t *pos, uint64_t *limit
             *limit = start;
             return SCAN_END;
         }
-        tl_block_check c = tracelog_block_header_decode(buf, r->salt32, r->opt.ignore_checksums, h);
+        tl_block_check c = tl_block_header_decode(buf, r->salt32, r->opt.ignore_checksums, h);
         if (c == TL_BLOCK_BAD_CRC && p == start)
             *why = TRACELOG_E_CHECKSUM;
         if (c != TL_BLOCK_OK)
@@ -241,7 +241,7 @@ static scan_result scan_block(tracelog_reader *r, uint64_t *pos, uint64_t *limit
            complete. Oversized blocks are refused later, unread. */
         if (!r->src.seekable && h->payload_len <= r->opt.max_block_size) {
             uint8_t last;
-            ssize_t k = tracelog_source_read(&r->src, p + tl_block_span(h->payload_len) - 1, &last, 1);
+            ssize_t k = tl_source_read(&r->src, p + tl_block_span(h->payload_len) - 1, &last, 1);
             if (k < 0)
                 return SCAN_ERROR;
             if (k == 0)
@@ -286,7 +286,7 @@ static int load_payload(tracelog_reader *r, uint64_t off, const tl_block_header 
        (the decoders compute data + len, undefined on NULL). */
     if (tl_buf_reserve(&r->payload, h->payload_len ? h->payload_len : 1))
         return -2;
-    ssize_t n = tracelog_source_read(&r->src, off + TL_BLOCK_HEADER_SIZE, r->payload.data, h->payload_len);
+    ssize_t n = tl_source_read(&r->src, off + TL_BLOCK_HEADER_SIZE, r->payload.data, h->payload_len);
     if (n < 0)
         return -3;
     if (n != (ssize_t)h->payload_len) {
@@ -295,7 +295,7 @@ static int load_payload(tracelog_reader *r, uint64_t off, const tl_block_header 
     }
     r->payload.len = h->payload_len;
     if (!r->opt.ignore_checksums &&
-        tracelog_block_payload_crc(r->salt32, r->payload.data, h->payload_len) != h->payload_crc) {
+        tl_block_payload_crc(r->salt32, r->payload.data, h->payload_len) != h->payload_crc) {
         problem(r, TRACELOG_E_CHECKSUM, off, tl_block_span(h->payload_len), "block payload checksum mismatch");
         return -1;
     }
@@ -306,7 +306,7 @@ static void take_metadata(tracelog_reader *r, uint64_t off)
 {
     const char *why = "";
     tracelog_metadata m;
-    if (tracelog_meta_decode(r->payload.data, r->payload.len, &m, &why) != TRACELOG_OK) {
+    if (tl_meta_decode(r->payload.data, r->payload.len, &m, &why) != TRACELOG_OK) {
         problem(r, TRACELOG_E_CORRUPT, off, 0, "%s", why);
         return;
     }
@@ -320,7 +320,7 @@ static void take_types(tracelog_reader *r, uint64_t off)
 {
     const char *why = "";
     tl_cbor_in in = {r->payload.data, r->payload.data + r->payload.len};
-    tracelog_status st = tracelog_types_decode(&in, add_type, r, &why);
+    tracelog_status st = tl_types_decode(&in, add_type, r, &why);
     if (st == TRACELOG_OK && in.p != in.end) {
         st = TRACELOG_E_CORRUPT;
         why = "event types: bytes after the array";
@@ -334,7 +334,7 @@ static void take_status(tracelog_reader *r, uint64_t off, uint64_t seq)
     const char *why = "";
     tracelog_log_status st;
     tl_cbor_in in = {r->payload.data, r->payload.data + r->payload.len};
-    if (tracelog_status_decode(&in, &st, &why) != TRACELOG_OK || in.p != in.end) {
+    if (tl_status_decode(&in, &st, &why) != TRACELOG_OK || in.p != in.end) {
         problem(r, TRACELOG_E_CORRUPT, off, 0, "%s", in.p != in.end ? "status: bytes after the map" : why);
         return;
     }
@@ -365,21 +365,21 @@ static void take_trailer(tracelog_reader *r, uint64_t off, uint64_t seq)
     tl_cbor_item map, k;
     tracelog_log_status st;
     int have_st = 0;
-    if (tracelog_cbor_next(&in, &map) || map.kind != TL_CBOR_MAP)
+    if (tl_cbor_next(&in, &map) || map.kind != TL_CBOR_MAP)
         goto bad;
     for (uint64_t i = 0; i < map.u; i++) {
-        if (tracelog_cbor_next(&in, &k) || k.kind != TL_CBOR_TEXT)
+        if (tl_cbor_next(&in, &k) || k.kind != TL_CBOR_TEXT)
             goto bad;
-        if (tracelog_cbor_is_key(&k, "status")) {
-            if (tracelog_status_decode(&in, &st, &why) != TRACELOG_OK)
+        if (tl_cbor_is_key(&k, "status")) {
+            if (tl_status_decode(&in, &st, &why) != TRACELOG_OK)
                 goto bad;
             have_st = 1;
-        } else if (tracelog_cbor_is_key(&k, "event_types")) {
-            if (tracelog_types_decode(&in, add_type, r, &why) != TRACELOG_OK)
+        } else if (tl_cbor_is_key(&k, "event_types")) {
+            if (tl_types_decode(&in, add_type, r, &why) != TRACELOG_OK)
                 goto bad;
         } else {
             tl_cbor_item v;
-            if (tracelog_cbor_next(&in, &v) || tracelog_cbor_skip(&in, &v))
+            if (tl_cbor_next(&in, &v) || tl_cbor_skip(&in, &v))
                 goto bad;
         }
     }
@@ -433,8 +433,8 @@ static tracelog_status handle_block(tracelog_reader *r, uint64_t off, const tl_b
         uint8_t head[TL_CHUNK_HEADER_SIZE];
         chunk_ref c = {.offset = off, .seq = h->seq, .payload_len = h->payload_len};
         if (h->payload_len < TL_CHUNK_HEADER_SIZE ||
-            tracelog_source_read(&r->src, off + TL_BLOCK_HEADER_SIZE, head, sizeof head) != (ssize_t)sizeof head ||
-            tracelog_chunk_header_decode(head, h->payload_len, &c.ch)) {
+            tl_source_read(&r->src, off + TL_BLOCK_HEADER_SIZE, head, sizeof head) != (ssize_t)sizeof head ||
+            tl_chunk_header_decode(head, h->payload_len, &c.ch)) {
             problem(r, TRACELOG_E_CORRUPT, off, tl_block_span(h->payload_len), "bad chunk header");
             return TRACELOG_OK;
         }
@@ -573,12 +573,12 @@ static tracelog_status scan_ring(tracelog_reader *r)
         tl_block_header h;
         if (off >= r->src.size)
             break; /* never written */
-        ssize_t k = tracelog_source_read(&r->src, off, buf, sizeof buf);
+        ssize_t k = tl_source_read(&r->src, off, buf, sizeof buf);
         if (k < 0) {
             free(segs);
             return TRACELOG_E_IO;
         }
-        if (k == (ssize_t)sizeof buf && tracelog_block_header_decode(buf, r->salt32, r->opt.ignore_checksums, &h) == TL_BLOCK_OK)
+        if (k == (ssize_t)sizeof buf && tl_block_header_decode(buf, r->salt32, r->opt.ignore_checksums, &h) == TL_BLOCK_OK)
             segs[n++] = (segment_ref){i, h.seq};
         else if (!(k == (ssize_t)sizeof buf && all_zero(buf, sizeof buf)))
             problem(r, TRACELOG_E_CHECKSUM, off, r->hdr.segment_size, "ring segment %u has no valid first block", i);
@@ -607,12 +607,12 @@ static tracelog_status read_header(tracelog_reader *r, tracelog_error *err)
     uint8_t buf[TL_HEADER_SIZE_MAX];
     size_t need = 16, have = 0;
     for (;;) {
-        ssize_t n = tracelog_source_read(&r->src, have, buf + have, need - have);
+        ssize_t n = tl_source_read(&r->src, have, buf + have, need - have);
         if (n < 0)
-            return tracelog_fail(err, TRACELOG_E_IO, errno, 0, "cannot read: %s", strerror(errno));
+            return tl_fail(err, TRACELOG_E_IO, errno, 0, "cannot read: %s", strerror(errno));
         have += (size_t)n;
         size_t want;
-        tracelog_status st = tracelog_header_decode(buf, have, &r->hdr, &want, err);
+        tracelog_status st = tl_header_decode(buf, have, &r->hdr, &want, err);
         if (st != TRACELOG_E_TRUNCATED || have < need || want <= have)
             return st;
         need = want; /* the header is longer than its first 16 bytes: read the rest */
@@ -632,7 +632,7 @@ static void free_reader(tracelog_reader *r)
     tl_buf_free(&r->raw);
     tl_buf_free(&r->payload);
     ZSTD_freeDCtx(r->dctx);
-    tracelog_source_free(&r->src);
+    tl_source_free(&r->src);
     if (r->own_fd)
         close(r->src.fd);
     free(r);
@@ -644,30 +644,30 @@ tracelog_status tracelog_reader_open(int fd, const tracelog_reader_options *opt,
                                      tracelog_reader **out, tracelog_error *err)
 {
     if (!out || fd < 0)
-        return tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "bad file descriptor or NULL out");
+        return tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "bad file descriptor or NULL out");
     *out = NULL;
     tracelog_reader *r = calloc(1, sizeof *r);
     if (!r)
-        return tracelog_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
+        return tl_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
     if (opt)
         r->opt = *opt;
     else
         tracelog_reader_options_init(&r->opt);
     if (r->opt.max_problems == 0)
         r->opt.max_problems = 1;
-    int e = tracelog_source_init(&r->src, fd);
+    int e = tl_source_init(&r->src, fd);
     r->dctx = ZSTD_createDCtx();
     tracelog_status st = TRACELOG_OK;
     if (e)
-        st = tracelog_fail(err, e == EISDIR ? TRACELOG_E_INVAL : TRACELOG_E_IO, e, 0, "%s", strerror(e));
+        st = tl_fail(err, e == EISDIR ? TRACELOG_E_INVAL : TRACELOG_E_IO, e, 0, "%s", strerror(e));
     else if (!r->dctx)
-        st = tracelog_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
+        st = tl_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
     else
         st = read_header(r, err);
     if (st == TRACELOG_OK) {
         r->salt32 = tl_salt32(r->hdr.salt);
         if (r->hdr.layout == TL_LAYOUT_RING && !r->src.seekable)
-            st = tracelog_fail(err, TRACELOG_E_NOT_SEEKABLE, 0, 0, "a LOOP (ring) log must be read from a seekable file");
+            st = tl_fail(err, TRACELOG_E_NOT_SEEKABLE, 0, 0, "a LOOP (ring) log must be read from a seekable file");
     }
     if (st == TRACELOG_OK) {
         if (!r->src.seekable)
@@ -677,7 +677,7 @@ tracelog_status tracelog_reader_open(int fd, const tracelog_reader_options *opt,
         else
             st = scan_sequential(r);
         if (st != TRACELOG_OK)
-            tracelog_fail(err, st, st == TRACELOG_E_IO ? errno : 0, TL_NO_OFFSET, "reading the log: %s",
+            tl_fail(err, st, st == TRACELOG_E_IO ? errno : 0, TL_NO_OFFSET, "reading the log: %s",
                           st == TRACELOG_E_IO ? strerror(errno) : tracelog_strerror(st));
     }
     if (st != TRACELOG_OK) {
@@ -698,10 +698,10 @@ tracelog_status tracelog_reader_open_path(const char *path, const tracelog_reade
                                           tracelog_reader **out, tracelog_error *err)
 {
     if (!path || !out)
-        return tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "NULL argument");
+        return tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "NULL argument");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return tracelog_fail(err, TRACELOG_E_IO, errno, TL_NO_OFFSET, "%s: %s", path, strerror(errno));
+        return tl_fail(err, TRACELOG_E_IO, errno, TL_NO_OFFSET, "%s: %s", path, strerror(errno));
     tracelog_status st = tracelog_reader_open(fd, opt, out, err);
     if (st != TRACELOG_OK) {
         close(fd);
@@ -731,7 +731,7 @@ static tracelog_status decode_chunk(tracelog_reader *r, uint64_t off, const tl_b
     if (e)
         return e == -2 ? TRACELOG_E_NOMEM : e == -3 ? TRACELOG_E_IO : TRACELOG_E_CORRUPT;
     const char *why = "";
-    tracelog_status st = tracelog_chunk_open(r->payload.data, r->payload.len, r->dctx, r->opt.max_chunk_size,
+    tracelog_status st = tl_chunk_open(r->payload.data, r->payload.len, r->dctx, r->opt.max_chunk_size,
                                              &r->raw, &r->cur, &why);
     if (st == TRACELOG_E_NOMEM)
         return st;
@@ -752,7 +752,7 @@ static tracelog_status decode_chunk(tracelog_reader *r, uint64_t off, const tl_b
 static tracelog_status cursor_next(tracelog_reader *r, tracelog_event *ev)
 {
     const char *why = "";
-    tracelog_status st = tracelog_chunk_next(&r->cur, ev, &why);
+    tracelog_status st = tl_chunk_next(&r->cur, ev, &why);
     if (st == TRACELOG_OK)
         return st;
     r->cur_open = 0;
@@ -773,11 +773,11 @@ static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i)
     tl_block_header h = {TL_BLOCK_CHUNK, 0, c->seq, c->payload_len, 0};
     uint8_t buf[TL_BLOCK_HEADER_SIZE];
     /* The header was verified at open; read it again for the payload checksum. */
-    ssize_t n = tracelog_source_read(&r->src, c->offset, buf, sizeof buf);
+    ssize_t n = tl_source_read(&r->src, c->offset, buf, sizeof buf);
     if (n < 0)
         return TRACELOG_E_IO;
     if (n != (ssize_t)sizeof buf ||
-        tracelog_block_header_decode(buf, r->salt32, r->opt.ignore_checksums, &h) != TL_BLOCK_OK) {
+        tl_block_header_decode(buf, r->salt32, r->opt.ignore_checksums, &h) != TL_BLOCK_OK) {
         problem(r, TRACELOG_E_IO, c->offset, 0, "chunk header changed since open");
         c->bad = 1;
         return TRACELOG_E_CORRUPT;
@@ -826,16 +826,16 @@ static tracelog_status stream_next_chunk(tracelog_reader *r, int *got)
             tracelog_status dst = decode_chunk(r, pos, &h);
             if (dst == TRACELOG_E_NOMEM || dst == TRACELOG_E_IO) { /* a stream cannot come back to it */
                 problem(r, dst, pos, tl_block_span(h.payload_len), "out of memory: chunk skipped");
-                tracelog_source_release(&r->src, r->stream_pos);
+                tl_source_release(&r->src, r->stream_pos);
                 return dst;
             }
             if (dst == TRACELOG_OK) {
                 *got = 1;
-                tracelog_source_release(&r->src, r->stream_pos);
+                tl_source_release(&r->src, r->stream_pos);
                 return TRACELOG_OK;
             }
         }
-        tracelog_source_release(&r->src, r->stream_pos);
+        tl_source_release(&r->src, r->stream_pos);
     }
     return TRACELOG_OK;
 }

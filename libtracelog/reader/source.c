@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int tracelog_source_init(tl_source *s, int fd)
+int tl_source_init(tl_source *s, int fd)
 {
     memset(s, 0, sizeof *s);
     s->fd = fd;
@@ -19,7 +19,7 @@ int tracelog_source_init(tl_source *s, int fd)
     return 0;
 }
 
-void tracelog_source_free(tl_source *s) { tl_buf_free(&s->win); }
+void tl_source_free(tl_source *s) { tl_buf_free(&s->win); }
 
 static ssize_t read_file(tl_source *s, uint64_t off, void *buf, size_t n)
 {
@@ -75,7 +75,7 @@ static int fill(tl_source *s, uint64_t end)
     return 0;
 }
 
-ssize_t tracelog_source_read(tl_source *s, uint64_t off, void *buf, size_t n)
+ssize_t tl_source_read(tl_source *s, uint64_t off, void *buf, size_t n)
 {
     if (s->seekable)
         return read_file(s, off, buf, n);
@@ -93,7 +93,7 @@ ssize_t tracelog_source_read(tl_source *s, uint64_t off, void *buf, size_t n)
     return (ssize_t)got;
 }
 
-void tracelog_source_release(tl_source *s, uint64_t off)
+void tl_source_release(tl_source *s, uint64_t off)
 {
     if (s->seekable || off <= s->base)
         return;

@@ -24,17 +24,17 @@ typedef struct tl_source {
 } tl_source;
 
 /* 0, or an errno value. */
-int tracelog_source_init(tl_source *s, int fd);
-void tracelog_source_free(tl_source *s);
+int tl_source_init(tl_source *s, int fd);
+void tl_source_free(tl_source *s);
 
 /*
  * Copies up to n bytes at offset off into buf and returns how many were
  * available (fewer only at the end of the data), or -1 with errno set.
  * A stream can only be read at or after the last released offset.
  */
-ssize_t tracelog_source_read(tl_source *s, uint64_t off, void *buf, size_t n);
+ssize_t tl_source_read(tl_source *s, uint64_t off, void *buf, size_t n);
 
 /* A stream may forget the bytes before off (the reader will not go back). */
-void tracelog_source_release(tl_source *s, uint64_t off);
+void tl_source_release(tl_source *s, uint64_t off);
 
 #endif

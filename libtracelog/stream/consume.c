@@ -9,7 +9,7 @@
 #define SYS_RESUME 5
 #define SYS_START 2
 
-int tracelog_consumer_init(tl_consumer *c, tl_shm *s)
+int tl_consumer_init(tl_consumer *c, tl_shm *s)
 {
     memset(c, 0, sizeof *c);
     c->s = s;
@@ -18,7 +18,7 @@ int tracelog_consumer_init(tl_consumer *c, tl_shm *s)
     return c->buf ? 0 : -1;
 }
 
-void tracelog_consumer_free(tl_consumer *c)
+void tl_consumer_free(tl_consumer *c)
 {
     free(c->buf);
     c->buf = NULL;
@@ -107,7 +107,7 @@ static void restart_if_drained(tl_shm *s)
     uint64_t filter[TL_SET_WORDS];
     for (int w = 0; w < TL_SET_WORDS; w++)
         filter[w] = atomic_load(&s->filter[w]);
-    tracelog_stream_record(s, s->nlanes, SYS_START, filter, sizeof filter, 0, 0, 0, 0);
+    tl_stream_record(s, s->nlanes, SYS_START, filter, sizeof filter, 0, 0, 0, 0);
     uint32_t suspended = TL_SUSPENDED;
     atomic_compare_exchange_strong(&s->state, &suspended, TL_RUNNING);
 }
@@ -116,7 +116,7 @@ static void restart_if_drained(tl_shm *s)
 static void start_batch(tl_consumer *c)
 {
     tl_shm *s = c->s;
-    c->batch_w = tracelog_clock_mono_ns() + (uint64_t)s->realtime_offset;
+    c->batch_w = tl_clock_mono_ns() + (uint64_t)s->realtime_offset;
     atomic_store(&s->watermark, c->batch_w);
     atomic_thread_fence(memory_order_seq_cst);
     c->batch_used = atomic_load(&s->used_lanes);
@@ -137,7 +137,7 @@ static int all_lanes_empty(tl_shm *s)
     return 1;
 }
 
-tl_take tracelog_consumer_take(tl_consumer *c, tl_out_event *ev, int force)
+tl_take tl_consumer_take(tl_consumer *c, tl_out_event *ev, int force)
 {
     tl_shm *s = c->s;
     int fresh = 0; /* the batch was opened by this call */
@@ -193,18 +193,18 @@ tl_take tracelog_consumer_take(tl_consumer *c, tl_out_event *ev, int force)
     }
 }
 
-tl_take tracelog_consumer_take_wait(tl_consumer *c, tl_out_event *ev)
+tl_take tl_consumer_take_wait(tl_consumer *c, tl_out_event *ev)
 {
     uint64_t started = 0;
     for (unsigned spins = 0;; spins++) {
         int force = 0;
         if (spins >= 64) {
-            uint64_t now = tracelog_clock_mono_ns();
+            uint64_t now = tl_clock_mono_ns();
             if (!started)
                 started = now;
             force = now - started > TL_PRODUCER_STALL_NS;
         }
-        tl_take r = tracelog_consumer_take(c, ev, force);
+        tl_take r = tl_consumer_take(c, ev, force);
         if (r != TL_TAKE_WAIT)
             return r;
         if (spins >= 64)
@@ -212,7 +212,7 @@ tl_take tracelog_consumer_take_wait(tl_consumer *c, tl_out_event *ev)
     }
 }
 
-uint64_t tracelog_stream_buffered(tl_shm *s)
+uint64_t tl_stream_buffered(tl_shm *s)
 {
     uint64_t n = 0;
     for (uint32_t i = 0; i <= s->nlanes; i++) {
@@ -223,7 +223,7 @@ uint64_t tracelog_stream_buffered(tl_shm *s)
     return n;
 }
 
-uint64_t tracelog_stream_overruns(tl_shm *s)
+uint64_t tl_stream_overruns(tl_shm *s)
 {
     uint64_t n = 0;
     for (uint32_t i = 0; i <= s->nlanes; i++)

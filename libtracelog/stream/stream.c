@@ -16,7 +16,7 @@
 /* A padding record may be only 16 bytes long: commit and kind_size must fit in them. */
 _Static_assert(offsetof(tl_rec, kind_size) + sizeof(uint32_t) <= 16, "pad records hold commit and kind_size");
 
-uint64_t tracelog_clock_mono_ns(void)
+uint64_t tl_clock_mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -41,7 +41,7 @@ static uint32_t auto_lanes(void)
     return lanes;
 }
 
-tl_shm *tracelog_stream_create(const tl_stream_params *p)
+tl_shm *tl_stream_create(const tl_stream_params *p)
 {
     uint32_t nlanes = auto_lanes();
     while (p->nlanes && nlanes > p->nlanes) /* a power of two, so a thread's lane is a mask away */
@@ -96,7 +96,7 @@ tl_shm *tracelog_stream_create(const tl_stream_params *p)
     return s;
 }
 
-void tracelog_stream_destroy(tl_shm *s)
+void tl_stream_destroy(tl_shm *s)
 {
     if (!s)
         return;
@@ -113,7 +113,7 @@ void tracelog_stream_destroy(tl_shm *s)
         madvise(s, total, MADV_DONTNEED);
 }
 
-void tracelog_stream_clear(tl_shm *s)
+void tl_stream_clear(tl_shm *s)
 {
     for (uint32_t i = 0; i <= s->nlanes; i++) {
         tl_lane *l = &tl_lanes(s)[i];
@@ -184,7 +184,7 @@ static void lose(tl_shm *s, tl_lane *l, uint64_t ts)
             atomic_store(&s->autostopped, 1);
             atomic_store(&s->full, 1);
             uint32_t one = 1;
-            tracelog_stream_record(s, s->nlanes, 3 /* POSIX_TRACE_STOP */, &one, sizeof one, 0, 0, 0, 0);
+            tl_stream_record(s, s->nlanes, 3 /* POSIX_TRACE_STOP */, &one, sizeof one, 0, 0, 0, 0);
         }
         return;
     }
@@ -221,7 +221,7 @@ static inline int has_room(tl_lane *l, uint64_t h, uint64_t need, uint64_t cap)
     return h + need - t <= cap;
 }
 
-int tracelog_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const void *data,
+int tl_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const void *data,
                            uint32_t len, uint32_t truncation, uint64_t addr, uint64_t tid,
                            uint32_t pid)
 {
@@ -234,7 +234,7 @@ int tracelog_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const vo
     int recorded = 0, crossed = 0;
     for (;;) {
         uint64_t h = atomic_load_explicit(&l->head, memory_order_relaxed);
-        uint64_t ts = tracelog_clock_mono_ns() + (uint64_t)s->realtime_offset;
+        uint64_t ts = tl_clock_mono_ns() + (uint64_t)s->realtime_offset;
         uint64_t lost = s->policy == TRACELOG_POLICY_FLUSH ? atomic_load(&l->lost) : 0;
         uint32_t size = tl_rec_size(len) + (lost ? TL_REC_HEADER : 0);
         uint64_t rem = cap - (h & (cap - 1));
@@ -256,7 +256,7 @@ int tracelog_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const vo
         /* The consumer may have delivered events newer than our clock read
            while we were between it and the reservation (see stream.h). */
         if (ts < atomic_load(&s->watermark))
-            ts = tracelog_clock_mono_ns() + (uint64_t)s->realtime_offset;
+            ts = tl_clock_mono_ns() + (uint64_t)s->realtime_offset;
         /* Stopped (or auto-stopped) since we looked: STOP is taken after the state
            changes, so an event of ours could land after it. It becomes a hole. */
         int stopped = lane != s->nlanes && atomic_load(&s->state) != TL_RUNNING;

@@ -117,11 +117,11 @@ typedef struct tl_stream_params {
 } tl_stream_params;
 
 /* Maps and initialises a stream (SUSPENDED). NULL with errno on failure. */
-tl_shm *tracelog_stream_create(const tl_stream_params *p);
+tl_shm *tl_stream_create(const tl_stream_params *p);
 /* Marks the stream dead and releases its memory (see stream.c for why the address range stays reserved). */
-void tracelog_stream_destroy(tl_shm *s);
+void tl_stream_destroy(tl_shm *s);
 /* Forgets every recorded event (posix_trace_clear); producers may run concurrently. */
-void tracelog_stream_clear(tl_shm *s);
+void tl_stream_clear(tl_shm *s);
 
 static inline tl_lane *tl_lanes(tl_shm *s) { return (tl_lane *)((char *)s + s->lanes_offset); }
 static inline uint8_t *tl_lane_data(tl_shm *s, uint32_t i)
@@ -137,13 +137,13 @@ static inline uint64_t tl_lane_cap(const tl_shm *s, uint32_t i)
 static inline uint32_t tl_rec_size(uint32_t len) { return (TL_REC_HEADER + len + 7u) & ~7u; }
 
 /* Nanoseconds of CLOCK_MONOTONIC. Async-signal-safe (vDSO). */
-uint64_t tracelog_clock_mono_ns(void);
+uint64_t tl_clock_mono_ns(void);
 
 /*
  * Records one event into lane `lane` of s (user lanes) or the system lane.
  * Returns 1 if recorded, 0 if lost (counted). Async-signal-safe.
  */
-int tracelog_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const void *data,
+int tl_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const void *data,
                            uint32_t len, uint32_t truncation, uint64_t addr, uint64_t tid,
                            uint32_t pid);
 
@@ -165,8 +165,8 @@ typedef struct tl_consumer {
     uint64_t clamped;      /* events delivered with last_ts instead of an older own timestamp */
 } tl_consumer;
 
-int tracelog_consumer_init(tl_consumer *c, tl_shm *s);
-void tracelog_consumer_free(tl_consumer *c);
+int tl_consumer_init(tl_consumer *c, tl_shm *s);
+void tl_consumer_free(tl_consumer *c);
 
 typedef enum tl_take { TL_TAKE_EVENT, TL_TAKE_EMPTY, TL_TAKE_WAIT } tl_take;
 
@@ -176,20 +176,20 @@ typedef enum tl_take { TL_TAKE_EVENT, TL_TAKE_EMPTY, TL_TAKE_WAIT } tl_take;
  * then passes force=1 to stop waiting for a producer that died mid-record).
  * ev->data stays valid until the next call.
  */
-tl_take tracelog_consumer_take(tl_consumer *c, tl_out_event *ev, int force);
+tl_take tl_consumer_take(tl_consumer *c, tl_out_event *ev, int force);
 
 /*
- * Like tracelog_consumer_take(), waiting (spinning, then yielding) while a
+ * Like tl_consumer_take(), waiting (spinning, then yielding) while a
  * producer is mid-record; after TL_PRODUCER_STALL_NS it stops waiting for
  * that producer, which must have died mid-record (a killed child of an
  * inherited stream). Never returns TL_TAKE_WAIT.
  */
 #define TL_PRODUCER_STALL_NS 200000000ull
-tl_take tracelog_consumer_take_wait(tl_consumer *c, tl_out_event *ev);
+tl_take tl_consumer_take_wait(tl_consumer *c, tl_out_event *ev);
 
 /* Events currently held in the lanes (for statistics; racy by nature). */
-uint64_t tracelog_stream_buffered(tl_shm *s);
+uint64_t tl_stream_buffered(tl_shm *s);
 /* Sum of all lanes' overrun counters. */
-uint64_t tracelog_stream_overruns(tl_shm *s);
+uint64_t tl_stream_overruns(tl_shm *s);
 
 #endif

@@ -22,10 +22,10 @@ typedef struct tl_io {
 } tl_io;
 
 /* The descriptor-backed channel (pwrite/write, fdatasync, ftruncate). */
-void tracelog_io_from_fd(tl_io *io, int *fd_slot);
+void tl_io_from_fd(tl_io *io, int *fd_slot);
 
 /* Like tracelog_writer_create, on any channel. */
-tracelog_status tracelog_writer_create_io(const tl_io *io, const tracelog_metadata *meta,
+tracelog_status tl_writer_create_io(const tl_io *io, const tracelog_metadata *meta,
                                           const tracelog_writer_options *opt,
                                           tracelog_writer **out, tracelog_error *err);
 

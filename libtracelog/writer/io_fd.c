@@ -39,7 +39,7 @@ static int fd_truncate(void *ctx, uint64_t len)
     return ftruncate(*(int *)ctx, (off_t)len) == 0 ? 0 : errno;
 }
 
-void tracelog_io_from_fd(tl_io *io, int *fd_slot)
+void tl_io_from_fd(tl_io *io, int *fd_slot)
 {
     struct stat st;
     int ok = fstat(*fd_slot, &st) == 0;

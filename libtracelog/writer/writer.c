@@ -80,7 +80,7 @@ void tracelog_writer_options_init(tracelog_writer_options *opt)
 static tracelog_status poison(tracelog_writer *w, tracelog_status code, int sys_errno, uint64_t off,
                               const char *what)
 {
-    tracelog_fail(&w->error, code, sys_errno, off, "%s: %s", what,
+    tl_fail(&w->error, code, sys_errno, off, "%s: %s", what,
                   code == TRACELOG_E_IO ? strerror(sys_errno) : tracelog_strerror(code));
     return code;
 }
@@ -97,12 +97,12 @@ static tracelog_status frame_block(tracelog_writer *w, uint16_t type, const uint
     if (len > UINT32_MAX - 8)
         return TRACELOG_E_LIMIT;
     tl_block_header h = {type, 0, w->seq, (uint32_t)len,
-                         tracelog_block_payload_crc(w->salt32, payload, len)};
+                         tl_block_payload_crc(w->salt32, payload, len)};
     size_t span = (size_t)tl_block_span((uint32_t)len);
     w->block.len = 0;
     if (tl_buf_reserve(&w->block, span))
         return TRACELOG_E_NOMEM;
-    tracelog_block_header_encode(&h, w->salt32, w->block.data);
+    tl_block_header_encode(&h, w->salt32, w->block.data);
     if (len)
         memcpy(w->block.data + TL_BLOCK_HEADER_SIZE, payload, len);
     memset(w->block.data + TL_BLOCK_HEADER_SIZE + len, 0, span - TL_BLOCK_HEADER_SIZE - len);
@@ -211,7 +211,7 @@ static tracelog_status write_pending_types(tracelog_writer *w)
     for (size_t i = 0; i < n; i++)
         e[i] = (tl_type_entry){w->types[w->types_written + i].id, w->types[w->types_written + i].name};
     w->payload.len = 0;
-    tracelog_status st = tracelog_types_encode(e, n, &w->payload);
+    tracelog_status st = tl_types_encode(e, n, &w->payload);
     free(e);
     if (st == TRACELOG_OK)
         st = write_block(w, TL_BLOCK_EVENT_TYPES, w->payload.data, w->payload.len, NULL);
@@ -255,14 +255,14 @@ static tracelog_status emit_chunk(tracelog_writer *w)
         return TRACELOG_OK;
     tracelog_status st = write_pending_types(w);
     if (st == TRACELOG_OK)
-        st = tracelog_chunk_finish(c, w->cctx, w->opt.compression_level, &w->payload);
+        st = tl_chunk_finish(c, w->cctx, w->opt.compression_level, &w->payload);
     if (st != TRACELOG_OK)
         return st;
     uint64_t span = tl_block_span((uint32_t)w->payload.len);
     if (w->opt.log_policy == TRACELOG_POLICY_UNTIL_FULL &&
         w->chunk_bytes + span > w->opt.log_max_size) {
         mark_full(w, c->count);
-        tracelog_chunk_builder_reset(c);
+        tl_chunk_builder_reset(c);
         return TRACELOG_E_LOG_FULL;
     }
     index_entry e = {0, w->seq, c->min_ts, c->max_ts, c->count, 0};
@@ -277,7 +277,7 @@ static tracelog_status emit_chunk(tracelog_writer *w)
         w->status.events_written += c->count;
     w->chunk_bytes += span;
     w->status_dirty = 1;
-    tracelog_chunk_builder_reset(c);
+    tl_chunk_builder_reset(c);
     return add_index(w, e);
 }
 
@@ -307,7 +307,7 @@ static tracelog_status write_status(tracelog_writer *w)
     int moved;
     do {
         w->payload.len = 0;
-        st = tracelog_status_encode(&w->status, &w->payload);
+        st = tl_status_encode(&w->status, &w->payload);
         if (st == TRACELOG_OK)
             st = ring_room(w, w->payload.len, &moved);
     } while (st == TRACELOG_OK && moved);
@@ -322,16 +322,16 @@ static tracelog_status check_options(const tracelog_writer_options *o, int seeka
 {
     if (o->log_policy != TRACELOG_POLICY_APPEND && o->log_policy != TRACELOG_POLICY_UNTIL_FULL &&
         o->log_policy != TRACELOG_POLICY_LOOP)
-        return tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "log policy must be APPEND, UNTIL_FULL or LOOP");
+        return tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "log policy must be APPEND, UNTIL_FULL or LOOP");
     if (o->chunk_size < 4096 || o->chunk_size > (16u << 20))
-        return tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "chunk size %u outside 4 KiB..16 MiB", o->chunk_size);
+        return tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "chunk size %u outside 4 KiB..16 MiB", o->chunk_size);
     if (o->compression_level < 0 || o->compression_level > ZSTD_maxCLevel())
-        return tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "compression level %d outside 0..%d",
+        return tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "compression level %d outside 0..%d",
                              o->compression_level, ZSTD_maxCLevel());
     if (o->log_policy != TRACELOG_POLICY_APPEND && o->log_max_size == 0)
-        return tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "log size must be > 0 for LOOP and UNTIL_FULL");
+        return tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "log size must be > 0 for LOOP and UNTIL_FULL");
     if (o->log_policy == TRACELOG_POLICY_LOOP && !seekable)
-        return tracelog_fail(err, TRACELOG_E_NOT_SEEKABLE, 0, TL_NO_OFFSET, "a LOOP log needs a seekable file");
+        return tl_fail(err, TRACELOG_E_NOT_SEEKABLE, 0, TL_NO_OFFSET, "a LOOP log needs a seekable file");
     return TRACELOG_OK;
 }
 
@@ -380,29 +380,29 @@ static tracelog_status start_log(tracelog_writer *w, tracelog_error *err)
     if (w->io.truncate) {
         int e = w->io.truncate(w->io.ctx, 0);
         if (e)
-            return tracelog_fail(err, TRACELOG_E_IO, e, 0, "truncate failed: %s", strerror(e));
+            return tl_fail(err, TRACELOG_E_IO, e, 0, "truncate failed: %s", strerror(e));
     }
     uint8_t head[TL_HEADER_SIZE];
-    tracelog_header_encode(&w->hdr, head);
+    tl_header_encode(&w->hdr, head);
     w->payload.len = 0;
     tracelog_status st = io_write(w, head, sizeof head, 0);
     if (st == TRACELOG_OK)
-        st = tracelog_meta_encode(&w->meta, &w->payload);
+        st = tl_meta_encode(&w->meta, &w->payload);
     if (st == TRACELOG_OK)
         st = write_block(w, TL_BLOCK_METADATA, w->payload.data, w->payload.len, NULL);
     if (st != TRACELOG_OK)
         return w->error.code ? (*err = w->error, w->error.code)
-                             : tracelog_fail(err, st, 0, TL_NO_OFFSET, "cannot write the log's metadata");
+                             : tl_fail(err, st, 0, TL_NO_OFFSET, "cannot write the log's metadata");
     return TRACELOG_OK;
 }
 
-tracelog_status tracelog_writer_create_io(const tl_io *io, const tracelog_metadata *meta,
+tracelog_status tl_writer_create_io(const tl_io *io, const tracelog_metadata *meta,
                                           const tracelog_writer_options *opt,
                                           tracelog_writer **out, tracelog_error *err)
 {
     tracelog_writer_options defaults;
     if (!out || !io)
-        return tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "NULL argument");
+        return tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "NULL argument");
     *out = NULL;
     if (!opt) {
         tracelog_writer_options_init(&defaults);
@@ -413,7 +413,7 @@ tracelog_status tracelog_writer_create_io(const tl_io *io, const tracelog_metada
         return st;
     tracelog_writer *w = calloc(1, sizeof *w);
     if (!w)
-        return tracelog_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
+        return tl_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
     w->io = *io;
     w->opt = *opt;
     if (meta)
@@ -430,7 +430,7 @@ tracelog_status tracelog_writer_create_io(const tl_io *io, const tracelog_metada
                               .created_ns = w->meta.creation_time_ns};
     w->salt32 = tl_salt32(w->hdr.salt);
     w->pos = TL_HEADER_SIZE;
-    tracelog_chunk_builder_reset(&w->chunk);
+    tl_chunk_builder_reset(&w->chunk);
     if (opt->log_policy == TRACELOG_POLICY_LOOP) {
         plan_ring(w);
         w->seg_events = calloc(w->hdr.segment_count, sizeof *w->seg_events);
@@ -440,7 +440,7 @@ tracelog_status tracelog_writer_create_io(const tl_io *io, const tracelog_metada
     if ((opt->log_policy == TRACELOG_POLICY_LOOP && !w->seg_events) ||
         (opt->compression_level > 0 && !w->cctx)) {
         tracelog_writer_abandon(w);
-        return tracelog_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
+        return tl_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
     }
     st = start_log(w, err);
     if (st != TRACELOG_OK) {
@@ -456,11 +456,11 @@ tracelog_status tracelog_writer_create(int fd, const tracelog_metadata *meta,
                                        tracelog_writer **out, tracelog_error *err)
 {
     if (fd < 0 || !out)
-        return tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "bad file descriptor or NULL out");
+        return tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "bad file descriptor or NULL out");
     int fd_copy = fd;
     tl_io io;
-    tracelog_io_from_fd(&io, &fd_copy);
-    tracelog_status st = tracelog_writer_create_io(&io, meta, opt, out, err);
+    tl_io_from_fd(&io, &fd_copy);
+    tracelog_status st = tl_writer_create_io(&io, meta, opt, out, err);
     if (st == TRACELOG_OK) {
         (*out)->fd = fd;
         (*out)->io.ctx = &(*out)->fd;
@@ -505,17 +505,17 @@ tracelog_status tracelog_writer_append(tracelog_writer *w, const tracelog_event 
         mark_full(w, 1);
         return TRACELOG_E_LOG_FULL;
     }
-    size_t bound = tracelog_chunk_event_bound(ev);
+    size_t bound = tl_chunk_event_bound(ev);
     if (bound > w->chunk_limit - TL_CHUNK_TABLE_SIZE)
         return TRACELOG_E_INVAL;
-    if (tracelog_chunk_raw_size(&w->chunk) + bound > w->chunk_limit) {
+    if (tl_chunk_raw_size(&w->chunk) + bound > w->chunk_limit) {
         tracelog_status st = emit_chunk(w);
         if (st == TRACELOG_E_LOG_FULL)
             mark_full(w, 1);
         if (st != TRACELOG_OK)
             return st;
     }
-    return tracelog_chunk_add(&w->chunk, ev);
+    return tl_chunk_add(&w->chunk, ev);
 }
 
 tracelog_status tracelog_writer_append_final(tracelog_writer *w, const tracelog_event *ev)
@@ -526,11 +526,11 @@ tracelog_status tracelog_writer_append_final(tracelog_writer *w, const tracelog_
         return tracelog_writer_append(w, ev);
     if (w->final_written)
         return TRACELOG_E_LOG_FULL;
-    if (tracelog_chunk_event_bound(ev) > w->chunk_limit - TL_CHUNK_TABLE_SIZE)
+    if (tl_chunk_event_bound(ev) > w->chunk_limit - TL_CHUNK_TABLE_SIZE)
         return TRACELOG_E_INVAL;
     /* One chunk of its own, beyond the budget: the spec allows this one. */
-    tracelog_chunk_builder_reset(&w->chunk);
-    tracelog_status st = tracelog_chunk_add(&w->chunk, ev);
+    tl_chunk_builder_reset(&w->chunk);
+    tracelog_status st = tl_chunk_add(&w->chunk, ev);
     if (st != TRACELOG_OK)
         return st;
     uint64_t saved = w->opt.log_max_size;
@@ -614,16 +614,16 @@ static tracelog_status encode_trailer(tracelog_writer *w)
     for (size_t i = 0; i < w->ntypes; i++)
         e[i] = (tl_type_entry){w->types[i].id, w->types[i].name};
     tracelog_status st = TRACELOG_OK;
-    if (tracelog_cbor_put_map(p, 2) || tracelog_cbor_put_text(p, "status"))
+    if (tl_cbor_put_map(p, 2) || tl_cbor_put_text(p, "status"))
         st = TRACELOG_E_NOMEM;
     if (st == TRACELOG_OK)
-        st = tracelog_status_encode(&w->status, p);
-    if (st == TRACELOG_OK && tracelog_cbor_put_text(p, "event_types"))
+        st = tl_status_encode(&w->status, p);
+    if (st == TRACELOG_OK && tl_cbor_put_text(p, "event_types"))
         st = TRACELOG_E_NOMEM;
     /* A ring keeps its names in the durable region, which is never
        overwritten: its trailer needs none, and must fit in one segment. */
     if (st == TRACELOG_OK)
-        st = tracelog_types_encode(e, is_ring(w) ? 0 : w->ntypes, p);
+        st = tl_types_encode(e, is_ring(w) ? 0 : w->ntypes, p);
     free(e);
     if (st != TRACELOG_OK)
         return st;
@@ -669,7 +669,7 @@ static void free_writer(tracelog_writer *w)
     for (size_t i = 0; i < w->ntypes; i++)
         free(w->types[i].name);
     free(w->types);
-    tracelog_chunk_builder_free(&w->chunk);
+    tl_chunk_builder_free(&w->chunk);
     tl_buf_free(&w->payload);
     tl_buf_free(&w->block);
     ZSTD_freeCCtx(w->cctx);
@@ -695,7 +695,7 @@ tracelog_status tracelog_writer_close(tracelog_writer *w, tracelog_error *err)
             if (err)
                 *err = w->error;
         } else {
-            tracelog_fail(err, st, 0, TL_NO_OFFSET, "closing the log: %s", tracelog_strerror(st));
+            tl_fail(err, st, 0, TL_NO_OFFSET, "closing the log: %s", tracelog_strerror(st));
         }
     }
     free_writer(w);
@@ -723,7 +723,7 @@ void tracelog_writer_last_error(const tracelog_writer *w, tracelog_error *err)
     if (!err)
         return;
     if (!w) {
-        tracelog_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "NULL writer");
+        tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "NULL writer");
         return;
     }
     *err = w->error;

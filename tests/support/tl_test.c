@@ -561,7 +561,7 @@ int tl_test_write_log_mem(const tl_test_log_spec *s, tl_test_log_result *res)
     tl_io io = {mem_write, mem_sync, mem_truncate, m, 1};
     tracelog_writer *w;
     tracelog_error err;
-    tracelog_status st = tracelog_writer_create_io(&io, &res->meta, &o, &w, &err);
+    tracelog_status st = tl_writer_create_io(&io, &res->meta, &o, &w, &err);
     int rc = -1;
     if (CHECK_MSG(st == TRACELOG_OK, "writer_create_io: %s: %s", tracelog_status_name(st), err.message))
         rc = fill_log(w, s, res);
@@ -767,7 +767,7 @@ size_t tl_test_scan_blocks(const uint8_t *file, size_t len, tl_test_block **bloc
     tl_file_header h;
     size_t need;
     tracelog_error err;
-    if (tracelog_header_decode(file, len, &h, &need, &err) != TRACELOG_OK)
+    if (tl_header_decode(file, len, &h, &need, &err) != TRACELOG_OK)
         TL_DIE("scan_blocks: bad file header: %s", err.message);
     if (h.layout != TL_LAYOUT_SEQUENTIAL)
         TL_DIE("scan_blocks: not a sequential log");
@@ -780,13 +780,13 @@ size_t tl_test_scan_blocks(const uint8_t *file, size_t len, tl_test_block **bloc
     while (pos < len) {
         tl_block_header bh;
         if (len - pos < TL_BLOCK_HEADER_SIZE ||
-            tracelog_block_header_decode(file + pos, salt32, 0, &bh) != TL_BLOCK_OK)
+            tl_block_header_decode(file + pos, salt32, 0, &bh) != TL_BLOCK_OK)
             TL_DIE("scan_blocks: no valid block header at %" PRIu64, pos);
         uint64_t span = tl_block_span(bh.payload_len);
         if (pos + span > len)
             TL_DIE("scan_blocks: block at %" PRIu64 " passes the end", pos);
         const uint8_t *payload = file + pos + TL_BLOCK_HEADER_SIZE;
-        if (tracelog_block_payload_crc(salt32, payload, bh.payload_len) != bh.payload_crc)
+        if (tl_block_payload_crc(salt32, payload, bh.payload_len) != bh.payload_crc)
             TL_DIE("scan_blocks: bad payload checksum at %" PRIu64, pos);
         if (n == cap) {
             cap *= 2;
@@ -800,7 +800,7 @@ size_t tl_test_scan_blocks(const uint8_t *file, size_t len, tl_test_block **bloc
                                .payload_len = bh.payload_len, .span = span, .first_event = events};
         if (bh.type == TL_BLOCK_CHUNK) {
             tl_chunk_header ch;
-            if (tracelog_chunk_header_decode(payload, bh.payload_len, &ch))
+            if (tl_chunk_header_decode(payload, bh.payload_len, &ch))
                 TL_DIE("scan_blocks: bad chunk header at %" PRIu64, pos);
             blk->event_count = ch.event_count;
             blk->codec = ch.codec;

@@ -146,8 +146,8 @@ static void text_report(ptlog_out *o, const info_view *v)
          (unsigned long long)m->clock_resolution_ns);
     line(o, "host:", "%s (%s %s %s)", m->hostname, m->os_name, m->os_release, m->machine);
     line(o, "process:", "%u %s", m->pid, m->program);
-    line(o, "stream full:", "%s", ptlog_policy_name(m->stream_full_policy));
-    line(o, "log full:", "%s", ptlog_policy_name(m->log_full_policy));
+    line(o, "stream full:", "%s", ptlog_policy_text(m->stream_full_policy));
+    line(o, "log full:", "%s", ptlog_policy_text(m->log_full_policy));
     line(o, "log max size:", "%llu bytes", (unsigned long long)m->log_max_size);
     line(o, "max data size:", "%llu bytes", (unsigned long long)m->max_data_size);
     line(o, "stream min size:", "%llu bytes", (unsigned long long)m->stream_min_size);

@@ -139,23 +139,12 @@ static void kv_u64(ptlog_out *out, const char *key, uint64_t v, int comma)
     ptlog_json_u64(out, v);
 }
 
-const char *ptlog_policy_name(tracelog_policy p)
-{
-    switch (p) {
-    case TRACELOG_POLICY_LOOP: return "loop";
-    case TRACELOG_POLICY_UNTIL_FULL: return "until_full";
-    case TRACELOG_POLICY_FLUSH: return "flush";
-    case TRACELOG_POLICY_APPEND: return "append";
-    }
-    return "unknown";
-}
-
 int ptlog_policy_parse(const char *s, tracelog_policy *p)
 {
     static const tracelog_policy all[] = {TRACELOG_POLICY_LOOP, TRACELOG_POLICY_UNTIL_FULL,
                                           TRACELOG_POLICY_FLUSH, TRACELOG_POLICY_APPEND};
     for (size_t i = 0; i < 4; i++)
-        if (strcmp(s, ptlog_policy_name(all[i])) == 0) {
+        if (strcmp(s, tracelog_policy_name(all[i])) == 0) {
             *p = all[i];
             return 0;
         }
@@ -175,8 +164,8 @@ void ptlog_json_attributes(ptlog_out *out, const tracelog_metadata *m)
     kv_u64(out, "max_data_size", m->max_data_size, 1);
     kv_u64(out, "stream_min_size", m->stream_min_size, 1);
     kv_u64(out, "log_max_size", m->log_max_size, 1);
-    kv_str(out, "stream_full_policy", ptlog_policy_name(m->stream_full_policy), 1);
-    kv_str(out, "log_full_policy", ptlog_policy_name(m->log_full_policy), 1);
+    kv_str(out, "stream_full_policy", ptlog_policy_text(m->stream_full_policy), 1);
+    kv_str(out, "log_full_policy", ptlog_policy_text(m->log_full_policy), 1);
     kv_str(out, "inheritance", m->inherited ? "inherited" : "close_for_child", 1);
     ptlog_out_puts(out, ",\"host\":{");
     kv_str(out, "hostname", m->hostname, 0);

@@ -309,7 +309,12 @@ uint32_t ptlog_chunk_size_for(const tracelog_metadata *m);
 int ptlog_writer_error(const char *out_name, tracelog_writer *w, tracelog_status st);
 
 /* Shared by the ptl writers: metadata and status names. */
-const char *ptlog_policy_name(tracelog_policy p);
+/* tracelog_policy_name, or "unknown" for a value read from a damaged file. */
+static inline const char *ptlog_policy_text(tracelog_policy p)
+{
+    const char *name = tracelog_policy_name(p);
+    return name ? name : "unknown";
+}
 int ptlog_policy_parse(const char *s, tracelog_policy *p);
 
 /* Runs the source to its end through `each`; returns the exit code. */
