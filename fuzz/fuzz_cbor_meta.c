@@ -12,6 +12,7 @@
  *    encode(decode(encode(x))) == encode(x).
  */
 #define _GNU_SOURCE
+#include "format/event_types.h"
 #include "format/meta.h"
 #include "fuzz_helpers.h"
 

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/meta.h"
+#include "format/event_types.h"
 #include "tracelog.h"
 
 #define MAX_SEED (20 * 1024)

@@ -11,6 +11,7 @@
 #include "common/crc32c.h"
 #include "format/chunk.h"
 #include "format/format.h"
+#include "format/event_types.h"
 #include "format/meta.h"
 #include "tl_test.h"
 

@@ -57,6 +57,48 @@ typedef struct tracelog_log_status {
     uint32_t log_full;         /* 1 once the log reached its size budget */
 } tracelog_log_status;
 
+/*
+ * An event-type table: event ids and their names (format-spec: EVENT_TYPES
+ * block), kept sorted by id. The writer and the reader keep theirs in one;
+ * tools build their own to name, merge or renumber the types of several
+ * logs. A lookup by id is a binary search; a lookup by name uses a hash
+ * index built by the first such lookup and kept up to date after it.
+ *
+ * Ownership: the table owns copies of its names; a name pointer it returns
+ * stays valid until tracelog_event_types_free().
+ * Thread safety: none; const functions may be called from several threads
+ * at once as long as nothing changes the table.
+ */
+typedef struct tracelog_event_types tracelog_event_types;
+
+/* A new empty table, or NULL when out of memory. */
+TRACELOG_API tracelog_event_types *tracelog_event_types_new(void);
+/* Frees t and its names. NULL is a no-op. */
+TRACELOG_API void tracelog_event_types_free(tracelog_event_types *t);
+
+/*
+ * Names id. Naming an id again with the same name is a no-op. Errors:
+ * TRACELOG_E_INVAL (id already has another name, name empty or longer than
+ * TRACELOG_TEXT_MAX bytes, NULL argument), TRACELOG_E_NOMEM.
+ */
+TRACELOG_API tracelog_status tracelog_event_types_add(tracelog_event_types *t, uint32_t id,
+                                                      const char *name);
+
+/* Name of id, or NULL if the table does not name it. */
+TRACELOG_API const char *tracelog_event_types_name(const tracelog_event_types *t, uint32_t id);
+
+/* Number of entries, and entry `index` (0..count-1, in increasing id order). TRACELOG_E_INVAL past the end. */
+TRACELOG_API size_t tracelog_event_types_count(const tracelog_event_types *t);
+TRACELOG_API tracelog_status tracelog_event_types_at(const tracelog_event_types *t, size_t index,
+                                                     uint32_t *id, const char **name);
+
+/*
+ * The lowest id named `name`: returns 1 and sets *id (if id is not NULL), or
+ * returns 0. Not const: the first call builds the name index (without
+ * memory for it, the lookup scans the table instead: still correct).
+ */
+TRACELOG_API int tracelog_event_types_find(tracelog_event_types *t, const char *name, uint32_t *id);
+
 #ifdef __cplusplus
 }
 #endif

@@ -76,6 +76,13 @@ TRACELOG_API tracelog_status tracelog_reader_seek_time(tracelog_reader *r, uint6
 /* Attributes of the stream (borrowed, valid until tracelog_reader_close). */
 TRACELOG_API const tracelog_metadata *tracelog_reader_metadata(const tracelog_reader *r);
 
+/*
+ * The log's event-type table (borrowed, valid until tracelog_reader_close;
+ * on a pipe it grows as definitions arrive). The three functions below
+ * read it too.
+ */
+TRACELOG_API const tracelog_event_types *tracelog_reader_event_types(const tracelog_reader *r);
+
 /* Event-type table: count, then entries by index 0..count-1 (sorted by id). */
 TRACELOG_API size_t tracelog_reader_event_type_count(const tracelog_reader *r);
 /* name is borrowed, valid until tracelog_reader_close. TRACELOG_E_INVAL past the end. */

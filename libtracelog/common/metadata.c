@@ -1,3 +1,4 @@
+/* Default metadata: this host, this process, now (tracelog_metadata_init). */
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>

@@ -1,7 +1,5 @@
+/* Text and names of the status codes (the one list is TRACELOG_STATUS_MAP in tracelog/common.h). */
 #include "tracelog/common.h"
-
-unsigned tracelog_version_number(void) { return TRACELOG_VERSION_NUMBER; }
-const char *tracelog_version_string(void) { return TRACELOG_VERSION_STRING; }
 
 const char *tracelog_strerror(tracelog_status status)
 {

@@ -1,3 +1,4 @@
+/* METADATA and STATUS payloads, and the policy names they use. */
 #include "format/meta.h"
 
 #include <string.h>
@@ -165,50 +166,6 @@ tracelog_status tl_meta_decode(const uint8_t *p, size_t len, tracelog_metadata *
     if (st == TRACELOG_OK && in.p != in.end)
         CORRUPT("metadata: bytes after the map");
     return st;
-}
-
-tracelog_status tl_types_encode(const tl_type_entry *e, size_t n, tl_buf *out)
-{
-    PUT(tl_cbor_put_array(out, n));
-    for (size_t i = 0; i < n; i++) {
-        PUT(tl_cbor_put_map(out, 2));
-        PUT(put_kv_uint(out, "id", e[i].id));
-        PUT(put_kv_text(out, "name", e[i].name));
-    }
-    return TRACELOG_OK;
-}
-
-tracelog_status tl_types_decode(tl_cbor_in *in, tl_type_sink sink, void *ctx, const char **why)
-{
-    tl_cbor_item arr;
-    if (tl_cbor_next(in, &arr) || arr.kind != TL_CBOR_ARRAY)
-        CORRUPT("event types: not a CBOR array");
-    for (uint64_t i = 0; i < arr.u; i++) {
-        tl_cbor_item map, k, v;
-        if (tl_cbor_next(in, &map) || map.kind != TL_CBOR_MAP)
-            CORRUPT("event types: entry is not a map");
-        uint64_t id = UINT64_MAX;
-        tl_cbor_item name = {TL_CBOR_NULL, 0, NULL, 0};
-        for (uint64_t j = 0; j < map.u; j++) {
-            if (tl_cbor_next(in, &k) || k.kind != TL_CBOR_TEXT || tl_cbor_next(in, &v))
-                CORRUPT("event types: bad entry");
-            if (tl_cbor_is_key(&k, "id") && v.kind == TL_CBOR_UINT)
-                id = v.u;
-            else if (tl_cbor_is_key(&k, "name") && v.kind == TL_CBOR_TEXT)
-                name = v;
-            else if (tl_cbor_skip(in, &v))
-                CORRUPT("event types: bad value");
-        }
-        if (id > UINT32_MAX || name.kind != TL_CBOR_TEXT || name.len == 0 ||
-            name.len > TRACELOG_TEXT_MAX || memchr(name.ptr, 0, name.len))
-            CORRUPT("event types: entry without a valid id and name");
-        tracelog_status st = sink(ctx, (uint32_t)id, (const char *)name.ptr, name.len);
-        if (st != TRACELOG_OK) {
-            *why = "event types: entry refused";
-            return st;
-        }
-    }
-    return TRACELOG_OK;
 }
 
 tracelog_status tl_status_encode(const tracelog_log_status *st, tl_buf *out)

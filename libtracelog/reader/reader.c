@@ -23,11 +23,14 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "common/array.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "format/chunk.h"
+#include "format/event_types.h"
 #include "format/format.h"
 #include "format/meta.h"
+#include "format/trailer.h"
 #include "reader/source.h"
 
 typedef struct chunk_ref {
@@ -39,11 +42,6 @@ typedef struct chunk_ref {
     tl_chunk_header ch;
 } chunk_ref;
 
-typedef struct type_name {
-    uint32_t id;
-    char *name;
-} type_name;
-
 struct tracelog_reader {
     tl_source src;
     int own_fd;
@@ -53,10 +51,7 @@ struct tracelog_reader {
     tracelog_metadata meta;
     int have_meta;
 
-    type_name *types;
-    size_t ntypes, types_cap;
-    char **retired;        /* names replaced by a later definition, freed at close */
-    size_t nretired;
+    tracelog_event_types types; /* a later definition renames; names handed out stay valid */
 
     chunk_ref *chunks;
     size_t nchunks, chunks_cap;
@@ -131,62 +126,12 @@ static void problem(tracelog_reader *r, tracelog_status code, uint64_t off, uint
 
 /* ---- event types --------------------------------------------------------- */
 
-static size_t type_slot(const tracelog_reader *r, uint32_t id)
-{
-    size_t lo = 0, hi = r->ntypes;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->types[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static tracelog_status add_type(void *ctx, uint32_t id, const char *name, size_t len)
 {
     tracelog_reader *r = ctx;
-    size_t i = type_slot(r, id);
-    char *copy = malloc(len + 1);
-    if (!copy)
-        return TRACELOG_E_NOMEM;
-    memcpy(copy, name, len);
-    copy[len] = 0;
-    if (i < r->ntypes && r->types[i].id == id) { /* a later definition replaces */
-        if (strcmp(r->types[i].name, copy) == 0) { /* the usual case: the trailer repeats the table */
-            free(copy);
-            return TRACELOG_OK;
-        }
-        /* Names handed out stay valid until tracelog_reader_close: retire, do not free. */
-        char **retired = realloc(r->retired, (r->nretired + 1) * sizeof *retired);
-        if (!retired) {
-            free(copy);
-            return TRACELOG_E_NOMEM;
-        }
-        r->retired = retired;
-        r->retired[r->nretired++] = r->types[i].name;
-        r->types[i].name = copy;
-        return TRACELOG_OK;
-    }
-    if (r->ntypes >= r->opt.max_event_types) {
-        free(copy);
+    if (r->types.n >= r->opt.max_event_types && !tl_event_types_get(&r->types, id))
         return TRACELOG_E_LIMIT;
-    }
-    if (r->ntypes == r->types_cap) {
-        size_t cap = r->types_cap ? r->types_cap * 2 : 32;
-        type_name *p = realloc(r->types, cap * sizeof *p);
-        if (!p) {
-            free(copy);
-            return TRACELOG_E_NOMEM;
-        }
-        r->types = p;
-        r->types_cap = cap;
-    }
-    memmove(r->types + i + 1, r->types + i, (r->ntypes - i) * sizeof *r->types);
-    r->types[i] = (type_name){id, copy};
-    r->ntypes++;
-    return TRACELOG_OK;
+    return tl_event_types_set(&r->types, id, name, len, 1);
 }
 
 /* ---- blocks -------------------------------------------------------------- */
@@ -345,69 +290,31 @@ static void take_status(tracelog_reader *r, uint64_t off, uint64_t seq)
     }
 }
 
-/* Trailer: [u32 n][CBOR map of n bytes][pad to 8][u64 count][count entries][u64 offset][end magic]. */
 static void take_trailer(tracelog_reader *r, uint64_t off, uint64_t seq)
 {
-    const uint8_t *p = r->payload.data;
-    size_t len = r->payload.len;
-    const char *why = "trailer: bad layout";
-    if (len < 4 + 8 + 16 || tl_load32(p) > len - 4 - 8 - 16)
-        goto bad;
-    uint32_t n = tl_load32(p);
-    size_t idx = (size_t)tl_align8(4 + (uint64_t)n);
-    if (idx + 8 + 16 > len)
-        goto bad;
-    uint64_t count = tl_load64(p + idx);
-    if (count > (len - idx - 8 - 16) / TL_INDEX_ENTRY_SIZE ||
-        idx + 8 + count * TL_INDEX_ENTRY_SIZE + 16 != len || memcmp(p + len - 8, TL_END_MAGIC, 8))
-        goto bad;
-    tl_cbor_in in = {p + 4, p + 4 + n};
-    tl_cbor_item map, k;
-    tracelog_log_status st;
-    int have_st = 0;
-    if (tl_cbor_next(&in, &map) || map.kind != TL_CBOR_MAP)
-        goto bad;
-    for (uint64_t i = 0; i < map.u; i++) {
-        if (tl_cbor_next(&in, &k) || k.kind != TL_CBOR_TEXT)
-            goto bad;
-        if (tl_cbor_is_key(&k, "status")) {
-            if (tl_status_decode(&in, &st, &why) != TRACELOG_OK)
-                goto bad;
-            have_st = 1;
-        } else if (tl_cbor_is_key(&k, "event_types")) {
-            if (tl_types_decode(&in, add_type, r, &why) != TRACELOG_OK)
-                goto bad;
-        } else {
-            tl_cbor_item v;
-            if (tl_cbor_next(&in, &v) || tl_cbor_skip(&in, &v))
-                goto bad;
-        }
+    const char *why = "";
+    tl_trailer_info t;
+    tracelog_status st = tl_trailer_decode(r->payload.data, r->payload.len, &t, add_type, r, &why);
+    if (st != TRACELOG_OK) {
+        problem(r, st, off, 0, "%s", why);
+        return;
     }
-    if (in.p != in.end)
-        goto bad;
-    if (have_st) {
-        r->status = st;
+    if (t.have_status) {
+        r->status = t.status;
         r->status_seq = seq;
         r->have_status = 1;
     }
     r->have_trailer = 1;
     if (seq > r->trailer_seq)
         r->trailer_seq = seq;
-    return;
-bad:
-    problem(r, TRACELOG_E_CORRUPT, off, 0, "%s", why);
 }
 
 static tracelog_status add_chunk(tracelog_reader *r, const chunk_ref *c)
 {
-    if (r->nchunks == r->chunks_cap) {
-        size_t cap = r->chunks_cap ? r->chunks_cap * 2 : 64;
-        chunk_ref *p = realloc(r->chunks, cap * sizeof *p);
-        if (!p)
-            return TRACELOG_E_NOMEM;
-        r->chunks = p;
-        r->chunks_cap = cap;
-    }
+    chunk_ref *p = tl_grow(r->chunks, &r->chunks_cap, r->nchunks + 1, sizeof *p);
+    if (!p)
+        return TRACELOG_E_NOMEM;
+    r->chunks = p;
     r->chunks[r->nchunks++] = *c;
     r->stored_bytes += c->payload_len;
     r->raw_bytes += c->ch.raw_size + TL_CHUNK_HEADER_SIZE;
@@ -621,12 +528,7 @@ static tracelog_status read_header(tracelog_reader *r, tracelog_error *err)
 
 static void free_reader(tracelog_reader *r)
 {
-    for (size_t i = 0; i < r->ntypes; i++)
-        free(r->types[i].name);
-    free(r->types);
-    for (size_t i = 0; i < r->nretired; i++)
-        free(r->retired[i]);
-    free(r->retired);
+    tl_event_types_clear(&r->types);
     free(r->chunks);
     free(r->problems);
     tl_buf_free(&r->raw);
@@ -921,26 +823,19 @@ tracelog_status tracelog_reader_seek_time(tracelog_reader *r, uint64_t ts)
 
 const tracelog_metadata *tracelog_reader_metadata(const tracelog_reader *r) { return r ? &r->meta : NULL; }
 
-size_t tracelog_reader_event_type_count(const tracelog_reader *r) { return r ? r->ntypes : 0; }
+const tracelog_event_types *tracelog_reader_event_types(const tracelog_reader *r) { return r ? &r->types : NULL; }
+
+size_t tracelog_reader_event_type_count(const tracelog_reader *r) { return tracelog_event_types_count(r ? &r->types : NULL); }
 
 tracelog_status tracelog_reader_event_type(const tracelog_reader *r, size_t index, uint32_t *id,
                                            const char **name)
 {
-    if (!r || index >= r->ntypes)
-        return TRACELOG_E_INVAL;
-    if (id)
-        *id = r->types[index].id;
-    if (name)
-        *name = r->types[index].name;
-    return TRACELOG_OK;
+    return tracelog_event_types_at(r ? &r->types : NULL, index, id, name);
 }
 
 const char *tracelog_reader_event_name(const tracelog_reader *r, uint32_t id)
 {
-    if (!r)
-        return NULL;
-    size_t i = type_slot(r, id);
-    return i < r->ntypes && r->types[i].id == id ? r->types[i].name : NULL;
+    return tracelog_event_types_name(r ? &r->types : NULL, id);
 }
 
 void tracelog_reader_get_info(const tracelog_reader *r, tracelog_reader_info *info)

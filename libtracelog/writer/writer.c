@@ -13,23 +13,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/bytes.h"
 #include "common/error.h"
 #include "format/chunk.h"
+#include "format/event_types.h"
 #include "format/format.h"
 #include "format/meta.h"
+#include "format/trailer.h"
 #include "writer/io.h"
-
-typedef struct index_entry {
-    uint64_t offset, seq, min_ts, max_ts;
-    uint32_t count;
-    uint32_t segment;
-} index_entry;
-
-typedef struct type_entry {
-    uint32_t id;
-    char *name;
-} type_entry;
 
 struct tracelog_writer {
     tl_io io;
@@ -42,14 +34,15 @@ struct tracelog_writer {
     uint64_t pos;  /* next write offset (sequential layout) */
     uint32_t chunk_limit; /* uncompressed bytes per chunk */
 
-    type_entry *types;
-    size_t ntypes, types_cap, types_written;
+    tracelog_event_types types;
+    uint32_t *defined;    /* the ids of types, in definition order */
+    size_t ndefined, defined_cap, types_written;
 
     tl_chunk_builder chunk;
     tl_buf payload, block;
     ZSTD_CCtx *cctx;
 
-    index_entry *index;
+    tl_index_entry *index; /* sequential logs (a ring is found by scanning its segments) */
     size_t nindex, index_cap;
 
     tracelog_log_status status;
@@ -117,14 +110,9 @@ static uint64_t segment_offset(const tracelog_writer *w, uint32_t s)
     return w->hdr.ring_offset + (uint64_t)s * w->hdr.segment_size;
 }
 
-/* Drops the index entries of segment s, which is about to be overwritten. */
+/* Counts the events of segment s, which is about to be overwritten, as lost. */
 static void forget_segment(tracelog_writer *w, uint32_t s)
 {
-    size_t j = 0;
-    for (size_t i = 0; i < w->nindex; i++)
-        if (w->index[i].segment != s)
-            w->index[j++] = w->index[i];
-    w->nindex = j;
     w->status.log_overruns += w->seg_events[s];
     w->seg_events[s] = 0;
 }
@@ -200,19 +188,23 @@ static tracelog_status write_block(tracelog_writer *w, uint16_t type, const uint
     return TRACELOG_OK;
 }
 
+/* Appends the EVENT_TYPES array of the types defined[from..to) to w->payload. */
+static tracelog_status encode_types(tracelog_writer *w, size_t from, size_t to)
+{
+    tracelog_status st = tl_types_encode_head(to - from, &w->payload);
+    for (size_t i = from; i < to && st == TRACELOG_OK; i++)
+        st = tl_types_encode_entry(w->defined[i], tl_event_types_get(&w->types, w->defined[i])->name,
+                                   &w->payload);
+    return st;
+}
+
 static tracelog_status write_pending_types(tracelog_writer *w)
 {
-    size_t n = w->ntypes - w->types_written;
+    size_t n = w->ndefined - w->types_written;
     if (n == 0)
         return TRACELOG_OK;
-    tl_type_entry *e = malloc(sizeof *e * n);
-    if (!e)
-        return TRACELOG_E_NOMEM;
-    for (size_t i = 0; i < n; i++)
-        e[i] = (tl_type_entry){w->types[w->types_written + i].id, w->types[w->types_written + i].name};
     w->payload.len = 0;
-    tracelog_status st = tl_types_encode(e, n, &w->payload);
-    free(e);
+    tracelog_status st = encode_types(w, w->types_written, w->ndefined);
     if (st == TRACELOG_OK)
         st = write_block(w, TL_BLOCK_EVENT_TYPES, w->payload.data, w->payload.len, NULL);
     if (st == TRACELOG_E_LIMIT) {
@@ -222,20 +214,18 @@ static tracelog_status write_pending_types(tracelog_writer *w)
         st = TRACELOG_OK;
     }
     if (st == TRACELOG_OK)
-        w->types_written = w->ntypes;
+        w->types_written = w->ndefined;
     return st;
 }
 
-static tracelog_status add_index(tracelog_writer *w, index_entry e)
+static tracelog_status add_index(tracelog_writer *w, tl_index_entry e)
 {
-    if (w->nindex == w->index_cap) {
-        size_t cap = w->index_cap ? w->index_cap * 2 : 64;
-        index_entry *p = realloc(w->index, cap * sizeof *p);
-        if (!p)
-            return TRACELOG_E_NOMEM;
-        w->index = p;
-        w->index_cap = cap;
-    }
+    if (is_ring(w))
+        return TRACELOG_OK;
+    tl_index_entry *p = tl_grow(w->index, &w->index_cap, w->nindex + 1, sizeof *p);
+    if (!p)
+        return TRACELOG_E_NOMEM;
+    w->index = p;
     w->index[w->nindex++] = e;
     return TRACELOG_OK;
 }
@@ -265,12 +255,11 @@ static tracelog_status emit_chunk(tracelog_writer *w)
         tl_chunk_builder_reset(c);
         return TRACELOG_E_LOG_FULL;
     }
-    index_entry e = {0, w->seq, c->min_ts, c->max_ts, c->count, 0};
+    tl_index_entry e = {0, w->seq, c->min_ts, c->max_ts, c->count};
     st = write_block(w, TL_BLOCK_CHUNK, w->payload.data, w->payload.len, &e.offset);
     if (st != TRACELOG_OK)
         return st;
     e.seq = w->seq - 1;
-    e.segment = w->segment;
     if (is_ring(w))
         w->seg_events[w->segment] += c->count;
     if (!w->opt.preserve_attributes) /* a copy's counters are the caller's */
@@ -477,22 +466,17 @@ tracelog_status tracelog_writer_define_event(tracelog_writer *w, uint32_t id, co
     size_t len = strlen(name);
     if (len == 0 || len > TRACELOG_TEXT_MAX)
         return TRACELOG_E_INVAL;
-    for (size_t i = 0; i < w->ntypes; i++)
-        if (w->types[i].id == id)
-            return strcmp(w->types[i].name, name) == 0 ? TRACELOG_OK : TRACELOG_E_INVAL;
-    if (w->ntypes == w->types_cap) {
-        size_t cap = w->types_cap ? w->types_cap * 2 : 32;
-        type_entry *p = realloc(w->types, cap * sizeof *p);
-        if (!p)
-            return TRACELOG_E_NOMEM;
-        w->types = p;
-        w->types_cap = cap;
-    }
-    char *copy = strdup(name);
-    if (!copy)
+    const tl_type_entry *known = tl_event_types_get(&w->types, id);
+    if (known)
+        return strcmp(known->name, name) == 0 ? TRACELOG_OK : TRACELOG_E_INVAL;
+    uint32_t *d = tl_grow(w->defined, &w->defined_cap, w->ndefined + 1, sizeof *d);
+    if (!d)
         return TRACELOG_E_NOMEM;
-    w->types[w->ntypes++] = (type_entry){id, copy};
-    return TRACELOG_OK;
+    w->defined = d;
+    tracelog_status st = tl_event_types_set(&w->types, id, name, len, 0);
+    if (st == TRACELOG_OK)
+        w->defined[w->ndefined++] = id;
+    return st;
 }
 
 tracelog_status tracelog_writer_append(tracelog_writer *w, const tracelog_event *ev)
@@ -601,53 +585,13 @@ tracelog_status tracelog_writer_sync(tracelog_writer *w)
     return e ? poison(w, TRACELOG_E_IO, e, TL_NO_OFFSET, "fdatasync failed") : st;
 }
 
+/* A ring keeps its names in the durable region, which is never overwritten:
+   its trailer lists none (it must fit in one segment) and no chunk index. */
 static tracelog_status encode_trailer(tracelog_writer *w)
 {
-    tl_buf *p = &w->payload;
-    p->len = 0;
-    uint8_t word[8] = {0};
-    if (tl_buf_append(p, word, 4))
-        return TRACELOG_E_NOMEM;
-    tl_type_entry *e = malloc(sizeof *e * (w->ntypes ? w->ntypes : 1));
-    if (!e)
-        return TRACELOG_E_NOMEM;
-    for (size_t i = 0; i < w->ntypes; i++)
-        e[i] = (tl_type_entry){w->types[i].id, w->types[i].name};
-    tracelog_status st = TRACELOG_OK;
-    if (tl_cbor_put_map(p, 2) || tl_cbor_put_text(p, "status"))
-        st = TRACELOG_E_NOMEM;
-    if (st == TRACELOG_OK)
-        st = tl_status_encode(&w->status, p);
-    if (st == TRACELOG_OK && tl_cbor_put_text(p, "event_types"))
-        st = TRACELOG_E_NOMEM;
-    /* A ring keeps its names in the durable region, which is never
-       overwritten: its trailer needs none, and must fit in one segment. */
-    if (st == TRACELOG_OK)
-        st = tl_types_encode(e, is_ring(w) ? 0 : w->ntypes, p);
-    free(e);
-    if (st != TRACELOG_OK)
-        return st;
-    tl_store32(p->data, (uint32_t)(p->len - 4));
-    size_t nindex = is_ring(w) ? 0 : w->nindex; /* a ring is found by scanning its segments */
-    if (tl_buf_append(p, word, tl_align8(p->len) - p->len))
-        return TRACELOG_E_NOMEM;
-    tl_store64(word, nindex);
-    if (tl_buf_append(p, word, 8) || tl_buf_reserve(p, nindex * TL_INDEX_ENTRY_SIZE + 16))
-        return TRACELOG_E_NOMEM;
-    for (size_t i = 0; i < nindex; i++) {
-        uint8_t *o = p->data + p->len;
-        tl_store64(o, w->index[i].offset);
-        tl_store64(o + 8, w->index[i].seq);
-        tl_store64(o + 16, w->index[i].min_ts);
-        tl_store64(o + 24, w->index[i].max_ts);
-        tl_store32(o + 32, w->index[i].count);
-        tl_store32(o + 36, 0);
-        p->len += TL_INDEX_ENTRY_SIZE;
-    }
-    tl_store64(p->data + p->len, is_ring(w) ? 0 : w->pos);
-    memcpy(p->data + p->len + 8, TL_END_MAGIC, 8);
-    p->len += 16;
-    return TRACELOG_OK;
+    tl_trailer t = {&w->status, &w->types, w->defined, is_ring(w) ? 0 : w->ndefined,
+                    w->index, w->nindex, is_ring(w) ? 0 : w->pos};
+    return tl_trailer_encode(&t, &w->payload);
 }
 
 static tracelog_status write_trailer(tracelog_writer *w)
@@ -666,9 +610,8 @@ static tracelog_status write_trailer(tracelog_writer *w)
 
 static void free_writer(tracelog_writer *w)
 {
-    for (size_t i = 0; i < w->ntypes; i++)
-        free(w->types[i].name);
-    free(w->types);
+    tl_event_types_clear(&w->types);
+    free(w->defined);
     tl_chunk_builder_free(&w->chunk);
     tl_buf_free(&w->payload);
     tl_buf_free(&w->block);

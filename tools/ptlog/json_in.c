@@ -26,7 +26,7 @@ typedef struct json_src {
     ptlog_src base;
     ptlog_in *in;
     int lines;
-    ptlog_types types;
+    tracelog_event_types *types;
     tracelog_log_status status;
     unsigned char *data;
     size_t data_cap;
@@ -213,13 +213,13 @@ static int parse_attributes(json_src *s, const json_t *a)
 
 static int add_type(json_src *s, uint32_t id, const char *name, const char *ctx, const char *key)
 {
-    int r = ptlog_types_add(&s->types, id, name);
-    if (r == -1)
+    tracelog_status st = tracelog_event_types_add(s->types, id, name);
+    if (st == TRACELOG_E_NOMEM)
         return ptlog_nomem();
-    if (r == -2) {
+    if (st != TRACELOG_OK) { /* the name was checked: the id has another one */
         char msg[400];
         snprintf(msg, sizeof msg, "event type %u is named both \"%.120s\" and \"%.120s\"", id,
-                 ptlog_types_name(&s->types, id), name);
+                 tracelog_event_types_name(s->types, id), name);
         return bad_value(s, ctx, key, msg);
     }
     return 0;
@@ -355,13 +355,14 @@ static int resolve_type(json_src *s, const char *ctx, const raw_event *r, uint32
     }
     if (!r->name)
         return bad_value(s, ctx, "id", "missing (an event needs an \"id\" or a \"name\")");
-    int64_t found = ptlog_types_find_name(&s->types, name);
-    if (found >= 0) {
-        *out = (uint32_t)found;
+    if (tracelog_event_types_find(s->types, name, out))
         return 0;
-    }
     /* a new name without an id: the next free id */
-    uint64_t id = s->types.n ? s->types.v[s->types.n - 1].id + 1ull : 0;
+    uint32_t last = 0;
+    size_t n = tracelog_event_types_count(s->types);
+    if (n)
+        tracelog_event_types_at(s->types, n - 1, &last, NULL);
+    uint64_t id = n ? last + 1ull : 0;
     if (id > UINT32_MAX)
         return bad_value(s, ctx, "id", "missing, and no free event type id is left");
     *out = (uint32_t)id;
@@ -1057,16 +1058,14 @@ static int skip_bom(json_src *s)
 
 static const char *js_type_name(ptlog_src *base, uint32_t id)
 {
-    return ptlog_types_name(&((json_src *)base)->types, id);
+    return tracelog_event_types_name(((json_src *)base)->types, id);
 }
 
-static size_t js_type_count(ptlog_src *base) { return ((json_src *)base)->types.n; }
+static size_t js_type_count(ptlog_src *base) { return tracelog_event_types_count(((json_src *)base)->types); }
 
 static void js_type_at(ptlog_src *base, size_t i, uint32_t *id, const char **name)
 {
-    json_src *s = (json_src *)base;
-    *id = s->types.v[i].id;
-    *name = s->types.v[i].name;
+    tracelog_event_types_at(((json_src *)base)->types, i, id, name);
 }
 
 static void js_get_status(ptlog_src *base, tracelog_log_status *st) { *st = ((json_src *)base)->status; }
@@ -1081,7 +1080,7 @@ static void js_close(ptlog_src *base)
 {
     json_src *s = (json_src *)base;
     json_decref(s->pending);
-    ptlog_types_free(&s->types);
+    tracelog_event_types_free(s->types);
     free(s->data);
     free(s->buf);
     ptlog_in_close(s->in);
@@ -1111,13 +1110,14 @@ int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out)
     b->seek_time = NULL;
     b->finish = js_finish;
     b->close = js_close;
-    int rc = skip_bom(s);
+    s->types = tracelog_event_types_new();
+    int rc = s->types ? skip_bom(s) : ptlog_nomem();
     if (!rc)
         rc = lines ? lines_start(s) : doc_start(s);
     if (rc) {
         s->in = NULL; /* the caller still owns in on failure */
         json_decref(s->pending);
-        ptlog_types_free(&s->types);
+        tracelog_event_types_free(s->types);
         free(s->data);
         free(s->buf);
         free(s);

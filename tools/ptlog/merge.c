@@ -22,7 +22,7 @@ typedef struct merger {
     size_t n;
     size_t *heap;       /* indexes of inputs with a current event, min-heap by (ts, index) */
     size_t nheap;
-    ptlog_types names;  /* output id -> name */
+    tracelog_event_types *names; /* output id -> name */
     ptlog_idmap used;   /* output ids in use (named or not) */
     uint64_t next_id;
     tracelog_writer *w;
@@ -80,10 +80,10 @@ static int map_id(merger *m, input *in, uint32_t id, uint32_t *out)
         return 0;
     }
     const char *name = in->src->type_name(in->src, id);
-    int64_t found = name ? ptlog_types_find_name(&m->names, name) : -1;
+    uint32_t found;
     uint64_t oid;
-    if (found >= 0) {
-        oid = (uint64_t)found;
+    if (name && tracelog_event_types_find(m->names, name, &found)) {
+        oid = found;
     } else {
         oid = ptlog_idmap_get(&m->used, id) == SIZE_MAX ? id : m->next_id;
         if (oid > UINT32_MAX) {
@@ -93,8 +93,8 @@ static int map_id(merger *m, input *in, uint32_t id, uint32_t *out)
         if (use_id(m, oid))
             return ptlog_nomem();
         if (name) {
-            if (ptlog_types_add(&m->names, (uint32_t)oid, name))
-                return ptlog_nomem();
+            if (tracelog_event_types_add(m->names, (uint32_t)oid, name) != TRACELOG_OK)
+                return ptlog_nomem(); /* oid is new and name valid: only memory can fail */
             tracelog_status st = tracelog_writer_define_event(m->w, (uint32_t)oid, name);
             if (st != TRACELOG_OK)
                 return ptlog_writer_error(ptlog_out_name(m->out), m->w, st);
@@ -211,7 +211,8 @@ int ptlog_cmd_merge(char **paths, size_t n, const char *out_path)
     m.n = n;
     m.in = calloc(n, sizeof *m.in);
     m.heap = calloc(n, sizeof *m.heap);
-    int rc = m.in && m.heap ? open_all(&m, paths) : ptlog_nomem();
+    m.names = tracelog_event_types_new();
+    int rc = m.in && m.heap && m.names ? open_all(&m, paths) : ptlog_nomem();
     ptlog_out out;
     if (!rc)
         rc = ptlog_out_open(&out, out_path);
@@ -264,7 +265,7 @@ done:
     }
     free(m.in);
     free(m.heap);
-    ptlog_types_free(&m.names);
+    tracelog_event_types_free(m.names);
     ptlog_idmap_free(&m.used);
     return rc;
 }

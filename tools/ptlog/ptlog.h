@@ -134,27 +134,6 @@ size_t ptlog_idmap_get(const ptlog_idmap *m, uint64_t key);
 int ptlog_idmap_put(ptlog_idmap *m, uint64_t key, size_t val);
 void ptlog_idmap_free(ptlog_idmap *m);
 
-/* ---- event types (types.c): an id -> name table owned by the tool ------------- */
-
-typedef struct ptlog_type {
-    uint32_t id;
-    char *name;
-} ptlog_type;
-
-typedef struct ptlog_types {
-    ptlog_type *v;          /* sorted by id */
-    size_t n, cap;
-    ptlog_idmap by_name;    /* 64-bit hash of a name -> lowest id with that name */
-    int name_collision;     /* two names hashed alike: find_name scans */
-} ptlog_types;
-
-/* 0 added or already there with that name; -1 out of memory; -2 id named otherwise. */
-int ptlog_types_add(ptlog_types *t, uint32_t id, const char *name);
-const char *ptlog_types_name(const ptlog_types *t, uint32_t id);
-/* Lowest id named name, or -1. */
-int64_t ptlog_types_find_name(const ptlog_types *t, const char *name);
-void ptlog_types_free(ptlog_types *t);
-
 /* ---- event sources (src_ptl.c, json_in.c) ---------------------------------------- */
 
 typedef struct ptlog_src ptlog_src;
