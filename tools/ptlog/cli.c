@@ -24,12 +24,12 @@ void ptlog_msg(const char *where, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
+    /* Messages quote names and texts from files: no control byte reaches the terminal. */
+    char safe[4 * sizeof line + 1];
+    size_t len = ptlog_text_sanitize(line, strlen(line), safe);
+    safe[len++] = '\n';
     /* one write per message, so that lines never interleave */
-    size_t len = strlen(line);
-    if (len == sizeof line - 1)
-        len--;
-    line[len] = '\n';
-    fwrite(line, 1, len + 1, stderr);
+    fwrite(safe, 1, len, stderr);
 }
 
 int ptlog_nomem(void)

@@ -119,6 +119,21 @@ typedef struct ptlog_timearg {
 /* Parses "2024-05-01T12:00:00.5Z", "...+02:00", "1714564800000000000" (ns) or "+1.5s". 0 or -1. */
 int ptlog_parse_time(const char *s, ptlog_timearg *t);
 
+/* ---- text from files, safe to print (text.c; the rule is in README.md) ------------ */
+
+/* 1 if s[0..n) prints bare: non-empty, valid UTF-8, no control, quote, backslash (or blank). */
+int ptlog_text_is_plain(const char *s, size_t n, int blanks_ok);
+/* s[0..n) in double quotes, C-escaped, \xHH for control and non-UTF-8 bytes (room for 4n + 2). */
+size_t ptlog_text_quote(const char *s, size_t n, char *dst);
+/* Bare if plain, else quoted (room for 4n + 2). */
+size_t ptlog_text_safe(const char *s, size_t n, int blanks_ok, char *dst);
+/* Only control and non-UTF-8 bytes as \xHH, nothing quoted (room for 4n): for messages. */
+size_t ptlog_text_sanitize(const char *s, size_t n, char *dst);
+/* Room for the shown form of a metadata text or event name (TRACELOG_TEXT_MAX bytes). */
+#define PTLOG_TEXT_SHOW_SIZE (4 * TRACELOG_TEXT_MAX + 3)
+/* NUL-terminated ptlog_text_safe (blanks allowed) of the C string s into buf (cap bytes). */
+const char *ptlog_text_show(const char *s, char *buf, size_t cap);
+
 /* ---- a small hash map from 64-bit keys to indexes (idmap.c) -------------------- */
 
 typedef struct ptlog_idmap {
