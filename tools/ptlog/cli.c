@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -333,6 +334,35 @@ static int need_one_input(const args *a)
     return 0;
 }
 
+/* The file behind an input or output argument ("-": the standard stream fd). 0 or -1. */
+static int stat_arg(const char *path, int std_fd, struct stat *st)
+{
+    return !path || strcmp(path, "-") == 0 ? fstat(std_fd, st) : stat(path, st);
+}
+
+/*
+ * Refuses an output that is one of the inputs (same device and inode, so
+ * also through symbolic and hard links), before anything is written: the
+ * output would replace the log it is read from, or grow it while it is read
+ * (standard output appended to an input). Devices and FIFOs are exempt.
+ */
+static int check_output_not_input(const args *a, char *const *inputs, size_t n)
+{
+    struct stat out, in;
+    if (stat_arg(a->output, STDOUT_FILENO, &out) != 0 || !S_ISREG(out.st_mode))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (stat_arg(inputs[i], STDIN_FILENO, &in) != 0 || in.st_dev != out.st_dev || in.st_ino != out.st_ino)
+            continue;
+        const char *in_name = ptlog_display_name(inputs[i]);
+        if (!a->output || strcmp(a->output, "-") == 0)
+            return usage_error(a->cmd, "standard output is the input %s (the same file); write elsewhere", in_name);
+        return usage_error(a->cmd, "the output %s is the input %s (the same file); write to another file",
+                           a->output, in_name);
+    }
+    return 0;
+}
+
 /* Binary output is never sent to a terminal by accident. */
 static int check_binary_output(const args *a)
 {
@@ -361,6 +391,8 @@ static int run_dump(int argc, char **argv, args *a)
         return rc;
     if (a->relative && a->local)
         return usage_error(a->cmd, "--relative and --local cannot be used together");
+    if ((rc = check_output_not_input(a, a->pos, 1)))
+        return rc;
     ptlog_dump_opts o = {a->relative, a->local, 0};
     return ptlog_cmd_dump(a->pos[0], a->from, &a->sel, &o, a->output, a->color);
 }
@@ -377,7 +409,7 @@ static int run_info(int argc, char **argv, args *a)
     int rc = parse_args(argc, argv, opts, a);
     if (rc)
         return rc;
-    if ((rc = need_one_input(a)))
+    if ((rc = need_one_input(a)) || (rc = check_output_not_input(a, a->pos, 1)))
         return rc;
     return ptlog_cmd_info(a->pos[0], a->json, a->quick, a->output);
 }
@@ -392,7 +424,7 @@ static int run_verify(int argc, char **argv, args *a)
     int rc = parse_args(argc, argv, opts, a);
     if (rc)
         return rc;
-    if ((rc = need_one_input(a)))
+    if ((rc = need_one_input(a)) || (rc = check_output_not_input(a, a->pos, 1)))
         return rc;
     return ptlog_cmd_verify(a->pos[0], a->quiet);
 }
@@ -416,6 +448,8 @@ static int run_convert(int argc, char **argv, args *a)
         return usage_error(a->cmd, "missing --to FORMAT (json, jsonl, chrome or ptl)");
     if (a->to == PTLOG_FMT_PTL && (rc = check_binary_output(a)))
         return rc;
+    if ((rc = check_output_not_input(a, a->pos, 1)))
+        return rc;
     return ptlog_cmd_convert(a->pos[0], a->from, a->to, a->output, &a->sel);
 }
 
@@ -435,7 +469,7 @@ static int run_filter(int argc, char **argv, args *a)
         return rc;
     if (!a->output)
         return usage_error(a->cmd, "missing -o OUT (use -o - for standard output)");
-    if ((rc = check_binary_output(a)))
+    if ((rc = check_binary_output(a)) || (rc = check_output_not_input(a, a->pos, 1)))
         return rc;
     return ptlog_cmd_convert(a->pos[0], a->from, PTLOG_FMT_PTL, a->output, &a->sel);
 }
@@ -459,7 +493,7 @@ static int run_merge(int argc, char **argv, args *a)
         stdin_count += strcmp(a->pos[i], "-") == 0;
     if (stdin_count > 1)
         return usage_error(a->cmd, "standard input (-) can be given only once");
-    if ((rc = check_binary_output(a)))
+    if ((rc = check_binary_output(a)) || (rc = check_output_not_input(a, a->pos, a->npos)))
         return rc;
     return ptlog_cmd_merge(a->pos, a->npos, a->output);
 }

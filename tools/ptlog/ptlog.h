@@ -52,6 +52,13 @@ void ptlog_progress_init(ptlog_progress *p, uint64_t total);
 void ptlog_progress_update(ptlog_progress *p, uint64_t done);
 void ptlog_progress_end(ptlog_progress *p);
 
+/* ---- temporary files removed on SIGINT, SIGTERM, SIGHUP, SIGPIPE (cleanup.c) ------- */
+
+/* Registers path (kept, not copied: valid until removed). 0, or -1 when every slot is taken. */
+int ptlog_cleanup_add(const char *path);
+/* Unregisters path (call before freeing it; after unlinking or renaming it). */
+void ptlog_cleanup_remove(const char *path);
+
 /* ---- output (out.c) ---------------------------------------------------------- */
 
 typedef struct ptlog_out {
