@@ -15,6 +15,11 @@
 
 /* ---- messages and progress ----------------------------------------------------- */
 
+/* A progress line is on the terminal: a message first erases it, so it never lands inside one. */
+static int progress_on_screen;
+
+#define ERASE_LINE "\r\033[K"
+
 void ptlog_msg(const char *where, const char *fmt, ...)
 {
     char line[1024];
@@ -26,8 +31,14 @@ void ptlog_msg(const char *where, const char *fmt, ...)
     vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
     /* Messages quote names and texts from files: no control byte reaches the terminal. */
-    char safe[4 * sizeof line + 1];
-    size_t len = ptlog_text_sanitize(line, strlen(line), safe);
+    char safe[sizeof ERASE_LINE + 4 * sizeof line + 1];
+    size_t len = 0;
+    if (progress_on_screen) {
+        memcpy(safe, ERASE_LINE, sizeof ERASE_LINE - 1);
+        len = sizeof ERASE_LINE - 1;
+        progress_on_screen = 0;
+    }
+    len += ptlog_text_sanitize(line, strlen(line), safe + len);
     safe[len++] = '\n';
     /* one write per message, so that lines never interleave */
     fwrite(safe, 1, len, stderr);
@@ -46,10 +57,23 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+int ptlog_progress_wanted(int stderr_fd, int stdout_fd, int stdout_used)
+{
+    if (!isatty(stderr_fd))
+        return 0;
+    if (!stdout_used || !isatty(stdout_fd))
+        return 1;
+    /* Both terminals: only if they are different ones (another pty or console). */
+    struct stat out, err;
+    if (fstat(stdout_fd, &out) != 0 || fstat(stderr_fd, &err) != 0)
+        return 0;
+    return out.st_rdev != err.st_rdev;
+}
+
 void ptlog_progress_init(ptlog_progress *p, uint64_t total)
 {
     memset(p, 0, sizeof *p);
-    p->enabled = isatty(STDERR_FILENO);
+    p->enabled = ptlog_progress_wanted(STDERR_FILENO, STDOUT_FILENO, ptlog_out_stdout_claimed());
     p->start = p->last = p->enabled ? now_s() : 0;
     p->total = total;
 }
@@ -63,6 +87,7 @@ void ptlog_progress_update(ptlog_progress *p, uint64_t done)
         return;
     p->last = t;
     p->shown = 1;
+    progress_on_screen = 1;
     if (p->total && done <= p->total)
         fprintf(stderr, "\rptlog: %llu events (%u%%) ", (unsigned long long)done,
                 (unsigned)(done * 100 / p->total));
@@ -72,9 +97,10 @@ void ptlog_progress_update(ptlog_progress *p, uint64_t done)
 
 void ptlog_progress_end(ptlog_progress *p)
 {
-    if (p->shown)
-        fputs("\r\033[K", stderr);
+    if (p->shown && progress_on_screen)
+        fputs(ERASE_LINE, stderr);
     p->shown = 0;
+    progress_on_screen = 0;
 }
 
 /* ---- help ------------------------------------------------------------------------- */

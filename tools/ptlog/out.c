@@ -17,6 +17,11 @@
 
 static void *xmalloc_or_null(size_t n) { return malloc(n); }
 
+/* An output was opened on standard output (the progress line must then stay off its terminal). */
+static int stdout_claimed;
+
+int ptlog_out_stdout_claimed(void) { return stdout_claimed; }
+
 int ptlog_out_open(ptlog_out *o, const char *path)
 {
     memset(o, 0, sizeof *o);
@@ -27,6 +32,7 @@ int ptlog_out_open(ptlog_out *o, const char *path)
         return ptlog_nomem();
     if (!path || strcmp(path, "-") == 0) {
         o->fd = STDOUT_FILENO;
+        stdout_claimed = 1;
         return PTLOG_EXIT_OK;
     }
     size_t n = strlen(path);

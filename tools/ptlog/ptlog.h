@@ -38,7 +38,12 @@ int ptlog_nomem(void);
 /* Name shown for a path ("-" is "<stdin>"). */
 const char *ptlog_display_name(const char *path);
 
-/* ---- progress (cli.c): shown on stderr only when it is a terminal ------------ */
+/*
+ * ---- progress (cli.c) ----------------------------------------------------------
+ * A "\rptlog: N events (P%)" line on stderr, only when stderr is a terminal
+ * that the command's output does not share (so never inside output lines),
+ * and erased before any message is printed.
+ */
 
 typedef struct ptlog_progress {
     int enabled;
@@ -47,6 +52,8 @@ typedef struct ptlog_progress {
     uint64_t total; /* events expected, 0 if unknown */
 } ptlog_progress;
 
+/* The decision: stderr_fd is a terminal, and stdout_fd is not that terminal or carries no output. */
+int ptlog_progress_wanted(int stderr_fd, int stdout_fd, int stdout_used);
 void ptlog_progress_init(ptlog_progress *p, uint64_t total);
 /* Call every few thousand events; cheap. */
 void ptlog_progress_update(ptlog_progress *p, uint64_t done);
@@ -89,6 +96,8 @@ int ptlog_out_finish(ptlog_out *o);
 void ptlog_out_abort(ptlog_out *o);
 /* Name of the output for messages. */
 const char *ptlog_out_name(const ptlog_out *o);
+/* 1 once an output was opened on standard output. */
+int ptlog_out_stdout_claimed(void);
 
 /* ---- text formatting helpers (timefmt.c) --------------------------------------- */
 
