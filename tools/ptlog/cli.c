@@ -7,12 +7,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ptlog.h"
 
 /* ---- messages and progress ----------------------------------------------------- */
+
+/* A progress line is on the terminal: a message first erases it, so it never lands inside one. */
+static int progress_on_screen;
+
+#define ERASE_LINE "\r\033[K"
 
 void ptlog_msg(const char *where, const char *fmt, ...)
 {
@@ -24,12 +30,18 @@ void ptlog_msg(const char *where, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
+    /* Messages quote names and texts from files: no control byte reaches the terminal. */
+    char safe[sizeof ERASE_LINE + 4 * sizeof line + 1];
+    size_t len = 0;
+    if (progress_on_screen) {
+        memcpy(safe, ERASE_LINE, sizeof ERASE_LINE - 1);
+        len = sizeof ERASE_LINE - 1;
+        progress_on_screen = 0;
+    }
+    len += ptlog_text_sanitize(line, strlen(line), safe + len);
+    safe[len++] = '\n';
     /* one write per message, so that lines never interleave */
-    size_t len = strlen(line);
-    if (len == sizeof line - 1)
-        len--;
-    line[len] = '\n';
-    fwrite(line, 1, len + 1, stderr);
+    fwrite(safe, 1, len, stderr);
 }
 
 int ptlog_nomem(void)
@@ -45,10 +57,23 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+int ptlog_progress_wanted(int stderr_fd, int stdout_fd, int stdout_used)
+{
+    if (!isatty(stderr_fd))
+        return 0;
+    if (!stdout_used || !isatty(stdout_fd))
+        return 1;
+    /* Both terminals: only if they are different ones (another pty or console). */
+    struct stat out, err;
+    if (fstat(stdout_fd, &out) != 0 || fstat(stderr_fd, &err) != 0)
+        return 0;
+    return out.st_rdev != err.st_rdev;
+}
+
 void ptlog_progress_init(ptlog_progress *p, uint64_t total)
 {
     memset(p, 0, sizeof *p);
-    p->enabled = isatty(STDERR_FILENO);
+    p->enabled = ptlog_progress_wanted(STDERR_FILENO, STDOUT_FILENO, ptlog_out_stdout_claimed());
     p->start = p->last = p->enabled ? now_s() : 0;
     p->total = total;
 }
@@ -62,6 +87,7 @@ void ptlog_progress_update(ptlog_progress *p, uint64_t done)
         return;
     p->last = t;
     p->shown = 1;
+    progress_on_screen = 1;
     if (p->total && done <= p->total)
         fprintf(stderr, "\rptlog: %llu events (%u%%) ", (unsigned long long)done,
                 (unsigned)(done * 100 / p->total));
@@ -71,9 +97,10 @@ void ptlog_progress_update(ptlog_progress *p, uint64_t done)
 
 void ptlog_progress_end(ptlog_progress *p)
 {
-    if (p->shown)
-        fputs("\r\033[K", stderr);
+    if (p->shown && progress_on_screen)
+        fputs(ERASE_LINE, stderr);
     p->shown = 0;
+    progress_on_screen = 0;
 }
 
 /* ---- help ------------------------------------------------------------------------- */
@@ -333,6 +360,35 @@ static int need_one_input(const args *a)
     return 0;
 }
 
+/* The file behind an input or output argument ("-": the standard stream fd). 0 or -1. */
+static int stat_arg(const char *path, int std_fd, struct stat *st)
+{
+    return !path || strcmp(path, "-") == 0 ? fstat(std_fd, st) : stat(path, st);
+}
+
+/*
+ * Refuses an output that is one of the inputs (same device and inode, so
+ * also through symbolic and hard links), before anything is written: the
+ * output would replace the log it is read from, or grow it while it is read
+ * (standard output appended to an input). Devices and FIFOs are exempt.
+ */
+static int check_output_not_input(const args *a, char *const *inputs, size_t n)
+{
+    struct stat out, in;
+    if (stat_arg(a->output, STDOUT_FILENO, &out) != 0 || !S_ISREG(out.st_mode))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (stat_arg(inputs[i], STDIN_FILENO, &in) != 0 || in.st_dev != out.st_dev || in.st_ino != out.st_ino)
+            continue;
+        const char *in_name = ptlog_display_name(inputs[i]);
+        if (!a->output || strcmp(a->output, "-") == 0)
+            return usage_error(a->cmd, "standard output is the input %s (the same file); write elsewhere", in_name);
+        return usage_error(a->cmd, "the output %s is the input %s (the same file); write to another file",
+                           a->output, in_name);
+    }
+    return 0;
+}
+
 /* Binary output is never sent to a terminal by accident. */
 static int check_binary_output(const args *a)
 {
@@ -361,6 +417,8 @@ static int run_dump(int argc, char **argv, args *a)
         return rc;
     if (a->relative && a->local)
         return usage_error(a->cmd, "--relative and --local cannot be used together");
+    if ((rc = check_output_not_input(a, a->pos, 1)))
+        return rc;
     ptlog_dump_opts o = {a->relative, a->local, 0};
     return ptlog_cmd_dump(a->pos[0], a->from, &a->sel, &o, a->output, a->color);
 }
@@ -377,7 +435,7 @@ static int run_info(int argc, char **argv, args *a)
     int rc = parse_args(argc, argv, opts, a);
     if (rc)
         return rc;
-    if ((rc = need_one_input(a)))
+    if ((rc = need_one_input(a)) || (rc = check_output_not_input(a, a->pos, 1)))
         return rc;
     return ptlog_cmd_info(a->pos[0], a->json, a->quick, a->output);
 }
@@ -392,7 +450,7 @@ static int run_verify(int argc, char **argv, args *a)
     int rc = parse_args(argc, argv, opts, a);
     if (rc)
         return rc;
-    if ((rc = need_one_input(a)))
+    if ((rc = need_one_input(a)) || (rc = check_output_not_input(a, a->pos, 1)))
         return rc;
     return ptlog_cmd_verify(a->pos[0], a->quiet);
 }
@@ -416,6 +474,8 @@ static int run_convert(int argc, char **argv, args *a)
         return usage_error(a->cmd, "missing --to FORMAT (json, jsonl, chrome or ptl)");
     if (a->to == PTLOG_FMT_PTL && (rc = check_binary_output(a)))
         return rc;
+    if ((rc = check_output_not_input(a, a->pos, 1)))
+        return rc;
     return ptlog_cmd_convert(a->pos[0], a->from, a->to, a->output, &a->sel);
 }
 
@@ -435,7 +495,7 @@ static int run_filter(int argc, char **argv, args *a)
         return rc;
     if (!a->output)
         return usage_error(a->cmd, "missing -o OUT (use -o - for standard output)");
-    if ((rc = check_binary_output(a)))
+    if ((rc = check_binary_output(a)) || (rc = check_output_not_input(a, a->pos, 1)))
         return rc;
     return ptlog_cmd_convert(a->pos[0], a->from, PTLOG_FMT_PTL, a->output, &a->sel);
 }
@@ -459,7 +519,7 @@ static int run_merge(int argc, char **argv, args *a)
         stdin_count += strcmp(a->pos[i], "-") == 0;
     if (stdin_count > 1)
         return usage_error(a->cmd, "standard input (-) can be given only once");
-    if ((rc = check_binary_output(a)))
+    if ((rc = check_binary_output(a)) || (rc = check_output_not_input(a, a->pos, a->npos)))
         return rc;
     return ptlog_cmd_merge(a->pos, a->npos, a->output);
 }

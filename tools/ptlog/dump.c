@@ -36,22 +36,6 @@ typedef struct dumper {
 #define C_HEX "\033[35m"
 #define C_RESET "\033[0m"
 
-static const char hexd[] = "0123456789abcdef";
-
-/* Escape for one byte in a quoted string, or 0 if it is printed as is. */
-static inline char escape_of(unsigned char c)
-{
-    switch (c) {
-    case '"': return '"';
-    case '\\': return '\\';
-    case '\t': return 't';
-    case '\n': return 'n';
-    case '\r': return 'r';
-    case 0: return '0';
-    default: return 0;
-    }
-}
-
 enum { PLAIN_TEXT, ESCAPED_TEXT, BINARY };
 
 /* Text is printable ASCII with \t \n \r; the last byte may be a NUL after at least one other. */
@@ -76,31 +60,7 @@ static int classify(const unsigned char *p, size_t n)
     return kind;
 }
 
-/* Quoted, C-escaped text of p[0..n) into dst (room for 4n + 2). Non-ASCII as \xHH. */
-static size_t quote(const unsigned char *p, size_t n, char *dst)
-{
-    char *d = dst;
-    *d++ = '"';
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = p[i];
-        char e = escape_of(c);
-        if (e) {
-            *d++ = '\\';
-            *d++ = e;
-        } else if (c < 0x20 || c == 0x7f) {
-            *d++ = '\\';
-            *d++ = 'x';
-            *d++ = hexd[c >> 4];
-            *d++ = hexd[c & 15];
-        } else {
-            *d++ = (char)c;
-        }
-    }
-    *d++ = '"';
-    return (size_t)(d - dst);
-}
-
-/* Names print bare unless they hold blanks, quotes, backslashes or control bytes. */
+/* Names print bare unless they hold blanks, quotes, backslashes, control bytes or invalid UTF-8 (text.c). */
 static char *name_text(const char *name, uint32_t id, size_t *len)
 {
     size_t n = name ? strlen(name) : 0;
@@ -112,17 +72,7 @@ static char *name_text(const char *name, uint32_t id, size_t *len)
         *len = 6 + ptlog_fmt_u64(id, t + 6);
         return t;
     }
-    int plain = n > 0;
-    for (size_t i = 0; i < n && plain; i++) {
-        unsigned char c = (unsigned char)name[i];
-        plain = c > 0x20 && c != 0x7f && c != '"' && c != '\\';
-    }
-    if (plain) {
-        memcpy(t, name, n);
-        *len = n;
-    } else {
-        *len = quote((const unsigned char *)name, n, t);
-    }
+    *len = ptlog_text_safe(name, n, 0, t);
     return t;
 }
 
@@ -163,7 +113,7 @@ static void put_payload(dumper *d, const unsigned char *p, size_t n)
             o[n + 2] = '"';
             out->len += n + 3;
         } else if (kind == ESCAPED_TEXT) {
-            out->len += 1 + quote(p, n, o + 1);
+            out->len += 1 + ptlog_text_quote((const char *)p, n, o + 1);
         } else {
             ptlog_fmt_hexbytes(p, n, o + 1);
             out->len += 1 + 2 * n;
@@ -179,7 +129,7 @@ static void put_payload(dumper *d, const unsigned char *p, size_t n)
         char *o = ptlog_out_room(out, 4 * slice + 2);
         size_t w;
         if (text) {
-            w = quote(p + off, k, o);
+            w = ptlog_text_quote((const char *)p + off, k, o);
             /* one quoted string across the slices */
             if (off > 0) {
                 memmove(o, o + 1, w - 1);

@@ -49,7 +49,7 @@ static size_t json_quote(const char *s, size_t n, char *dst)
     *d++ = '"';
     for (size_t i = 0; i < n;) {
         unsigned char c = p[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
             *d++ = (char)c;
             i++;
             continue;
@@ -60,12 +60,15 @@ static size_t json_quote(const char *s, size_t n, char *dst)
             i++;
             continue;
         }
-        if (c < 0x20) {
+        /* Control characters, DEL and C1 (U+0080..U+009F) escaped: safe on a terminal. */
+        int c1 = c == 0xC2 && i + 1 < n && p[i + 1] >= 0x80 && p[i + 1] <= 0x9F;
+        if (c < 0x20 || c == 0x7f || c1) {
+            unsigned char v = c1 ? p[i + 1] : c;
             memcpy(d, "\\u00", 4);
-            d[4] = hexd[c >> 4];
-            d[5] = hexd[c & 15];
+            d[4] = hexd[v >> 4];
+            d[5] = hexd[v & 15];
             d += 6;
-            i++;
+            i += c1 ? 2 : 1;
             continue;
         }
         size_t k = utf8_len(p + i, n - i);

@@ -1,7 +1,8 @@
 /*
  * Output: a large buffer written in big blocks, to standard output or to a
  * temporary file in the destination's directory that is renamed into place
- * only when everything was written (an error never leaves a partial file).
+ * only when everything was written (an error never leaves a partial file,
+ * and neither does SIGINT, SIGTERM, SIGHUP or SIGPIPE: cleanup.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,11 @@
 
 static void *xmalloc_or_null(size_t n) { return malloc(n); }
 
+/* An output was opened on standard output (the progress line must then stay off its terminal). */
+static int stdout_claimed;
+
+int ptlog_out_stdout_claimed(void) { return stdout_claimed; }
+
 int ptlog_out_open(ptlog_out *o, const char *path)
 {
     memset(o, 0, sizeof *o);
@@ -26,6 +32,7 @@ int ptlog_out_open(ptlog_out *o, const char *path)
         return ptlog_nomem();
     if (!path || strcmp(path, "-") == 0) {
         o->fd = STDOUT_FILENO;
+        stdout_claimed = 1;
         return PTLOG_EXIT_OK;
     }
     size_t n = strlen(path);
@@ -62,6 +69,11 @@ int ptlog_out_open(ptlog_out *o, const char *path)
         o->tmp = NULL;
         ptlog_out_abort(o);
         return PTLOG_EXIT_OUTPUT;
+    }
+    if (ptlog_cleanup_add(o->tmp) != 0) {
+        ptlog_msg(path, "too many temporary files");
+        ptlog_out_abort(o);
+        return PTLOG_EXIT_INTERNAL;
     }
     /* mkstemp creates 0600; give the file the mode a plain creat() would. */
     mode_t mask = umask(0);
@@ -121,6 +133,8 @@ int ptlog_out_finish(ptlog_out *o)
     }
     if (!o->err && o->tmp && rename(o->tmp, o->path) != 0)
         o->err = errno;
+    if (!o->err && o->tmp)
+        ptlog_cleanup_remove(o->tmp); /* renamed: nothing left to remove */
     int code = PTLOG_EXIT_OK;
     if (o->err) {
         ptlog_msg(ptlog_out_name(o), "cannot write the output: %s", strerror(o->err));
@@ -139,8 +153,10 @@ void ptlog_out_abort(ptlog_out *o)
     if (o->path && o->fd >= 0)
         close(o->fd);
     o->fd = -1;
-    if (o->tmp)
+    if (o->tmp) {
         unlink(o->tmp);
+        ptlog_cleanup_remove(o->tmp); /* after the unlink: a signal in between finds nothing */
+    }
     free(o->tmp);
     free(o->path);
     free(o->buf);

@@ -38,7 +38,12 @@ int ptlog_nomem(void);
 /* Name shown for a path ("-" is "<stdin>"). */
 const char *ptlog_display_name(const char *path);
 
-/* ---- progress (cli.c): shown on stderr only when it is a terminal ------------ */
+/*
+ * ---- progress (cli.c) ----------------------------------------------------------
+ * A "\rptlog: N events (P%)" line on stderr, only when stderr is a terminal
+ * that the command's output does not share (so never inside output lines),
+ * and erased before any message is printed.
+ */
 
 typedef struct ptlog_progress {
     int enabled;
@@ -47,10 +52,19 @@ typedef struct ptlog_progress {
     uint64_t total; /* events expected, 0 if unknown */
 } ptlog_progress;
 
+/* The decision: stderr_fd is a terminal, and stdout_fd is not that terminal or carries no output. */
+int ptlog_progress_wanted(int stderr_fd, int stdout_fd, int stdout_used);
 void ptlog_progress_init(ptlog_progress *p, uint64_t total);
 /* Call every few thousand events; cheap. */
 void ptlog_progress_update(ptlog_progress *p, uint64_t done);
 void ptlog_progress_end(ptlog_progress *p);
+
+/* ---- temporary files removed on SIGINT, SIGTERM, SIGHUP, SIGPIPE (cleanup.c) ------- */
+
+/* Registers path (kept, not copied: valid until removed). 0, or -1 when every slot is taken. */
+int ptlog_cleanup_add(const char *path);
+/* Unregisters path (call before freeing it; after unlinking or renaming it). */
+void ptlog_cleanup_remove(const char *path);
 
 /* ---- output (out.c) ---------------------------------------------------------- */
 
@@ -82,6 +96,8 @@ int ptlog_out_finish(ptlog_out *o);
 void ptlog_out_abort(ptlog_out *o);
 /* Name of the output for messages. */
 const char *ptlog_out_name(const ptlog_out *o);
+/* 1 once an output was opened on standard output. */
+int ptlog_out_stdout_claimed(void);
 
 /* ---- text formatting helpers (timefmt.c) --------------------------------------- */
 
@@ -118,6 +134,21 @@ typedef struct ptlog_timearg {
 
 /* Parses "2024-05-01T12:00:00.5Z", "...+02:00", "1714564800000000000" (ns) or "+1.5s". 0 or -1. */
 int ptlog_parse_time(const char *s, ptlog_timearg *t);
+
+/* ---- text from files, safe to print (text.c; the rule is in README.md) ------------ */
+
+/* 1 if s[0..n) prints bare: non-empty, valid UTF-8, no control, quote, backslash (or blank). */
+int ptlog_text_is_plain(const char *s, size_t n, int blanks_ok);
+/* s[0..n) in double quotes, C-escaped, \xHH for control and non-UTF-8 bytes (room for 4n + 2). */
+size_t ptlog_text_quote(const char *s, size_t n, char *dst);
+/* Bare if plain, else quoted (room for 4n + 2). */
+size_t ptlog_text_safe(const char *s, size_t n, int blanks_ok, char *dst);
+/* Only control and non-UTF-8 bytes as \xHH, nothing quoted (room for 4n): for messages. */
+size_t ptlog_text_sanitize(const char *s, size_t n, char *dst);
+/* Room for the shown form of a metadata text or event name (TRACELOG_TEXT_MAX bytes). */
+#define PTLOG_TEXT_SHOW_SIZE (4 * TRACELOG_TEXT_MAX + 3)
+/* NUL-terminated ptlog_text_safe (blanks allowed) of the C string s into buf (cap bytes). */
+const char *ptlog_text_show(const char *s, char *buf, size_t cap);
 
 /* ---- a small hash map from 64-bit keys to indexes (idmap.c) -------------------- */
 

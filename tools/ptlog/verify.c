@@ -49,7 +49,9 @@ int ptlog_cmd_verify(const char *path, int quiet)
         tracelog_problem p;
         if (tracelog_reader_problem(r, i, &p) != TRACELOG_OK)
             break;
-        printf("problem: offset %llu: %s (%llu bytes skipped, %s)\n", (unsigned long long)p.offset, p.message,
+        char msg[4 * sizeof p.message];
+        msg[ptlog_text_sanitize(p.message, strnlen(p.message, sizeof p.message), msg)] = 0;
+        printf("problem: offset %llu: %s (%llu bytes skipped, %s)\n", (unsigned long long)p.offset, msg,
                (unsigned long long)p.length, tracelog_status_name(p.code));
     }
     if (ri.problems > np)

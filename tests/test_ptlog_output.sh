@@ -1,0 +1,102 @@
+#!/bin/bash
+# Outputs that would destroy data: -o naming an input (directly, through a
+# symbolic or a hard link, any input of merge, standard input and output
+# too) is a usage error before anything is written; an interrupted run
+# (SIGINT, SIGTERM, SIGHUP, SIGPIPE) leaves no OUT.tmp.XXXXXX behind and
+# dies by that signal.
+. "$(dirname "$0")/ptlog/lib.sh"
+make_small
+cp small.ptl orig.ptl
+"$PTLOG" convert small.ptl --to jsonl -o small.jsonl
+cp small.jsonl orig.jsonl
+
+# expect_refused DESC CMD...: exit 2 with the usage message, the logs intact, no temporary file.
+expect_refused() {
+    local desc=$1
+    shift
+    expect_rc 2 "$desc" "$@"
+    expect_err "is the input .*\(the same file\)" "$desc"
+    expect_same "$desc: small.ptl intact" orig.ptl small.ptl
+    expect_same "$desc: small.jsonl intact" orig.jsonl small.jsonl
+    if ls ./*.tmp.* >/dev/null 2>&1; then bad "$desc: temporary file $(ls ./*.tmp.*)"; else ok; fi
+}
+
+expect_refused "filter -o the input" "$PTLOG" filter small.ptl --event 'request:*' -o small.ptl
+expect_err "^ptlog: filter: the output small.ptl is the input small.ptl \(the same file\); write to another file" \
+    "filter message"
+expect_refused "dump -o the input" "$PTLOG" dump small.ptl -o small.ptl
+expect_refused "dump --output=the input" "$PTLOG" dump --output=small.jsonl small.jsonl
+expect_refused "convert to the same file" "$PTLOG" convert small.jsonl --to jsonl -o small.jsonl
+expect_refused "convert to ptl over its input" "$PTLOG" convert small.ptl --to ptl -o ./small.ptl
+expect_refused "info -o the input" "$PTLOG" info small.ptl -o small.ptl
+ln -s small.ptl link.ptl
+expect_refused "output through a symbolic link" "$PTLOG" filter small.ptl -o link.ptl
+expect_refused "input through a symbolic link" "$PTLOG" filter link.ptl -o small.ptl
+ln small.ptl hard.ptl
+expect_refused "output is a hard link of the input" "$PTLOG" convert small.ptl --to ptl -o hard.ptl
+"$PTLOG" convert small.ptl --to ptl -o other.ptl
+expect_refused "merge: the output is the second input" "$PTLOG" merge other.ptl small.ptl -o small.ptl
+expect_refused "merge: the output is the first input" "$PTLOG" merge small.ptl other.ptl -o small.ptl
+expect_refused "merge: an input is a link of the output" "$PTLOG" merge other.ptl hard.ptl -o small.ptl
+run bash -c "'$PTLOG' filter - -o small.ptl <small.ptl"
+[ "$RC" = 2 ] && ok || bad "standard input is the output file: exit $RC"
+expect_same "stdin: small.ptl intact" orig.ptl small.ptl
+run bash -c "'$PTLOG' convert small.jsonl --to jsonl >>small.jsonl"
+[ "$RC" = 2 ] && ok || bad "standard output appended to the input: exit $RC"
+grep -q "standard output is the input small.jsonl" "$T/err" && ok || bad "stdout message: $(cat "$T/err")"
+expect_same "stdout: small.jsonl intact" orig.jsonl small.jsonl
+# Not the same file: allowed (a copy, a device, a new name).
+expect_rc 0 "output is a copy of the input" "$PTLOG" filter small.ptl -o other.ptl
+expect_rc 0 "output /dev/null" "$PTLOG" convert small.ptl --to jsonl -o /dev/null
+expect_rc 0 "dump to standard output" "$PTLOG" dump small.ptl
+
+# ---- interrupted runs --------------------------------------------------------------------------
+# The input is a FIFO kept open by this shell: ptlog has created its temporary
+# output and waits for more input when the signal comes.
+make_many many 20000
+set -m # background jobs get their own process group and keep SIGINT at its default
+exec 4>&2 2>/dev/null # without the shell's job notices ("Interrupt", "Terminated")
+for sig in INT TERM HUP PIPE; do
+    rm -f in.fifo out.ptl
+    mkfifo in.fifo
+    "$PTLOG" convert --from jsonl in.fifo --to ptl -o out.ptl 2>"err.$sig" &
+    pid=$!
+    exec 3>in.fifo
+    cat many.jsonl >&3
+    for _ in $(seq 100); do
+        ls out.ptl.tmp.* >/dev/null 2>&1 && break
+        sleep 0.05
+    done
+    ls out.ptl.tmp.* >/dev/null 2>&1 && ok || bad "SIG$sig: no temporary output while converting"
+    kill -s "$sig" "$pid"
+    wait "$pid"
+    rc=$?
+    exec 3>&-
+    want=$((128 + $(kill -l "$sig")))
+    [ "$rc" = "$want" ] && ok || bad "SIG$sig: exit status $rc, want $want (killed by the signal)"
+    if ls out.ptl.tmp.* >/dev/null 2>&1; then bad "SIG$sig left $(ls -s out.ptl.tmp.*)"; else ok; fi
+    [ -e out.ptl ] && bad "SIG$sig: an output file appeared" || ok
+    rm -f out.ptl.tmp.*
+done
+exec 2>&4 4>&-
+set +m
+
+# A signal ignored by the caller (nohup) stays ignored: the run completes.
+rm -f in.fifo out.ptl
+mkfifo in.fifo
+(trap '' HUP && exec "$PTLOG" convert --from jsonl in.fifo --to ptl -o out.ptl) &
+pid=$!
+exec 3>in.fifo
+cat many.jsonl >&3
+for _ in $(seq 100); do
+    ls out.ptl.tmp.* >/dev/null 2>&1 && break
+    sleep 0.05
+done
+kill -s HUP "$pid"
+exec 3>&-
+wait "$pid"
+rc=$?
+[ "$rc" = 0 ] && ok || bad "ignored SIGHUP: exit $rc"
+"$PTLOG" dump out.ptl | cmp -s - <("$PTLOG" dump many.ptl) && ok || bad "ignored SIGHUP: output differs"
+
+finish
