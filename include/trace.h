@@ -51,6 +51,14 @@
  *  P23 TRACE_SYS_MAX is enforced per process. Tracing another process
  *      (pid != 0) is refused with EPERM (ESRCH if it does not exist).
  *      Inheritance follows fork() only.
+ *      The event-name map is per process (posix_trace_eventid_open "for
+ *      the calling process"): a forked child gets a copy of its parent's
+ *      map (names opened before fork keep their ids) and the names it opens
+ *      later are its own, so TRACE_USER_EVENT_MAX counts per process. Only
+ *      a child traced into an inherited stream (POSIX_TRACE_INHERITED, not
+ *      shut down at fork) shares its parent's map: ids stay unique across
+ *      the processes of that stream, and the parent's log names the child's
+ *      events. Processes that shared a map at fork keep sharing it.
  *  P24 Events are read back in timestamp order; timestamps come from
  *      CLOCK_MONOTONIC plus the CLOCK_REALTIME offset measured when the
  *      stream was created, so they never go backwards within a stream and

@@ -26,12 +26,7 @@ static uint32_t my_ticket(void)
 }
 
 /* A forked child starts with its own lane rather than the forking thread's. */
-static void child_ticket(void) { lane_ticket = 0; }
-
-__attribute__((constructor)) static void register_child_ticket(void)
-{
-    pthread_atfork(NULL, NULL, child_ticket);
-}
+void tl_posix_event_after_fork_child(void) { lane_ticket = 0; }
 
 static inline int filtered(tl_shm *s, trace_event_id_t id)
 {

@@ -66,6 +66,10 @@ void tl_posix_unregister(tl_trace *t);
 /* Makes posix_trace_event record into (or stop recording into) the stream of slot. */
 void tl_posix_publish(int slot, tl_shm *s);
 void tl_posix_init_once(void);
+/* Fork handlers' parts (process.c calls them): before fork, 1 if an inherited stream is alive. */
+int tl_posix_registry_before_fork(void);
+void tl_posix_registry_after_fork_parent(void);
+void tl_posix_registry_after_fork_child(void);
 /* Handles of this process's traces of the given kinds (at most max). */
 size_t tl_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds);
 pid_t tl_posix_pid(void);
@@ -75,6 +79,14 @@ const char *tl_posix_system_name(trace_event_id_t id); /* NULL if not a system i
 int tl_posix_name_of(trace_event_id_t id, char *out, size_t cap); /* 0 or EINVAL */
 int tl_posix_name_open(const char *name, trace_event_id_t *id);
 uint32_t tl_posix_name_count(void);
+/* Fork: shared, the child keeps its parent's map (an inherited stream is alive); else it gets a copy. */
+void tl_posix_names_before_fork(int shared);
+void tl_posix_names_after_fork_parent(void);
+void tl_posix_names_after_fork_child(int shared);
+
+/* The process: fork handlers installed once (process.c). */
+void tl_posix_process_init(void);
+void tl_posix_event_after_fork_child(void); /* event.c: the child's threads get lanes of their own */
 
 /* Logs. */
 int tl_posix_log_start(tl_trace *t, int fd);

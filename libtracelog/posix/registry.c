@@ -38,11 +38,22 @@ void tl_posix_publish(int slot, tl_shm *s)
         atomic_fetch_and(&tl_posix_active_mask, ~(1ull << slot));
 }
 
-static void before_fork(void) { pthread_mutex_lock(&reg_lock); }
-static void after_fork_parent(void) { pthread_mutex_unlock(&reg_lock); }
+int tl_posix_registry_before_fork(void)
+{
+    pthread_mutex_lock(&reg_lock);
+    int inherited = 0;
+    for (int i = 0; i < TRACE_SYS_MAX; i++) {
+        tl_trace *t = slots[i].t;
+        inherited |= t && t->shm && t->attr.__inheritance == POSIX_TRACE_INHERITED &&
+                     atomic_load(&tl_posix_active[i]) != NULL;
+    }
+    return inherited;
+}
+
+void tl_posix_registry_after_fork_parent(void) { pthread_mutex_unlock(&reg_lock); }
 
 /* In the child: every handle is the parent's (EINVAL here); only inherited streams keep recording. */
-static void after_fork_child(void)
+void tl_posix_registry_after_fork_child(void)
 {
     current_pid = getpid();
     atomic_store(&tl_posix_current_pid, (uint32_t)current_pid);
@@ -80,7 +91,7 @@ static void init(void)
 {
     current_pid = getpid();
     atomic_store(&tl_posix_current_pid, (uint32_t)current_pid);
-    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    tl_posix_process_init();
     atexit(at_exit);
 }
 

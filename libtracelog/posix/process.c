@@ -1,0 +1,33 @@
+/*
+ * The POSIX layer's part in fork(). One set of handlers, so that the order
+ * is explicit: the registry decides whether the child stays in an inherited
+ * stream, and that decides whether the child shares its parent's name map
+ * or gets a copy of it (names.c).
+ */
+#include "posix/internal.h"
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int share_names; /* decided before fork; the child reads its copy */
+
+static void before_fork(void)
+{
+    share_names = tl_posix_registry_before_fork();
+    tl_posix_names_before_fork(share_names);
+}
+
+static void after_fork_parent(void)
+{
+    tl_posix_names_after_fork_parent();
+    tl_posix_registry_after_fork_parent();
+}
+
+static void after_fork_child(void)
+{
+    tl_posix_event_after_fork_child();
+    tl_posix_names_after_fork_child(share_names);
+    tl_posix_registry_after_fork_child();
+}
+
+static void init(void) { pthread_atfork(before_fork, after_fork_parent, after_fork_child); }
+
+void tl_posix_process_init(void) { pthread_once(&once, init); }
