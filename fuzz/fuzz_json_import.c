@@ -248,6 +248,9 @@ static void import(const char *path, int lines, int ptl_fd, import_result *res)
     res->rc = rc;
     res->events = d.events;
     res->meta = src->meta;
+    /* A .ptl written by ptlog is a sequential APPEND log (tools/ptlog/README.md, "Round trips"). */
+    res->meta.log_full_policy = TRACELOG_POLICY_APPEND;
+    res->meta.log_max_size = 0;
     src->get_status(src, &res->status);
     res->ntypes = src->type_count(src);
     res->type_ids = calloc(res->ntypes + 1, sizeof *res->type_ids);

@@ -427,23 +427,47 @@ static int by_chunk_seq(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* How the blocks of a region (a ring segment or the durable region) ended. */
+typedef struct region_end {
+    uint64_t limit;    /* end of the region's bytes in the file */
+    uint64_t run;      /* leading blocks whose seqs are 0, 1, 2, ...: in the durable region,
+                          the history of a ring before its first ring block */
+    int closed;        /* a PADDING block or an older lap's block ends them: the writer moved on */
+    uint64_t torn_at;  /* bytes from here to limit hold no valid block (0: none) */
+    tracelog_status why;
+} region_end;
+
 /* Blocks of one segment, in order, while their sequence numbers increase. */
-static tracelog_status scan_segment(tracelog_reader *r, uint64_t start, uint64_t end, uint64_t *last_seq)
+static tracelog_status scan_segment(tracelog_reader *r, uint64_t start, uint64_t end, uint64_t *last_seq,
+                                    region_end *how)
 {
     uint64_t pos = start;
     tl_block_header h;
+    memset(how, 0, sizeof *how);
+    how->limit = end;
     while (pos < end) {
         uint64_t from = pos, limit = end;
         tracelog_status why;
         scan_result s = scan_block(r, &pos, &limit, 1, &h, &why);
         if (s == SCAN_ERROR)
             return TRACELOG_E_IO;
+        if (s == SCAN_END) {
+            if (limit > from) { /* bytes up to the limit, none of them a block */
+                how->torn_at = from;
+                how->why = why;
+            }
+            break;
+        }
         /* What follows the newest block of a segment is what the previous lap
            left there: skipped bytes are damage only if newer blocks follow. */
-        if (s == SCAN_END || h.type == TL_BLOCK_PADDING || (h.seq <= *last_seq && pos != start))
+        if (h.type == TL_BLOCK_PADDING || (h.seq <= *last_seq && pos != start)) {
+            how->closed = 1;
             break;
+        }
         report_skip(r, from, pos, why, 0);
         *last_seq = h.seq;
+        if (h.seq == how->run)
+            how->run++;
         chunk_ref c;
         int is_chunk;
         tracelog_status st = handle_block(r, pos, &h, &c, &is_chunk);
@@ -456,11 +480,61 @@ static tracelog_status scan_segment(tracelog_reader *r, uint64_t start, uint64_t
     return TRACELOG_OK;
 }
 
+/*
+ * Must the file reach into the ring's last segment? Yes if the writer went
+ * round the ring: a segment holds newer blocks than a later one (segs sorted
+ * by first_seq), or the oldest segment does not follow the durable region's
+ * blocks (all blocks written before a first lap's segment 0 are durable
+ * ones, seqs 0, 1, 2, ...). With no segment in the file, yes if the durable
+ * region's seqs have a gap: blocks went to a ring the file does not hold.
+ */
+static int ring_wrapped(const segment_ref *segs, size_t n, uint64_t durable_run, uint64_t durable_last)
+{
+    if (n == 0)
+        return durable_last >= durable_run;
+    for (size_t i = 1; i < n; i++)
+        if (segs[i].index < segs[i - 1].index)
+            return 1;
+    return segs[0].first_seq > durable_run;
+}
+
+/*
+ * The end of a ring's data (8.5). A ring still on its first lap ends where
+ * its newest block ends, as a sequential log does: bytes after that block
+ * are a torn tail. A ring the writer went round has had every segment
+ * written, so its file reaches into the last segment, whose blocks end with
+ * a PADDING block, an older lap's block, the end of the file if the writer
+ * is in that segment, or fewer than 32 bytes before the end of the geometry;
+ * otherwise the file was cut short. newest is the scan of the region
+ * holding the newest blocks, last that of the last segment (NULL if it holds
+ * no block), head_cut the offset of a segment that starts less than 32
+ * bytes before the end of the file (0 if none).
+ */
+static void check_ring_end(tracelog_reader *r, int wrapped, const region_end *newest, const region_end *last,
+                           uint64_t head_cut)
+{
+    uint64_t size = r->src.size;
+    if (!wrapped) {
+        if (head_cut)
+            report_skip(r, head_cut, size, TRACELOG_E_TRUNCATED, 1);
+        else if (newest->torn_at && newest->limit == size)
+            report_skip(r, newest->torn_at, size, newest->why, 1);
+        return;
+    }
+    uint64_t ring_end = r->hdr.ring_offset + (uint64_t)r->hdr.segment_count * r->hdr.segment_size;
+    if (size + TL_BLOCK_HEADER_SIZE > ring_end || (last && (last->closed || last == newest)))
+        return;
+    r->torn_tail = 1;
+    problem(r, TRACELOG_E_TRUNCATED, size, 0, "ring ends early: file shorter than its geometry, up to %llu bytes missing",
+            (unsigned long long)(ring_end - size));
+}
+
 static tracelog_status scan_ring(tracelog_reader *r)
 {
     uint64_t last = 0;
     uint64_t durable_end = r->hdr.ring_offset < r->src.size ? r->hdr.ring_offset : r->src.size;
-    tracelog_status st = scan_segment(r, r->hdr.header_size, durable_end, &last);
+    region_end durable;
+    tracelog_status st = scan_segment(r, r->hdr.header_size, durable_end, &last, &durable);
     if (st != TRACELOG_OK)
         return st;
     /* Only segments that start inside the file can hold blocks: the header's
@@ -474,6 +548,7 @@ static tracelog_status scan_ring(tracelog_reader *r)
     if (!segs)
         return TRACELOG_E_NOMEM;
     size_t n = 0;
+    uint64_t head_cut = 0;
     for (uint32_t i = 0; i < nseg; i++) {
         uint64_t off = r->hdr.ring_offset + (uint64_t)i * r->hdr.segment_size;
         uint8_t buf[TL_BLOCK_HEADER_SIZE];
@@ -487,16 +562,26 @@ static tracelog_status scan_ring(tracelog_reader *r)
         }
         if (k == (ssize_t)sizeof buf && tl_block_header_decode(buf, r->salt32, r->opt.ignore_checksums, &h) == TL_BLOCK_OK)
             segs[n++] = (segment_ref){i, h.seq};
-        else if (!(k == (ssize_t)sizeof buf && all_zero(buf, sizeof buf)))
+        else if (k < (ssize_t)sizeof buf)
+            head_cut = off; /* the file ends inside this segment's first block header */
+        else if (!all_zero(buf, sizeof buf))
             problem(r, TRACELOG_E_CHECKSUM, off, r->hdr.segment_size, "ring segment %u has no valid first block", i);
     }
     qsort(segs, n, sizeof *segs, by_first_seq);
+    region_end newest = durable, last_seg;
+    const region_end *last_scan = NULL;
     for (size_t i = 0; i < n && st == TRACELOG_OK; i++) {
         uint64_t off = r->hdr.ring_offset + (uint64_t)segs[i].index * r->hdr.segment_size;
         uint64_t end = off + r->hdr.segment_size;
         uint64_t prev = segs[i].first_seq ? segs[i].first_seq - 1 : 0;
-        st = scan_segment(r, off, end < r->src.size ? end : r->src.size, &prev);
+        st = scan_segment(r, off, end < r->src.size ? end : r->src.size, &prev, &newest);
+        if (segs[i].index == r->hdr.segment_count - 1) {
+            last_seg = newest;
+            last_scan = i == n - 1 ? &newest : &last_seg;
+        }
     }
+    if (st == TRACELOG_OK)
+        check_ring_end(r, ring_wrapped(segs, n, durable.run, last), &newest, last_scan, head_cut);
     free(segs);
     /* A segment whose first block was lost in a crash still starts with the
        previous lap's blocks, so it sorts too early, yet newer blocks written

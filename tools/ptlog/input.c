@@ -2,7 +2,9 @@
  * Opening inputs ("-" is standard input), looking at their first bytes to
  * detect the format, and giving the whole input back from its start: by
  * pread on regular files, and through a feeder thread for pipes (the bytes
- * already read for detection cannot be pushed back into a pipe).
+ * already read for detection cannot be pushed back into a pipe). A LOOP
+ * log's ring is read in segment order, which a pipe cannot give, so a LOOP
+ * log from a pipe is first copied to an unlinked temporary file.
  *
  * Detection (documented in README.md):
  *   1. the .ptl magic "\x8BPTL\r\n\x1A\n" at offset 0: a .ptl log;
@@ -11,6 +13,7 @@
  *      first 4 KiB or continues on a second line; otherwise JSON Lines;
  *   3. anything else is refused.
  */
+#define _GNU_SOURCE /* O_TMPFILE */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -22,6 +25,8 @@
 #include "ptlog.h"
 
 static const unsigned char ptl_magic[8] = {0x8B, 'P', 'T', 'L', '\r', '\n', 0x1A, '\n'};
+
+#define SPOOL_LIMIT_DEFAULT (4ull << 30) /* README.md: "Pipes" */
 
 const char *ptlog_display_name(const char *path)
 {
@@ -281,6 +286,140 @@ const char *ptlog_format_name(ptlog_format f)
     return "auto";
 }
 
+/* ---- LOOP logs from pipes ------------------------------------------------------- */
+
+static uint64_t load_le(const unsigned char *p, size_t n)
+{
+    uint64_t v = 0;
+    while (n--)
+        v = v << 8 | p[n];
+    return v;
+}
+
+/*
+ * Does the head start a .ptl ring log (format-spec 3.1, 3.3)? Then *end is
+ * the end of its geometry, beyond which the file holds nothing of the log.
+ * The header checksum is left to the reader.
+ */
+static int ring_geometry_end(const unsigned char *p, size_t n, uint64_t *end)
+{
+    if (n < 64 || memcmp(p, ptl_magic, sizeof ptl_magic) != 0 || load_le(p + 8, 2) != 1 || p[40] != 1)
+        return 0;
+    uint64_t header_size = load_le(p + 12, 4), segment_size = load_le(p + 44, 4);
+    uint64_t ring_offset = load_le(p + 48, 8), segment_count = load_le(p + 56, 4);
+    if (segment_size < 4096 || segment_size % 8 || segment_count < 2 || ring_offset % 8 ||
+        ring_offset < header_size || ring_offset > (1ull << 48))
+        return 0;
+    *end = ring_offset + segment_size * segment_count;
+    return 1;
+}
+
+/* PTLOG_SPOOL_LIMIT: bytes, or with a K, M, G or T suffix (powers of 1024). */
+static int spool_limit(uint64_t *limit)
+{
+    const char *v = getenv("PTLOG_SPOOL_LIMIT");
+    *limit = SPOOL_LIMIT_DEFAULT;
+    if (!v || !*v)
+        return PTLOG_EXIT_OK;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    const char *units = "KMGT", *u = *end ? strchr(units, *end) : NULL;
+    int shift = u ? 10 * (int)(u - units + 1) : 0;
+    if (errno || end == v || *v == '-' || (*end && (!u || end[1])) || (n << shift >> shift) != n) {
+        ptlog_msg("PTLOG_SPOOL_LIMIT", "expected a size in bytes such as 1048576 or 4G, not '%s'", v);
+        return PTLOG_EXIT_USAGE;
+    }
+    *limit = (uint64_t)n << shift;
+    return PTLOG_EXIT_OK;
+}
+
+/* A new temporary file in $TMPDIR (or /tmp) that has no name: it never outlives the process. */
+static int spool_file(const char *name, const char **dir)
+{
+    *dir = getenv("TMPDIR");
+    if (!*dir || !**dir)
+        *dir = "/tmp";
+    int fd = open(*dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) { /* no O_TMPFILE here */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/ptlog-spool.XXXXXX", *dir);
+        fd = mkostemp(path, O_CLOEXEC);
+        if (fd >= 0)
+            unlink(path);
+    }
+    if (fd < 0)
+        ptlog_msg(name, "cannot create a temporary file in %s for a LOOP log read from a pipe: %s", *dir,
+                  strerror(errno));
+    return fd;
+}
+
+/* Copies the rest of the pipe after the head into fd, at most `keep` bytes in all. *copied: bytes in fd. */
+static int spool_copy(ptlog_in *in, int fd, const char *dir, uint64_t keep, uint64_t *copied)
+{
+    char buf[1 << 16];
+    uint64_t total = in->head_len < keep ? in->head_len : keep;
+    if (write_all_fd(fd, in->head, (size_t)total) != 0)
+        goto write_failed;
+    while (total < keep) {
+        long k = read_some(in->fd, buf, keep - total < sizeof buf ? (size_t)(keep - total) : sizeof buf);
+        if (k < 0) {
+            ptlog_msg(in->name, "cannot read: %s", strerror(errno));
+            return PTLOG_EXIT_INPUT;
+        }
+        if (k == 0)
+            break;
+        if (write_all_fd(fd, buf, (size_t)k) != 0)
+            goto write_failed;
+        total += (uint64_t)k;
+    }
+    *copied = total;
+    return PTLOG_EXIT_OK;
+write_failed:
+    ptlog_msg(in->name, "cannot copy a LOOP log read from a pipe to a temporary file in %s: %s", dir,
+              strerror(errno));
+    return PTLOG_EXIT_INTERNAL;
+}
+
+/*
+ * A ring log on a pipe becomes a seekable input: the pipe is copied to an
+ * unlinked temporary file, up to the end of the ring's geometry (nothing
+ * after it belongs to the log) and at most PTLOG_SPOOL_LIMIT bytes.
+ * Sequential logs stay streamed.
+ */
+static int spool_if_ring(ptlog_in *in)
+{
+    uint64_t end, limit;
+    if (in->seekable || !ring_geometry_end(in->head, in->head_len, &end))
+        return PTLOG_EXIT_OK;
+    int rc = spool_limit(&limit);
+    if (rc)
+        return rc;
+    const char *dir;
+    int fd = spool_file(in->name, &dir);
+    if (fd < 0)
+        return PTLOG_EXIT_INTERNAL;
+    uint64_t keep = end < limit ? end : limit, copied = 0;
+    rc = spool_copy(in, fd, dir, keep, &copied);
+    char more;
+    if (!rc && copied == keep && keep < end && (in->head_len > keep || read_some(in->fd, &more, 1) > 0)) {
+        ptlog_msg(in->name, "a LOOP log read from a pipe is copied to a temporary file first, and this one "
+                  "is larger than PTLOG_SPOOL_LIMIT (%llu bytes): read it from a file, or raise the limit",
+                  (unsigned long long)limit);
+        rc = PTLOG_EXIT_INPUT;
+    }
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    ptlog_in_close(in);
+    in->fd = fd;
+    in->own_fd = 1;
+    in->seekable = 1;
+    in->size = copied;
+    return PTLOG_EXIT_OK;
+}
+
 int ptlog_src_open(const char *path, ptlog_format fmt, ptlog_src **out)
 {
     ptlog_in *in = malloc(sizeof *in);
@@ -299,7 +438,9 @@ int ptlog_src_open(const char *path, ptlog_format fmt, ptlog_src **out)
         rc = PTLOG_EXIT_INPUT;
     } else if (fmt == PTLOG_FMT_PTL) {
         tracelog_reader *r;
-        rc = ptlog_ptl_src_open(in, out, &r);
+        rc = spool_if_ring(in);
+        if (!rc)
+            rc = ptlog_ptl_src_open(in, out, &r);
     } else if (fmt == PTLOG_FMT_JSON || fmt == PTLOG_FMT_JSONL) {
         rc = ptlog_json_src_open(in, fmt == PTLOG_FMT_JSONL, out);
     } else {
@@ -323,7 +464,9 @@ int ptlog_src_open_ptl(const char *path, ptlog_src **out, tracelog_reader **read
         free(in);
         return rc;
     }
-    rc = ptlog_ptl_src_open(in, out, reader);
+    rc = spool_if_ring(in);
+    if (!rc)
+        rc = ptlog_ptl_src_open(in, out, reader);
     if (rc) {
         ptlog_in_close(in);
         free(in);

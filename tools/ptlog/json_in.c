@@ -105,8 +105,49 @@ static const char *u64_expect(uint64_t max)
 
 /* ---- attributes, event types, status ------------------------------------------------ */
 
+static int hexval(int c);
+
+/*
+ * The exact bytes of a text that is not valid UTF-8: the "KEY_hex" sibling
+ * of a text key (README.md, "JSON schema"). 1 to cap - 1 bytes without NUL,
+ * written NUL-terminated to dst; -1 if v is not such a string.
+ */
+static int hex_text(const json_t *v, char *dst, size_t cap, size_t *len)
+{
+    if (!json_is_string(v))
+        return -1;
+    const char *h = json_string_value(v);
+    size_t n = json_string_length(v);
+    if (n == 0 || n % 2 || n / 2 >= cap)
+        return -1;
+    for (size_t i = 0; i < n / 2; i++) {
+        int hi = hexval(h[2 * i]), lo = hexval(h[2 * i + 1]);
+        if (hi < 0 || lo < 0 || (hi | lo) == 0)
+            return -1;
+        dst[i] = (char)(hi << 4 | lo);
+    }
+    dst[n / 2] = 0;
+    *len = n / 2;
+    return 0;
+}
+
+static int hex_text_error(json_src *s, const char *ctx, const char *key, size_t cap)
+{
+    char msg[96];
+    snprintf(msg, sizeof msg, "expected hex digit pairs of 1 to %zu bytes, none of them 00", cap - 1);
+    return bad_value(s, ctx, key, msg);
+}
+
 static int text_field(json_src *s, const json_t *obj, const char *key, const char *path, char *dst, size_t cap)
 {
+    char hex_key[64], hex_path[96];
+    snprintf(hex_key, sizeof hex_key, "%s_hex", key);
+    const json_t *hex = json_object_get(obj, hex_key);
+    if (hex) { /* the exact bytes win over the text shown for them */
+        size_t len;
+        snprintf(hex_path, sizeof hex_path, "%s_hex", path);
+        return hex_text(hex, dst, cap, &len) ? hex_text_error(s, NULL, hex_path, cap) : 0;
+    }
     const json_t *v = json_object_get(obj, key);
     if (!v)
         return 0;
@@ -233,16 +274,21 @@ static int parse_types(json_src *s, const json_t *arr)
         const json_t *t = json_array_get(arr, i);
         char ctx[64];
         snprintf(ctx, sizeof ctx, "event_types[%zu]", i);
-        const json_t *name = json_object_get(t, "name");
+        const json_t *name = json_object_get(t, "name"), *hex = json_object_get(t, "name_hex");
         uint64_t id;
+        char bytes[TRACELOG_TEXT_MAX + 1];
+        size_t len;
         if (!json_is_object(t))
             return bad_value(s, ctx, "id", "expected an object {\"id\":..., \"name\":...}");
         if (get_u64(json_object_get(t, "id"), UINT32_MAX, &id))
             return bad_value(s, ctx, "id", u64_expect(UINT32_MAX));
-        if (!json_is_string(name) || json_string_length(name) == 0 ||
-            json_string_length(name) > TRACELOG_TEXT_MAX || memchr(json_string_value(name), 0, json_string_length(name)))
+        if (hex && hex_text(hex, bytes, sizeof bytes, &len))
+            return hex_text_error(s, ctx, "name_hex", sizeof bytes);
+        if (!hex && (!json_is_string(name) || json_string_length(name) == 0 ||
+                     json_string_length(name) > TRACELOG_TEXT_MAX ||
+                     memchr(json_string_value(name), 0, json_string_length(name))))
             return bad_value(s, ctx, "name", "expected a name of 1 to 255 bytes");
-        int rc = add_type(s, (uint32_t)id, json_string_value(name), ctx, "name");
+        int rc = add_type(s, (uint32_t)id, hex ? bytes : json_string_value(name), ctx, "name");
         if (rc)
             return rc;
     }
@@ -428,12 +474,18 @@ static int event_from_json(json_src *s, const json_t *o, tracelog_event *ev)
             r.has_ts = v != NULL;
     }
     const json_t *jid = json_object_get(o, "id"), *jname = json_object_get(o, "name");
+    const json_t *jhex = json_object_get(o, "name_hex");
+    char bytes[TRACELOG_TEXT_MAX + 1]; /* the exact name, from name_hex */
     if (jid) {
         if (get_u64(jid, UINT64_MAX, &r.id))
             return bad_value(s, ctx, "id", u64_expect(UINT32_MAX));
         r.has_id = 1;
     }
-    if (jname && !json_is_null(jname)) {
+    if (jhex) {
+        if (hex_text(jhex, bytes, sizeof bytes, &r.name_len))
+            return hex_text_error(s, ctx, "name_hex", sizeof bytes);
+        r.name = bytes;
+    } else if (jname && !json_is_null(jname)) {
         if (!json_is_string(jname))
             return bad_value(s, ctx, "name", "expected null or a name of 1 to 255 bytes");
         r.name = json_string_value(jname);

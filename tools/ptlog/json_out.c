@@ -41,7 +41,20 @@ static size_t utf8_len(const unsigned char *p, size_t n)
     return len;
 }
 
-/* JSON string of s[0..n) into dst (room for 6n + 2); invalid UTF-8 becomes U+FFFD. */
+/* 1 if s[0..n) is valid UTF-8. */
+static int utf8_valid(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_len(p + i, n - i);
+        if (k == 0)
+            return 0;
+        i += k;
+    }
+    return 1;
+}
+
+/* JSON string of s[0..n) into dst (room for 6n + 2); invalid UTF-8 becomes U+FFFD (see put_text). */
 static size_t json_quote(const char *s, size_t n, char *dst)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -109,7 +122,27 @@ void ptlog_json_string(ptlog_out *out, const char *s, size_t n)
     ptlog_out_write(out, "\"", 1);
 }
 
-static void put_str(ptlog_out *out, const char *s) { ptlog_json_string(out, s, strlen(s)); }
+/*
+ * "key":"text", plus "key_hex":"..." with the exact bytes when the text is
+ * not valid UTF-8 (JSON strings cannot hold such bytes; names in a .ptl
+ * log are bytes): README.md, "JSON schema".
+ */
+static void put_text(ptlog_out *out, const char *key, const char *text, int comma)
+{
+    size_t n = strlen(text);
+    ptlog_out_puts(out, comma ? ",\"" : "\"");
+    ptlog_out_puts(out, key);
+    ptlog_out_puts(out, "\":");
+    ptlog_json_string(out, text, n);
+    if (utf8_valid(text, n))
+        return;
+    ptlog_out_puts(out, ",\"");
+    ptlog_out_puts(out, key);
+    ptlog_out_puts(out, "_hex\":\"");
+    ptlog_fmt_hexbytes((const unsigned char *)text, n, ptlog_out_room(out, 2 * n)); /* n <= 255 */
+    out->len += 2 * n;
+    ptlog_out_puts(out, "\"");
+}
 
 void ptlog_json_u64(ptlog_out *out, uint64_t v)
 {
@@ -131,7 +164,7 @@ static void kv_str(ptlog_out *out, const char *key, const char *v, int comma)
     ptlog_out_puts(out, comma ? ",\"" : "\"");
     ptlog_out_puts(out, key);
     ptlog_out_puts(out, "\":");
-    put_str(out, v);
+    ptlog_json_string(out, v, strlen(v));
 }
 
 static void kv_u64(ptlog_out *out, const char *key, uint64_t v, int comma)
@@ -158,11 +191,11 @@ int ptlog_policy_parse(const char *s, tracelog_policy *p)
 void ptlog_json_attributes(ptlog_out *out, const tracelog_metadata *m)
 {
     ptlog_out_puts(out, "{");
-    kv_str(out, "trace_name", m->trace_name, 0);
-    kv_str(out, "generation_version", m->generation_version, 1);
+    put_text(out, "trace_name", m->trace_name, 0);
+    put_text(out, "generation_version", m->generation_version, 1);
     kv_u64(out, "creation_time_ns", m->creation_time_ns, 1);
-    kv_str(out, "clock_id", m->clock_id, 1);
-    kv_str(out, "clock_source", m->clock_source, 1);
+    put_text(out, "clock_id", m->clock_id, 1);
+    put_text(out, "clock_source", m->clock_source, 1);
     kv_u64(out, "clock_resolution_ns", m->clock_resolution_ns, 1);
     kv_u64(out, "max_data_size", m->max_data_size, 1);
     kv_u64(out, "stream_min_size", m->stream_min_size, 1);
@@ -171,13 +204,13 @@ void ptlog_json_attributes(ptlog_out *out, const tracelog_metadata *m)
     kv_str(out, "log_full_policy", ptlog_policy_text(m->log_full_policy), 1);
     kv_str(out, "inheritance", m->inherited ? "inherited" : "close_for_child", 1);
     ptlog_out_puts(out, ",\"host\":{");
-    kv_str(out, "hostname", m->hostname, 0);
-    kv_str(out, "os_name", m->os_name, 1);
-    kv_str(out, "os_release", m->os_release, 1);
-    kv_str(out, "machine", m->machine, 1);
+    put_text(out, "hostname", m->hostname, 0);
+    put_text(out, "os_name", m->os_name, 1);
+    put_text(out, "os_release", m->os_release, 1);
+    put_text(out, "machine", m->machine, 1);
     ptlog_out_puts(out, "},\"process\":{");
     kv_u64(out, "pid", m->pid, 0);
-    kv_str(out, "program", m->program, 1);
+    put_text(out, "program", m->program, 1);
     ptlog_out_puts(out, "}}");
 }
 
@@ -199,7 +232,7 @@ static void put_types(ptlog_out *out, ptlog_src *src)
         src->type_at(src, i, &id, &name);
         ptlog_out_puts(out, i ? ",{" : "{");
         kv_u64(out, "id", id, 0);
-        kv_str(out, "name", name, 1);
+        put_text(out, "name", name, 1);
         ptlog_out_puts(out, "}");
     }
     ptlog_out_puts(out, "]");
@@ -236,7 +269,7 @@ typedef struct json_writer {
 static char *make_prefix(const char *name, uint32_t id, size_t *len)
 {
     size_t n = name ? strlen(name) : 0;
-    char *t = malloc(6 * n + 64);
+    char *t = malloc(8 * n + 80);
     if (!t)
         return NULL;
     char *p = t;
@@ -244,6 +277,13 @@ static char *make_prefix(const char *name, uint32_t id, size_t *len)
     p += 8;
     if (name) {
         p += json_quote(name, n, p);
+        if (!utf8_valid(name, n)) { /* the exact bytes too, as put_text does */
+            memcpy(p, ",\"name_hex\":\"", 13);
+            p += 13;
+            ptlog_fmt_hexbytes((const unsigned char *)name, n, p);
+            p += 2 * n;
+            *p++ = '"';
+        }
     } else {
         memcpy(p, "null", 4);
         p += 4;

@@ -1,7 +1,9 @@
 /*
  * .ptl output through the public writer API: the source's attributes, its
  * whole event-type table, the selected events and the stream-side status
- * counters (the log-side ones are the new log's own, counted by the writer).
+ * counters. The new log is a sequential APPEND log whatever the source's
+ * log policy (README.md, "Round trips"): its log policy, size and log-side
+ * counters (events written, log overruns, log full) are its own.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -97,8 +99,7 @@ int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
 {
     tracelog_writer_options opt;
     tracelog_writer_options_init(&opt);
-    opt.chunk_size = ptlog_chunk_size_for(&src->meta);
-    opt.preserve_attributes = 1; /* the copy keeps the source's log policy, size and counters */
+    opt.chunk_size = ptlog_chunk_size_for(&src->meta); /* log policy: APPEND (the default) */
     ptl_sink k = {src, out, NULL, {0}, 0};
     tracelog_error err;
     tracelog_status st = tracelog_writer_create(out->fd, &src->meta, &opt, &k.w, &err);
@@ -118,8 +119,7 @@ int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
     rc = copy_types(&k); /* types named only at the end (JSON Lines) */
     ptlog_idmap_free(&k.defined);
     tracelog_log_status status;
-    src->get_status(src, &status);
-    status.events_written = k.count; /* what this copy holds */
+    src->get_status(src, &status); /* the writer takes the stream-side counters only */
     if (!rc && (st = tracelog_writer_set_status(k.w, &status)) != TRACELOG_OK)
         rc = ptlog_writer_error(ptlog_out_name(out), k.w, st);
     if (rc) {

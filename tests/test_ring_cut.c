@@ -1,0 +1,215 @@
+/*
+ * A LOOP (ring) log cut short - a copy stopped half way, a file truncated -
+ * never reads back as a sound log (format-spec 8.5, issue 9 item 8):
+ *
+ *  - a ring the writer went round fills its geometry: a file that ends before
+ *    its last segment reports "ring ends early" (TRACELOG_E_TRUNCATED, at the
+ *    offset where the file ends) and is not clean;
+ *  - a ring on its first lap ends like a sequential log: a block cut short at
+ *    the end is a torn tail (TRACELOG_E_TRUNCATED);
+ *  - whatever the cut, events that are gone are never gone silently (a
+ *    problem, or at least "not clean" when the cut falls between two blocks,
+ *    as a crash leaves a log), and the events read are events of the log,
+ *    unaltered, in order;
+ *  - complete logs, wherever the writer stopped in its ring, report nothing.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "format/format.h"
+#include "tl_test.h"
+
+typedef struct ring_log {
+    tl_test_log_spec spec;
+    tl_test_log_result res;
+    tl_file_header hdr;
+    tl_test_readout full; /* the uncut log, read back */
+} ring_log;
+
+/* A LOOP log of n events in 4 segments of 4 KiB, with a small durable region. */
+static int make_ring(ring_log *l, size_t n, uint64_t seed)
+{
+    memset(l, 0, sizeof *l);
+    tl_test_log_spec_init(&l->spec, TRACELOG_POLICY_LOOP, n);
+    l->spec.log_max_size = 16u << 10;
+    l->spec.durable_size = 4096;
+    l->spec.compression_level = 0;
+    l->spec.payload_max = 120;
+    l->spec.flush_every = 37;
+    l->spec.seed = seed;
+    if (tl_test_write_log_mem(&l->spec, &l->res))
+        return -1;
+    size_t need;
+    tracelog_error err;
+    if (!CHECK_STATUS(tl_header_decode(l->res.bytes, l->res.len, &l->hdr, &need, &err), TRACELOG_OK) ||
+        !CHECK_EQ(l->hdr.layout, TL_LAYOUT_RING) || !CHECK_EQ(l->hdr.segment_count, 4))
+        return -1;
+    tl_test_read_bytes(l->res.bytes, l->res.len, NULL, &l->full);
+    return 0;
+}
+
+static void free_ring(ring_log *l)
+{
+    tl_test_log_result_free(&l->res);
+    tl_test_readout_free(&l->full);
+}
+
+static uint64_t ring_end(const ring_log *l)
+{
+    return l->hdr.ring_offset + (uint64_t)l->hdr.segment_count * l->hdr.segment_size;
+}
+
+/* The problem whose message starts with prefix, or NULL. */
+static const tracelog_problem *find_problem(const tl_test_readout *out, const char *prefix)
+{
+    for (size_t i = 0; i < out->nproblems; i++)
+        if (strncmp(out->problems[i].message, prefix, strlen(prefix)) == 0)
+            return &out->problems[i];
+    return NULL;
+}
+
+/* got's events are events of want, unaltered, in the same order. */
+static int is_subsequence(const tl_test_events *got, const tl_test_events *want)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < got->n; i++) {
+        while (j < want->n && !tl_test_event_equal(&got->ev[i], &want->ev[j]))
+            j++;
+        if (j == want->n)
+            return 0;
+        j++;
+    }
+    return 1;
+}
+
+/* Complete logs report nothing, wherever the writer stopped: first lap, one lap, many laps. */
+static void test_complete_rings(void)
+{
+    int wrapped = 0, first_lap = 0;
+    for (size_t n = 10; n <= 700; n += 9) {
+        tl_test_context("LOOP log of %zu events", n);
+        ring_log l;
+        if (make_ring(&l, n, n) == 0) {
+            CHECK_EQ(l.full.nproblems, 0);
+            CHECK_EQ(l.full.info.clean, 1);
+            if (l.full.nproblems)
+                tl_test_readout_dump(&l.full);
+            wrapped += l.res.status.log_full != 0;
+            first_lap += l.res.status.log_full == 0;
+        }
+        free_ring(&l);
+    }
+    tl_test_context(NULL);
+    CHECK(wrapped > 10 && first_lap > 3); /* both kinds were covered */
+}
+
+/* The issue's case: a ring that wrapped many times, cut in half. */
+static void test_wrapped_ring_cut_in_half(void)
+{
+    ring_log l;
+    if (make_ring(&l, 2000, 7) != 0 || !CHECK(l.res.status.log_full)) {
+        free_ring(&l);
+        return;
+    }
+    size_t half = l.res.len / 2;
+    tl_test_readout out;
+    tl_test_read_bytes(l.res.bytes, half, NULL, &out);
+    const tracelog_problem *p = find_problem(&out, "ring ends early: file shorter than its geometry");
+    if (CHECK(p != NULL)) {
+        CHECK_EQ(p->code, TRACELOG_E_TRUNCATED);
+        CHECK_EQ(p->offset, half);
+        char want[120];
+        snprintf(want, sizeof want, "ring ends early: file shorter than its geometry, up to %llu bytes missing",
+                 (unsigned long long)(ring_end(&l) - half));
+        CHECK_STR_EQ(p->message, want);
+    }
+    CHECK_EQ(out.info.clean, 0);
+    CHECK(out.events.n < l.full.events.n);
+    CHECK(is_subsequence(&out.events, &l.full.events));
+    tl_test_readout_free(&out);
+    free_ring(&l);
+}
+
+/* A ring on its first lap cut inside a block: a torn tail, as in a sequential log. */
+static void test_first_lap_torn_tail(void)
+{
+    ring_log l;
+    if (make_ring(&l, 60, 3) != 0 || !CHECK(!l.res.status.log_full) ||
+        !CHECK(l.res.len > l.hdr.ring_offset + 100)) {
+        free_ring(&l);
+        return;
+    }
+    size_t len = l.res.len - 20; /* inside the trailer */
+    tl_test_readout out;
+    tl_test_read_bytes(l.res.bytes, len, NULL, &out);
+    const tracelog_problem *p = find_problem(&out, "log ends with an incomplete or damaged block");
+    if (CHECK(p != NULL)) {
+        CHECK_EQ(p->code, TRACELOG_E_TRUNCATED);
+        CHECK_EQ(p->offset + p->length, len);
+    }
+    CHECK_EQ(out.nproblems, 1);
+    CHECK_EQ(out.info.clean, 0);
+    CHECK_EVENTS_EQ(out.events.ev, out.events.n, l.full.events.ev, l.full.events.n);
+    tl_test_readout_free(&out);
+    free_ring(&l);
+}
+
+/*
+ * Every cut of several logs (each 8 bytes, and 3 bytes into each 8): events
+ * are never lost silently, and a wrapped ring cut before its last segment
+ * says "ring ends early".
+ */
+static void test_every_cut(void)
+{
+    static const size_t counts[] = {60, 200, 260, 333, 517, 1000};
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+        ring_log l;
+        if (make_ring(&l, counts[c], 100 + c) != 0) {
+            free_ring(&l);
+            continue;
+        }
+        uint64_t last_segment = l.hdr.ring_offset + (uint64_t)(l.hdr.segment_count - 1) * l.hdr.segment_size;
+        unsigned long failures_before = tl_test_failures();
+        int fd = memfd_create("ring_cut", 0); /* in memory: thousands of cuts, and the disk is shared */
+        if (!CHECK(fd >= 0)) {
+            free_ring(&l);
+            continue;
+        }
+        for (size_t len = l.hdr.ring_offset; len < l.res.len; len += len % 8 ? 5 : 3) {
+            tl_test_context("LOOP log of %zu events (%s), cut at %zu of %zu bytes", counts[c],
+                            l.res.status.log_full ? "wrapped" : "first lap", len, l.res.len);
+            tl_test_readout out;
+            tl_test_fd_set(fd, l.res.bytes, len);
+            tl_test_read_fd(fd, NULL, &out);
+            CHECK_STATUS(out.open_status, TRACELOG_OK);
+            CHECK(is_subsequence(&out.events, &l.full.events));
+            if (out.events.n < l.full.events.n)
+                CHECK(out.nproblems > 0 || !out.info.clean);
+            if (l.res.status.log_full && len <= last_segment) {
+                const tracelog_problem *p = find_problem(&out, "ring ends early");
+                if (CHECK(p != NULL))
+                    CHECK_EQ(p->offset, len);
+                CHECK_EQ(out.info.clean, 0);
+            }
+            tl_test_readout_free(&out);
+            if (tl_test_failures() != failures_before)
+                break; /* one cut tells the story */
+        }
+        close(fd);
+        free_ring(&l);
+    }
+    tl_test_context(NULL);
+}
+
+int main(void)
+{
+    TL_TEST_RUN(test_complete_rings);
+    TL_TEST_RUN(test_wrapped_ring_cut_in_half);
+    TL_TEST_RUN(test_first_lap_torn_tail);
+    TL_TEST_RUN(test_every_cut);
+    return tl_test_finish();
+}
