@@ -9,5 +9,6 @@
 #include "tracelog/log.h"
 #include "tracelog/writer.h"
 #include "tracelog/reader.h"
+#include "tracelog/schema.h"
 
 #endif
