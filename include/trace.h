@@ -48,6 +48,19 @@
  *      parent's ids.
  *  P22 Streams are shut down at exit(). exec functions called from code that
  *      includes this header write every log out with a trailer first.
+ *      A process that dies by SIGSEGV, SIGBUS, SIGABRT, SIGFPE or SIGILL
+ *      first writes what its streams with log hold to the logs, then dies
+ *      by the same signal (<tracelog/posix.h>). The window that remains:
+ *      an end that runs no handler (_exit, SIGKILL, the OOM killer, a
+ *      signal whose default action ends the process without a handler of
+ *      the program's, such as SIGTERM) loses, with the FLUSH policy, the
+ *      events of about the last flush interval (100 ms by default,
+ *      tracelog_trace_attr_setflushinterval), and with LOOP and UNTIL_FULL
+ *      everything recorded since the last posix_trace_flush; a crash
+ *      handler that cannot write (a log another thread keeps locked for
+ *      more than 500 ms, writing that hangs for 2 s, a fault while writing)
+ *      loses what it could not write; a machine crash loses what was not
+ *      synced (tracelog_trace_sync).
  *  P23 TRACE_SYS_MAX is enforced per process. Tracing another process
  *      (pid != 0) is refused with EPERM (ESRCH if it does not exist).
  *      Inheritance follows fork() only.
@@ -145,7 +158,8 @@ typedef struct {
     int __stream_policy;  /* 0: default (LOOP without log, FLUSH with log) */
     int __log_policy;
     int __inheritance;
-    int __reserved[8];
+    unsigned int __flush_interval_ms; /* 0: default (tracelog_trace_attr_setflushinterval) */
+    int __reserved[7];
 } trace_attr_t;
 
 struct posix_trace_event_info {

@@ -174,6 +174,12 @@ static void test_sys_max(void)
     CHECK_ERR(posix_trace_create(0, &a, &extra), EAGAIN);
     int fd = tl_test_tmpfd();
     CHECK_ERR(posix_trace_create_withlog(0, &a, fd, &extra), EAGAIN);
+    /* The FLUSH policy's flusher thread, started before the slot was refused, is stopped before the
+       stream is freed (it ran on freed memory before; AddressSanitizer saw it). */
+    trace_attr_t flush;
+    pt_attr(&flush, POSIX_TRACE_FLUSH, 64u << 10, 16);
+    CHECK_ERR(posix_trace_create_withlog(0, &flush, fd, &extra), EAGAIN);
+    usleep(20000);
     /* Pre-recorded streams count too (they hold a trace_id_t): open is refused while all are in use. */
     CHECK_ERR(posix_trace_shutdown(t[made - 1]), 0);
     made--;

@@ -27,6 +27,51 @@ extern "C" {
  */
 TRACELOG_API int tracelog_trace_sync(trace_id_t trid);
 
+/*
+ * How often the background flusher of a stream with the FLUSH policy writes
+ * what it has taken from the stream to the log as a partial chunk, in
+ * milliseconds (1 .. 86,400,000). This bounds what a process that ends
+ * without running any handler (_exit, SIGKILL, a power cut aside) loses:
+ * events recorded more than about one interval (plus the flusher's 2 ms
+ * drain period) before the end are in the log. A timer write happens only
+ * when events were taken since the last one, so an idle stream writes
+ * nothing. Shorter intervals mean smaller chunks (less compression, more
+ * blocks); streams with other policies write only when flushed.
+ * The default, used while the attribute is not set, is 100 ms, or the value
+ * of the environment variable TRACELOG_FLUSH_INTERVAL_MS when it holds a
+ * decimal number in that range (read when the stream is created; anything
+ * else is ignored). posix_trace_get_attr reports the interval in use.
+ * Errors: EINVAL (attr not initialised, ms out of range, or a NULL pointer).
+ */
+TRACELOG_API int tracelog_trace_attr_setflushinterval(trace_attr_t *attr, unsigned ms);
+TRACELOG_API int tracelog_trace_attr_getflushinterval(const trace_attr_t *attr, unsigned *ms);
+
+/*
+ * Fatal signals. While a stream with log exists, the library handles
+ * SIGSEGV, SIGBUS, SIGABRT, SIGFPE and SIGILL (sigaction, SA_SIGINFO |
+ * SA_ONSTACK, so a stack overflow is handled on the program's alternate
+ * signal stack if it has one): before anything else it writes to each log
+ * what the stream still holds, up to the moment of the crash, as a partial
+ * chunk (not a trailer: the log reads back as recovered). Then it chains to
+ * the handler installed before it (called with its own mask and flags as
+ * far as they apply), or, if that was the default action, restores it and
+ * re-raises the signal, so the process dies by the same signal with its
+ * core dump. Handlers installed before the first stream with log are given
+ * back after the last one is shut down; a handler installed over the
+ * library's is left in place (and may keep chaining to it).
+ *
+ * This is best effort, and not async-signal-safe in the strict sense: the
+ * log writer may allocate memory and compress. So that it never deadlocks:
+ * a log whose lock another thread holds is waited for at most 500 ms and a
+ * log the crashing thread itself was writing is skipped; a second fatal
+ * signal in the writing thread ends the process at once with that signal;
+ * other crashing threads wait for the first; and an alarm (SIGALRM, armed
+ * for 2 s while the handler writes, the program's own disposition and alarm
+ * restored afterwards) ends the process with the original signal if the
+ * writing hangs, for instance on a malloc lock the crash left held. A crash
+ * in a forked child never writes its parent's log.
+ */
+
 /* Counters of an active stream (a snapshot; they only grow, nothing is reset). */
 typedef struct tracelog_trace_stats {
     uint64_t events_delivered; /* taken out of the stream: read, or flushed to the log */

@@ -1,10 +1,12 @@
 /* Stream attribute objects (trace_attr_t). */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "posix/internal.h"
 #include "stream/stream.h"
 #include "tracelog/common.h"
+#include "tracelog/posix.h"
 
 #define CHECK(a) do { if (!(a) || (a)->__magic != TL_ATTR_MAGIC) return EINVAL; } while (0)
 
@@ -205,5 +207,42 @@ int posix_trace_attr_setstreamsize(trace_attr_t *attr, size_t streamsize)
 {
     CHECK(attr);
     attr->__stream_size = streamsize;
+    return 0;
+}
+
+/* The default flush interval: TRACELOG_FLUSH_INTERVAL_MS if it is a number in range, else 100 ms. */
+static unsigned default_flush_interval(void)
+{
+    const char *env = getenv("TRACELOG_FLUSH_INTERVAL_MS");
+    if (!env || *env < '0' || *env > '9')
+        return TL_DEFAULT_FLUSH_INTERVAL_MS;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(env, &end, 10);
+    if (errno || *end || v < 1 || v > TL_MAX_FLUSH_INTERVAL_MS)
+        return TL_DEFAULT_FLUSH_INTERVAL_MS;
+    return (unsigned)v;
+}
+
+unsigned tl_posix_flush_interval_ms(const trace_attr_t *attr)
+{
+    return attr->__flush_interval_ms ? attr->__flush_interval_ms : default_flush_interval();
+}
+
+int tracelog_trace_attr_setflushinterval(trace_attr_t *attr, unsigned ms)
+{
+    CHECK(attr);
+    if (ms < 1 || ms > TL_MAX_FLUSH_INTERVAL_MS)
+        return EINVAL;
+    attr->__flush_interval_ms = ms;
+    return 0;
+}
+
+int tracelog_trace_attr_getflushinterval(const trace_attr_t *attr, unsigned *ms)
+{
+    CHECK(attr);
+    if (!ms)
+        return EINVAL;
+    *ms = tl_posix_flush_interval_ms(attr);
     return 0;
 }

@@ -56,6 +56,7 @@ static int resolve_attr(const trace_attr_t *in, int with_log, trace_attr_t *out)
     size_t min_stream = 4u * tl_rec_size((uint32_t)out->__max_data_size);
     if (out->__stream_size < min_stream)
         out->__stream_size = min_stream;
+    out->__flush_interval_ms = tl_posix_flush_interval_ms(out);
     return 0;
 }
 
@@ -119,7 +120,7 @@ static int create(pid_t pid, const trace_attr_t *attr, int with_log, int fd, tra
         e = tl_posix_register(t, trid);
     if (e) {
         if (t->writer)
-            tracelog_writer_abandon(t->writer);
+            tl_posix_log_abandon(t);
         free_trace(t);
         return e;
     }

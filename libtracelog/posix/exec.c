@@ -27,9 +27,9 @@ int tracelog_prepare_exec(void)
         if (atomic_load(&t->shm->state) == TL_RUNNING && posix_trace_stop(trids[i]) == 0)
             stopped[nstopped++] = trids[i];
         tl_posix_log_flush(t, 0);
-        pthread_mutex_lock(&t->log_lock);
+        tl_posix_log_lock(t);
         tracelog_writer_checkpoint(t->writer);
-        pthread_mutex_unlock(&t->log_lock);
+        tl_posix_log_unlock(t);
         tl_posix_release(t);
     }
     pthread_mutex_unlock(&exec_lock);

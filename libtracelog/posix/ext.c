@@ -12,7 +12,7 @@ int tracelog_trace_sync(trace_id_t trid)
         return e;
     e = tl_posix_log_flush(t, 0);
     if (!e) {
-        pthread_mutex_lock(&t->log_lock);
+        tl_posix_log_lock(t);
         tracelog_status st = tracelog_writer_sync(t->writer);
         if (st != TRACELOG_OK && st != TRACELOG_E_LOG_FULL) {
             tracelog_error err;
@@ -23,7 +23,7 @@ int tracelog_trace_sync(trace_id_t trid)
                 t->flush_error = e;
             pthread_mutex_unlock(&t->status_lock);
         }
-        pthread_mutex_unlock(&t->log_lock);
+        tl_posix_log_unlock(t);
     }
     tl_posix_release(t);
     return e;
@@ -38,12 +38,12 @@ int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats)
     if (e)
         return e;
     *stats = (tracelog_trace_stats){0};
-    pthread_mutex_lock(&t->log_lock);
+    tl_posix_log_lock(t);
     stats->events_delivered = t->consumer.delivered;
     stats->events_lost = tl_stream_overruns(t->shm);
     stats->events_buffered = tl_stream_buffered(t->shm);
     stats->lanes = t->shm->nlanes;
-    pthread_mutex_unlock(&t->log_lock);
+    tl_posix_log_unlock(t);
     if (t->kind == TL_ACTIVE_LOG) {
         pthread_mutex_lock(&t->status_lock);
         stats->log_events_written = t->log_snapshot.events_written;

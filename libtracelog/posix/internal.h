@@ -16,6 +16,8 @@
 #define TL_DEFAULT_STREAM_SIZE (8u << 20)
 #define TL_DEFAULT_MAX_DATA 1024u
 #define TL_DEFAULT_LOG_SIZE (64u << 20)
+#define TL_DEFAULT_FLUSH_INTERVAL_MS 100u
+#define TL_MAX_FLUSH_INTERVAL_MS 86400000u /* a day */
 
 typedef enum tl_kind { TL_ACTIVE, TL_ACTIVE_LOG, TL_PRERECORDED } tl_kind;
 
@@ -38,7 +40,10 @@ typedef struct tl_trace {
     /* Streams with log. */
     int log_fd;                /* our dup of the caller's descriptor */
     tracelog_writer *writer;
-    pthread_mutex_t log_lock;  /* writer, counters below */
+    pthread_mutex_t log_lock;  /* writer, counters below: taken with tl_posix_log_lock */
+    _Atomic uintptr_t log_owner; /* pthread_self() of log_lock's holder, 0 if none (the crash handler's check) */
+    uint64_t flush_interval_ns; /* FLUSH policy: the flusher writes a partial chunk this often */
+    uint64_t written_at;       /* consumer.delivered when the log was last written */
     pthread_t flusher;
     int flusher_running;
     _Atomic int flusher_stop;
@@ -92,6 +97,17 @@ void tl_posix_event_after_fork_child(void); /* event.c: the child's threads get 
 int tl_posix_log_start(tl_trace *t, int fd);
 int tl_posix_log_flush(tl_trace *t, int explicit_call);
 int tl_posix_log_finish(tl_trace *t);
+/* Undoes tl_posix_log_start when the stream cannot be created after all: nothing more is written. */
+void tl_posix_log_abandon(tl_trace *t);
+void tl_posix_log_lock(tl_trace *t);
+void tl_posix_log_unlock(tl_trace *t);
+/* The fatal-signal handler's flush (crash.c): the events recorded until now, then the partial chunk. */
+void tl_posix_log_crash_flush(tl_trace *t);
+/* Fatal-signal handlers (crash.c): installed while a log is watched. */
+void tl_posix_crash_watch(tl_trace *t);
+void tl_posix_crash_unwatch(tl_trace *t);
+void tl_posix_crash_after_fork_child(void); /* a child has no log of its own */
+unsigned tl_posix_flush_interval_ms(const trace_attr_t *attr); /* attr.c: the attribute or the default */
 void tl_posix_set_from_shm(const tl_shm *s, trace_event_set_t *set);
 
 /* Converts a time in ns since the epoch. */

@@ -14,8 +14,8 @@
 
 #include "posix/internal.h"
 
-#define FLUSHER_PERIOD_NS 2000000      /* the flusher drains the stream this often */
-#define FLUSHER_WRITE_PERIOD_NS 1000000000ull /* and writes a partial chunk this often */
+#define FLUSHER_PERIOD_NS 2000000 /* the flusher drains the stream this often */
+#define CRASH_LOCK_WAIT_MS 500    /* the crash handler waits this long for another thread's flush */
 
 static int errno_of(tracelog_status st, const tracelog_error *err)
 {
@@ -97,8 +97,24 @@ static int writer_errno(tl_trace *t, tracelog_status st)
     return errno_of(st, &err);
 }
 
-/* Moves every event of the stream to the writer. Caller holds log_lock. Returns an errno or 0. */
-static int drain(tl_trace *t)
+void tl_posix_log_lock(tl_trace *t)
+{
+    pthread_mutex_lock(&t->log_lock);
+    atomic_store_explicit(&t->log_owner, (uintptr_t)pthread_self(), memory_order_relaxed);
+}
+
+void tl_posix_log_unlock(tl_trace *t)
+{
+    atomic_store_explicit(&t->log_owner, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&t->log_lock);
+}
+
+/*
+ * Moves the stream's events to the writer, up to the first one recorded
+ * after `until` (UINT64_MAX: all of them). Caller holds log_lock. Returns an
+ * errno or 0.
+ */
+static int drain(tl_trace *t, uint64_t until)
 {
     log_new_names(t);
     int e = 0;
@@ -116,6 +132,8 @@ static int drain(tl_trace *t)
         if (!e)
             e = writer_errno(t, st);
         t->events_flushed++;
+        if (ev.ts > until)
+            break;
     }
     return e;
 }
@@ -169,6 +187,7 @@ static void xfsz_restore(const sigset_t *old)
 static int write_out(tl_trace *t)
 {
     update_status(t);
+    t->written_at = t->consumer.delivered;
     return writer_errno(t, tracelog_writer_flush(t->writer));
 }
 
@@ -180,7 +199,7 @@ static int flush_locked(tl_trace *t, int explicit_call)
     if (explicit_call)
         tl_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_FLUSH_START, NULL, 0, 0, 0,
                                (uint64_t)pthread_self(), (uint32_t)tl_posix_pid());
-    int e = drain(t);
+    int e = drain(t, UINT64_MAX);
     int we = write_out(t);
     if (!e)
         e = we;
@@ -197,10 +216,45 @@ static int flush_locked(tl_trace *t, int explicit_call)
 
 int tl_posix_log_flush(tl_trace *t, int explicit_call)
 {
-    pthread_mutex_lock(&t->log_lock);
+    tl_posix_log_lock(t);
     int e = flush_locked(t, explicit_call);
-    pthread_mutex_unlock(&t->log_lock);
+    tl_posix_log_unlock(t);
     return e;
+}
+
+/*
+ * log_lock for the crash handler: never one its own thread holds (it crashed
+ * in the middle of writing: the writer is in no state to go on), and for at
+ * most CRASH_LOCK_WAIT_MS from another thread.
+ */
+static int crash_lock(tl_trace *t)
+{
+    if (atomic_load_explicit(&t->log_owner, memory_order_relaxed) == (uintptr_t)pthread_self())
+        return 0;
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < CRASH_LOCK_WAIT_MS; i++) {
+        if (pthread_mutex_trylock(&t->log_lock) == 0) {
+            atomic_store_explicit(&t->log_owner, (uintptr_t)pthread_self(), memory_order_relaxed);
+            return 1;
+        }
+        nanosleep(&ms, NULL);
+    }
+    return 0;
+}
+
+void tl_posix_log_crash_flush(tl_trace *t)
+{
+    if (!t->writer || !crash_lock(t))
+        return;
+    sigset_t old;
+    xfsz_block(&old);
+    /* Other threads may go on recording: what they record after the crash is not waited for. */
+    int e = drain(t, tl_stream_now(t->shm));
+    int we = write_out(t);
+    if (e || we)
+        note_error(t, e ? e : we);
+    xfsz_restore(&old);
+    tl_posix_log_unlock(t);
 }
 
 static void *flusher_main(void *arg)
@@ -216,13 +270,14 @@ static void *flusher_main(void *arg)
         atomic_store(&t->shm->flusher_sleeping, 1);
         syscall(SYS_futex, &t->shm->flusher_seq, FUTEX_WAIT, seq, &period, NULL, 0);
         atomic_store(&t->shm->flusher_sleeping, 0);
-        pthread_mutex_lock(&t->log_lock);
+        tl_posix_log_lock(t);
         atomic_store(&t->flushing, 1); /* an automatic flush of the FLUSH policy */
-        int e = drain(t);
+        int e = drain(t, UINT64_MAX);
         uint64_t now = tl_clock_mono_ns();
-        if (now - last_write >= FLUSHER_WRITE_PERIOD_NS) {
-            /* Bounds what a crash can lose to about a second of events. */
-            int we = write_out(t);
+        if (now - last_write >= t->flush_interval_ns) {
+            /* Bounds what an end without handler (_exit, SIGKILL) loses to about one interval;
+               an idle stream writes nothing. */
+            int we = t->consumer.delivered != t->written_at ? write_out(t) : 0;
             if (!e)
                 e = we;
             last_write = now;
@@ -231,7 +286,7 @@ static void *flusher_main(void *arg)
             note_error(t, e);
         publish_status(t);
         atomic_store(&t->flushing, 0);
-        pthread_mutex_unlock(&t->log_lock);
+        tl_posix_log_unlock(t);
     }
     return NULL;
 }
@@ -263,15 +318,36 @@ int tl_posix_log_start(tl_trace *t, int fd)
     tracelog_writer_define_event(t->writer, POSIX_TRACE_UNNAMED_USEREVENT, name);
     log_new_names(t);
     xfsz_restore(&old);
-    if (t->attr.__stream_policy != POSIX_TRACE_FLUSH)
-        return 0;
-    if (pthread_create(&t->flusher, NULL, flusher_main, t) != 0) {
-        tracelog_writer_abandon(t->writer);
-        t->writer = NULL;
-        return EAGAIN;
+    t->flush_interval_ns = (uint64_t)t->attr.__flush_interval_ms * 1000000u;
+    if (t->attr.__stream_policy == POSIX_TRACE_FLUSH) {
+        if (pthread_create(&t->flusher, NULL, flusher_main, t) != 0) {
+            tracelog_writer_abandon(t->writer);
+            t->writer = NULL;
+            return EAGAIN;
+        }
+        t->flusher_running = 1;
     }
-    t->flusher_running = 1;
+    tl_posix_crash_watch(t);
     return 0;
+}
+
+static void stop_flusher(tl_trace *t)
+{
+    if (!t->flusher_running)
+        return;
+    atomic_store(&t->flusher_stop, 1);
+    atomic_fetch_add(&t->shm->flusher_seq, 1);
+    syscall(SYS_futex, &t->shm->flusher_seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+    pthread_join(t->flusher, NULL);
+    t->flusher_running = 0;
+}
+
+void tl_posix_log_abandon(tl_trace *t)
+{
+    tl_posix_crash_unwatch(t);
+    stop_flusher(t);
+    tracelog_writer_abandon(t->writer);
+    t->writer = NULL;
 }
 
 /*
@@ -293,14 +369,9 @@ static void mark_unfinished_losses(tl_trace *t)
 
 int tl_posix_log_finish(tl_trace *t)
 {
-    if (t->flusher_running) {
-        atomic_store(&t->flusher_stop, 1);
-        atomic_fetch_add(&t->shm->flusher_seq, 1);
-        syscall(SYS_futex, &t->shm->flusher_seq, FUTEX_WAKE, 1, NULL, NULL, 0);
-        pthread_join(t->flusher, NULL);
-        t->flusher_running = 0;
-    }
-    pthread_mutex_lock(&t->log_lock);
+    tl_posix_crash_unwatch(t);
+    stop_flusher(t);
+    tl_posix_log_lock(t);
     sigset_t old;
     xfsz_block(&old); /* the close writes the trailer */
     int e = flush_locked(t, 0);
@@ -311,7 +382,7 @@ int tl_posix_log_finish(tl_trace *t)
     xfsz_restore(&old);
     if (!e)
         e = errno_of(st, &err);
-    pthread_mutex_unlock(&t->log_lock);
+    tl_posix_log_unlock(t);
     return e;
 }
 

@@ -24,6 +24,7 @@ static void after_fork_parent(void)
 static void after_fork_child(void)
 {
     tl_posix_event_after_fork_child();
+    tl_posix_crash_after_fork_child();
     tl_posix_names_after_fork_child(share_names);
     tl_posix_registry_after_fork_child();
 }

@@ -138,6 +138,8 @@ static inline uint32_t tl_rec_size(uint32_t len) { return (TL_REC_HEADER + len +
 
 /* Nanoseconds of CLOCK_MONOTONIC. Async-signal-safe (vDSO). */
 uint64_t tl_clock_mono_ns(void);
+/* The stream's time now, on the scale of its events' timestamps. Async-signal-safe. */
+static inline uint64_t tl_stream_now(const tl_shm *s) { return tl_clock_mono_ns() + (uint64_t)s->realtime_offset; }
 
 /*
  * Records one event into lane `lane` of s (user lanes) or the system lane.
