@@ -110,7 +110,7 @@ static uint8_t *write_log(const log_spec *s, size_t *len)
         uint32_t plen = (uint32_t)(i % 5 == 0 ? 0 : rnd() % sizeof payload);
         for (uint32_t k = 0; k < plen; k++)
             payload[k] = (uint8_t)(i + k * 3); /* compressible, not constant */
-        tracelog_event ev = {ts, (uint32_t)(i % 3 == 0 ? 1 : i % 3 == 1 ? 2 : 7), 100 + (uint32_t)(i / 40),
+        tracelog_event ev = {ts, (uint32_t)(i % 3 == 0 ? 1 : i % 3 == 1 ? 2 : 7), 100 + (uint32_t)(i / 40), 0,
                              7000 + (uint64_t)(i % 2), 0x400000 + (uint64_t)(i % 7) * 16,
                              (uint32_t)(i % 11 == 0), plen, payload};
         tracelog_writer_append(w, &ev); /* UNTIL_FULL: LOG_FULL once full, as intended */

@@ -105,7 +105,7 @@ static int write_log(const char *dir, const char *file, tracelog_policy policy, 
     for (size_t t = 0; t < sizeof types / sizeof *types; t++)
         tracelog_writer_define_event(w, types[t].id, types[t].name);
     unsigned char buf[64];
-    tracelog_event ev = {BASE_NS, EV_START, 4242, 0x7f1a2b3c4d40ull, 0x55d0c0de0f00ull, 0, 0, NULL};
+    tracelog_event ev = {BASE_NS, EV_START, 4242, 0, 0x7f1a2b3c4d40ull, 0x55d0c0de0f00ull, 0, 0, NULL};
     tracelog_writer_append(w, &ev);
     for (unsigned i = 0; i < n; i++) {
         golden_event(i, &ev, buf);
@@ -115,7 +115,7 @@ static int write_log(const char *dir, const char *file, tracelog_policy policy, 
         if (i % 100 == 99)
             tracelog_writer_flush(w); /* as a periodic flush would */
     }
-    ev = (tracelog_event){BASE_NS + 2000000000ull, EV_STOP, 4242, 0x7f1a2b3c4d40ull, 0x55d0c0de0f40ull, 0, 4,
+    ev = (tracelog_event){BASE_NS + 2000000000ull, EV_STOP, 4242, 0, 0x7f1a2b3c4d40ull, 0x55d0c0de0f40ull, 0, 4,
                           "\0\0\0\0"};
     if (tracelog_writer_append(w, &ev) == TRACELOG_E_LOG_FULL)
         tracelog_writer_append_final(w, &ev);

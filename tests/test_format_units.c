@@ -420,17 +420,17 @@ static size_t edge_events(tracelog_event *e)
         big_payload[i] = (uint8_t)(x >> 56);
     }
     size_t n = 0;
-    e[n++] = (tracelog_event){1000, 1, 0, 0, 0, 0, 0, NULL};
+    e[n++] = (tracelog_event){1000, 1, 0, 0, 0, 0, 0, 0, NULL};
     /* Backwards in time, every column changes. */
-    e[n++] = (tracelog_event){900, 2, 77, 5, 0x401000, 1, 5, hello};
+    e[n++] = (tracelog_event){900, 2, 77, 0, 5, 0x401000, 1, 5, hello};
     /* Same time, nothing changes but the id; empty payload with a pointer. */
-    e[n++] = (tracelog_event){900, UINT32_MAX, 77, 5, 0x401000, 2, 0, hello};
+    e[n++] = (tracelog_event){900, UINT32_MAX, 77, 0, 5, 0x401000, 2, 0, hello};
     /* Largest values (the deltas wrap around). */
-    e[n++] = (tracelog_event){UINT64_MAX - 1, 3, UINT32_MAX, UINT64_MAX, UINT64_MAX, 0, 300, big_payload};
+    e[n++] = (tracelog_event){UINT64_MAX - 1, 3, UINT32_MAX, 0, UINT64_MAX, UINT64_MAX, 0, 300, big_payload};
     /* All the way back down. */
-    e[n++] = (tracelog_event){0, 0, 0, 0, 0, 0, 0, NULL};
-    e[n++] = (tracelog_event){5, 4, 1, 1, 1, 2, 1, hello};
-    e[n++] = (tracelog_event){5, 4, 1, 1, 0, 0, 0, NULL};
+    e[n++] = (tracelog_event){0, 0, 0, 0, 0, 0, 0, 0, NULL};
+    e[n++] = (tracelog_event){5, 4, 1, 0, 1, 1, 2, 1, hello};
+    e[n++] = (tracelog_event){5, 4, 1, 0, 1, 0, 0, 0, NULL};
     return n;
 }
 
@@ -540,7 +540,7 @@ static void test_chunk_incompressible(void)
             x = x * 6364136223846793005ull + 1442695040888963407ull;
             noise[i][j] = (uint8_t)(x >> 56);
         }
-        e[i] = (tracelog_event){1000 + i, (uint32_t)i, 1, 2, 3, 0, 300, noise[i]};
+        e[i] = (tracelog_event){1000 + i, (uint32_t)i, 1, 0, 2, 3, 0, 300, noise[i]};
     }
     chunk_roundtrip(e, 10, 1, TL_CODEC_NONE);
 }

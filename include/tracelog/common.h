@@ -90,6 +90,7 @@ typedef struct tracelog_event {
     uint64_t timestamp_ns; /* nanoseconds since the Unix epoch (CLOCK_REALTIME scale) */
     uint32_t event_id;     /* id in the log's event-type table */
     uint32_t pid;          /* process id, 0 for events not tied to a process */
+    uint32_t kernel_tid;   /* kernel thread id (gettid), 0 if unknown */
     uint64_t tid;          /* thread id (pthread_t value), 0 if none */
     uint64_t address;      /* program address that generated the event */
     uint32_t truncation;   /* TRACELOG_TRUNC_* */

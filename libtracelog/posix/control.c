@@ -23,7 +23,7 @@ void tl_posix_set_from_shm(const tl_shm *s, trace_event_set_t *set)
 static void record_system(tl_trace *t, trace_event_id_t id, const void *data, size_t len, uint64_t caller)
 {
     tl_stream_record(t->shm, t->shm->nlanes, id, data, (uint32_t)len, POSIX_TRACE_NOT_TRUNCATED,
-                           caller, (uint64_t)pthread_self(), (uint32_t)tl_posix_pid());
+                           caller, (uint64_t)pthread_self(), (uint32_t)tl_posix_pid(), tl_posix_kernel_tid());
 }
 
 static int check_target(pid_t pid)

@@ -4,6 +4,8 @@
  * A process with no running stream pays one relaxed load.
  */
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "posix/internal.h"
 
@@ -13,7 +15,19 @@ extern _Atomic uint32_t tl_posix_current_pid;
 
 /* initial-exec TLS: no lazy allocation, so it is safe in a signal handler. */
 static __thread uint32_t lane_ticket __attribute__((tls_model("initial-exec")));
+static __thread uint32_t kernel_tid __attribute__((tls_model("initial-exec")));
 static _Atomic uint32_t next_ticket;
+
+/* gettid(), asked once per thread (async-signal-safe: a signal handler that gets here first asks too). */
+uint32_t tl_posix_kernel_tid(void)
+{
+    uint32_t tid = kernel_tid;
+    if (tid == 0) {
+        tid = (uint32_t)syscall(SYS_gettid);
+        kernel_tid = tid;
+    }
+    return tid;
+}
 
 static uint32_t my_ticket(void)
 {
@@ -25,8 +39,12 @@ static uint32_t my_ticket(void)
     return t - 1;
 }
 
-/* A forked child starts with its own lane rather than the forking thread's. */
-void tl_posix_event_after_fork_child(void) { lane_ticket = 0; }
+/* A forked child starts with its own lane rather than the forking thread's, and its own thread id. */
+void tl_posix_event_after_fork_child(void)
+{
+    lane_ticket = 0;
+    kernel_tid = 0;
+}
 
 static inline int filtered(tl_shm *s, trace_event_id_t id)
 {
@@ -64,6 +82,7 @@ void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr,
         void *addr = __builtin_extract_return_addr(__builtin_return_address(0));
         tl_stream_record(s, my_ticket() & (nlanes - 1), event_id, data_ptr, (uint32_t)len, trunc,
                                (uint64_t)(uintptr_t)addr, (uint64_t)pthread_self(),
-                               atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed));
+                               atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed),
+                               tl_posix_kernel_tid());
     } while (mask);
 }

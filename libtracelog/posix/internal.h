@@ -92,6 +92,7 @@ void tl_posix_names_after_fork_child(int shared);
 /* The process: fork handlers installed once (process.c). */
 void tl_posix_process_init(void);
 void tl_posix_event_after_fork_child(void); /* event.c: the child's threads get lanes of their own */
+uint32_t tl_posix_kernel_tid(void);         /* the calling thread's gettid(), cached (async-signal-safe) */
 
 /* Logs. */
 int tl_posix_log_start(tl_trace *t, int fd);

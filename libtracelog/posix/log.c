@@ -84,7 +84,7 @@ static void note_error(tl_trace *t, int e)
         t->flush_error = e;
     pthread_mutex_unlock(&t->status_lock);
     tl_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_ERROR, &e, sizeof e,
-                           POSIX_TRACE_NOT_TRUNCATED, 0, 0, 0);
+                           POSIX_TRACE_NOT_TRUNCATED, 0, 0, 0, 0);
 }
 
 /* The errno behind a writer status (0 for success and for a full log, which the log status reports). */
@@ -120,12 +120,23 @@ static int drain(tl_trace *t, uint64_t until)
     int e = 0;
     tl_out_event ev;
     while (tl_consumer_take_wait(&t->consumer, &ev) == TL_TAKE_EVENT) {
-        tracelog_event out = {ev.ts, ev.event_id, ev.pid, ev.tid, ev.addr, ev.truncation, ev.len, ev.data};
+        tracelog_event out = {.timestamp_ns = ev.ts,
+                              .event_id = ev.event_id,
+                              .pid = ev.pid,
+                              .kernel_tid = ev.ktid,
+                              .tid = ev.tid,
+                              .address = ev.addr,
+                              .truncation = ev.truncation,
+                              .payload_len = ev.len,
+                              .payload = ev.data};
         tracelog_status st = tracelog_writer_append(t->writer, &out);
         if (st == TRACELOG_E_LOG_FULL && !t->log_stop_written) {
             /* An UNTIL_FULL log ends with POSIX_TRACE_STOP (auto != 0) where it filled up. */
             int automatic = 1;
-            tracelog_event stop = {ev.ts, POSIX_TRACE_STOP, 0, 0, 0, 0, sizeof automatic, &automatic};
+            tracelog_event stop = {.timestamp_ns = ev.ts,
+                                   .event_id = POSIX_TRACE_STOP,
+                                   .payload_len = sizeof automatic,
+                                   .payload = &automatic};
             tracelog_writer_append_final(t->writer, &stop);
             t->log_stop_written = 1;
         }
@@ -198,7 +209,7 @@ static int flush_locked(tl_trace *t, int explicit_call)
     atomic_store(&t->flushing, 1);
     if (explicit_call)
         tl_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_FLUSH_START, NULL, 0, 0, 0,
-                               (uint64_t)pthread_self(), (uint32_t)tl_posix_pid());
+                               (uint64_t)pthread_self(), (uint32_t)tl_posix_pid(), tl_posix_kernel_tid());
     int e = drain(t, UINT64_MAX);
     int we = write_out(t);
     if (!e)
@@ -209,7 +220,7 @@ static int flush_locked(tl_trace *t, int explicit_call)
     atomic_store(&t->flushing, 0);
     if (explicit_call) /* recorded after the flush: it goes out with the next one */
         tl_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_FLUSH_STOP, NULL, 0, 0, 0,
-                               (uint64_t)pthread_self(), (uint32_t)tl_posix_pid());
+                               (uint64_t)pthread_self(), (uint32_t)tl_posix_pid(), tl_posix_kernel_tid());
     xfsz_restore(&old);
     return e;
 }
@@ -362,7 +373,7 @@ static void mark_unfinished_losses(tl_trace *t)
         tl_lane *l = &tl_lanes(s)[i];
         if (!atomic_exchange(&l->lost, 0))
             continue;
-        tracelog_event overflow = {atomic_load(&l->lost_first_ts), POSIX_TRACE_OVERFLOW, 0, 0, 0, 0, 0, NULL};
+        tracelog_event overflow = {.timestamp_ns = atomic_load(&l->lost_first_ts), .event_id = POSIX_TRACE_OVERFLOW};
         tracelog_writer_append(t->writer, &overflow);
     }
 }

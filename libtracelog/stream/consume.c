@@ -54,7 +54,7 @@ static tl_rec *peek(tl_shm *s, uint32_t i, uint64_t *pos)
 
 static void queue(tl_consumer *c, uint32_t id, uint64_t ts)
 {
-    c->queue[c->qlen++] = (tl_out_event){id, 0, ts, 0, 0, 0, 0, NULL};
+    c->queue[c->qlen++] = (tl_out_event){id, 0, 0, ts, 0, 0, 0, 0, NULL};
 }
 
 /* Copies the record at pos out of lane i; 0, or -1 if a LOOP producer overwrote it meanwhile. */
@@ -92,7 +92,7 @@ static int copy_out(tl_consumer *c, uint32_t i, tl_rec *r, uint64_t pos)
         queue(c, SYS_RESUME, ts);
         return 0;
     }
-    c->queue[c->qlen++] = (tl_out_event){h.event_id, h.pid, ts, h.tid, h.addr, len,
+    c->queue[c->qlen++] = (tl_out_event){h.event_id, h.pid, h.ktid, ts, h.tid, h.addr, len,
                                          h.len_trunc >> 30, c->buf};
     return 0;
 }
@@ -107,7 +107,7 @@ static void restart_if_drained(tl_shm *s)
     uint64_t filter[TL_SET_WORDS];
     for (int w = 0; w < TL_SET_WORDS; w++)
         filter[w] = atomic_load(&s->filter[w]);
-    tl_stream_record(s, s->nlanes, SYS_START, filter, sizeof filter, 0, 0, 0, 0);
+    tl_stream_record(s, s->nlanes, SYS_START, filter, sizeof filter, 0, 0, 0, 0, 0);
     uint32_t suspended = TL_SUSPENDED;
     atomic_compare_exchange_strong(&s->state, &suspended, TL_RUNNING);
 }

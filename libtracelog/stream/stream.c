@@ -15,6 +15,7 @@
 
 /* A padding record may be only 16 bytes long: commit and kind_size must fit in them. */
 _Static_assert(offsetof(tl_rec, kind_size) + sizeof(uint32_t) <= 16, "pad records hold commit and kind_size");
+_Static_assert(sizeof(tl_rec) == TL_REC_HEADER && TL_REC_HEADER % 8 == 0, "record header");
 
 uint64_t tl_clock_mono_ns(void)
 {
@@ -162,7 +163,7 @@ static int drop_oldest(tl_lane *l, uint8_t *data, uint64_t cap)
 }
 
 static void write_rec(uint8_t *at, uint32_t kind, uint32_t size, uint32_t id, uint64_t ts, uint32_t pid,
-                      uint32_t len_trunc, uint64_t tid, uint64_t addr)
+                      uint32_t len_trunc, uint64_t tid, uint64_t addr, uint32_t ktid)
 {
     tl_rec *r = (tl_rec *)at;
     r->kind_size = size | kind << 28;
@@ -172,6 +173,7 @@ static void write_rec(uint8_t *at, uint32_t kind, uint32_t size, uint32_t id, ui
     r->len_trunc = len_trunc;
     r->tid = tid;
     r->addr = addr;
+    r->ktid = ktid;
 }
 
 /* Lost because the lane is full (UNTIL_FULL, FLUSH, system lane). */
@@ -184,7 +186,7 @@ static void lose(tl_shm *s, tl_lane *l, uint64_t ts)
             atomic_store(&s->autostopped, 1);
             atomic_store(&s->full, 1);
             uint32_t one = 1;
-            tl_stream_record(s, s->nlanes, 3 /* POSIX_TRACE_STOP */, &one, sizeof one, 0, 0, 0, 0);
+            tl_stream_record(s, s->nlanes, 3 /* POSIX_TRACE_STOP */, &one, sizeof one, 0, 0, 0, 0, 0);
         }
         return;
     }
@@ -223,7 +225,7 @@ static inline int has_room(tl_lane *l, uint64_t h, uint64_t need, uint64_t cap)
 
 int tl_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const void *data,
                            uint32_t len, uint32_t truncation, uint64_t addr, uint64_t tid,
-                           uint32_t pid)
+                           uint32_t pid, uint32_t ktid)
 {
     tl_lane *l = &tl_lanes(s)[lane];
     uint8_t *base = tl_lane_data(s, lane);
@@ -272,14 +274,14 @@ int tl_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const void *da
         if (lost) {
             /* Marks the loss where it happened: the consumer turns it into OVERFLOW and RESUME. */
             write_rec(base + (pos & (cap - 1)), TL_KIND_LOSS, TL_REC_HEADER, 0, ts, 0, 0, lost,
-                      atomic_load(&l->lost_first_ts));
+                      atomic_load(&l->lost_first_ts), 0);
             atomic_store_explicit(&((tl_rec *)(base + (pos & (cap - 1))))->commit, pos + 1, memory_order_release);
             atomic_fetch_sub(&l->lost, lost);
             pos += TL_REC_HEADER;
         }
         uint8_t *at = base + (pos & (cap - 1));
         write_rec(at, stopped ? TL_KIND_SKIP : TL_KIND_EVENT, tl_rec_size(len), event_id, ts, pid,
-                  len | truncation << 30, tid, addr);
+                  len | truncation << 30, tid, addr, ktid);
         if (len && !stopped)
             memcpy(at + TL_REC_HEADER, data, len);
         atomic_store_explicit(&((tl_rec *)at)->commit, pos + 1, memory_order_release);

@@ -34,7 +34,7 @@
 
 #define TL_MAX_LANES 64
 #define TL_SET_WORDS 17 /* must match trace_event_set_t */
-#define TL_REC_HEADER 48
+#define TL_REC_HEADER 56
 #define TL_SYS_LANE_SIZE (256u << 10) /* a power of two, like every lane */
 #define TL_MAX_DATA_LIMIT (64u << 10) /* largest max-data-size accepted */
 
@@ -97,12 +97,15 @@ typedef struct tl_rec {
     uint32_t len_trunc;      /* data bytes | truncation << 30 */
     uint64_t tid;
     uint64_t addr;
+    uint32_t ktid;           /* kernel thread id */
+    uint32_t pad_;
 } tl_rec;
 
 /* One event as the consumer hands it out (data copied into the consumer). */
 typedef struct tl_out_event {
     uint32_t event_id;
     uint32_t pid;
+    uint32_t ktid;
     uint64_t ts;
     uint64_t tid, addr;
     uint32_t len, truncation;
@@ -147,7 +150,7 @@ static inline uint64_t tl_stream_now(const tl_shm *s) { return tl_clock_mono_ns(
  */
 int tl_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const void *data,
                            uint32_t len, uint32_t truncation, uint64_t addr, uint64_t tid,
-                           uint32_t pid);
+                           uint32_t pid, uint32_t ktid);
 
 /* ---- consumer ------------------------------------------------------------ */
 
