@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include "format/event_types.h"
 #include "format/meta.h"
+#include "format/schema.h"
 #include "fuzz_helpers.h"
 
 static void check_meta(const uint8_t *data, size_t size)
@@ -42,9 +43,15 @@ typedef struct type_list {
     size_t n, cap;
 } type_list;
 
-static tracelog_status collect_type(void *ctx, uint32_t id, const char *name, size_t len)
+/* Keeps an entry; its schema only if it is text that parses (what a reader keeps). */
+static tracelog_status collect_type(void *ctx, uint32_t id, const char *name, size_t len,
+                                    const tl_cbor_item *schema)
 {
     type_list *l = ctx;
+    tracelog_schema *parsed = NULL;
+    if (schema && schema->kind == TL_CBOR_TEXT &&
+        tl_schema_parse((const char *)schema->ptr, schema->len, &parsed, NULL) != TRACELOG_OK)
+        parsed = NULL;
     FUZZ_ASSERT(len >= 1 && len <= TRACELOG_TEXT_MAX);
     FUZZ_ASSERT(memchr(name, 0, len) == NULL);
     if (l->n == l->cap) {
@@ -56,14 +63,16 @@ static tracelog_status collect_type(void *ctx, uint32_t id, const char *name, si
     FUZZ_CHECK_SYS(copy != NULL);
     memcpy(copy, name, len);
     copy[len] = 0;
-    l->e[l->n++] = (tl_type_entry){id, copy};
+    l->e[l->n++] = (tl_type_entry){id, copy, parsed};
     return TRACELOG_OK;
 }
 
 static void free_types(type_list *l)
 {
-    for (size_t i = 0; i < l->n; i++)
+    for (size_t i = 0; i < l->n; i++) {
         free((char *)l->e[i].name);
+        tracelog_schema_free((tracelog_schema *)l->e[i].schema);
+    }
     free(l->e);
     memset(l, 0, sizeof *l);
 }
@@ -89,7 +98,9 @@ static void check_types(const uint8_t *data, size_t size)
     FUZZ_ASSERT(in2.p == e1.data + e1.len, "re-encoded event types: bytes left over");
     FUZZ_ASSERT(a.n == b.n, "%zu event types, %zu after encode/decode", a.n, b.n);
     for (size_t i = 0; i < a.n; i++)
-        FUZZ_ASSERT(a.e[i].id == b.e[i].id && strcmp(a.e[i].name, b.e[i].name) == 0, "event type %zu changed", i);
+        FUZZ_ASSERT(a.e[i].id == b.e[i].id && strcmp(a.e[i].name, b.e[i].name) == 0 &&
+                        tl_schema_equal(a.e[i].schema, b.e[i].schema),
+                    "event type %zu changed", i);
     FUZZ_ASSERT(tl_types_encode(b.e, b.n, &e2) == TRACELOG_OK);
     FUZZ_ASSERT(e1.len == e2.len && memcmp(e1.data, e2.data, e1.len) == 0, "event types encoding not canonical");
     tl_buf_free(&e1);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "format/event_types.h"
+#include "format/meta.h"
 #include "tracelog.h"
 
 #define MAX_SEED (20 * 1024)
@@ -262,18 +263,27 @@ static void cbor_seeds(void)
     strcpy(m.hostname, "host");
     strcpy(m.program, "/usr/bin/seed");
     m.inherited = 1;
-    tracelog_meta_encode(&m, &b);
+    tl_meta_encode(&m, &b);
     put_file("cbor_meta", "metadata", b.data, b.len);
     put_file("cbor_meta", "metadata-cut", b.data, b.len / 2);
     b.len = 0;
 
-    tl_type_entry types[] = {{1, "start"}, {2, "io"}, {4000000000u, "a much longer event type name"}};
-    tracelog_types_encode(types, 3, &b);
+    tl_type_entry types[] = {{1, "start", NULL}, {2, "io", NULL}, {4000000000u, "a much longer event type name", NULL}};
+    tl_types_encode(types, 3, &b);
     put_file("cbor_meta", "types", b.data, b.len);
     b.len = 0;
 
+    tracelog_schema *rx = NULL;
+    tracelog_schema_parse("u32 len; u16 port; char[16] iface; f64 latency; enum8 st {IDLE=0, BUSY=1}",
+                          &rx, NULL);
+    tl_type_entry typed[] = {{40, "net.rx", rx}, {41, "plain", NULL}};
+    tl_types_encode(typed, 2, &b);
+    put_file("cbor_meta", "types-schema", b.data, b.len);
+    tracelog_schema_free(rx);
+    b.len = 0;
+
     tracelog_log_status st = {1000, 990, 5, 5, 28, 1};
-    tracelog_status_encode(&st, &b);
+    tl_status_encode(&st, &b);
     put_file("cbor_meta", "status", b.data, b.len);
     b.len = 0;
 

@@ -3,16 +3,17 @@
 #
 #   fuzz/make-corpus.sh BUILD_DIR
 #
-# BUILD_DIR is a configured and built tree (it needs BUILD_DIR/libtracelog.a),
-# e.g. cmake -S . -B build && cmake --build build --target tracelog_static.
+# BUILD_DIR is a configured and built tree (it needs BUILD_DIR/libtracelog_internal.a:
+# gen_corpus calls internal tl_ functions, which libtracelog.a keeps local),
+# e.g. cmake -S . -B build && cmake --build build --target tracelog_internal.
 # Files the fuzzers added (named by their SHA-1) are left alone. Logs get a
 # fresh random salt each time, so a rerun changes their checksums.
 set -euo pipefail
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:?usage: fuzz/make-corpus.sh BUILD_DIR}
-lib="$build/libtracelog.a"
-[[ -f $lib ]] || { echo "make-corpus.sh: $lib not found: build tracelog_static first" >&2; exit 2; }
+lib="$build/libtracelog_internal.a"
+[[ -f $lib ]] || { echo "make-corpus.sh: $lib not found: build tracelog_internal first" >&2; exit 2; }
 
 cc=${CC:-cc}
 out="$build/gen_corpus"

@@ -150,8 +150,10 @@ typedef struct collected {
     int refuse_at; /* index whose entry the sink refuses, -1 for none */
 } collected;
 
-static tracelog_status collect(void *ctx, uint32_t id, const char *name, size_t len)
+static tracelog_status collect(void *ctx, uint32_t id, const char *name, size_t len,
+                               const tl_cbor_item *schema)
 {
+    (void)schema;
     collected *c = ctx;
     if ((int)c->n == c->refuse_at)
         return TRACELOG_E_LIMIT;

@@ -7,6 +7,7 @@
 #define TRACELOG_LOG_H
 
 #include "tracelog/common.h"
+#include "tracelog/schema.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -86,6 +87,10 @@ TRACELOG_API tracelog_status tracelog_event_types_add(tracelog_event_types *t, u
 
 /* Name of id, or NULL if the table does not name it. */
 TRACELOG_API const char *tracelog_event_types_name(const tracelog_event_types *t, uint32_t id);
+
+/* Payload schema of id (<tracelog/schema.h>), or NULL if it has none. Borrowed, as names are. */
+TRACELOG_API const tracelog_schema *tracelog_event_types_schema(const tracelog_event_types *t,
+                                                                uint32_t id);
 
 /* Number of entries, and entry `index` (0..count-1, in increasing id order). TRACELOG_E_INVAL past the end. */
 TRACELOG_API size_t tracelog_event_types_count(const tracelog_event_types *t);

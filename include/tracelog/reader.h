@@ -91,6 +91,18 @@ TRACELOG_API tracelog_status tracelog_reader_event_type(const tracelog_reader *r
 /* Name of id, or NULL if the table does not name it. */
 TRACELOG_API const char *tracelog_reader_event_name(const tracelog_reader *r, uint32_t id);
 
+/*
+ * The payload schema of id (<tracelog/schema.h>): NULL if the log gives the
+ * type none, or gave one the reader ignored and reported as a problem
+ * (malformed, over a limit of the schema language, or beyond the 4 MiB of
+ * schema text a reader keeps per log). Decode an event with
+ * tracelog_fields_decode(schema, ev.payload, ev.payload_len, &fields).
+ * Borrowed: valid until tracelog_reader_close, even after a later
+ * definition of the type replaced it.
+ */
+TRACELOG_API const tracelog_schema *tracelog_reader_event_schema(const tracelog_reader *r,
+                                                                 uint32_t id);
+
 /* Summary of the log (from the header scan; events counted from chunk headers). */
 typedef struct tracelog_reader_info {
     uint16_t format_major, format_minor;

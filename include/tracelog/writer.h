@@ -61,6 +61,22 @@ TRACELOG_API tracelog_status tracelog_writer_create(int fd, const tracelog_metad
 TRACELOG_API tracelog_status tracelog_writer_define_event(tracelog_writer *w, uint32_t id, const char *name);
 
 /*
+ * tracelog_writer_define_event() with the schema of the type's payloads
+ * (<tracelog/schema.h>; NULL: none), stored in canonical form beside the
+ * name so that readers decode the payloads into fields. The writer never
+ * looks at payloads: appending a typed event costs what an untyped one does.
+ * Re-defining an id with the same name and an equal schema (same canonical
+ * form, or none both times) is a no-op; otherwise TRACELOG_E_INVAL. Errors
+ * (err may be NULL): a malformed schema gives TRACELOG_E_INVAL or
+ * TRACELOG_E_LIMIT with err->offset the byte position in schema, and the
+ * writer stays usable; TRACELOG_E_INVAL for a bad name, TRACELOG_E_NOMEM, or
+ * the error that poisoned the writer.
+ */
+TRACELOG_API tracelog_status tracelog_writer_define_event_schema(tracelog_writer *w, uint32_t id,
+                                                                 const char *name, const char *schema,
+                                                                 tracelog_error *err);
+
+/*
  * Buffers one event (payload copied). Writes a chunk when the buffer is full.
  * Errors: TRACELOG_E_INVAL (payload larger than the chunk size), TRACELOG_E_LOG_FULL
  * (UNTIL_FULL log is full: the event is counted as a log overrun), TRACELOG_E_IO.

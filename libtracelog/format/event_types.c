@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "format/schema.h"
 
 #define CORRUPT(reason) do { *why = reason; return TRACELOG_E_CORRUPT; } while (0)
 #define PUT(expr) do { if (expr) return TRACELOG_E_NOMEM; } while (0)
@@ -21,8 +22,13 @@ void tl_event_types_clear(tracelog_event_types *t)
         free((char *)t->v[i].name);
     for (size_t i = 0; i < t->nretired; i++)
         free(t->retired[i]);
+    for (size_t i = 0; i < t->n; i++)
+        tracelog_schema_free((tracelog_schema *)t->v[i].schema);
+    for (size_t i = 0; i < t->nretired_schemas; i++)
+        tracelog_schema_free(t->retired_schemas[i]);
     free(t->v);
     free(t->retired);
+    free(t->retired_schemas);
     free(t->by_name);
     tl_event_types_init(t);
 }
@@ -136,33 +142,101 @@ static tracelog_status rename_entry(tracelog_event_types *t, tl_type_entry *e, c
     return TRACELOG_OK;
 }
 
-tracelog_status tl_event_types_set(tracelog_event_types *t, uint32_t id, const char *name, size_t len,
-                                   int rename)
+int tl_schema_equal(const tracelog_schema *a, const tracelog_schema *b)
 {
-    size_t i = slot_of(t, id);
-    int exists = i < t->n && t->v[i].id == id;
-    if (exists && strlen(t->v[i].name) == len && memcmp(t->v[i].name, name, len) == 0)
-        return TRACELOG_OK; /* the usual repeat: a trailer restates the table */
-    if (exists && !rename)
-        return TRACELOG_E_INVAL;
+    if (!a || !b)
+        return a == b;
+    return tl_schema_text_len(a) == tl_schema_text_len(b) &&
+           memcmp(tracelog_schema_text(a), tracelog_schema_text(b), tl_schema_text_len(a)) == 0;
+}
+
+static int same_name(const tl_type_entry *e, const char *name, size_t len)
+{
+    return strlen(e->name) == len && memcmp(e->name, name, len) == 0;
+}
+
+/* Replaces e's schema, keeping the old one until the table is cleared (callers may hold it). */
+static tracelog_status replace_schema(tracelog_event_types *t, tl_type_entry *e, tracelog_schema *schema)
+{
+    if (e->schema) {
+        tracelog_schema **r = tl_grow(t->retired_schemas, &t->retired_schemas_cap,
+                                      t->nretired_schemas + 1, sizeof *r);
+        if (!r)
+            return TRACELOG_E_NOMEM;
+        t->retired_schemas = r;
+        t->retired_schemas[t->nretired_schemas++] = (tracelog_schema *)e->schema;
+    }
+    e->schema = schema;
+    t->schema_bytes += tl_schema_text_len(schema);
+    return TRACELOG_OK;
+}
+
+static tracelog_status insert(tracelog_event_types *t, size_t i, uint32_t id, const char *name,
+                              size_t len, tracelog_schema *schema)
+{
     char *copy = malloc(len + 1);
-    if (!copy)
-        return TRACELOG_E_NOMEM;
-    memcpy(copy, name, len);
-    copy[len] = 0;
-    if (exists)
-        return rename_entry(t, &t->v[i], copy);
-    tl_type_entry *v = tl_grow(t->v, &t->cap, t->n + 1, sizeof *v);
+    tl_type_entry *v = copy ? tl_grow(t->v, &t->cap, t->n + 1, sizeof *v) : NULL;
     if (!v) {
         free(copy);
         return TRACELOG_E_NOMEM;
     }
+    memcpy(copy, name, len);
+    copy[len] = 0;
     t->v = v;
     memmove(v + i + 1, v + i, (t->n - i) * sizeof *v);
-    v[i] = (tl_type_entry){id, copy};
+    v[i] = (tl_type_entry){id, copy, schema};
     t->n++;
+    t->schema_bytes += tl_schema_text_len(schema);
     index_new(t, id, copy);
     return TRACELOG_OK;
+}
+
+/* Sets id's name and, if `with_schema`, its schema (taken). */
+static tracelog_status set_entry(tracelog_event_types *t, uint32_t id, const char *name, size_t len,
+                                 int with_schema, tracelog_schema *schema, int rename)
+{
+    size_t i = slot_of(t, id);
+    if (i == t->n || t->v[i].id != id) {
+        tracelog_status st = insert(t, i, id, name, len, schema);
+        if (st != TRACELOG_OK)
+            tracelog_schema_free(schema);
+        return st;
+    }
+    tl_type_entry *e = &t->v[i];
+    int name_differs = !same_name(e, name, len);
+    int schema_differs = with_schema && !tl_schema_equal(e->schema, schema);
+    tracelog_status st = TRACELOG_OK;
+    if ((name_differs || schema_differs) && !rename)
+        st = TRACELOG_E_INVAL;
+    if (st == TRACELOG_OK && schema_differs) {
+        st = replace_schema(t, e, schema);
+        if (st == TRACELOG_OK)
+            schema = NULL; /* the table's now */
+    }
+    if (st == TRACELOG_OK && name_differs) {
+        char *copy = malloc(len + 1);
+        if (!copy) {
+            st = TRACELOG_E_NOMEM;
+        } else {
+            memcpy(copy, name, len);
+            copy[len] = 0;
+            st = rename_entry(t, e, copy);
+        }
+    }
+    tracelog_schema_free(schema); /* equal to the entry's, or refused */
+    return st;
+}
+
+tracelog_status tl_event_types_set(tracelog_event_types *t, uint32_t id, const char *name, size_t len,
+                                   int rename)
+{
+    return set_entry(t, id, name, len, 0, NULL, rename);
+}
+
+tracelog_status tl_event_types_set_typed(tracelog_event_types *t, uint32_t id, const char *name,
+                                         size_t len, tracelog_schema *schema, int rename)
+{
+    return set_entry(t, id, name, len, 1, schema, rename);
 }
 
 /* ---- the public table ----------------------------------------------------------- */
@@ -191,6 +265,12 @@ const char *tracelog_event_types_name(const tracelog_event_types *t, uint32_t id
 {
     const tl_type_entry *e = t ? tl_event_types_get(t, id) : NULL;
     return e ? e->name : NULL;
+}
+
+const tracelog_schema *tracelog_event_types_schema(const tracelog_event_types *t, uint32_t id)
+{
+    const tl_type_entry *e = t ? tl_event_types_get(t, id) : NULL;
+    return e ? e->schema : NULL;
 }
 
 size_t tracelog_event_types_count(const tracelog_event_types *t) { return t ? t->n : 0; }
@@ -236,11 +316,13 @@ tracelog_status tl_types_encode_head(size_t n, tl_buf *out)
     return TRACELOG_OK;
 }
 
-tracelog_status tl_types_encode_entry(uint32_t id, const char *name, tl_buf *out)
+tracelog_status tl_types_encode_entry(const tl_type_entry *e, tl_buf *out)
 {
-    PUT(tl_cbor_put_map(out, 2));
-    PUT(tl_cbor_put_text(out, "id") || tl_cbor_put_uint(out, id));
-    PUT(tl_cbor_put_text(out, "name") || tl_cbor_put_text(out, name));
+    PUT(tl_cbor_put_map(out, e->schema ? 3 : 2));
+    PUT(tl_cbor_put_text(out, "id") || tl_cbor_put_uint(out, e->id));
+    PUT(tl_cbor_put_text(out, "name") || tl_cbor_put_text(out, e->name));
+    if (e->schema) /* canonical text (section 5.6.3), so that copies of a log keep it byte for byte */
+        PUT(tl_cbor_put_text(out, "schema") || tl_cbor_put_text(out, tracelog_schema_text(e->schema)));
     return TRACELOG_OK;
 }
 
@@ -248,7 +330,7 @@ tracelog_status tl_types_encode(const tl_type_entry *e, size_t n, tl_buf *out)
 {
     tracelog_status st = tl_types_encode_head(n, out);
     for (size_t i = 0; i < n && st == TRACELOG_OK; i++)
-        st = tl_types_encode_entry(e[i].id, e[i].name, out);
+        st = tl_types_encode_entry(&e[i], out);
     return st;
 }
 
@@ -262,21 +344,31 @@ tracelog_status tl_types_decode(tl_cbor_in *in, tl_type_sink sink, void *ctx, co
         if (tl_cbor_next(in, &map) || map.kind != TL_CBOR_MAP)
             CORRUPT("event types: entry is not a map");
         uint64_t id = UINT64_MAX;
-        tl_cbor_item name = {TL_CBOR_NULL, 0, NULL, 0};
+        tl_cbor_item name = {TL_CBOR_NULL, 0, NULL, 0}, schema;
+        int has_schema = 0;
         for (uint64_t j = 0; j < map.u; j++) {
             if (tl_cbor_next(in, &k) || k.kind != TL_CBOR_TEXT || tl_cbor_next(in, &v))
                 CORRUPT("event types: bad entry");
-            if (tl_cbor_is_key(&k, "id") && v.kind == TL_CBOR_UINT)
+            if (tl_cbor_is_key(&k, "id") && v.kind == TL_CBOR_UINT) {
                 id = v.u;
-            else if (tl_cbor_is_key(&k, "name") && v.kind == TL_CBOR_TEXT)
+                continue;
+            }
+            if (tl_cbor_is_key(&k, "name") && v.kind == TL_CBOR_TEXT) {
                 name = v;
-            else if (tl_cbor_skip(in, &v))
+                continue;
+            }
+            if (tl_cbor_is_key(&k, "schema")) { /* any kind: the sink reports one it cannot use */
+                schema = v;
+                has_schema = 1;
+            }
+            if (tl_cbor_skip(in, &v))
                 CORRUPT("event types: bad value");
         }
         if (id > UINT32_MAX || name.kind != TL_CBOR_TEXT || name.len == 0 ||
             name.len > TRACELOG_TEXT_MAX || memchr(name.ptr, 0, name.len))
             CORRUPT("event types: entry without a valid id and name");
-        tracelog_status st = sink(ctx, (uint32_t)id, (const char *)name.ptr, name.len);
+        tracelog_status st = sink(ctx, (uint32_t)id, (const char *)name.ptr, name.len,
+                                  has_schema ? &schema : NULL);
         if (st != TRACELOG_OK) {
             *why = "event types: entry refused";
             return st;

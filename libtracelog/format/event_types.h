@@ -9,10 +9,12 @@
 #include "common/buf.h"
 #include "format/cbor_io.h"
 #include "tracelog/log.h"
+#include "tracelog/schema.h"
 
 typedef struct tl_type_entry {
     uint32_t id;
-    const char *name; /* NUL-terminated */
+    const char *name;              /* NUL-terminated */
+    const tracelog_schema *schema; /* the payload schema (section 5.6), or NULL */
 } tl_type_entry;
 
 /* Slot of the name index: the lowest id that has a name of this hash. */
@@ -27,6 +29,9 @@ struct tracelog_event_types {
     size_t n, cap;
     char **retired;        /* names replaced by tl_event_types_set: freed with the table */
     size_t nretired, retired_cap;
+    tracelog_schema **retired_schemas; /* schemas replaced: freed with the table */
+    size_t nretired_schemas, retired_schemas_cap;
+    uint64_t schema_bytes; /* canonical text of every schema the table took, replaced ones included */
     tl_name_slot *by_name; /* built by the first lookup by name, dropped by a rename */
     size_t slots, slots_used;
 };
@@ -46,16 +51,35 @@ void tl_event_types_clear(tracelog_event_types *t);
 tracelog_status tl_event_types_set(tracelog_event_types *t, uint32_t id, const char *name, size_t len,
                                    int rename);
 
+/*
+ * As tl_event_types_set, for the name and the schema together (schema NULL:
+ * none). The table takes schema in every case (it frees it when it is not
+ * kept). An id already named alike with an equal schema (same canonical
+ * text, or none both) is left as it is; otherwise, with `rename`, both are
+ * replaced (what was handed out stays valid until the table is cleared), and
+ * without it TRACELOG_E_INVAL. TRACELOG_E_NOMEM.
+ */
+tracelog_status tl_event_types_set_typed(tracelog_event_types *t, uint32_t id, const char *name,
+                                         size_t len, tracelog_schema *schema, int rename);
+
+/* 1 if a and b are both NULL or have the same canonical text. */
+int tl_schema_equal(const tracelog_schema *a, const tracelog_schema *b);
+
 /* The entry of id, or NULL: a binary search. */
 const tl_type_entry *tl_event_types_get(const tracelog_event_types *t, uint32_t id);
 
 /* EVENT_TYPES encoding: an array head for n entries, then n entries; or a whole array at once. */
 tracelog_status tl_types_encode_head(size_t n, tl_buf *out);
-tracelog_status tl_types_encode_entry(uint32_t id, const char *name, tl_buf *out);
+tracelog_status tl_types_encode_entry(const tl_type_entry *e, tl_buf *out);
 tracelog_status tl_types_encode(const tl_type_entry *e, size_t n, tl_buf *out);
 
-/* Called for each entry; a non-zero return stops decoding with that status. */
-typedef tracelog_status (*tl_type_sink)(void *ctx, uint32_t id, const char *name, size_t len);
+/*
+ * Called for each entry; a non-zero return stops decoding with that status.
+ * schema: the value of the entry's "schema" key as found (any CBOR kind; a
+ * text is not yet checked to be a schema), or NULL when it has none.
+ */
+typedef tracelog_status (*tl_type_sink)(void *ctx, uint32_t id, const char *name, size_t len,
+                                        const tl_cbor_item *schema);
 /*
  * Decodes one EVENT_TYPES array item by item from in, passing each entry to
  * sink. TRACELOG_E_CORRUPT (reason in *why) at the first invalid entry: the

@@ -19,8 +19,7 @@ static tracelog_status encode_map(const tl_trailer *t, tl_buf *out)
     if (st == TRACELOG_OK)
         st = tl_types_encode_head(t->ntypes, out);
     for (size_t i = 0; i < t->ntypes && st == TRACELOG_OK; i++)
-        st = tl_types_encode_entry(t->type_ids[i], tracelog_event_types_name(t->types, t->type_ids[i]),
-                                   out);
+        st = tl_types_encode_entry(tl_event_types_get(t->types, t->type_ids[i]), out);
     return st;
 }
 

@@ -19,7 +19,7 @@ typedef struct tl_index_entry {
 /* What a TRAILER holds, for the encoder. */
 typedef struct tl_trailer {
     const tracelog_log_status *status;
-    const tracelog_event_types *types; /* names of type_ids */
+    const tracelog_event_types *types; /* names (and schemas) of type_ids, each of which it holds */
     const uint32_t *type_ids;          /* the ids listed, in this order */
     size_t ntypes;
     const tl_index_entry *index;

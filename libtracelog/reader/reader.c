@@ -28,10 +28,18 @@
 #include "common/error.h"
 #include "format/chunk.h"
 #include "format/event_types.h"
+#include "format/schema.h"
 #include "format/format.h"
 #include "format/meta.h"
 #include "format/trailer.h"
 #include "reader/source.h"
+
+/*
+ * Schema text kept per log (canonical bytes of every schema taken, replaced
+ * ones included): bounds what a file can make the reader hold in parsed
+ * schemas, which take about 10 bytes per byte of text (format-spec 9.2).
+ */
+#define TL_READER_SCHEMA_BYTES (4u << 20)
 
 typedef struct chunk_ref {
     uint64_t offset; /* of the block header */
@@ -52,6 +60,7 @@ struct tracelog_reader {
     int have_meta;
 
     tracelog_event_types types; /* a later definition renames; names handed out stay valid */
+    uint64_t types_block;       /* offset of the block whose event types are being decoded */
 
     chunk_ref *chunks;
     size_t nchunks, chunks_cap;
@@ -126,12 +135,46 @@ static void problem(tracelog_reader *r, tracelog_status code, uint64_t off, uint
 
 /* ---- event types --------------------------------------------------------- */
 
-static tracelog_status add_type(void *ctx, uint32_t id, const char *name, size_t len)
+/*
+ * The schema an entry gives its type (section 5.6.6), or NULL when it gives
+ * none or one the reader ignores, which is reported as a problem of the
+ * block being decoded: the entry's name applies all the same.
+ */
+static tracelog_schema *entry_schema(tracelog_reader *r, uint32_t id, const tl_cbor_item *item)
+{
+    if (!item)
+        return NULL;
+    if (item->kind != TL_CBOR_TEXT) {
+        problem(r, TRACELOG_E_CORRUPT, r->types_block, 0, "event type %u: schema is not text: ignored", id);
+        return NULL;
+    }
+    tracelog_schema *s = NULL;
+    tracelog_error err;
+    tracelog_status st = tl_schema_parse((const char *)item->ptr, item->len, &s, &err);
+    if (st != TRACELOG_OK) {
+        problem(r, st == TRACELOG_E_LIMIT ? TRACELOG_E_LIMIT : TRACELOG_E_CORRUPT, r->types_block, 0,
+                "event type %u: schema ignored: %s", id, err.message);
+        return NULL;
+    }
+    const tl_type_entry *known = tl_event_types_get(&r->types, id);
+    if ((!known || !tl_schema_equal(known->schema, s)) &&
+        r->types.schema_bytes + tl_schema_text_len(s) > TL_READER_SCHEMA_BYTES) {
+        problem(r, TRACELOG_E_LIMIT, r->types_block, 0,
+                "event type %u: schema ignored: the log's schemas exceed %u bytes", id,
+                TL_READER_SCHEMA_BYTES);
+        tracelog_schema_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static tracelog_status add_type(void *ctx, uint32_t id, const char *name, size_t len,
+                                const tl_cbor_item *schema)
 {
     tracelog_reader *r = ctx;
     if (r->types.n >= r->opt.max_event_types && !tl_event_types_get(&r->types, id))
         return TRACELOG_E_LIMIT;
-    return tl_event_types_set(&r->types, id, name, len, 1);
+    return tl_event_types_set_typed(&r->types, id, name, len, entry_schema(r, id, schema), 1);
 }
 
 /* ---- blocks -------------------------------------------------------------- */
@@ -264,6 +307,7 @@ static void take_metadata(tracelog_reader *r, uint64_t off)
 static void take_types(tracelog_reader *r, uint64_t off)
 {
     const char *why = "";
+    r->types_block = off;
     tl_cbor_in in = {r->payload.data, r->payload.data + r->payload.len};
     tracelog_status st = tl_types_decode(&in, add_type, r, &why);
     if (st == TRACELOG_OK && in.p != in.end) {
@@ -294,6 +338,7 @@ static void take_trailer(tracelog_reader *r, uint64_t off, uint64_t seq)
 {
     const char *why = "";
     tl_trailer_info t;
+    r->types_block = off;
     tracelog_status st = tl_trailer_decode(r->payload.data, r->payload.len, &t, add_type, r, &why);
     if (st != TRACELOG_OK) {
         problem(r, st, off, 0, "%s", why);
@@ -909,6 +954,11 @@ tracelog_status tracelog_reader_seek_time(tracelog_reader *r, uint64_t ts)
 const tracelog_metadata *tracelog_reader_metadata(const tracelog_reader *r) { return r ? &r->meta : NULL; }
 
 const tracelog_event_types *tracelog_reader_event_types(const tracelog_reader *r) { return r ? &r->types : NULL; }
+
+const tracelog_schema *tracelog_reader_event_schema(const tracelog_reader *r, uint32_t id)
+{
+    return tracelog_event_types_schema(r ? &r->types : NULL, id);
+}
 
 size_t tracelog_reader_event_type_count(const tracelog_reader *r) { return tracelog_event_types_count(r ? &r->types : NULL); }
 

@@ -193,8 +193,7 @@ static tracelog_status encode_types(tracelog_writer *w, size_t from, size_t to)
 {
     tracelog_status st = tl_types_encode_head(to - from, &w->payload);
     for (size_t i = from; i < to && st == TRACELOG_OK; i++)
-        st = tl_types_encode_entry(w->defined[i], tl_event_types_get(&w->types, w->defined[i])->name,
-                                   &w->payload);
+        st = tl_types_encode_entry(tl_event_types_get(&w->types, w->defined[i]), &w->payload);
     return st;
 }
 
@@ -459,24 +458,48 @@ tracelog_status tracelog_writer_create(int fd, const tracelog_metadata *meta,
 
 tracelog_status tracelog_writer_define_event(tracelog_writer *w, uint32_t id, const char *name)
 {
+    return tracelog_writer_define_event_schema(w, id, name, NULL, NULL);
+}
+
+tracelog_status tracelog_writer_define_event_schema(tracelog_writer *w, uint32_t id, const char *name,
+                                                    const char *schema, tracelog_error *err)
+{
     if (!w || !name)
-        return TRACELOG_E_INVAL;
-    if (w->error.code != TRACELOG_OK)
+        return tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "NULL argument");
+    if (w->error.code != TRACELOG_OK) {
+        if (err)
+            *err = w->error;
         return w->error.code;
+    }
     size_t len = strlen(name);
     if (len == 0 || len > TRACELOG_TEXT_MAX)
-        return TRACELOG_E_INVAL;
+        return tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "event type %u: name of %zu bytes (1..%d)",
+                       id, len, TRACELOG_TEXT_MAX);
+    tracelog_schema *parsed = NULL;
+    if (schema) {
+        tracelog_status st = tracelog_schema_parse(schema, &parsed, err);
+        if (st != TRACELOG_OK)
+            return st;
+    }
     const tl_type_entry *known = tl_event_types_get(&w->types, id);
-    if (known)
-        return strcmp(known->name, name) == 0 ? TRACELOG_OK : TRACELOG_E_INVAL;
+    if (known) {
+        int same = strcmp(known->name, name) == 0 && tl_schema_equal(known->schema, parsed);
+        tracelog_schema_free(parsed);
+        return same ? TRACELOG_OK
+                    : tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET,
+                              "event type %u is already defined with another name or schema", id);
+    }
     uint32_t *d = tl_grow(w->defined, &w->defined_cap, w->ndefined + 1, sizeof *d);
-    if (!d)
-        return TRACELOG_E_NOMEM;
+    if (!d) {
+        tracelog_schema_free(parsed);
+        return tl_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
+    }
     w->defined = d;
-    tracelog_status st = tl_event_types_set(&w->types, id, name, len, 0);
-    if (st == TRACELOG_OK)
-        w->defined[w->ndefined++] = id;
-    return st;
+    tracelog_status st = tl_event_types_set_typed(&w->types, id, name, len, parsed, 0);
+    if (st != TRACELOG_OK)
+        return tl_fail(err, st, 0, TL_NO_OFFSET, "event type %u: %s", id, tracelog_strerror(st));
+    w->defined[w->ndefined++] = id;
+    return TRACELOG_OK;
 }
 
 tracelog_status tracelog_writer_append(tracelog_writer *w, const tracelog_event *ev)
