@@ -147,7 +147,7 @@ static void define_types(tracelog_writer *w)
 
 static uint32_t append(tracelog_writer *w, uint64_t ts, uint32_t id, const void *p, size_t n)
 {
-    tracelog_event ev = {ts, id, 1, 2, 3, 0, (uint32_t)n, p};
+    tracelog_event ev = {.timestamp_ns = ts, .event_id = id, .pid = 1, .tid = 2, .address = 3, .payload_len = (uint32_t)n, .payload = p};
     CHECK_STATUS(tracelog_writer_append(w, &ev), TRACELOG_OK);
     return id;
 }
