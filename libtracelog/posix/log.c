@@ -369,13 +369,21 @@ void tl_posix_log_abandon(tl_trace *t)
 static void mark_unfinished_losses(tl_trace *t)
 {
     tl_shm *s = t->shm;
+    uint64_t marked = 0;
     for (uint32_t i = 0; i <= s->nlanes; i++) {
         tl_lane *l = &tl_lanes(s)[i];
         if (!atomic_exchange(&l->lost, 0))
             continue;
         tracelog_event overflow = {.timestamp_ns = atomic_load(&l->lost_first_ts), .event_id = POSIX_TRACE_OVERFLOW};
-        tracelog_writer_append(t->writer, &overflow);
+        marked += tracelog_writer_append(t->writer, &overflow) == TRACELOG_OK;
     }
+    if (!marked)
+        return;
+    /* Recorded, like the markers the consumer delivers: events_written never exceeds events_recorded. */
+    tracelog_log_status st;
+    tracelog_writer_get_status(t->writer, &st);
+    st.events_recorded += marked;
+    tracelog_writer_set_status(t->writer, &st);
 }
 
 int tl_posix_log_finish(tl_trace *t)
