@@ -1,6 +1,6 @@
 #!/bin/bash
-# The progress line on a terminal (script(1) gives ptlog a pseudo-terminal):
-# never inside output lines. It is shown only when stderr is a terminal that
+# ptlog on a terminal (script(1) gives it a pseudo-terminal): colour and
+# NO_COLOR, and the progress line, which never lands inside output lines. It is shown only when stderr is a terminal that
 # the command's output does not share, and erased before any message, so a
 # message starts its own line. The input is a pipe that pauses 1.3 s after
 # 70,001 lines, so that progress is due (runs longer than a second) at the
@@ -10,6 +10,26 @@ if ! command -v script >/dev/null; then
     echo "skipped: script(1) (util-linux) is not installed"
     exit 77
 fi
+
+# Colour: on by default on a terminal; NO_COLOR set to anything non-empty turns the
+# default off (https://no-color.org); --color=always wins over NO_COLOR.
+make_small
+colour_lines() { # ENV... : dump small.ptl on a terminal, lines holding an escape sequence
+    env "$@" script -qec "\"$PTLOG\" dump small.ptl" /dev/null | grep -c $'\033\\['
+}
+n=$(colour_lines -u NO_COLOR)
+[ "$n" = 8 ] && ok || bad "colour on a terminal: $n of 8 lines coloured"
+n=$(colour_lines NO_COLOR=1)
+[ "$n" = 0 ] && ok || bad "NO_COLOR=1: $n lines coloured"
+n=$(colour_lines NO_COLOR=0)
+[ "$n" = 0 ] && ok || bad "NO_COLOR=0 (any non-empty value): $n lines coloured"
+n=$(colour_lines NO_COLOR=)
+[ "$n" = 8 ] && ok || bad "NO_COLOR empty is ignored: $n of 8 lines coloured"
+n=$(env NO_COLOR=1 script -qec "\"$PTLOG\" dump --color=always small.ptl" /dev/null | grep -c $'\033\\[')
+[ "$n" = 8 ] && ok || bad "--color=always with NO_COLOR: $n of 8 lines coloured"
+env NO_COLOR=1 script -qec "\"$PTLOG\" dump small.ptl" /dev/null | tr -d '\r' >got
+"$PTLOG" dump small.ptl >want
+expect_same "NO_COLOR: the plain text" want got
 
 awk 'BEGIN {
     print "{\"attributes\":{\"trace_name\":\"p\"},\"event_types\":[{\"id\":1,\"name\":\"tick\"}]}"

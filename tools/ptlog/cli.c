@@ -2,6 +2,7 @@
  * ptlog: command-line parsing and main(). Everything else lives in the
  * command modules; this file only turns arguments into their parameters.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -537,6 +538,22 @@ static int run_help(int argc, char **argv)
     return 0;
 }
 
+/*
+ * Everything printed with stdio (help, version, verify's report) must reach
+ * standard output: a full disk or a closed descriptor is an error (exit 4),
+ * also for --help and --version. rc < 0: help was printed, success.
+ */
+static int finish_stdout(int rc)
+{
+    errno = 0;
+    int flush_failed = fflush(stdout) != 0;
+    if ((flush_failed || ferror(stdout)) && rc <= PTLOG_EXIT_LOSS) {
+        ptlog_msg(NULL, "cannot write to standard output: %s", flush_failed && errno ? strerror(errno) : "write error");
+        return PTLOG_EXIT_OUTPUT;
+    }
+    return rc < 0 ? 0 : rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -545,11 +562,11 @@ int main(int argc, char **argv)
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0)
-        return run_help(1, argv);
+        return finish_stdout(run_help(1, argv));
     if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
         printf("ptlog %s (tracelog %s), writes .ptl format %d.%d\n", PTLOG_VERSION, tracelog_version_string(),
                TRACELOG_FORMAT_MAJOR, TRACELOG_FORMAT_MINOR);
-        return 0;
+        return finish_stdout(0);
     }
     static const struct {
         const char *name;
@@ -559,7 +576,7 @@ int main(int argc, char **argv)
         {"convert", run_convert}, {"filter", run_filter}, {"merge", run_merge},
     };
     if (strcmp(cmd, "help") == 0)
-        return run_help(argc - 1, argv + 1);
+        return finish_stdout(run_help(argc - 1, argv + 1));
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
         if (strcmp(cmd, commands[i].name) != 0)
             continue;
@@ -567,11 +584,7 @@ int main(int argc, char **argv)
         memset(&a, 0, sizeof a);
         int rc = commands[i].run(argc - 1, argv + 1, &a);
         ptlog_select_free(&a.sel);
-        if (fflush(stdout) != 0 && rc == 0) {
-            ptlog_msg(NULL, "cannot write to standard output");
-            rc = PTLOG_EXIT_OUTPUT;
-        }
-        return rc < 0 ? 0 : rc;
+        return finish_stdout(rc);
     }
     if (cmd[0] == '-')
         return usage_error(NULL, "unknown option '%s'", cmd);

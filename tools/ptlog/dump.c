@@ -232,9 +232,11 @@ int ptlog_cmd_dump(const char *path, ptlog_format from, ptlog_select *sel,
         return ptlog_nomem();
     }
     ptlog_dump_opts o = *opts;
-    /* auto: colour only on a terminal, and never into a file */
+    /* auto: colour only on a terminal, never into a file, and not when NO_COLOR is set to
+       anything non-empty (https://no-color.org); --color=always still colours */
+    const char *no_color = getenv("NO_COLOR");
     if (color_mode < 0)
-        o.color = !out.path && isatty(out.fd);
+        o.color = !out.path && isatty(out.fd) && !(no_color && *no_color);
     else
         o.color = color_mode;
     d->out = &out;

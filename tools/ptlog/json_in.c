@@ -1,7 +1,7 @@
 /*
  * Event sources over a JSON document and over JSON Lines, both streamed:
  * memory stays bounded whatever the number of events (one value of at most
- * 64 MiB is held at a time). Schema in README.md.
+ * 64 MiB is held at a time, found in linear time). Schema in README.md.
  *
  * Events are parsed by a fast path that accepts only flat, plainly written
  * objects (what ptlog writes); anything else goes through jansson, which
@@ -15,7 +15,8 @@
 
 #include "ptlog.h"
 
-#define JSON_VALUE_MAX (64u << 20) /* longest JSON Lines line or document member */
+#define JSON_VALUE_MAX (64u << 20) /* longest JSON Lines line or document value (README.md, Limits) */
+#define JSON_BUF_MAX (JSON_VALUE_MAX + 4096u) /* such a value, its delimiter and some slack */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 #define JSON_BUF_INITIAL 64u /* fuzzing: values cross buffer refills even in small inputs */
 #else
@@ -36,6 +37,7 @@ typedef struct json_src {
     size_t len, pos, cap;
     uint64_t consumed;
     int eof;
+    size_t scanned;      /* lines: bytes after pos already searched for a newline (linear time) */
     uint64_t line;       /* lines: number of the line last read; document: current line */
     uint64_t line_start; /* document: input offset of the current line */
     /* document */
@@ -437,6 +439,12 @@ static int build_event(json_src *s, const raw_event *r, tracelog_event *ev)
         size_t n = r->data_len / 2;
         if (r->data_len % 2)
             return bad_value(s, ctx, "data", "expected a string of hex digit pairs");
+        if (n > PTLOG_PAYLOAD_MAX) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "payload of %zu bytes is over the limit of %u bytes (16 MiB - 75, the largest "
+                     "a .ptl event holds)", n, (unsigned)PTLOG_PAYLOAD_MAX);
+            return bad_value(s, ctx, "data", msg);
+        }
         if (n > s->data_cap) {
             unsigned char *p = realloc(s->data, n);
             if (!p)
@@ -682,12 +690,14 @@ static int refill(json_src *s, size_t *keep)
         *keep = 0;
     }
     if (s->len == s->cap) {
-        if (s->cap >= JSON_VALUE_MAX + 1024) {
-            ptlog_msg(s->base.name, "a value longer than 64 MiB (%s)",
+        if (s->cap >= JSON_BUF_MAX) { /* the callers' own checks come first */
+            ptlog_msg(s->base.name, "a value longer than the limit of 64 MiB (%s)",
                       s->lines ? "line" : "event or document member");
             return -PTLOG_EXIT_INPUT;
         }
         size_t cap = s->cap ? s->cap * 2 : JSON_BUF_INITIAL;
+        if (cap > JSON_BUF_MAX)
+            cap = JSON_BUF_MAX;
         char *p = realloc(s->buf, cap);
         if (!p)
             return -ptlog_nomem();
@@ -766,6 +776,11 @@ static int scan_value(json_src *s, size_t *start, size_t *len)
     size_t begin = s->pos, p = s->pos;
     int depth = 0, in_str = 0, esc = 0;
     for (;;) {
+        if (p - begin > JSON_VALUE_MAX) {
+            uint64_t line, col;
+            position(s, begin, &line, &col);
+            return syntax_at(s, line, col, "value longer than the limit of 64 MiB");
+        }
         if (p == s->len) {
             size_t keep = begin;
             int r = refill(s, &keep);
@@ -985,23 +1000,39 @@ static int doc_start(json_src *s)
 
 /* ---- lines ------------------------------------------------------------------------------------------ */
 
-/* Next non-blank line, as *start and *len in the buffer (*len is 0 at the end). */
+/* A JSON Lines line longer than JSON_VALUE_MAX (without its newline). */
+static int line_too_long(json_src *s)
+{
+    ptlog_msg(NULL, "%s:%llu: line longer than the limit of 64 MiB", s->base.name, (unsigned long long)s->line + 1);
+    return PTLOG_EXIT_INPUT;
+}
+
+/*
+ * Next non-blank line, as *start and *len in the buffer (*len is 0 at the
+ * end). The search for its newline resumes where the last refill stopped,
+ * so a long line costs linear time however small the reads (pipes).
+ */
 static int next_line(json_src *s, size_t *start, size_t *len)
 {
     for (;;) {
-        char *nl = s->pos < s->len ? memchr(s->buf + s->pos, '\n', s->len - s->pos) : NULL;
+        size_t from = s->pos + s->scanned;
+        char *nl = from < s->len ? memchr(s->buf + from, '\n', s->len - from) : NULL;
+        size_t end = nl ? (size_t)(nl - s->buf) : s->len;
+        if (end - s->pos > JSON_VALUE_MAX)
+            return line_too_long(s);
         if (!nl && !s->eof) {
+            s->scanned = s->len - s->pos;
             size_t keep = s->pos;
             int r = refill(s, &keep);
             if (r < 0)
                 return -r;
             continue;
         }
+        s->scanned = 0;
         if (s->pos >= s->len) {
             *len = 0;
             return 0;
         }
-        size_t end = nl ? (size_t)(nl - s->buf) : s->len;
         *start = s->pos;
         *len = end - s->pos;
         s->pos = nl ? end + 1 : s->len;

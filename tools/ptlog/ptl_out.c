@@ -22,11 +22,17 @@ typedef struct ptl_sink {
 /* Bytes of chunk needed so that any payload the source may hold fits in one chunk. */
 uint32_t ptlog_chunk_size_for(const tracelog_metadata *m)
 {
+    const uint64_t max = 16u << 20; /* the writer's largest chunk: holds PTLOG_PAYLOAD_MAX */
     uint64_t want = 128u << 10;
-    if (m->max_data_size && m->max_data_size < (8u << 20) && 2 * m->max_data_size + 4096 > want)
+    if (m->max_data_size > PTLOG_PAYLOAD_MAX)
+        return (uint32_t)max;
+    if (2 * m->max_data_size + 4096 > want)
         want = 2 * m->max_data_size + 4096;
-    return (uint32_t)want;
+    return (uint32_t)(want < max ? want : max);
 }
+
+/* Largest payload that fits a chunk of this size (format-spec 6.7: the limit - 75 bytes). */
+static uint64_t payload_fit(uint32_t chunk_size) { return chunk_size - 75u; }
 
 int ptlog_writer_error(const char *out_name, tracelog_writer *w, tracelog_status st)
 {
@@ -85,8 +91,16 @@ static int ptl_event(void *ctx, const tracelog_event *ev, const char *name)
     }
     tracelog_status st = tracelog_writer_append(k->w, ev);
     if (st == TRACELOG_E_INVAL) {
-        ptlog_msg(k->src->name, "event %llu cannot be written: payload of %u bytes too large or bad truncation %u",
-                  (unsigned long long)k->count, ev->payload_len, ev->truncation);
+        uint32_t chunk = ptlog_chunk_size_for(&k->src->meta);
+        if (ev->payload_len > payload_fit(chunk))
+            ptlog_msg(k->src->name, "event %llu cannot be written: its payload of %u bytes is over the %llu bytes "
+                      "that chunks sized for max_data_size %llu hold (declare a max_data_size of at least %u in "
+                      "the input's attributes; the largest possible is %u)",
+                      (unsigned long long)k->count, ev->payload_len, (unsigned long long)payload_fit(chunk),
+                      (unsigned long long)k->src->meta.max_data_size, ev->payload_len, (unsigned)PTLOG_PAYLOAD_MAX);
+        else
+            ptlog_msg(k->src->name, "event %llu cannot be written: bad truncation value %u", (unsigned long long)k->count,
+                      ev->truncation);
         return PTLOG_EXIT_INPUT;
     }
     if (st != TRACELOG_OK)

@@ -313,6 +313,9 @@ int ptlog_write_chrome(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
 /* ptl_out.c: a new .ptl log of the selected events, with src's attributes and types. */
 int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
 
+/* Largest event payload ptlog reads or writes: what a .ptl chunk of the largest size (16 MiB) holds. */
+#define PTLOG_PAYLOAD_MAX ((16u << 20) - 75u)
+
 /* Chunk size for a log holding payloads of the source's max_data_size. */
 uint32_t ptlog_chunk_size_for(const tracelog_metadata *m);
 /* Reports a writer failure on out_name and returns its exit code. */

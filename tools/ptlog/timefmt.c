@@ -4,6 +4,7 @@
  * the times given on the command line.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,54 +259,92 @@ static int parse_relative(const char *s, uint64_t *ns)
     return -1;
 }
 
+static int is_leap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+static int days_in_month(int y, int m)
+{
+    static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    return m == 2 && is_leap(y) ? 29 : days[m - 1];
+}
+
+/* Days from 1970-01-01 to y-m-d of the proleptic Gregorian calendar (no time zone, no libc). */
+static int64_t days_from_epoch(int y, int m, int d)
+{
+    /* H. Hinnant's days_from_civil: March-based years make February the last month. */
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* "Z", "+HH:MM", "+HHMM" or nothing (UTC): seconds east of UTC. 0 or -1. */
+static int parse_zone(const char **p, long *offset)
+{
+    *offset = 0;
+    if (**p == 'Z' || **p == 'z') {
+        (*p)++;
+        return 0;
+    }
+    if (**p != '+' && **p != '-')
+        return 0;
+    int sign = *(*p)++ == '-' ? -1 : 1, oh, om;
+    if (digits(p, 2, &oh))
+        return -1;
+    if (**p == ':')
+        (*p)++;
+    if (digits(p, 2, &om) || oh > 23 || om > 59)
+        return -1;
+    *offset = sign * (oh * 3600L + om * 60L);
+    return 0;
+}
+
+/*
+ * "YYYY-MM-DD[THH:MM[:SS[.fraction]]][zone]", validated against the calendar
+ * (month lengths, leap years). Two ISO 8601 / RFC 3339 edge cases:
+ *   - 24:00 (or 24:00:00, no fraction) is the end of that day, i.e. 00:00 of
+ *     the next one;
+ *   - second 60 is accepted only where a leap second can be, at 23:59:60 UTC,
+ *     and read as the second after 23:59:59 (the log's clock, like POSIX time,
+ *     has no leap seconds).
+ */
 static int parse_absolute(const char *s, uint64_t *ns)
 {
     if (strspn(s, "0123456789") == strlen(s) && *s) { /* nanoseconds since the epoch */
         char *end;
+        errno = 0;
         unsigned long long v = strtoull(s, &end, 10);
-        if (*end || (v == ULLONG_MAX))
+        if (*end || errno)
             return -1;
         *ns = v;
         return 0;
     }
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
     int y, mo, d, h = 0, mi = 0, sec = 0;
     const char *p = s;
     if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' || digits(&p, 2, &d))
+        return -1;
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo))
         return -1;
     uint64_t frac = 0;
     if (*p == 'T' || *p == 't' || *p == ' ') {
         p++;
         if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi))
             return -1;
-        if (*p == ':' && (p++, digits(&p, 2, &sec)))
-            return -1;
-        if (fraction(&p, &frac))
-            return -1;
-    }
-    long offset = 0;
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        int sign = *p++ == '-' ? -1 : 1, oh, om;
-        if (digits(&p, 2, &oh))
-            return -1;
-        if (*p == ':')
+        if (*p == ':') {
             p++;
-        if (digits(&p, 2, &om))
-            return -1;
-        offset = sign * (oh * 3600L + om * 60L);
+            if (digits(&p, 2, &sec) || fraction(&p, &frac))
+                return -1;
+        }
     }
-    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+    long offset;
+    if (parse_zone(&p, &offset) || *p)
         return -1;
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = sec;
-    int64_t t = (int64_t)timegm(&tm) - offset;
+    if (h == 24 ? mi != 0 || sec != 0 || frac != 0 : h > 23 || mi > 59 || sec > 60)
+        return -1;
+    int64_t t = days_from_epoch(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - offset;
+    if (sec == 60 && (t - 1) % 86400 != 86399) /* not 23:59:60 UTC */
+        return -1;
     if (t < 0 || (uint64_t)t > UINT64_MAX / NS_PER_S - 1)
         return -1;
     *ns = (uint64_t)t * NS_PER_S + frac;

@@ -1,0 +1,135 @@
+#!/bin/bash
+# JSON input limits and edges: a JSON Lines line or a document value is at
+# most 64 MiB (README.md, Limits), found in linear time even through a pipe
+# that delivers 4 KiB at a time; a payload over the .ptl limit (16 MiB - 75
+# bytes) names that limit; a last line without its newline is still read.
+. "$(dirname "$0")/ptlog/lib.sh"
+
+MIB=$((1 << 20))
+# line_of N: a JSON Lines event padded with blanks to exactly N bytes, plus its newline.
+line_of() {
+    local head='{"ts":1,"id":1,"name":"x"'
+    { printf '%s' "$head"; head -c $(($1 - ${#head} - 1)) /dev/zero | tr '\0' ' '; printf '}\n'; }
+}
+
+# ---- long lines through a pipe of 4 KiB (F_SETPIPE_SZ): linear time --------------------------
+# small_pipe FILE ARGS...: ptlog ARGS with FILE on standard input through a 4 KiB pipe;
+# prints "exit elapsed cpu" (cpu: user + system of ptlog), stderr in small_pipe.err.
+small_pipe() {
+    python3 - "$PTLOG" "$@" <<'PY'
+import fcntl, os, resource, subprocess, sys, time
+ptlog, path, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+r, w = os.pipe()
+fcntl.fcntl(w, 1031, 4096)  # F_SETPIPE_SZ: every read gets at most 4 KiB
+start = time.monotonic()
+with open("small_pipe.err", "wb") as err:
+    p = subprocess.Popen([ptlog] + args, stdin=r, stdout=subprocess.DEVNULL, stderr=err)
+os.close(r)
+try:
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(4096)
+            if not chunk or time.monotonic() - start > 30:
+                break  # (a quadratic scan takes minutes: stop feeding it)
+            os.write(w, chunk)
+except BrokenPipeError:
+    pass  # ptlog stopped reading (a refused line)
+os.close(w)
+try:
+    rc = p.wait(timeout=30)
+except subprocess.TimeoutExpired:
+    p.kill()
+    p.wait()
+    rc = "timeout"
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(rc, "%.2f" % (time.monotonic() - start), "%.2f" % (ru.ru_utime + ru.ru_stime))
+PY
+}
+
+if command -v python3 >/dev/null; then
+    line_of $((70 * MIB)) >line70.jsonl
+    read -r rc elapsed cpu < <(small_pipe line70.jsonl dump -)
+    echo "70 MiB line through a 4 KiB pipe: exit $rc in $elapsed s ($cpu s CPU)"
+    [ "$rc" = 3 ] && ok || bad "70 MiB line: exit $rc, want 3 (refused)"
+    grep -qx 'ptlog: <stdin>:1: line longer than the limit of 64 MiB' small_pipe.err && ok ||
+        bad "70 MiB line: message $(cat small_pipe.err)"
+    awk -v t="$elapsed" 'BEGIN { exit !(t < 20) }' && ok || bad "70 MiB line took $elapsed s (quadratic scan?)"
+    rm -f line70.jsonl
+
+    line_of $((64 * MIB)) >line64.jsonl
+    read -r rc elapsed cpu < <(small_pipe line64.jsonl convert - --to jsonl -o line64.out)
+    echo "64 MiB line through a 4 KiB pipe: exit $rc in $elapsed s ($cpu s CPU)"
+    [ "$rc" = 0 ] && ok || bad "a line of exactly 64 MiB: exit $rc $(cat small_pipe.err)"
+    awk -v t="$elapsed" 'BEGIN { exit !(t < 20) }' && ok || bad "64 MiB line took $elapsed s"
+    [ "$(grep -c '"ts":1' line64.out)" = 1 ] && ok || bad "the 64 MiB line's event is not in the output"
+    rm -f line64.jsonl line64.out
+else
+    echo "note: python3 missing, the 4 KiB pipe checks are skipped"
+fi
+
+# The limit exactly, from a file: 64 MiB is read, one byte more is refused.
+line_of $((64 * MIB + 1)) >line64p1.jsonl
+expect_rc 3 "line of 64 MiB + 1" "$PTLOG" dump line64p1.jsonl
+expect_err '^ptlog: line64p1.jsonl:1: line longer than the limit of 64 MiB$' "64 MiB + 1"
+{ echo '{"ts":5,"id":2}'; cat line64p1.jsonl; } >second.jsonl
+expect_rc 3 "long second line" "$PTLOG" dump second.jsonl
+expect_err '^ptlog: second.jsonl:2: line longer than the limit of 64 MiB$' "long second line"
+rm -f line64p1.jsonl second.jsonl
+# A document value: the same limit, with its line and column.
+{ printf '{"events":[{"ts":1,"id":1},\n  {"ts":2,"id":1,"name":"x"'; head -c $((64 * MIB)) /dev/zero | tr '\0' ' '; printf '}]}\n'; } >doc.json
+expect_rc 3 "document value over 64 MiB" "$PTLOG" dump doc.json
+expect_err '^ptlog: doc.json:2:3: value longer than the limit of 64 MiB$' "document value"
+rm -f doc.json
+
+# ---- payload limit: 16 MiB - 75 bytes, the largest a .ptl event holds -------------------------
+LIMIT=$((16 * MIB - 75))
+hex_of() { head -c $((2 * $1)) /dev/zero | tr '\0' 6; } # N bytes 0x66 ('f')
+payload_line() { # BYTES [max_data_size]
+    [ -n "${2:-}" ] && printf '{"attributes":{"max_data_size":%s}}\n' "$2"
+    printf '{"ts":1,"id":1,"name":"big","data":"'
+    hex_of "$1"
+    printf '"}\n'
+}
+payload_line $((LIMIT + 1)) >over.jsonl
+expect_rc 3 "payload over the limit" "$PTLOG" convert over.jsonl --to ptl -o over.ptl
+expect_err "^ptlog: over.jsonl:1: event 0: key \"data\": payload of $((LIMIT + 1)) bytes is over the limit of $LIMIT bytes \(16 MiB - 75, the largest a .ptl event holds\)$" \
+    "payload over the limit"
+[ -e over.ptl ] && bad "output left for a refused payload" || ok
+rm -f over.jsonl
+payload_line "$LIMIT" "$LIMIT" >max.jsonl
+expect_rc 0 "payload of exactly the limit" "$PTLOG" convert max.jsonl --to ptl -o max.ptl
+n=$("$PTLOG" dump max.ptl | tr -cd f | wc -c)
+[ "$n" = "$LIMIT" ] && ok || bad "the largest payload comes back with $n bytes, want $LIMIT"
+rm -f max.jsonl max.ptl
+# Larger than the chunks ptlog sizes for the declared max_data_size: says what to declare.
+payload_line 204800 >mid.jsonl
+expect_rc 3 "200 KiB payload, max_data_size not declared" "$PTLOG" convert mid.jsonl --to ptl -o mid.ptl
+expect_err 'event 0 cannot be written: its payload of 204800 bytes is over the 130997 bytes that chunks sized for max_data_size 0 hold \(declare a max_data_size of at least 204800' \
+    "200 KiB payload message"
+payload_line 204800 204800 >mid.jsonl
+expect_rc 0 "200 KiB payload, max_data_size declared" "$PTLOG" convert mid.jsonl --to ptl -o mid.ptl
+# A max_data_size above 8 MiB used to fall back to 128 KiB chunks.
+payload_line $((9 * MIB)) $((9 * MIB)) >nine.jsonl
+expect_rc 0 "9 MiB payload, max_data_size 9 MiB" "$PTLOG" convert nine.jsonl --to ptl -o nine.ptl
+n=$("$PTLOG" dump nine.ptl | tr -cd f | wc -c)
+[ "$n" = $((9 * MIB)) ] && ok || bad "9 MiB payload: $n bytes dumped"
+rm -f mid.* nine.*
+
+# ---- the last line without its newline is read -------------------------------------------------
+printf '{"ts":1,"id":1,"name":"a"}\n{"ts":2,"id":1,"name":"a","data":"ff"}' >nonl.jsonl
+printf '0.000000000 0 0x0 a\n0.000000001 0 0x0 a ff\n' >want
+expect_rc 0 "no final newline" "$PTLOG" dump --relative nonl.jsonl
+expect_same "the last event without a newline is kept" want "$T/out"
+run bash -c "cat nonl.jsonl | '$PTLOG' dump --relative -"
+expect_same "... also from a pipe" want "$T/out"
+run bash -c "cat nonl.jsonl | '$PTLOG' convert - --to jsonl | '$PTLOG' dump --relative -"
+expect_same "... and through convert" want "$T/out"
+printf '{"ts":1,"id":1}\r\n{"ts":2,"id":1}\r\n{"status":{"events_recorded":7}}' >crlf.jsonl
+expect_rc 0 "CRLF lines, a last status line without newline" "$PTLOG" convert crlf.jsonl --to json
+grep -q '"events_recorded":7' "$T/out" && ok || bad "the last status line without newline is lost"
+[ "$(grep -c '"ts":' "$T/out")" = 2 ] && ok || bad "CRLF lines: events lost"
+printf '{"events":[{"ts":1,"id":1},{"ts":2,"id":1}]}' >nonl.json
+expect_rc 0 "document without final newline" "$PTLOG" dump nonl.json
+[ "$(wc -l <"$T/out")" = 2 ] && ok || bad "document without final newline: $(wc -l <"$T/out") events"
+
+finish
