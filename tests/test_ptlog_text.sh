@@ -96,6 +96,35 @@ names = {e["name"] for e in chrome["traceEvents"] if e["ph"] == "i"}
 assert names == set(want_types.values()), names
 PY
 fi
+# Every control character (U+0001..U+001F, DEL) in a name, a trace name and a host name:
+# every JSON output stays valid JSON and reads back to exactly those characters.
+ctl=$(for c in $(seq 1 31) 127; do printf '\\u%04x' "$c"; done)
+printf '{"attributes":{"trace_name":"t%s","host":{"hostname":"h%s"}},"event_types":[{"id":5,"name":"n%s"}]}\n{"id":5,"ts":1}\n' \
+    "$ctl" "$ctl" "$ctl" >ctl.jsonl
+expect_rc 0 "import names with every control character" "$PTLOG" convert ctl.jsonl --to ptl -o ctl.ptl
+for f in json jsonl chrome; do
+    expect_rc 0 "control characters --to $f" "$PTLOG" convert ctl.ptl --to $f -o "ctl.$f"
+done
+"$PTLOG" info --json ctl.ptl >ctl.info.json
+if command -v python3 >/dev/null; then
+    python3 - <<'PY' && ok || bad "control characters: JSON outputs invalid or names changed"
+import json
+ctl = "".join(chr(c) for c in list(range(1, 32)) + [127])
+doc = json.load(open("ctl.json"))
+lines = [json.loads(l) for l in open("ctl.jsonl")]
+chrome = json.load(open("ctl.chrome"))
+info = json.load(open("ctl.info.json"))
+for attrs in (doc["attributes"], lines[0]["attributes"], info["attributes"]):
+    assert attrs["trace_name"] == "t" + ctl and attrs["host"]["hostname"] == "h" + ctl, attrs
+for types in (doc["event_types"], lines[-1]["event_types"], info["event_types"]):
+    assert [t["name"] for t in types if t["id"] == 5] == ["n" + ctl], types
+assert doc["events"][0]["name"] == "n" + ctl and lines[1]["name"] == "n" + ctl
+assert any(e.get("name") == "n" + ctl for e in chrome["traceEvents"])
+PY
+fi
+expect_rc 0 "json with control characters -> ptl" "$PTLOG" convert ctl.json --to ptl -o ctl.back.ptl
+"$PTLOG" convert ctl.back.ptl --to json | cmp -s - ctl.json && ok || bad "control characters do not survive json -> ptl -> json"
+
 # And back: the same log.
 for f in json jsonl; do
     expect_rc 0 "$f -> ptl" "$PTLOG" convert "crafted.$f" --to ptl -o "back.$f.ptl"
