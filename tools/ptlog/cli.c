@@ -137,15 +137,17 @@ typedef struct command_help {
 static const command_help helps[] = {
     {"dump", "ptlog dump [OPTIONS] FILE",
      "Print one line per event, oldest first:\n"
-     "  TIME PID TID NAME [TRUNCATION] [PAYLOAD]\n"
+     "  TIME [DELTA] PID TID NAME [TRUNCATION] [PAYLOAD]\n"
      "FILE may be a .ptl log, JSON or JSON Lines, or - for standard input.\n\n"
      "Options:\n"
      "  --relative       time as seconds.nanoseconds since the first event\n"
      "  --local          absolute time in the local time zone (default: UTC)\n"
+     "  --delta          add DELTA, +seconds.nanoseconds since the previous\n"
+     "                   event printed (+0.000000000 for the first)\n"
      "  --color[=WHEN]   colour: auto (default: only on a terminal), always, never\n"
      "  --from FORMAT    input format: ptl, json, jsonl (default: detected)\n"
      "  -o, --output OUT write to OUT instead of standard output\n"},
-    {"info", "ptlog info [--json] [--quick] [-o OUT] FILE",
+    {"info", "ptlog info [--json] [--quick | --threads] [-o OUT] FILE",
      "Describe a .ptl log: format version, attributes, clock, policies, final status,\n"
      "clean shutdown or recovered, blocks and chunks, stored and raw sizes, time span,\n"
      "and per event type: count, first and last time, payload size range, mean rate.\n\n"
@@ -153,6 +155,8 @@ static const command_help helps[] = {
      "  --json           machine-readable JSON output\n"
      "  --quick          skip the per-event-type statistics: answer from the block\n"
      "                   index only, without decompressing any event\n"
+     "  --threads        add per-thread statistics: for each pid and thread id, the\n"
+     "                   event count, first and last time, and time span\n"
      "  -o, --output OUT write to OUT instead of standard output\n"},
     {"verify", "ptlog verify [-q] FILE",
      "Read every block and chunk of a .ptl log, checking every checksum; print what\n"
@@ -247,7 +251,9 @@ enum {
     OPT_FROM,
     OPT_TO,
     OPT_JSON,
-    OPT_QUICK
+    OPT_QUICK,
+    OPT_DELTA,
+    OPT_THREADS
 };
 
 #define SELECT_OPTIONS                                                                      \
@@ -263,7 +269,7 @@ typedef struct args {
     char **pos;
     size_t npos;
     const char *output;
-    int relative, local, color, json, quiet, quick;
+    int relative, local, color, json, quiet, quick, delta, threads;
     ptlog_format from, to;
     const char *to_name;
     ptlog_select sel;
@@ -324,6 +330,12 @@ static int parse_args(int argc, char **argv, const struct option *longopts, args
             break;
         case OPT_QUICK:
             a->quick = 1;
+            break;
+        case OPT_DELTA:
+            a->delta = 1;
+            break;
+        case OPT_THREADS:
+            a->threads = 1;
             break;
         case OPT_COLOR:
             if (!optarg || strcmp(optarg, "always") == 0)
@@ -404,6 +416,7 @@ static int run_dump(int argc, char **argv, args *a)
         SELECT_OPTIONS,
         {"relative", no_argument, NULL, OPT_RELATIVE},
         {"local", no_argument, NULL, OPT_LOCAL},
+        {"delta", no_argument, NULL, OPT_DELTA},
         {"color", optional_argument, NULL, OPT_COLOR},
         {"colour", optional_argument, NULL, OPT_COLOR},
         {"from", required_argument, NULL, OPT_FROM},
@@ -420,7 +433,7 @@ static int run_dump(int argc, char **argv, args *a)
         return usage_error(a->cmd, "--relative and --local cannot be used together");
     if ((rc = check_output_not_input(a, a->pos, 1)))
         return rc;
-    ptlog_dump_opts o = {a->relative, a->local, 0};
+    ptlog_dump_opts o = {a->relative, a->local, 0, a->delta};
     return ptlog_cmd_dump(a->pos[0], a->from, &a->sel, &o, a->output, a->color);
 }
 
@@ -429,6 +442,7 @@ static int run_info(int argc, char **argv, args *a)
     static const struct option opts[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"quick", no_argument, NULL, OPT_QUICK},
+        {"threads", no_argument, NULL, OPT_THREADS},
         {"output", required_argument, NULL, OPT_OUTPUT},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
@@ -438,7 +452,10 @@ static int run_info(int argc, char **argv, args *a)
         return rc;
     if ((rc = need_one_input(a)) || (rc = check_output_not_input(a, a->pos, 1)))
         return rc;
-    return ptlog_cmd_info(a->pos[0], a->json, a->quick, a->output);
+    if (a->quick && a->threads)
+        return usage_error(a->cmd, "--threads needs the pass over the events that --quick skips");
+    ptlog_info_opts o = {a->json, a->quick, a->threads};
+    return ptlog_cmd_info(a->pos[0], &o, a->output);
 }
 
 static int run_verify(int argc, char **argv, args *a)

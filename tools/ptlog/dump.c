@@ -1,7 +1,7 @@
 /*
  * ptlog dump: one line per event (format documented in README.md, stable):
  *
- *   TIME PID TID NAME[ TRUNCATION][ PAYLOAD]
+ *   TIME[ DELTA] PID TID NAME[ TRUNCATION][ PAYLOAD]
  *
  * formatted by hand into the output buffer (no printf per event) because
  * dump must keep up with the reader (millions of events per second).
@@ -26,6 +26,8 @@ typedef struct dumper {
     ptlog_timecache tc;
     const ptlog_dump_opts *opts;
     const ptlog_select *sel; /* its origin: the log's first event */
+    uint64_t prev_ts;        /* --delta: timestamp of the previous event printed */
+    int have_prev;
     name_slot names[NAME_CACHE];
 } dumper;
 
@@ -160,6 +162,15 @@ static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
         p += ptlog_fmt_relative(ev->timestamp_ns, d->sel->origin, p);
     else
         p += ptlog_fmt_time(&d->tc, ev->timestamp_ns, p);
+    if (d->opts->delta) { /* signed: a log's timestamps may go backwards */
+        uint64_t prev = d->have_prev ? d->prev_ts : ev->timestamp_ns;
+        *p++ = ' ';
+        if (ev->timestamp_ns >= prev)
+            *p++ = '+';
+        p += ptlog_fmt_relative(ev->timestamp_ns, prev, p);
+        d->prev_ts = ev->timestamp_ns;
+        d->have_prev = 1;
+    }
     if (d->opts->color) {
         memcpy(p, C_RESET, sizeof C_RESET - 1);
         p += sizeof C_RESET - 1;

@@ -1,7 +1,8 @@
 /*
- * ptlog info: what a log is. Everything but the per-event-type statistics
- * comes from the reader's open scan (block headers, no decompression);
- * the statistics need one pass over the events (skipped by --quick).
+ * ptlog info: what a log is. Everything but the per-event-type (and, with
+ * --threads, per-thread) statistics comes from the reader's open scan
+ * (block headers, no decompression); the statistics need one pass over the
+ * events (skipped by --quick).
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@ typedef struct info_pass {
     type_stats *stats;
     size_t n, cap;
     uint64_t events, first, last;
+    int count_threads;
+    ptlog_threads threads; /* --threads */
 } info_pass;
 
 static type_stats *stats_for(info_pass *p, uint32_t id)
@@ -65,6 +68,8 @@ static int count_event(void *ctx, const tracelog_event *ev, const char *name)
     if (ev->timestamp_ns > p->last)
         p->last = ev->timestamp_ns;
     p->events++;
+    if (p->count_threads && ptlog_threads_count(&p->threads, ev->pid, ev->tid, ev->timestamp_ns))
+        return ptlog_nomem();
     return 0;
 }
 
@@ -203,6 +208,22 @@ static void text_report(ptlog_out *o, const info_view *v)
     }
 }
 
+/* info --threads: one row per (pid, tid), by pid then first event. */
+static void text_threads(ptlog_out *o, const ptlog_threads *th)
+{
+    char t1[48], t2[48];
+    ptlog_out_puts(o, "\nthreads:\n");
+    row(o, "%10s %18s %12s %-30s %-30s %16s", "PID", "TID", "COUNT", "FIRST", "LAST", "SPAN/S");
+    for (size_t i = 0; i < th->n; i++) {
+        const ptlog_thread_stats *t = &th->v[i];
+        char tid[24], span[32];
+        snprintf(tid, sizeof tid, "0x%llx", (unsigned long long)t->tid); /* as dump prints it */
+        span[ptlog_fmt_relative(t->last, t->first, span)] = 0;
+        row(o, "%10u %18s %12llu %-30s %-30s %16s", t->pid, tid, (unsigned long long)t->count,
+            ptlog_iso_utc(t->first, t1), ptlog_iso_utc(t->last, t2), span);
+    }
+}
+
 static void jkey(ptlog_out *o, const char *key, int comma)
 {
     ptlog_out_puts(o, comma ? ",\"" : "\"");
@@ -291,11 +312,28 @@ static void json_report(ptlog_out *o, const info_view *v)
         }
         ptlog_out_puts(o, "]");
     }
+    if (v->pass->count_threads) {
+        const ptlog_threads *th = &v->pass->threads;
+        ptlog_out_puts(o, ",\"threads\":[");
+        for (size_t i = 0; i < th->n; i++) {
+            const ptlog_thread_stats *t = &th->v[i];
+            ptlog_out_puts(o, i ? ",\n{\"pid\":" : "\n{\"pid\":");
+            ptlog_json_u64(o, t->pid);
+            ju(o, "tid", t->tid);
+            ju(o, "count", t->count);
+            ju(o, "first_ts", t->first);
+            ju(o, "last_ts", t->last);
+            ju(o, "span_ns", t->last - t->first);
+            ptlog_out_puts(o, "}");
+        }
+        ptlog_out_puts(o, "]");
+    }
     ptlog_out_puts(o, "}\n");
 }
 
-int ptlog_cmd_info(const char *path, int json, int quick, const char *out_path)
+int ptlog_cmd_info(const char *path, const ptlog_info_opts *opts, const char *out_path)
 {
+    int json = opts->json, quick = opts->quick;
     ptlog_src *src;
     tracelog_reader *r;
     int rc = ptlog_src_open_ptl(path, &src, &r);
@@ -303,6 +341,7 @@ int ptlog_cmd_info(const char *path, int json, int quick, const char *out_path)
         return rc;
     info_pass pass;
     memset(&pass, 0, sizeof pass);
+    pass.count_threads = opts->threads;
     info_view v;
     memset(&v, 0, sizeof v);
     v.file = ptlog_display_name(path);
@@ -320,6 +359,7 @@ int ptlog_cmd_info(const char *path, int json, int quick, const char *out_path)
         v.have_stats = !quick;
         if (rc <= PTLOG_EXIT_LOSS && complete_rows(&pass, src))
             rc = PTLOG_EXIT_INTERNAL;
+        ptlog_threads_sort(&pass.threads);
         tracelog_reader_get_info(r, &v.ri); /* streams count while reading */
     } else {
         v.events = v.ri.events;
@@ -332,10 +372,13 @@ int ptlog_cmd_info(const char *path, int json, int quick, const char *out_path)
         ptlog_out out;
         int orc = ptlog_out_open(&out, out_path);
         if (!orc) {
-            if (json)
+            if (json) {
                 json_report(&out, &v);
-            else
+            } else {
                 text_report(&out, &v);
+                if (opts->threads)
+                    text_threads(&out, &pass.threads);
+            }
             orc = ptlog_out_finish(&out);
         }
         if (orc)
@@ -343,6 +386,7 @@ int ptlog_cmd_info(const char *path, int json, int quick, const char *out_path)
     }
     ptlog_idmap_free(&pass.index);
     free(pass.stats);
+    ptlog_threads_free(&pass.threads);
     src->close(src);
     return rc;
 }

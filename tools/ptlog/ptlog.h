@@ -165,6 +165,28 @@ size_t ptlog_idmap_get(const ptlog_idmap *m, uint64_t key);
 int ptlog_idmap_put(ptlog_idmap *m, uint64_t key, size_t val);
 void ptlog_idmap_free(ptlog_idmap *m);
 
+/* ---- per-thread statistics (threads.c), for info --threads --------------------- */
+
+typedef struct ptlog_thread_stats {
+    uint32_t pid;
+    uint64_t tid;
+    uint64_t count, first, last;
+} ptlog_thread_stats;
+
+typedef struct ptlog_threads {
+    ptlog_thread_stats *v; /* in order of first appearance; sorted by ptlog_threads_sort */
+    size_t n, cap;
+    size_t *slots;         /* hash table: index + 1 into v, 0 empty */
+    size_t nslots;
+    uint64_t seed;
+} ptlog_threads;
+
+/* Counts one event of thread (pid, tid) at ts. 0, or -1 when out of memory. */
+int ptlog_threads_count(ptlog_threads *t, uint32_t pid, uint64_t tid, uint64_t ts);
+/* Sorts the records by pid, first timestamp, tid (after the counting). */
+void ptlog_threads_sort(ptlog_threads *t);
+void ptlog_threads_free(ptlog_threads *t);
+
 /* ---- event sources (src_ptl.c, json_in.c) ---------------------------------------- */
 
 typedef struct ptlog_src ptlog_src;
@@ -285,13 +307,20 @@ typedef struct ptlog_dump_opts {
     int relative;
     int local;
     int color;
+    int delta; /* also the time since the previous event printed */
 } ptlog_dump_opts;
+
+typedef struct ptlog_info_opts {
+    int json;
+    int quick;   /* from the block index only */
+    int threads; /* per-thread table */
+} ptlog_info_opts;
 
 /* dump.c */
 int ptlog_cmd_dump(const char *path, ptlog_format from, ptlog_select *sel,
                    const ptlog_dump_opts *opts, const char *out_path, int color_mode);
 /* info.c */
-int ptlog_cmd_info(const char *path, int json, int quick, const char *out_path);
+int ptlog_cmd_info(const char *path, const ptlog_info_opts *opts, const char *out_path);
 /* verify.c */
 int ptlog_cmd_verify(const char *path, int quiet);
 /* convert.c */
