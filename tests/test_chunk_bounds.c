@@ -302,7 +302,9 @@ static void test_event_count_in_a_log(void)
     /* ptlog info: the same count, and exit 1 (recovered with loss). */
     const char *ptlog = getenv("PTLOG");
     if (ptlog && *ptlog) {
-        char path[] = "/tmp/tl-chunk-bounds.XXXXXX";
+        const char *dir = getenv("TMPDIR");
+        char path[4096];
+        snprintf(path, sizeof path, "%s/tl-chunk-bounds.XXXXXX", dir && *dir ? dir : "/tmp");
         int fd = mkstemp(path);
         if (fd < 0)
             TL_DIE("mkstemp failed");
