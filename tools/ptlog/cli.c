@@ -142,6 +142,7 @@ static const command_help helps[] = {
      "  --relative       time as seconds.nanoseconds since the first event\n"
      "  --local          absolute time in the local time zone (default: UTC)\n"
      "  --color[=WHEN]   colour: auto (default: only on a terminal), always, never\n"
+     "  --hex            system events' payloads as hex, not decoded\n"
      "  --from FORMAT    input format: ptl, json, jsonl (default: detected)\n"
      "  -o, --output OUT write to OUT instead of standard output\n"},
     {"info", "ptlog info [--json] [--quick] [-o OUT] FILE",
@@ -246,7 +247,8 @@ enum {
     OPT_FROM,
     OPT_TO,
     OPT_JSON,
-    OPT_QUICK
+    OPT_QUICK,
+    OPT_HEX
 };
 
 #define SELECT_OPTIONS                                                                      \
@@ -262,7 +264,7 @@ typedef struct args {
     char **pos;
     size_t npos;
     const char *output;
-    int relative, local, color, json, quiet, quick;
+    int relative, local, color, json, quiet, quick, hex;
     ptlog_format from, to;
     const char *to_name;
     ptlog_select sel;
@@ -323,6 +325,9 @@ static int parse_args(int argc, char **argv, const struct option *longopts, args
             break;
         case OPT_QUICK:
             a->quick = 1;
+            break;
+        case OPT_HEX:
+            a->hex = 1;
             break;
         case OPT_COLOR:
             if (!optarg || strcmp(optarg, "always") == 0)
@@ -405,6 +410,7 @@ static int run_dump(int argc, char **argv, args *a)
         {"local", no_argument, NULL, OPT_LOCAL},
         {"color", optional_argument, NULL, OPT_COLOR},
         {"colour", optional_argument, NULL, OPT_COLOR},
+        {"hex", no_argument, NULL, OPT_HEX},
         {"from", required_argument, NULL, OPT_FROM},
         {"output", required_argument, NULL, OPT_OUTPUT},
         {"help", no_argument, NULL, OPT_HELP},
@@ -419,7 +425,7 @@ static int run_dump(int argc, char **argv, args *a)
         return usage_error(a->cmd, "--relative and --local cannot be used together");
     if ((rc = check_output_not_input(a, a->pos, 1)))
         return rc;
-    ptlog_dump_opts o = {a->relative, a->local, 0};
+    ptlog_dump_opts o = {a->relative, a->local, 0, a->hex};
     return ptlog_cmd_dump(a->pos[0], a->from, &a->sel, &o, a->output, a->color);
 }
 
