@@ -14,6 +14,7 @@
  *   3. anything else is refused.
  */
 #define _GNU_SOURCE /* O_TMPFILE */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -306,7 +307,7 @@ static int ring_geometry_end(const unsigned char *p, size_t n, uint64_t *end)
     return 1;
 }
 
-/* PTLOG_SPOOL_LIMIT: bytes, or with a K, M, G or T suffix (powers of 1024). */
+/* PTLOG_SPOOL_LIMIT: bytes, or with a K, M, G or T suffix (either case; powers of 1024). */
 static int spool_limit(uint64_t *limit)
 {
     const char *v = getenv("PTLOG_SPOOL_LIMIT");
@@ -316,7 +317,7 @@ static int spool_limit(uint64_t *limit)
     char *end;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
-    const char *units = "KMGT", *u = *end ? strchr(units, *end) : NULL;
+    const char *units = "KMGT", *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
     int shift = u ? 10 * (int)(u - units + 1) : 0;
     if (errno || end == v || *v == '-' || (*end && (!u || end[1])) || (n << shift >> shift) != n) {
         ptlog_msg("PTLOG_SPOOL_LIMIT", "expected a size in bytes such as 1048576 or 4G, not '%s'", v);
