@@ -1,10 +1,10 @@
 #!/bin/bash
 # ptlog dump shows the payloads of the standard's system events decoded
 # (tools/ptlog/sysevents.c): START's and FILTER's event sets as event names
-# (runs of unnamed ids as ranges), STOP's cause, ERROR's errno with its name
-# and text; OVERFLOW, RESUME and FLUSH_* carry nothing. A payload whose size
-# is not the recorded layout, or an id the log names otherwise, stays hex;
-# --hex keeps every payload raw.
+# (runs of unnamed ids as ranges), STOP's MANUAL or AUTOMATIC, ERROR's
+# errno name (or number) and text; OVERFLOW, RESUME and FLUSH_* carry
+# nothing. A payload whose size is not the recorded layout, or an id the log
+# names otherwise, stays hex; --hex keeps every payload raw.
 . "$(dirname "$0")/ptlog/lib.sh"
 
 # A trace_event_set_t (17 64-bit words, little-endian) from the hex of its first bytes.
@@ -23,7 +23,7 @@ cat >sys.jsonl <<J
 {"id":7,"ts":1006}
 {"id":8,"ts":1007}
 {"id":1,"ts":1008,"data":"1c000000"}
-{"id":1,"ts":1009,"data":"0d000000"}
+{"id":1,"ts":1009,"data":"92100000"}
 {"id":3,"ts":1010,"data":"01000000"}
 {"id":3,"ts":1011,"data":"00000000"}
 {"id":3,"ts":1012,"data":"0000000000"}
@@ -33,18 +33,18 @@ cat >sys.jsonl <<J
 J
 expect_rc 0 "dump of system events" "$PTLOG" dump --relative sys.jsonl
 cat >want.txt <<'W'
-0.000000000 0 0x0 posix_trace_start { filter = [] }
-0.000000001 0 0x0 posix_trace_filter { old = [], new = [io:x, event#40..event#42, event#44, event#45, fifty, event#51, "has space"] }
-0.000000002 0 0x0 posix_trace_start { filter = [io:x, event#40..event#42, event#44, event#45, fifty, event#51, "has space"] }
-0.000000003 0 0x0 posix_trace_filter { old = [io:x, event#40..event#42, event#44, event#45, fifty, event#51, "has space"], new = [posix_trace_error, posix_trace_start, posix_trace_stop, posix_trace_overflow, posix_trace_resume, posix_trace_filter, posix_trace_flush_start, posix_trace_flush_stop] }
+0.000000000 0 0x0 posix_trace_start { event_filter = [] }
+0.000000001 0 0x0 posix_trace_filter { old_event_filter = [], new_event_filter = [io:x, event#40..event#42, event#44, event#45, fifty, event#51, "has space"] }
+0.000000002 0 0x0 posix_trace_start { event_filter = [io:x, event#40..event#42, event#44, event#45, fifty, event#51, "has space"] }
+0.000000003 0 0x0 posix_trace_filter { old_event_filter = [io:x, event#40..event#42, event#44, event#45, fifty, event#51, "has space"], new_event_filter = [posix_trace_error, posix_trace_start, posix_trace_stop, posix_trace_overflow, posix_trace_resume, posix_trace_filter, posix_trace_flush_start, posix_trace_flush_stop] }
 0.000000004 0 0x0 posix_trace_overflow
 0.000000005 0 0x0 posix_trace_resume
 0.000000006 0 0x0 posix_trace_flush_start
 0.000000007 0 0x0 posix_trace_flush_stop
-0.000000008 0 0x0 posix_trace_error { error = 28 ENOSPC "No space left on device" }
-0.000000009 0 0x0 posix_trace_error { error = 13 EACCES "Permission denied" }
-0.000000010 0 0x0 posix_trace_stop { cause = automatic }
-0.000000011 0 0x0 posix_trace_stop { cause = manual }
+0.000000008 0 0x0 posix_trace_error { error = ENOSPC "No space left on device" }
+0.000000009 0 0x0 posix_trace_error { error = 4242 "Unknown error 4242" }
+0.000000010 0 0x0 posix_trace_stop { auto = AUTOMATIC }
+0.000000011 0 0x0 posix_trace_stop { auto = MANUAL }
 0.000000012 0 0x0 posix_trace_stop 0000000000
 0.000000013 0 0x0 posix_trace_start 0000
 0.000000014 0 0x0 posix_trace_overflow ff
@@ -68,14 +68,14 @@ expect_same "an id named otherwise" want.txt "$T/out"
 # samples are built, a program's START with the filter in force.
 "$PTLOG" dump "$SRC/samples/golden/append.ptl" | grep posix_trace_st >golden.txt
 printf '%s\n' "2026-01-01T00:00:00.000000000Z 4242 0x7f1a2b3c4d40 posix_trace_start" \
-    "2026-01-01T00:00:02.000000000Z 4242 0x7f1a2b3c4d40 posix_trace_stop { cause = manual }" >want.txt
+    "2026-01-01T00:00:02.000000000Z 4242 0x7f1a2b3c4d40 posix_trace_stop { auto = MANUAL }" >want.txt
 expect_same "golden log's system events" want.txt golden.txt
 record=${TL_BUILD_DIR:-}/samples/record
 if [ -x "$record" ]; then
     "$record" rec.ptl 10 >/dev/null 2>&1
     expect_rc 0 "dump a recorded log" "$PTLOG" dump rec.ptl
-    grep -Eq '^[^ ]+ [0-9]+ 0x[0-9a-f]+ posix_trace_start \{ filter = \[\] \}$' "$T/out" && ok || bad "recorded START: $(grep posix_trace_start "$T/out")"
-    grep -Eq 'posix_trace_stop \{ cause = manual \}$' "$T/out" && ok || bad "recorded STOP: $(grep posix_trace_stop "$T/out")"
+    grep -Eq '^[^ ]+ [0-9]+ 0x[0-9a-f]+ posix_trace_start \{ event_filter = \[\] \}$' "$T/out" && ok || bad "recorded START: $(grep posix_trace_start "$T/out")"
+    grep -Eq 'posix_trace_stop \{ auto = MANUAL \}$' "$T/out" && ok || bad "recorded STOP: $(grep posix_trace_stop "$T/out")"
 fi
 
 finish

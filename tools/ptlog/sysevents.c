@@ -1,15 +1,17 @@
 /*
  * The payloads of the standard's system events, decoded for dump. One table
  * entry per event id gives the fields that libtracelog records
- * (libtracelog/posix/control.c, log.c; stream/consume.c, stream.c); a
- * payload is decoded only when its event is named as the standard names it
- * and its size is exactly that layout's, otherwise it is printed raw. (A
- * later step turns this table into built-in payload schemas.)
+ * (libtracelog/posix/control.c, log.c; stream/consume.c, stream.c), with
+ * the field names of the library's built-in schemas of these events
+ * (libtracelog/format/system_schemas.c), which a later step of ptlog will
+ * render for every typed event. A payload is decoded only when its event is
+ * named as the standard names it and its size is exactly that layout's;
+ * otherwise it is printed raw.
  *
  *   posix_trace_error        int error                     the errno of a failed log write
- *   posix_trace_start        trace_event_set_t filter       the filter in force
+ *   posix_trace_start        trace_event_set_t event_filter the filter in force
  *   posix_trace_stop         int auto                       0: posix_trace_stop(); else full
- *   posix_trace_filter       trace_event_set_t old, new     posix_trace_set_filter()
+ *   posix_trace_filter       trace_event_set_t old_event_filter, new_event_filter
  *   posix_trace_overflow, posix_trace_resume, posix_trace_flush_start,
  *   posix_trace_flush_stop   nothing
  *
@@ -24,7 +26,7 @@
 
 typedef enum sys_kind {
     SYS_ERRNO,      /* int: an errno value */
-    SYS_STOP_CAUSE, /* int: 0 manual (posix_trace_stop), otherwise automatic (stream or log full) */
+    SYS_STOP_AUTO,  /* int: 0 MANUAL (posix_trace_stop), otherwise AUTOMATIC (stream or log full) */
     SYS_EVENT_SET   /* trace_event_set_t */
 } sys_kind;
 
@@ -42,11 +44,11 @@ typedef struct sys_event {
 
 static const sys_event sys_events[] = {
     {1, "posix_trace_error", 1, {{"error", SYS_ERRNO}}},
-    {2, "posix_trace_start", 1, {{"filter", SYS_EVENT_SET}}},
-    {3, "posix_trace_stop", 1, {{"cause", SYS_STOP_CAUSE}}},
+    {2, "posix_trace_start", 1, {{"event_filter", SYS_EVENT_SET}}},
+    {3, "posix_trace_stop", 1, {{"auto", SYS_STOP_AUTO}}},
     {4, "posix_trace_overflow", 0, {{0}}},
     {5, "posix_trace_resume", 0, {{0}}},
-    {6, "posix_trace_filter", 2, {{"old", SYS_EVENT_SET}, {"new", SYS_EVENT_SET}}},
+    {6, "posix_trace_filter", 2, {{"old_event_filter", SYS_EVENT_SET}, {"new_event_filter", SYS_EVENT_SET}}},
     {7, "posix_trace_flush_start", 0, {{0}}},
     {8, "posix_trace_flush_stop", 0, {{0}}},
 };
@@ -72,12 +74,16 @@ static size_t field_size(const sys_event *e, uint32_t len)
     return len % e->nfields == 0 && each % 8 == 0 && each > 0 && each <= EVENT_SET_MAX ? each : 0;
 }
 
+/* ENOSPC "No space left on device" (the number when it has no name). */
 static void put_errno(ptlog_out *out, const unsigned char *p)
 {
     int e = (int)(uint32_t)ptlog_load_le(p, 4);
     char text[320];
     const char *name = strerrorname_np(e);
-    snprintf(text, sizeof text, "%d%s%s \"%s\"", e, name ? " " : "", name ? name : "", strerror(e));
+    if (name)
+        snprintf(text, sizeof text, "%s \"%s\"", name, strerror(e));
+    else
+        snprintf(text, sizeof text, "%d \"%s\"", e, strerror(e));
     ptlog_out_puts(out, text);
 }
 
@@ -127,8 +133,8 @@ int ptlog_sysevent_format(ptlog_out *out, ptlog_src *src, const tracelog_event *
         case SYS_ERRNO:
             put_errno(out, p);
             break;
-        case SYS_STOP_CAUSE:
-            ptlog_out_puts(out, ptlog_load_le(p, 4) ? "automatic" : "manual");
+        case SYS_STOP_AUTO:
+            ptlog_out_puts(out, ptlog_load_le(p, 4) ? "AUTOMATIC" : "MANUAL");
             break;
         case SYS_EVENT_SET:
             put_event_set(out, src, p, size, put_name, ctx);
