@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The golden sample logs (samples/golden/): their dumps, warnings and exit
 # codes are pinned, and the generator still reproduces the same content.
+# Dumps are taken with --hex (every payload raw, system events' too), the
+# reader's exact output, so that they stay pinned whatever dump decodes.
 set -u
 golden="$TL_SOURCE_DIR/samples/golden"
 make_golden="$TL_BUILD_DIR/samples/make_golden"
@@ -13,7 +15,7 @@ check() { # description, command...
 }
 
 for name in append until_full loop cut_short damaged; do
-    (cd "$golden" && "$PTLOG" dump "$name.ptl" > "$tmp/$name.dump" 2> "$tmp/$name.stderr"; echo $? > "$tmp/$name.exit")
+    (cd "$golden" && "$PTLOG" dump --hex "$name.ptl" > "$tmp/$name.dump" 2> "$tmp/$name.stderr"; echo $? > "$tmp/$name.exit")
     check "$name: dump output" diff -u "$golden/$name.dump" "$tmp/$name.dump"
     check "$name: warnings" diff -u "$golden/$name.stderr" "$tmp/$name.stderr"
     check "$name: exit status" diff -u "$golden/$name.exit" "$tmp/$name.exit"
@@ -22,7 +24,7 @@ done
 mkdir "$tmp/regen"
 check "make_golden runs" "$make_golden" "$tmp/regen"
 for name in append until_full loop cut_short damaged; do
-    (cd "$tmp/regen" && "$PTLOG" dump "$name.ptl" > "$tmp/regen/$name.dump" 2> /dev/null)
+    (cd "$tmp/regen" && "$PTLOG" dump --hex "$name.ptl" > "$tmp/regen/$name.dump" 2> /dev/null)
     check "$name: regenerated log has the same content" diff -u "$golden/$name.dump" "$tmp/regen/$name.dump"
 done
 

@@ -145,6 +145,7 @@ static const command_help helps[] = {
      "  --delta          add DELTA, +seconds.nanoseconds since the previous\n"
      "                   event printed (+0.000000000 for the first)\n"
      "  --color[=WHEN]   colour: auto (default: only on a terminal), always, never\n"
+     "  --hex            system events' payloads as hex, not decoded\n"
      "  --from FORMAT    input format: ptl, json, jsonl (default: detected)\n"
      "  -o, --output OUT write to OUT instead of standard output\n"},
     {"info", "ptlog info [--json] [--quick | --threads] [-o OUT] FILE",
@@ -253,7 +254,8 @@ enum {
     OPT_JSON,
     OPT_QUICK,
     OPT_DELTA,
-    OPT_THREADS
+    OPT_THREADS,
+    OPT_HEX
 };
 
 #define SELECT_OPTIONS                                                                      \
@@ -269,7 +271,7 @@ typedef struct args {
     char **pos;
     size_t npos;
     const char *output;
-    int relative, local, color, json, quiet, quick, delta, threads;
+    int relative, local, color, json, quiet, quick, delta, threads, hex;
     ptlog_format from, to;
     const char *to_name;
     ptlog_select sel;
@@ -336,6 +338,9 @@ static int parse_args(int argc, char **argv, const struct option *longopts, args
             break;
         case OPT_THREADS:
             a->threads = 1;
+            break;
+        case OPT_HEX:
+            a->hex = 1;
             break;
         case OPT_COLOR:
             if (!optarg || strcmp(optarg, "always") == 0)
@@ -419,6 +424,7 @@ static int run_dump(int argc, char **argv, args *a)
         {"delta", no_argument, NULL, OPT_DELTA},
         {"color", optional_argument, NULL, OPT_COLOR},
         {"colour", optional_argument, NULL, OPT_COLOR},
+        {"hex", no_argument, NULL, OPT_HEX},
         {"from", required_argument, NULL, OPT_FROM},
         {"output", required_argument, NULL, OPT_OUTPUT},
         {"help", no_argument, NULL, OPT_HELP},
@@ -433,7 +439,7 @@ static int run_dump(int argc, char **argv, args *a)
         return usage_error(a->cmd, "--relative and --local cannot be used together");
     if ((rc = check_output_not_input(a, a->pos, 1)))
         return rc;
-    ptlog_dump_opts o = {a->relative, a->local, 0, a->delta};
+    ptlog_dump_opts o = {.relative = a->relative, .local = a->local, .delta = a->delta, .hex = a->hex};
     return ptlog_cmd_dump(a->pos[0], a->from, &a->sel, &o, a->output, a->color);
 }
 

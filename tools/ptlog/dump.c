@@ -28,6 +28,7 @@ typedef struct dumper {
     const ptlog_select *sel; /* its origin: the log's first event */
     uint64_t prev_ts;        /* --delta: timestamp of the previous event printed */
     int have_prev;
+    ptlog_src *src;          /* names in system events' payloads */
     name_slot names[NAME_CACHE];
 } dumper;
 
@@ -98,6 +99,12 @@ static void put_name(dumper *d, uint32_t id, const char *name)
     ptlog_out_write(d->out, slot->text, slot->len);
     if (slot == &tmp)
         free(tmp.text);
+}
+
+/* An event name inside a decoded system event's payload. */
+static void put_set_name(void *ctx, uint32_t id, const char *name)
+{
+    put_name(ctx, id, name);
 }
 
 /* Payload in slices so that any size fits the output buffer. */
@@ -216,7 +223,7 @@ static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
         }
         out->len += (size_t)(p - o);
     }
-    if (ev->payload_len)
+    if (ev->payload_len && (d->opts->hex || !ptlog_sysevent_format(out, d->src, ev, name, put_set_name, d)))
         put_payload(d, ev->payload, ev->payload_len);
     ptlog_out_room(out, 1)[0] = '\n';
     out->len++;
@@ -253,6 +260,7 @@ int ptlog_cmd_dump(const char *path, ptlog_format from, ptlog_select *sel,
     d->out = &out;
     d->opts = &o;
     d->sel = sel;
+    d->src = src;
     ptlog_timecache_init(&d->tc, o.local);
     rc = ptlog_src_events(src, sel, dump_event, d);
     for (size_t i = 0; i < NAME_CACHE; i++)

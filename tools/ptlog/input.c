@@ -14,6 +14,7 @@
  *   3. anything else is refused.
  */
 #define _GNU_SOURCE /* O_TMPFILE */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -288,14 +289,6 @@ const char *ptlog_format_name(ptlog_format f)
 
 /* ---- LOOP logs from pipes ------------------------------------------------------- */
 
-static uint64_t load_le(const unsigned char *p, size_t n)
-{
-    uint64_t v = 0;
-    while (n--)
-        v = v << 8 | p[n];
-    return v;
-}
-
 /*
  * Does the head start a .ptl ring log (format-spec 3.1, 3.3)? Then *end is
  * the end of its geometry, beyond which the file holds nothing of the log.
@@ -303,10 +296,10 @@ static uint64_t load_le(const unsigned char *p, size_t n)
  */
 static int ring_geometry_end(const unsigned char *p, size_t n, uint64_t *end)
 {
-    if (n < 64 || memcmp(p, ptl_magic, sizeof ptl_magic) != 0 || load_le(p + 8, 2) != 1 || p[40] != 1)
+    if (n < 64 || memcmp(p, ptl_magic, sizeof ptl_magic) != 0 || ptlog_load_le(p + 8, 2) != 1 || p[40] != 1)
         return 0;
-    uint64_t header_size = load_le(p + 12, 4), segment_size = load_le(p + 44, 4);
-    uint64_t ring_offset = load_le(p + 48, 8), segment_count = load_le(p + 56, 4);
+    uint64_t header_size = ptlog_load_le(p + 12, 4), segment_size = ptlog_load_le(p + 44, 4);
+    uint64_t ring_offset = ptlog_load_le(p + 48, 8), segment_count = ptlog_load_le(p + 56, 4);
     if (segment_size < 4096 || segment_size % 8 || segment_count < 2 || ring_offset % 8 ||
         ring_offset < header_size || ring_offset > (1ull << 48))
         return 0;
@@ -314,7 +307,7 @@ static int ring_geometry_end(const unsigned char *p, size_t n, uint64_t *end)
     return 1;
 }
 
-/* PTLOG_SPOOL_LIMIT: bytes, or with a K, M, G or T suffix (powers of 1024). */
+/* PTLOG_SPOOL_LIMIT: bytes, or with a K, M, G or T suffix (either case; powers of 1024). */
 static int spool_limit(uint64_t *limit)
 {
     const char *v = getenv("PTLOG_SPOOL_LIMIT");
@@ -324,7 +317,7 @@ static int spool_limit(uint64_t *limit)
     char *end;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
-    const char *units = "KMGT", *u = *end ? strchr(units, *end) : NULL;
+    const char *units = "KMGT", *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
     int shift = u ? 10 * (int)(u - units + 1) : 0;
     if (errno || end == v || *v == '-' || (*end && (!u || end[1])) || (n << shift >> shift) != n) {
         ptlog_msg("PTLOG_SPOOL_LIMIT", "expected a size in bytes such as 1048576 or 4G, not '%s'", v);

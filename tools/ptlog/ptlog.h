@@ -125,6 +125,15 @@ size_t ptlog_fmt_hex64(uint64_t v, char *out);
 /* ISO 8601 UTC of ns into out (at least 40 bytes), NUL-terminated. */
 const char *ptlog_iso_utc(uint64_t ns, char *out);
 
+/* The little-endian unsigned integer of p[0..n), n <= 8. */
+static inline uint64_t ptlog_load_le(const unsigned char *p, size_t n)
+{
+    uint64_t v = 0;
+    while (n--)
+        v = v << 8 | p[n];
+    return v;
+}
+
 /* A time given on the command line: absolute ns, or an offset from the first event. */
 typedef struct ptlog_timearg {
     int set;
@@ -308,6 +317,7 @@ typedef struct ptlog_dump_opts {
     int local;
     int color;
     int delta; /* also the time since the previous event printed */
+    int hex;   /* system events' payloads raw, not decoded */
 } ptlog_dump_opts;
 
 typedef struct ptlog_info_opts {
@@ -339,6 +349,17 @@ void ptlog_json_attributes(ptlog_out *out, const tracelog_metadata *m);
 void ptlog_json_u64(ptlog_out *out, uint64_t v);
 /* chrome.c */
 int ptlog_write_chrome(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
+
+/* sysevents.c: the payloads of the standard's system events, decoded. */
+typedef void (*ptlog_name_writer)(void *ctx, uint32_t id, const char *name);
+/*
+ * Writes " { field = value, ... }" for a system event (named as the standard
+ * names it) whose payload has the layout libtracelog records, and returns 1;
+ * returns 0, writing nothing, for any other event. Event names in event sets
+ * are written by put_name (name NULL for an id src does not name).
+ */
+int ptlog_sysevent_format(ptlog_out *out, ptlog_src *src, const tracelog_event *ev, const char *name,
+                          ptlog_name_writer put_name, void *ctx);
 /* ptl_out.c: a new .ptl log of the selected events, with src's attributes and types. */
 int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
 
