@@ -9,7 +9,8 @@
  * checked. Properties:
  *  - open fails only with a documented code, described by the error record;
  *  - every event, every payload byte, the metadata, the event types, the
- *    status, the info and every problem can be read;
+ *    status, the info and every problem can be read; a payload schema the
+ *    reader kept is valid, and every typed event's fields decode and format;
  *  - a rewind gives the same events again (same count, same digest);
  *  - after seek_time(ts) the next event is at or after ts; for a log whose
  *    events never go back in time and that has no problem, exactly the
@@ -47,6 +48,34 @@ static void text_ok(const char *s, size_t cap)
     FUZZ_ASSERT(memchr(s, 0, cap) != NULL, "text attribute not NUL-terminated");
 }
 
+/* A schema the reader kept is valid: its canonical text parses to itself. */
+static void check_schema(const tracelog_schema *s)
+{
+    if (!s)
+        return;
+    tracelog_schema *again = NULL;
+    tracelog_error err;
+    FUZZ_ASSERT(tracelog_schema_parse(tracelog_schema_text(s), &again, &err) == TRACELOG_OK,
+                "kept schema does not parse: %s", err.message);
+    FUZZ_ASSERT(strcmp(tracelog_schema_text(again), tracelog_schema_text(s)) == 0);
+    tracelog_schema_free(again);
+}
+
+/* Reads every field of a typed event as text (the payload is untrusted). */
+static void decode_fields(const tracelog_reader *r, const tracelog_event *ev)
+{
+    const tracelog_schema *s = tracelog_reader_event_schema(r, ev->event_id);
+    if (!s)
+        return;
+    tracelog_fields f;
+    tracelog_status st = tracelog_fields_decode(s, ev->payload, ev->payload_len, &f);
+    FUZZ_ASSERT(st == TRACELOG_OK || st == TRACELOG_E_TRUNCATED || st == TRACELOG_E_CORRUPT);
+    for (size_t i = 0; i < f.present; i++) {
+        char text[64];
+        FUZZ_ASSERT(tracelog_fields_format(&f, i, text, sizeof text, NULL) == TRACELOG_OK);
+    }
+}
+
 static void check_queries(tracelog_reader *r)
 {
     const tracelog_metadata *m = tracelog_reader_metadata(r);
@@ -72,6 +101,7 @@ static void check_queries(tracelog_reader *r)
         FUZZ_ASSERT(len >= 1 && len <= TRACELOG_TEXT_MAX, "event name of %zu bytes", len);
         FUZZ_ASSERT(i == 0 || id > prev, "event types not sorted by id");
         FUZZ_ASSERT(tracelog_reader_event_name(r, id) == name);
+        check_schema(tracelog_reader_event_schema(r, id));
         prev = id;
     }
     FUZZ_ASSERT(tracelog_reader_event_type(r, n, NULL, NULL) == TRACELOG_E_INVAL);
@@ -111,6 +141,7 @@ static void read_pass(tracelog_reader *r, uint64_t target, pass_result *out)
             out->monotonic = 0;
         prev_ts = ev.timestamp_ns;
         fuzz_hash_event(&out->all, &ev);
+        decode_fields(r, &ev);
         if (ev.timestamp_ns >= target)
             fuzz_hash_event(&out->from_ts, &ev);
     }

@@ -70,6 +70,7 @@ typedef struct log_spec {
     uint64_t log_max_size;
     int events;
     int abandon; /* 1: no close (no trailer), as after a crash */
+    int typed;   /* 1: types with payload schemas (format 1.1) */
 } log_spec;
 
 static uint8_t *write_log(const log_spec *s, size_t *len)
@@ -100,8 +101,13 @@ static uint8_t *write_log(const log_spec *s, size_t *len)
         fprintf(stderr, "gen_corpus: create: %s\n", err.message);
         exit(1);
     }
-    tracelog_writer_define_event(w, 1, "start");
-    tracelog_writer_define_event(w, 2, "io");
+    if (s->typed) { /* the payloads below are of any length: some fit, some are short or long */
+        tracelog_writer_define_event_schema(w, 1, "start", "u64 seq; flags8 mode {R=0x1, W=0x2}", NULL);
+        tracelog_writer_define_event_schema(w, 2, "io", "u32 len; u16 port; char[6] dev; bytes[] rest", NULL);
+    } else {
+        tracelog_writer_define_event(w, 1, "start");
+        tracelog_writer_define_event(w, 2, "io");
+    }
     uint64_t ts = 1700000000000000000ull;
     uint8_t payload[200];
     for (int i = 0; i < s->events; i++) {
@@ -205,14 +211,15 @@ static void log_variants(const log_spec *s)
 static void logs(void)
 {
     static const log_spec specs[] = {
-        {"append-raw", TRACELOG_POLICY_APPEND, 0, 0, 70, 0},
-        {"append-zstd", TRACELOG_POLICY_APPEND, 1, 0, 200, 0},
-        {"append-abandoned", TRACELOG_POLICY_APPEND, 1, 0, 100, 1},
-        {"untilfull-raw", TRACELOG_POLICY_UNTIL_FULL, 0, 6000, 150, 0},
-        {"untilfull-zstd", TRACELOG_POLICY_UNTIL_FULL, 1, 5000, 300, 0},
-        {"loop-raw", TRACELOG_POLICY_LOOP, 0, 8192, 300, 0},
-        {"loop-zstd", TRACELOG_POLICY_LOOP, 1, 8192, 900, 0},
-        {"loop-abandoned", TRACELOG_POLICY_LOOP, 1, 8192, 400, 1},
+        {"append-raw", TRACELOG_POLICY_APPEND, 0, 0, 70, 0, 0},
+        {"append-zstd", TRACELOG_POLICY_APPEND, 1, 0, 200, 0, 0},
+        {"append-abandoned", TRACELOG_POLICY_APPEND, 1, 0, 100, 1, 0},
+        {"append-typed", TRACELOG_POLICY_APPEND, 0, 0, 60, 0, 1},
+        {"untilfull-raw", TRACELOG_POLICY_UNTIL_FULL, 0, 6000, 150, 0, 0},
+        {"untilfull-zstd", TRACELOG_POLICY_UNTIL_FULL, 1, 5000, 300, 0, 0},
+        {"loop-raw", TRACELOG_POLICY_LOOP, 0, 8192, 300, 0, 0},
+        {"loop-zstd", TRACELOG_POLICY_LOOP, 1, 8192, 900, 0, 0},
+        {"loop-abandoned", TRACELOG_POLICY_LOOP, 1, 8192, 400, 1, 0},
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         log_variants(&specs[i]);
@@ -220,7 +227,7 @@ static void logs(void)
     put_both("empty", "", 0);
     put_both("magic-only", "\x8bPTL\r\n\x1a\n", 8);
     size_t len;
-    log_spec tiny = {"tiny", TRACELOG_POLICY_APPEND, 0, 0, 0, 0};
+    log_spec tiny = {"tiny", TRACELOG_POLICY_APPEND, 0, 0, 0, 0, 0};
     uint8_t *log = write_log(&tiny, &len);
     put_both("no-events.ptl", log, len);
     put_both("header-only.ptl", log, 64);

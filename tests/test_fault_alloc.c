@@ -9,7 +9,7 @@
  * libzstd goes through the injector, which also counts live blocks.
  *
  * Scenarios, each under every failure point:
- *  - writer: create, define_event, append (several chunks), flush, sync,
+ *  - writer: create, define_event (one type with a payload schema), append (several chunks), flush, sync,
  *    close, for APPEND (stored and zstd), UNTIL_FULL and LOOP logs;
  *  - reader: open, next to the end, rewind, next again, on an APPEND and a
  *    LOOP log.
@@ -222,6 +222,10 @@ static int writer_run(const wconfig *c, int fd, const tracelog_metadata *meta, u
         st = tracelog_writer_define_event(w, id, names[id - 1]);
         CHECK(ok_or_nomem(st), "define_event: %s", tracelog_status_name(st));
     }
+    /* A typed type: the schema is parsed here, and again by the reader of the log. */
+    st = tracelog_writer_define_event_schema(w, 4, "four", "u32 a; char[8] b; enum8 e {X=1, Y=2}", &err);
+    CHECK(ok_or_nomem(st) && (st == TRACELOG_OK || err.code == TRACELOG_E_NOMEM), "define_event_schema: %s",
+          tracelog_status_name(st));
     for (unsigned i = 0; i < NEVENTS; i++) {
         tracelog_event ev = make_event(i, payload_buf);
         st = tracelog_writer_append(w, &ev);
@@ -327,6 +331,7 @@ static int make_log(const wconfig *c)
     if (fd < 0 || tracelog_writer_create(fd, NULL, &opt, &w, &err) != TRACELOG_OK)
         exit(1);
     tracelog_writer_define_event(w, 1, "one");
+    tracelog_writer_define_event_schema(w, 2, "typed", "u32 a; char[8] b; flags8 f {R=1, W=2}", NULL);
     for (unsigned i = 0; i < NEVENTS; i++) {
         tracelog_event ev = make_event(i, payload_buf);
         tracelog_writer_append(w, &ev);

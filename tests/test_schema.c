@@ -306,6 +306,57 @@ static void test_text_forms(void)
     tracelog_schema_free(s);
 }
 
+/* The definition of the float text: the shortest %.Ng (N from 15, or 6 for f32) that reads back. */
+static void reference_float(double v, int is_f32, char *buf, size_t cap)
+{
+    if (isnan(v)) {
+        snprintf(buf, cap, "nan");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(buf, cap, v < 0 ? "-inf" : "inf");
+        return;
+    }
+    for (int prec = is_f32 ? 6 : 15; prec <= (is_f32 ? 9 : 17); prec++) {
+        snprintf(buf, cap, "%.*g", prec, v);
+        if (is_f32 ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+/* Floats as text against the definition, over decimals of every size and random bit patterns. */
+static void test_float_text(void)
+{
+    tracelog_schema *s = parse_ok("f64 d; f32 f");
+    if (!s)
+        return;
+    uint64_t rng = 0x243F6A8885A308D3ull;
+    unsigned bad = 0;
+    for (int i = 0; i < 300000 && bad < 5; i++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        double v;
+        if (i % 3 == 0) { /* any bits */
+            uint64_t bits = rng;
+            memcpy(&v, &bits, sizeof v);
+        } else { /* a short decimal at some scale: what programs mostly record */
+            double digits = (double)((rng >> 20) % (i % 3 == 1 ? 1000000u : 1000000000000u));
+            v = digits / pow(10.0, (double)((rng >> 8) % 24)) * ((rng & 1) ? -1 : 1);
+        }
+        struct { double d; float f; } p = {v, (float)v};
+        tracelog_fields fl;
+        tracelog_fields_decode(s, &p, sizeof p, &fl);
+        char got[64], want[64];
+        for (int k = 0; k < 2; k++) {
+            tracelog_fields_format(&fl, (size_t)k, got, sizeof got, NULL);
+            reference_float(k ? (double)p.f : p.d, k, want, sizeof want);
+            if (!CHECK_MSG(strcmp(got, want) == 0, "%s %.17g: \"%s\", want \"%s\"", k ? "f32" : "f64",
+                           k ? (double)p.f : p.d, got, want))
+                bad++;
+        }
+    }
+    tracelog_schema_free(s);
+}
+
 /* ---- sizes: short, long, variable ---------------------------------------------- */
 
 static void test_short_and_long_payloads(void)
@@ -843,6 +894,7 @@ int main(void)
     TL_TEST_RUN(test_layout_matches_c);
     TL_TEST_RUN(test_values);
     TL_TEST_RUN(test_text_forms);
+    TL_TEST_RUN(test_float_text);
     TL_TEST_RUN(test_short_and_long_payloads);
     TL_TEST_RUN(test_errors);
     TL_TEST_RUN(test_limits);

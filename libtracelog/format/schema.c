@@ -796,22 +796,82 @@ static void put(out *o, const char *s, size_t n)
 
 static void put_str(out *o, const char *s) { put(o, s, strlen(s)); }
 
-static void putf(out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void putf(out *o, const char *fmt, ...)
+static void put_u64(out *o, uint64_t v)
 {
-    char tmp[48];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        put(o, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+    char tmp[20];
+    size_t i = sizeof tmp;
+    do {
+        tmp[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    put(o, tmp + i, sizeof tmp - i);
+}
+
+static void put_i64(out *o, int64_t v)
+{
+    if (v < 0)
+        put(o, "-", 1);
+    put_u64(o, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+}
+
+/* "0x" and v in lowercase hex. */
+static void put_hex64(out *o, uint64_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    char tmp[18];
+    size_t i = sizeof tmp;
+    do {
+        tmp[--i] = digits[v & 15];
+        v >>= 4;
+    } while (v);
+    tmp[--i] = 'x';
+    tmp[--i] = '0';
+    put(o, tmp + i, sizeof tmp - i);
+}
+
+/*
+ * Fast path of put_float for doubles with 1e-4 <= |v| < 1e15: the fewest
+ * decimals k such that m = round(|v| * 10^k) < 10^15 reads back as v.
+ * m / 10^k is then the correctly rounded value of the exact decimal m.10^-k
+ * (m and 10^k are exact doubles), which is what strtod returns for it; and
+ * it is the text %.15g prints (v rounded to 15 digits, zeros stripped), so
+ * both paths give the same text. Returns 0 when the slow path must decide.
+ */
+static int put_double_fixed(out *o, double v)
+{
+    static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+                                   1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17};
+    double a = fabs(v);
+    if (!(a >= 1e-4 && a < 1e15))
+        return 0;
+    for (unsigned k = 0; k < sizeof pow10 / sizeof *pow10; k++) {
+        double m = round(a * pow10[k]);
+        if (m >= 1e15)
+            return 0;
+        if (m / pow10[k] != a)
+            continue;
+        uint64_t digits = (uint64_t)m, scale = (uint64_t)pow10[k];
+        if (v < 0)
+            put(o, "-", 1);
+        put_u64(o, digits / scale);
+        if (k > 0) {
+            char frac[18];
+            uint64_t f = digits % scale;
+            for (unsigned i = k; i-- > 0; f /= 10)
+                frac[i] = (char)('0' + f % 10);
+            put(o, ".", 1);
+            put(o, frac, k);
+        }
+        return 1;
+    }
+    return 0;
 }
 
 /* The shortest %g form that reads back to the same value. */
 static void put_float(out *o, double v, int is_f32)
 {
+    if (!is_f32 && put_double_fixed(o, v))
+        return;
     if (isnan(v)) {
         put_str(o, "nan");
         return;
@@ -845,7 +905,7 @@ static void put_flags(out *o, const tracelog_schema *s, const field *fd, uint64_
     if (rest) {
         if (any++)
             put_str(o, "|");
-        putf(o, "0x%" PRIx64, rest);
+        put_hex64(o, rest);
     }
     if (!any)
         put_str(o, "0");
@@ -865,9 +925,13 @@ static void put_eventset(out *o, const uint8_t *p, size_t n)
         uint64_t first = i;
         while (i < bits && (p[i / 8] >> (i % 8) & 1))
             i++;
-        putf(o, any++ ? ", %" PRIu64 : "%" PRIu64, first);
-        if (i - 1 > first)
-            putf(o, "-%" PRIu64, i - 1);
+        if (any++)
+            put_str(o, ", ");
+        put_u64(o, first);
+        if (i - 1 > first) {
+            put_str(o, "-");
+            put_u64(o, i - 1);
+        }
     }
     put_str(o, "]");
 }
@@ -888,7 +952,7 @@ static void put_value(out *o, const tracelog_fields *f, const field *fd)
     switch (fd->type) {
     case TRACELOG_FIELD_I8: case TRACELOG_FIELD_I16: case TRACELOG_FIELD_I32:
     case TRACELOG_FIELD_I64:
-        putf(o, "%" PRId64, load_signed(p, fd->size));
+        put_i64(o, load_signed(p, fd->size));
         return;
     case TRACELOG_FIELD_F32: case TRACELOG_FIELD_F64:
         put_float(o, load_float(p, fd->size), fd->size == 4);
@@ -897,7 +961,7 @@ static void put_value(out *o, const tracelog_fields *f, const field *fd)
         put_str(o, p[0] ? "true" : "false");
         return;
     case TRACELOG_FIELD_PTR:
-        putf(o, "0x%" PRIx64, load_unsigned(p, fd->size));
+        put_hex64(o, load_unsigned(p, fd->size));
         return;
     case TRACELOG_FIELD_ENUM: {
         uint64_t v = load_unsigned(p, fd->size);
@@ -905,7 +969,7 @@ static void put_value(out *o, const tracelog_fields *f, const field *fd)
         if (name)
             put_str(o, name);
         else
-            putf(o, "%" PRIu64, v);
+            put_u64(o, v);
         return;
     }
     case TRACELOG_FIELD_FLAGS:
@@ -923,7 +987,7 @@ static void put_value(out *o, const tracelog_fields *f, const field *fd)
         put_eventset(o, p, n);
         return;
     default: /* the unsigned integers */
-        putf(o, "%" PRIu64, load_unsigned(p, fd->size));
+        put_u64(o, load_unsigned(p, fd->size));
         return;
     }
 }

@@ -136,25 +136,30 @@ static void problem(tracelog_reader *r, tracelog_status code, uint64_t off, uint
 /* ---- event types --------------------------------------------------------- */
 
 /*
- * The schema an entry gives its type (section 5.6.6), or NULL when it gives
- * none or one the reader ignores, which is reported as a problem of the
- * block being decoded: the entry's name applies all the same.
+ * The schema an entry gives its type (section 5.6.6) into *out: NULL when
+ * it gives none or one the reader ignores, which is reported as a problem
+ * of the block being decoded (the entry's name applies all the same).
+ * TRACELOG_E_NOMEM only.
  */
-static tracelog_schema *entry_schema(tracelog_reader *r, uint32_t id, const tl_cbor_item *item)
+static tracelog_status entry_schema(tracelog_reader *r, uint32_t id, const tl_cbor_item *item,
+                                    tracelog_schema **out)
 {
+    *out = NULL;
     if (!item)
-        return NULL;
+        return TRACELOG_OK;
     if (item->kind != TL_CBOR_TEXT) {
         problem(r, TRACELOG_E_CORRUPT, r->types_block, 0, "event type %u: schema is not text: ignored", id);
-        return NULL;
+        return TRACELOG_OK;
     }
     tracelog_schema *s = NULL;
     tracelog_error err;
     tracelog_status st = tl_schema_parse((const char *)item->ptr, item->len, &s, &err);
+    if (st == TRACELOG_E_NOMEM)
+        return st;
     if (st != TRACELOG_OK) {
         problem(r, st == TRACELOG_E_LIMIT ? TRACELOG_E_LIMIT : TRACELOG_E_CORRUPT, r->types_block, 0,
                 "event type %u: schema ignored: %s", id, err.message);
-        return NULL;
+        return TRACELOG_OK;
     }
     const tl_type_entry *known = tl_event_types_get(&r->types, id);
     if ((!known || !tl_schema_equal(known->schema, s)) &&
@@ -163,9 +168,10 @@ static tracelog_schema *entry_schema(tracelog_reader *r, uint32_t id, const tl_c
                 "event type %u: schema ignored: the log's schemas exceed %u bytes", id,
                 TL_READER_SCHEMA_BYTES);
         tracelog_schema_free(s);
-        return NULL;
+        return TRACELOG_OK;
     }
-    return s;
+    *out = s;
+    return TRACELOG_OK;
 }
 
 static tracelog_status add_type(void *ctx, uint32_t id, const char *name, size_t len,
@@ -174,7 +180,9 @@ static tracelog_status add_type(void *ctx, uint32_t id, const char *name, size_t
     tracelog_reader *r = ctx;
     if (r->types.n >= r->opt.max_event_types && !tl_event_types_get(&r->types, id))
         return TRACELOG_E_LIMIT;
-    return tl_event_types_set_typed(&r->types, id, name, len, entry_schema(r, id, schema), 1);
+    tracelog_schema *s;
+    tracelog_status st = entry_schema(r, id, schema, &s);
+    return st == TRACELOG_OK ? tl_event_types_set_typed(&r->types, id, name, len, s, 1) : st;
 }
 
 /* ---- blocks -------------------------------------------------------------- */
