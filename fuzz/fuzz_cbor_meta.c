@@ -21,7 +21,7 @@ static void check_meta(const uint8_t *data, size_t size)
 {
     tracelog_metadata a, b;
     const char *why = NULL;
-    tracelog_status st = tl_meta_decode(data, size, &a, &why);
+    tracelog_status st = tl_meta_decode(data, size, TRACELOG_POLICY_APPEND, &a, &why);
     if (st != TRACELOG_OK) {
         FUZZ_ASSERT(st == TRACELOG_E_CORRUPT, "meta_decode: %s", tracelog_status_name(st));
         FUZZ_ASSERT(why != NULL && *why);
@@ -29,7 +29,7 @@ static void check_meta(const uint8_t *data, size_t size)
     }
     tl_buf e1 = {0}, e2 = {0};
     FUZZ_ASSERT(tl_meta_encode(&a, &e1) == TRACELOG_OK, "decoded metadata does not encode");
-    st = tl_meta_decode(e1.data, e1.len, &b, &why);
+    st = tl_meta_decode(e1.data, e1.len, TRACELOG_POLICY_APPEND, &b, &why);
     FUZZ_ASSERT(st == TRACELOG_OK, "re-encoded metadata does not decode: %s", why);
     FUZZ_ASSERT(fuzz_meta_equal(&a, &b), "metadata changed through encode/decode");
     FUZZ_ASSERT(tl_meta_encode(&b, &e2) == TRACELOG_OK);

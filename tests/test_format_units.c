@@ -678,7 +678,7 @@ static tracelog_status decode_meta_exact(const tl_buf *b, tracelog_metadata *m)
 {
     uint8_t *p = exact(b->data, b->len);
     const char *why = "";
-    tracelog_status st = tl_meta_decode(p, b->len, m, &why);
+    tracelog_status st = tl_meta_decode(p, b->len, TRACELOG_POLICY_APPEND, m, &why);
     free(p);
     return st;
 }
@@ -774,6 +774,8 @@ static void test_metadata_unknown_and_bad(void)
     tl_cbor_put_text(&b, "h1");
     tl_cbor_put_text(&b, "future_host_field");
     tl_cbor_put_bool(&b, 1);
+    tl_cbor_put_text(&b, "process");
+    tl_cbor_put_map(&b, 1);
     tl_cbor_put_text(&b, "pid");
     tl_cbor_put_uint(&b, 9);
     tracelog_metadata d;
@@ -784,6 +786,32 @@ static void test_metadata_unknown_and_bad(void)
         CHECK_STR_EQ(d.program, ""); /* absent: empty */
     }
 
+    /* A key is known in its own map only: elsewhere it is an unknown key, its value skipped. */
+    tl_test_context("keys in the wrong map");
+    b.len = 0;
+    tl_cbor_put_map(&b, 3);
+    tl_cbor_put_text(&b, "pid"); /* belongs to "process" */
+    tl_cbor_put_uint(&b, 1ull << 40);
+    tl_cbor_put_text(&b, "host");
+    tl_cbor_put_map(&b, 2);
+    tl_cbor_put_text(&b, "trace_name"); /* belongs to the top-level map */
+    tl_cbor_put_uint(&b, 5);            /* a wrong type would be refused in its own map */
+    tl_cbor_put_text(&b, "host");       /* a nested host map is skipped */
+    tl_cbor_put_map(&b, 1);
+    tl_cbor_put_text(&b, "hostname");
+    tl_cbor_put_text(&b, "inner");
+    tl_cbor_put_text(&b, "process");
+    tl_cbor_put_map(&b, 1);
+    tl_cbor_put_text(&b, "machine"); /* belongs to "host" */
+    tl_cbor_put_text(&b, "m");
+    if (CHECK_STATUS(decode_meta_exact(&b, &d), TRACELOG_OK)) {
+        CHECK_EQ(d.pid, 0);
+        CHECK_STR_EQ(d.trace_name, "");
+        CHECK_STR_EQ(d.hostname, "");
+        CHECK_STR_EQ(d.machine, "");
+    }
+    tl_test_context(NULL);
+
     /* Bad values of known keys. */
     struct { const char *key; const char *text; int is_uint; uint64_t u; } bad[] = {
         {"clock_id", "0123456789012345678901234567890123", 0, 0}, /* longer than the field */
@@ -793,13 +821,17 @@ static void test_metadata_unknown_and_bad(void)
         {"inheritance", "maybe", 0, 0},
         {"trace_name", NULL, 1, 5},                               /* a number where text is due */
         {"max_data_size", "12", 0, 0},                            /* text where a number is due */
-        {"pid", NULL, 1, 1ull << 32},
+        {"pid", NULL, 1, 1ull << 32},                             /* in the "process" map */
         {"host", "not a map", 0, 0},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tl_test_context("bad %s", bad[i].key);
         b.len = 0;
         tl_cbor_put_map(&b, 1);
+        if (strcmp(bad[i].key, "pid") == 0) {
+            tl_cbor_put_text(&b, "process");
+            tl_cbor_put_map(&b, 1);
+        }
         tl_cbor_put_text(&b, bad[i].key);
         if (bad[i].is_uint)
             tl_cbor_put_uint(&b, bad[i].u);

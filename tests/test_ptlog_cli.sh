@@ -37,6 +37,9 @@ expect_rc 0 "0: success" "$PTLOG" dump small.ptl
 head -c $(($(stat -c %s small.ptl) - 10)) small.ptl >cut.ptl
 expect_rc 1 "1: recovered with loss" "$PTLOG" dump cut.ptl
 expect_rc 3 "3: unreadable" "$PTLOG" dump nosuch.ptl
+head -c 3 small.ptl >prefix.ptl # a prefix of the magic: a log cut short, not some other file (spec 3.3)
+expect_rc 3 "magic prefix" "$PTLOG" dump prefix.ptl
+expect_err "truncated" "magic prefix"
 expect_rc 4 "4: output error" "$PTLOG" convert small.ptl --to json -o nodir/out.json
 # 5 (out of memory) needs a memory limit; run it where ulimit -v works.
 if (ulimit -v 40000 && "$PTLOG" --version >/dev/null 2>&1); then

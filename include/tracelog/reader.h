@@ -106,7 +106,9 @@ TRACELOG_API const tracelog_schema *tracelog_reader_event_schema(const tracelog_
 /* Summary of the log (from the header scan; events counted from chunk headers). */
 typedef struct tracelog_reader_info {
     uint16_t format_major, format_minor;
-    int clean;                  /* 1 if a valid trailer was found (clean shutdown) */
+    int clean;                  /* 1 if the log was closed (its newest block is a valid trailer) and no
+                                   problem was found so far: chunk payloads are checked as events are
+                                   read, so clean is final once every event was read */
     int seekable;               /* 0 when read from a pipe: counts cover what was read so far */
     tracelog_policy log_policy;
     uint64_t file_size;
@@ -143,6 +145,23 @@ typedef struct tracelog_problem {
  */
 TRACELOG_API size_t tracelog_reader_problem_count(const tracelog_reader *r);
 TRACELOG_API tracelog_status tracelog_reader_problem(const tracelog_reader *r, size_t index, tracelog_problem *out);
+
+/*
+ * The named condition of the format specification (format-spec/ptl-format.md
+ * section 8.8) behind problem `index`, e.g. "PAYLOAD_CRC_MISMATCH": the
+ * problem's cause by name, finer than its status code. A static string; NULL
+ * past the end. format-spec/implementation-notes.md maps names to codes.
+ */
+TRACELOG_API const char *tracelog_reader_problem_condition(const tracelog_reader *r, size_t index);
+
+/*
+ * The named condition (format-spec section 3.3) behind a failed
+ * tracelog_reader_open or tracelog_reader_open_path, from the error it
+ * filled in, e.g. "BAD_MAGIC" or "TRUNCATED_HEADER"; NULL when the failure
+ * is not a property of the file (TRACELOG_E_IO, TRACELOG_E_NOMEM,
+ * TRACELOG_E_INVAL) or err is NULL. A static string; thread-safe.
+ */
+TRACELOG_API const char *tracelog_reader_open_condition(const tracelog_error *err);
 
 #ifdef __cplusplus
 }

@@ -3,78 +3,95 @@
 #include <cbor.h>
 #include <string.h>
 
-/* libcbor's streaming decoder reports each item through a callback; these
-   callbacks store the one item into the tl_cbor_item passed as context. */
-static void set_uint(void *ctx, uint64_t v) { *(tl_cbor_item *)ctx = (tl_cbor_item){TL_CBOR_UINT, v, NULL, 0}; }
-static void cb_u8(void *ctx, uint8_t v) { set_uint(ctx, v); }
-static void cb_u16(void *ctx, uint16_t v) { set_uint(ctx, v); }
-static void cb_u32(void *ctx, uint32_t v) { set_uint(ctx, v); }
-static void cb_u64(void *ctx, uint64_t v) { set_uint(ctx, v); }
-static void set_neg(void *ctx, uint64_t v) { *(tl_cbor_item *)ctx = (tl_cbor_item){TL_CBOR_NEGINT, v, NULL, 0}; }
-static void cb_n8(void *ctx, uint8_t v) { set_neg(ctx, v); }
-static void cb_n16(void *ctx, uint16_t v) { set_neg(ctx, v); }
-static void cb_n32(void *ctx, uint32_t v) { set_neg(ctx, v); }
-static void cb_n64(void *ctx, uint64_t v) { set_neg(ctx, v); }
-static void cb_bytes(void *ctx, cbor_data d, uint64_t n)
-{
-    *(tl_cbor_item *)ctx = (tl_cbor_item){TL_CBOR_BYTES, n, d, (size_t)n};
-}
-static void cb_text(void *ctx, cbor_data d, uint64_t n)
-{
-    *(tl_cbor_item *)ctx = (tl_cbor_item){TL_CBOR_TEXT, n, d, (size_t)n};
-}
-static void cb_array(void *ctx, uint64_t n) { *(tl_cbor_item *)ctx = (tl_cbor_item){TL_CBOR_ARRAY, n, NULL, 0}; }
-static void cb_map(void *ctx, uint64_t n) { *(tl_cbor_item *)ctx = (tl_cbor_item){TL_CBOR_MAP, n, NULL, 0}; }
-static void cb_tag(void *ctx, uint64_t t) { *(tl_cbor_item *)ctx = (tl_cbor_item){TL_CBOR_TAG, t, NULL, 0}; }
-static void cb_bool(void *ctx, bool v) { *(tl_cbor_item *)ctx = (tl_cbor_item){TL_CBOR_BOOL, v, NULL, 0}; }
-static void cb_null(void *ctx) { *(tl_cbor_item *)ctx = (tl_cbor_item){TL_CBOR_NULL, 0, NULL, 0}; }
-static void cb_other(void *ctx) { *(tl_cbor_item *)ctx = (tl_cbor_item){TL_CBOR_OTHER, 0, NULL, 0}; }
-static void cb_f2(void *ctx, float v) { (void)v; cb_other(ctx); }
-static void cb_f8(void *ctx, double v) { (void)v; cb_other(ctx); }
-static void cb_bad(void *ctx) { *(tl_cbor_item *)ctx = (tl_cbor_item){(tl_cbor_kind)-1, 0, NULL, 0}; }
+/*
+ * The decoder is our own, not libcbor's: it implements the format's CBOR
+ * profile (format-spec/ptl-format.md section 5.1) exactly, where libcbor
+ * 0.8's cbor_stream_decode refuses some well-formed items (the one-byte tags
+ * 6 to 20, simple values) and accepts nothing we need beyond it.
+ */
 
-static const struct cbor_callbacks callbacks = {
-    .uint8 = cb_u8, .uint16 = cb_u16, .uint32 = cb_u32, .uint64 = cb_u64,
-    .negint8 = cb_n8, .negint16 = cb_n16, .negint32 = cb_n32, .negint64 = cb_n64,
-    .byte_string = cb_bytes, .byte_string_start = cb_bad,
-    .string = cb_text, .string_start = cb_bad,
-    .array_start = cb_array, .indef_array_start = cb_bad,
-    .map_start = cb_map, .indef_map_start = cb_bad,
-    .tag = cb_tag,
-    .float2 = cb_f2, .float4 = cb_f2, .float8 = cb_f8,
-    .undefined = cb_other, .null = cb_null, .boolean = cb_bool,
-    .indef_break = cb_bad,
-};
+/* Reads the head at in->p: major type, additional information and argument. */
+static int read_head(const tl_cbor_in *in, unsigned *major, unsigned *ai, uint64_t *arg, size_t *head)
+{
+    size_t left = (size_t)(in->end - in->p);
+    if (left == 0)
+        return -1;
+    *major = in->p[0] >> 5;
+    *ai = in->p[0] & 31;
+    if (*ai < 24) {
+        *arg = *ai;
+        *head = 1;
+        return 0;
+    }
+    if (*ai > 27) /* 28-30: not well-formed; 31: indefinite length or break, outside the profile */
+        return -1;
+    size_t n = (size_t)1 << (*ai - 24);
+    if (left - 1 < n)
+        return -1;
+    *arg = 0;
+    for (size_t i = 1; i <= n; i++)
+        *arg = *arg << 8 | in->p[i];
+    *head = 1 + n;
+    return 0;
+}
+
+static tl_cbor_kind simple_kind(unsigned ai, uint64_t arg)
+{
+    if (ai >= 25)
+        return TL_CBOR_OTHER; /* half, single and double floats */
+    if (arg == 20 || arg == 21)
+        return TL_CBOR_BOOL;
+    return arg == 22 ? TL_CBOR_NULL : TL_CBOR_OTHER; /* undefined, unassigned simple values */
+}
 
 int tl_cbor_next(tl_cbor_in *in, tl_cbor_item *item)
 {
-    if (in->p >= in->end)
+    static const tl_cbor_kind kinds[] = {TL_CBOR_UINT, TL_CBOR_NEGINT, TL_CBOR_BYTES, TL_CBOR_TEXT,
+                                         TL_CBOR_ARRAY, TL_CBOR_MAP, TL_CBOR_TAG};
+    unsigned major, ai;
+    uint64_t arg;
+    size_t head;
+    if (read_head(in, &major, &ai, &arg, &head))
         return -1;
-    item->kind = (tl_cbor_kind)-1;
-    struct cbor_decoder_result r = cbor_stream_decode(in->p, (size_t)(in->end - in->p), &callbacks, item);
-    if (r.status != CBOR_DECODER_FINISHED || r.read == 0 || r.read > (size_t)(in->end - in->p))
+    *item = (tl_cbor_item){major < 7 ? kinds[major] : simple_kind(ai, arg), arg, NULL, 0};
+    if (major == 7 && ai == 24 && arg < 32) /* a two-byte head for a one-byte simple value: not well-formed */
         return -1;
-    if ((int)item->kind < 0)
-        return -1;
-    in->p += r.read;
+    if (major == 7 && item->kind == TL_CBOR_BOOL)
+        item->u = arg == 21;
+    if (major == 2 || major == 3) {
+        if (arg > (uint64_t)(in->end - in->p) - head)
+            return -1;
+        item->ptr = in->p + head;
+        item->len = (size_t)arg;
+        head += (size_t)arg;
+    }
+    in->p += head;
+    return 0;
+}
+
+/* Items inside a container: array elements, map keys and values, or a tag's content; 0 for the rest. */
+static int contained(const tl_cbor_item *item, uint64_t *n)
+{
+    *n = 0;
+    if (item->kind == TL_CBOR_ARRAY)
+        *n = item->u;
+    else if (item->kind == TL_CBOR_TAG)
+        *n = 1;
+    else if (item->kind == TL_CBOR_MAP) {
+        if (item->u > UINT64_MAX / 2)
+            return -1;
+        *n = 2 * item->u;
+    }
     return 0;
 }
 
 static int skip_depth(tl_cbor_in *in, const tl_cbor_item *item, int depth)
 {
-    if (depth > 32)
-        return -1;
     uint64_t n;
-    switch (item->kind) {
-    case TL_CBOR_ARRAY: n = item->u; break;
-    case TL_CBOR_MAP:
-        if (item->u > UINT64_MAX / 2)
-            return -1;
-        n = 2 * item->u;
-        break;
-    case TL_CBOR_TAG: n = 1; break;
-    default: return 0;
-    }
+    if (contained(item, &n))
+        return -1;
+    if (n && depth >= TL_CBOR_MAX_DEPTH)
+        return -1;
     /* Each nested item takes at least one byte, so a lying count ends at the buffer's end. */
     for (uint64_t i = 0; i < n; i++) {
         tl_cbor_item sub;
@@ -84,7 +101,32 @@ static int skip_depth(tl_cbor_in *in, const tl_cbor_item *item, int depth)
     return 0;
 }
 
-int tl_cbor_skip(tl_cbor_in *in, const tl_cbor_item *item) { return skip_depth(in, item, 0); }
+int tl_cbor_skip(tl_cbor_in *in, const tl_cbor_item *item) { return skip_depth(in, item, 1); }
+
+int tl_cbor_check(const uint8_t *p, size_t len)
+{
+    uint64_t left[TL_CBOR_MAX_DEPTH + 1]; /* left[d]: items still to read at depth d */
+    int depth = 1;
+    tl_cbor_in in = {p, p + len};
+    left[1] = 1;
+    while (depth > 0) {
+        if (left[depth] == 0) {
+            depth--;
+            continue;
+        }
+        left[depth]--;
+        tl_cbor_item it;
+        uint64_t n;
+        if (tl_cbor_next(&in, &it) || contained(&it, &n))
+            return -1;
+        if (n == 0)
+            continue;
+        if (depth == TL_CBOR_MAX_DEPTH) /* its content would be nested too deep */
+            return -1;
+        left[++depth] = n;
+    }
+    return in.p == in.end ? 0 : -1;
+}
 
 int tl_cbor_is_key(const tl_cbor_item *item, const char *key)
 {

@@ -80,89 +80,109 @@ static int copy_text(const tl_cbor_item *it, char *dst, size_t cap)
     return 0;
 }
 
-struct text_field { const char *key; size_t off, cap; };
+/* The three maps of METADATA: each key is known in its own map only (a key of another map is unknown there). */
+enum meta_map { TOP_MAP, HOST_MAP, PROCESS_MAP };
+
+struct text_field { enum meta_map map; const char *key; size_t off, cap; };
 struct uint_field { const char *key; size_t off; };
 
-#define TF(k, field) {k, offsetof(tracelog_metadata, field), sizeof(((tracelog_metadata *)0)->field)}
+#define TF(map, k, field) {map, k, offsetof(tracelog_metadata, field), sizeof(((tracelog_metadata *)0)->field)}
 #define UF(k, field) {k, offsetof(tracelog_metadata, field)}
 
 static const struct text_field text_fields[] = {
-    TF("trace_name", trace_name), TF("generation_version", generation_version),
-    TF("clock_id", clock_id), TF("clock_source", clock_source),
-    TF("hostname", hostname), TF("os_name", os_name), TF("os_release", os_release),
-    TF("machine", machine), TF("program", program),
+    TF(TOP_MAP, "trace_name", trace_name), TF(TOP_MAP, "generation_version", generation_version),
+    TF(TOP_MAP, "clock_id", clock_id), TF(TOP_MAP, "clock_source", clock_source),
+    TF(HOST_MAP, "hostname", hostname), TF(HOST_MAP, "os_name", os_name),
+    TF(HOST_MAP, "os_release", os_release), TF(HOST_MAP, "machine", machine),
+    TF(PROCESS_MAP, "program", program),
 };
-static const struct uint_field uint_fields[] = {
+static const struct uint_field uint_fields[] = { /* all in the top-level map */
     UF("creation_time_ns", creation_time_ns), UF("clock_resolution_ns", clock_resolution_ns),
     UF("max_data_size", max_data_size), UF("stream_min_size", stream_min_size),
     UF("log_max_size", log_max_size),
 };
 
-/* Decodes the pairs of one map into m; nested "host"/"process" maps recurse once. */
-static tracelog_status decode_map(tl_cbor_in *in, uint64_t pairs, tracelog_metadata *m, int depth,
+/* A key of the top-level map other than its text and integer fields; *known = 0 if k is none. */
+static tracelog_status decode_top_key(tl_cbor_in *in, const tl_cbor_item *k, const tl_cbor_item *v,
+                                      tracelog_metadata *m, const char **why, int *known);
+
+/* Decodes the pairs of one map into m; the "host" and "process" maps recurse once. */
+static tracelog_status decode_map(tl_cbor_in *in, uint64_t pairs, tracelog_metadata *m, enum meta_map map,
                                   const char **why)
 {
     for (uint64_t i = 0; i < pairs; i++) {
         tl_cbor_item k, v;
         if (tl_cbor_next(in, &k) || k.kind != TL_CBOR_TEXT || tl_cbor_next(in, &v))
             CORRUPT("metadata: bad map entry");
-        int done = 0;
-        for (size_t f = 0; f < sizeof text_fields / sizeof *text_fields && !done; f++)
-            if (tl_cbor_is_key(&k, text_fields[f].key)) {
+        int known = 0;
+        for (size_t f = 0; f < sizeof text_fields / sizeof *text_fields && !known; f++)
+            if (text_fields[f].map == map && tl_cbor_is_key(&k, text_fields[f].key)) {
                 if (copy_text(&v, (char *)m + text_fields[f].off, text_fields[f].cap))
                     CORRUPT("metadata: bad text value");
-                done = 1;
+                known = 1;
             }
-        for (size_t f = 0; f < sizeof uint_fields / sizeof *uint_fields && !done; f++)
+        for (size_t f = 0; f < sizeof uint_fields / sizeof *uint_fields && !known && map == TOP_MAP; f++)
             if (tl_cbor_is_key(&k, uint_fields[f].key)) {
                 if (v.kind != TL_CBOR_UINT)
                     CORRUPT("metadata: bad integer value");
                 memcpy((char *)m + uint_fields[f].off, &v.u, sizeof v.u);
-                done = 1;
+                known = 1;
             }
-        if (done)
-            continue;
-        if (tl_cbor_is_key(&k, "pid")) {
+        if (!known && map == PROCESS_MAP && tl_cbor_is_key(&k, "pid")) {
             if (v.kind != TL_CBOR_UINT || v.u > UINT32_MAX)
                 CORRUPT("metadata: bad pid");
             m->pid = (uint32_t)v.u;
-        } else if (tl_cbor_is_key(&k, "stream_full_policy")) {
-            if (policy_from(&v, &m->stream_full_policy) || m->stream_full_policy == TRACELOG_POLICY_APPEND)
-                CORRUPT("metadata: bad stream_full_policy");
-        } else if (tl_cbor_is_key(&k, "log_full_policy")) {
-            if (policy_from(&v, &m->log_full_policy) || m->log_full_policy == TRACELOG_POLICY_FLUSH)
-                CORRUPT("metadata: bad log_full_policy");
-        } else if (tl_cbor_is_key(&k, "inheritance")) {
-            if (tl_cbor_is_key(&v, "inherited"))
-                m->inherited = 1;
-            else if (tl_cbor_is_key(&v, "close_for_child"))
-                m->inherited = 0;
-            else
-                CORRUPT("metadata: bad inheritance");
-        } else if (depth == 0 && (tl_cbor_is_key(&k, "host") || tl_cbor_is_key(&k, "process"))) {
-            if (v.kind != TL_CBOR_MAP)
-                CORRUPT("metadata: host/process is not a map");
-            tracelog_status st = decode_map(in, v.u, m, 1, why);
+            known = 1;
+        }
+        if (!known && map == TOP_MAP) {
+            tracelog_status st = decode_top_key(in, &k, &v, m, why, &known);
             if (st != TRACELOG_OK)
                 return st;
-        } else if (tl_cbor_skip(in, &v)) {
-            CORRUPT("metadata: bad value");
         }
+        if (!known && tl_cbor_skip(in, &v))
+            CORRUPT("metadata: bad value");
     }
     return TRACELOG_OK;
 }
 
-tracelog_status tl_meta_decode(const uint8_t *p, size_t len, tracelog_metadata *m,
-                                     const char **why)
+static tracelog_status decode_top_key(tl_cbor_in *in, const tl_cbor_item *k, const tl_cbor_item *v,
+                                      tracelog_metadata *m, const char **why, int *known)
+{
+    *known = 1;
+    if (tl_cbor_is_key(k, "stream_full_policy")) {
+        if (policy_from(v, &m->stream_full_policy) || m->stream_full_policy == TRACELOG_POLICY_APPEND)
+            CORRUPT("metadata: bad stream_full_policy");
+    } else if (tl_cbor_is_key(k, "log_full_policy")) {
+        if (policy_from(v, &m->log_full_policy) || m->log_full_policy == TRACELOG_POLICY_FLUSH)
+            CORRUPT("metadata: bad log_full_policy");
+    } else if (tl_cbor_is_key(k, "inheritance")) {
+        if (tl_cbor_is_key(v, "inherited"))
+            m->inherited = 1;
+        else if (tl_cbor_is_key(v, "close_for_child"))
+            m->inherited = 0;
+        else
+            CORRUPT("metadata: bad inheritance");
+    } else if (tl_cbor_is_key(k, "host") || tl_cbor_is_key(k, "process")) {
+        if (v->kind != TL_CBOR_MAP)
+            CORRUPT("metadata: host/process is not a map");
+        return decode_map(in, v->u, m, tl_cbor_is_key(k, "host") ? HOST_MAP : PROCESS_MAP, why);
+    } else {
+        *known = 0;
+    }
+    return TRACELOG_OK;
+}
+
+tracelog_status tl_meta_decode(const uint8_t *p, size_t len, tracelog_policy default_log_policy,
+                               tracelog_metadata *m, const char **why)
 {
     tl_cbor_in in = {p, p + len};
     tl_cbor_item top;
     memset(m, 0, sizeof *m);
     m->stream_full_policy = TRACELOG_POLICY_LOOP;
-    m->log_full_policy = TRACELOG_POLICY_APPEND;
+    m->log_full_policy = default_log_policy;
     if (tl_cbor_next(&in, &top) || top.kind != TL_CBOR_MAP)
         CORRUPT("metadata: not a CBOR map");
-    tracelog_status st = decode_map(&in, top.u, m, 0, why);
+    tracelog_status st = decode_map(&in, top.u, m, TOP_MAP, why);
     if (st == TRACELOG_OK && in.p != in.end)
         CORRUPT("metadata: bytes after the map");
     return st;

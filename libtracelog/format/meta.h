@@ -13,8 +13,9 @@
 #include "tracelog/log.h"
 
 tracelog_status tl_meta_encode(const tracelog_metadata *m, tl_buf *out);
-tracelog_status tl_meta_decode(const uint8_t *p, size_t len, tracelog_metadata *m,
-                                     const char **why);
+/* default_log_policy: what a missing "log_full_policy" key means (the layout's policy, spec 5.2). */
+tracelog_status tl_meta_decode(const uint8_t *p, size_t len, tracelog_policy default_log_policy,
+                               tracelog_metadata *m, const char **why);
 
 tracelog_status tl_status_encode(const tracelog_log_status *st, tl_buf *out);
 tracelog_status tl_status_decode(tl_cbor_in *in, tracelog_log_status *st, const char **why);

@@ -83,6 +83,10 @@ tracelog_status tl_trailer_decode(const uint8_t *p, size_t len, tl_trailer_info 
     *why = "trailer: bad layout";
     if (check_layout(p, len, &n))
         return TRACELOG_E_CORRUPT;
+    if (tl_cbor_check(p + 4, n)) { /* the profile (spec 5.1): one well-formed map filling the n bytes */
+        *why = "trailer: the CBOR part is not one well-formed item of the format's profile";
+        return TRACELOG_E_CORRUPT;
+    }
     tl_cbor_in in = {p + 4, p + 4 + n};
     tl_cbor_item map, k;
     if (tl_cbor_next(&in, &map) || map.kind != TL_CBOR_MAP)

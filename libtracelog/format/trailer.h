@@ -37,11 +37,12 @@ typedef struct tl_trailer_info {
 } tl_trailer_info;
 
 /*
- * Decodes a TRAILER payload: checks the layout and the end magic, decodes
- * "status" into info and passes every "event_types" entry to sink (before
- * the payload is known to be valid: a sink must accept entries of an
- * invalid trailer, as of an invalid EVENT_TYPES block). TRACELOG_E_CORRUPT
- * with the reason in *why, or the sink's status.
+ * Decodes a TRAILER payload: checks the layout, the end magic and the CBOR
+ * profile, decodes "status" into info and passes every "event_types" entry
+ * to sink before the payload is known to be valid (a reader that applies
+ * only valid trailers, spec 5.5, decodes twice: first with a sink that
+ * applies nothing). TRACELOG_E_CORRUPT with the reason in *why, or the
+ * sink's status.
  */
 tracelog_status tl_trailer_decode(const uint8_t *p, size_t len, tl_trailer_info *info,
                                   tl_type_sink sink, void *ctx, const char **why);

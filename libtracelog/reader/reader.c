@@ -27,6 +27,7 @@
 #include "common/bytes.h"
 #include "common/error.h"
 #include "format/chunk.h"
+#include "format/condition.h"
 #include "format/event_types.h"
 #include "format/schema.h"
 #include "format/format.h"
@@ -50,6 +51,8 @@ typedef struct chunk_ref {
     tl_chunk_header ch;
 } chunk_ref;
 
+_Static_assert(TL_COND_COUNT <= 256, "a problem's condition is kept in a byte");
+
 struct tracelog_reader {
     tl_source src;
     int own_fd;
@@ -66,6 +69,7 @@ struct tracelog_reader {
     size_t nchunks, chunks_cap;
 
     tracelog_problem *problems;
+    uint8_t *conditions;   /* tl_condition of each problem kept in detail */
     size_t nproblems;
     uint64_t problem_total, bytes_skipped;
 
@@ -108,10 +112,10 @@ void tracelog_reader_options_init(tracelog_reader_options *opt)
 
 /* ---- problems ---------------------------------------------------------- */
 
-static void problem(tracelog_reader *r, tracelog_status code, uint64_t off, uint64_t len,
+static void problem(tracelog_reader *r, tl_condition cond, uint64_t off, uint64_t len,
                     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-static void problem(tracelog_reader *r, tracelog_status code, uint64_t off, uint64_t len,
+static void problem(tracelog_reader *r, tl_condition cond, uint64_t off, uint64_t len,
                     const char *fmt, ...)
 {
     r->problem_total++;
@@ -120,11 +124,18 @@ static void problem(tracelog_reader *r, tracelog_status code, uint64_t off, uint
         return;
     if (!r->problems) {
         r->problems = calloc(r->opt.max_problems, sizeof *r->problems);
-        if (!r->problems)
+        r->conditions = calloc(r->opt.max_problems, sizeof *r->conditions);
+        if (!r->problems || !r->conditions) {
+            free(r->problems);
+            free(r->conditions);
+            r->problems = NULL;
+            r->conditions = NULL;
             return; /* details are best effort; the counters stay exact */
+        }
     }
+    r->conditions[r->nproblems] = (uint8_t)cond;
     tracelog_problem *p = &r->problems[r->nproblems++];
-    p->code = code;
+    p->code = tl_condition_status(cond);
     p->offset = off;
     p->length = len;
     va_list ap;
@@ -148,7 +159,7 @@ static tracelog_status entry_schema(tracelog_reader *r, uint32_t id, const tl_cb
     if (!item)
         return TRACELOG_OK;
     if (item->kind != TL_CBOR_TEXT) {
-        problem(r, TRACELOG_E_CORRUPT, r->types_block, 0, "event type %u: schema is not text: ignored", id);
+        problem(r, TL_COND_BAD_SCHEMA, r->types_block, 0, "event type %u: schema is not text: ignored", id);
         return TRACELOG_OK;
     }
     tracelog_schema *s = NULL;
@@ -157,14 +168,14 @@ static tracelog_status entry_schema(tracelog_reader *r, uint32_t id, const tl_cb
     if (st == TRACELOG_E_NOMEM)
         return st;
     if (st != TRACELOG_OK) {
-        problem(r, st == TRACELOG_E_LIMIT ? TRACELOG_E_LIMIT : TRACELOG_E_CORRUPT, r->types_block, 0,
+        problem(r, st == TRACELOG_E_LIMIT ? TL_COND_SCHEMA_TOO_LARGE : TL_COND_BAD_SCHEMA, r->types_block, 0,
                 "event type %u: schema ignored: %s", id, err.message);
         return TRACELOG_OK;
     }
     const tl_type_entry *known = tl_event_types_get(&r->types, id);
     if ((!known || !tl_schema_equal(known->schema, s)) &&
         r->types.schema_bytes + tl_schema_text_len(s) > TL_READER_SCHEMA_BYTES) {
-        problem(r, TRACELOG_E_LIMIT, r->types_block, 0,
+        problem(r, TL_COND_TOO_MANY_SCHEMA_BYTES, r->types_block, 0,
                 "event type %u: schema ignored: the log's schemas exceed %u bytes", id,
                 TL_READER_SCHEMA_BYTES);
         tracelog_schema_free(s);
@@ -263,17 +274,18 @@ static void report_skip(tracelog_reader *r, uint64_t from, uint64_t to, tracelog
     if (at_end)
         r->torn_tail = 1;
     if (at_end)
-        problem(r, TRACELOG_E_TRUNCATED, from, to - from, "log ends with an incomplete or damaged block (%s)",
+        problem(r, TL_COND_TORN_TAIL, from, to - from, "log ends with an incomplete or damaged block (%s)",
                 tracelog_status_name(why));
     else
-        problem(r, why, from, to - from, "damaged data skipped (%s)", tracelog_status_name(why));
+        problem(r, why == TRACELOG_E_CHECKSUM ? TL_COND_BLOCK_HEADER_CRC_MISMATCH : TL_COND_BLOCK_HEADER_MISSING,
+                from, to - from, "damaged data skipped (%s)", tracelog_status_name(why));
 }
 
 /* Reads and verifies a block's payload into r->payload. 0, -1 (problem recorded), -2 (out of memory) or -3 (I/O error). */
 static int load_payload(tracelog_reader *r, uint64_t off, const tl_block_header *h)
 {
     if (h->payload_len > r->opt.max_block_size) {
-        problem(r, TRACELOG_E_LIMIT, off, tl_block_span(h->payload_len),
+        problem(r, TL_COND_BLOCK_TOO_LARGE, off, tl_block_span(h->payload_len),
                 "block of %u bytes exceeds the reader's limit", h->payload_len);
         return -1;
     }
@@ -286,24 +298,41 @@ static int load_payload(tracelog_reader *r, uint64_t off, const tl_block_header 
     if (n < 0)
         return -3;
     if (n != (ssize_t)h->payload_len) {
-        problem(r, TRACELOG_E_TRUNCATED, off, 0, "cannot read block payload");
+        problem(r, TL_COND_FILE_CHANGED, off, 0, "cannot read block payload: the file shrank");
         return -1;
     }
     r->payload.len = h->payload_len;
     if (!r->opt.ignore_checksums &&
         tl_block_payload_crc(r->salt32, r->payload.data, h->payload_len) != h->payload_crc) {
-        problem(r, TRACELOG_E_CHECKSUM, off, tl_block_span(h->payload_len), "block payload checksum mismatch");
+        problem(r, TL_COND_PAYLOAD_CRC_MISMATCH, off, tl_block_span(h->payload_len), "block payload checksum mismatch");
         return -1;
     }
     return 0;
+}
+
+/* A CBOR payload is first checked as a whole against the profile (spec 5.1), then interpreted. */
+static int cbor_payload_ok(tracelog_reader *r, tl_condition cond, uint64_t off, const uint8_t *p, size_t len)
+{
+    if (tl_cbor_check(p, len) == 0)
+        return 1;
+    problem(r, cond, off, 0, "not one well-formed CBOR item of the format's profile");
+    return 0;
+}
+
+/* A log full policy that METADATA does not give is the one the layout implies. */
+static tracelog_policy layout_policy(const tracelog_reader *r)
+{
+    return r->hdr.layout == TL_LAYOUT_RING ? TRACELOG_POLICY_LOOP : TRACELOG_POLICY_APPEND;
 }
 
 static void take_metadata(tracelog_reader *r, uint64_t off)
 {
     const char *why = "";
     tracelog_metadata m;
-    if (tl_meta_decode(r->payload.data, r->payload.len, &m, &why) != TRACELOG_OK) {
-        problem(r, TRACELOG_E_CORRUPT, off, 0, "%s", why);
+    if (!cbor_payload_ok(r, TL_COND_BAD_METADATA, off, r->payload.data, r->payload.len))
+        return;
+    if (tl_meta_decode(r->payload.data, r->payload.len, layout_policy(r), &m, &why) != TRACELOG_OK) {
+        problem(r, TL_COND_BAD_METADATA, off, 0, "%s", why);
         return;
     }
     if (!r->have_meta) {
@@ -312,18 +341,44 @@ static void take_metadata(tracelog_reader *r, uint64_t off)
     }
 }
 
+/* The sink of a validation pass: the decoder has checked the entry; nothing is applied. */
+static tracelog_status check_type(void *ctx, uint32_t id, const char *name, size_t len, const tl_cbor_item *schema)
+{
+    (void)ctx, (void)id, (void)name, (void)len, (void)schema;
+    return TRACELOG_OK;
+}
+
+/* Why an event-type table stopped: a bad entry, the reader's limit, or memory. */
+static tl_condition types_condition(tracelog_status st)
+{
+    return st == TRACELOG_E_LIMIT ? TL_COND_TOO_MANY_EVENT_TYPES
+           : st == TRACELOG_E_NOMEM ? TL_COND_OUT_OF_MEMORY : TL_COND_BAD_EVENT_TYPES;
+}
+
 static void take_types(tracelog_reader *r, uint64_t off)
 {
     const char *why = "";
     r->types_block = off;
     tl_cbor_in in = {r->payload.data, r->payload.data + r->payload.len};
-    tracelog_status st = tl_types_decode(&in, add_type, r, &why);
-    if (st == TRACELOG_OK && in.p != in.end) {
-        st = TRACELOG_E_CORRUPT;
-        why = "event types: bytes after the array";
-    }
+    if (!cbor_payload_ok(r, TL_COND_BAD_EVENT_TYPES, off, r->payload.data, r->payload.len))
+        return;
+    /* Valid as a whole or not at all: check every entry before applying any. */
+    tl_cbor_in check = in;
+    tracelog_status st = tl_types_decode(&check, check_type, r, &why);
+    if (st == TRACELOG_OK)
+        st = tl_types_decode(&in, add_type, r, &why);
     if (st != TRACELOG_OK)
-        problem(r, st, off, 0, "%s", why);
+        problem(r, types_condition(st), off, 0, "%s", why);
+}
+
+/* The final status is the newest one (highest seq) of the valid STATUS blocks and TRAILERs. */
+static void keep_status(tracelog_reader *r, const tracelog_log_status *st, uint64_t seq)
+{
+    if (!r->have_status || seq > r->status_seq) {
+        r->status = *st;
+        r->status_seq = seq;
+        r->have_status = 1;
+    }
 }
 
 static void take_status(tracelog_reader *r, uint64_t off, uint64_t seq)
@@ -331,15 +386,13 @@ static void take_status(tracelog_reader *r, uint64_t off, uint64_t seq)
     const char *why = "";
     tracelog_log_status st;
     tl_cbor_in in = {r->payload.data, r->payload.data + r->payload.len};
-    if (tl_status_decode(&in, &st, &why) != TRACELOG_OK || in.p != in.end) {
-        problem(r, TRACELOG_E_CORRUPT, off, 0, "%s", in.p != in.end ? "status: bytes after the map" : why);
+    if (!cbor_payload_ok(r, TL_COND_BAD_STATUS, off, r->payload.data, r->payload.len))
+        return;
+    if (tl_status_decode(&in, &st, &why) != TRACELOG_OK) {
+        problem(r, TL_COND_BAD_STATUS, off, 0, "%s", why);
         return;
     }
-    if (!r->have_status || seq > r->status_seq) {
-        r->status = st;
-        r->status_seq = seq;
-        r->have_status = 1;
-    }
+    keep_status(r, &st, seq);
 }
 
 static void take_trailer(tracelog_reader *r, uint64_t off, uint64_t seq)
@@ -347,16 +400,16 @@ static void take_trailer(tracelog_reader *r, uint64_t off, uint64_t seq)
     const char *why = "";
     tl_trailer_info t;
     r->types_block = off;
-    tracelog_status st = tl_trailer_decode(r->payload.data, r->payload.len, &t, add_type, r, &why);
-    if (st != TRACELOG_OK) {
-        problem(r, st, off, 0, "%s", why);
+    /* Valid as a whole or not at all: a first pass checks it, a second applies its names. */
+    if (tl_trailer_decode(r->payload.data, r->payload.len, &t, check_type, r, &why) != TRACELOG_OK) {
+        problem(r, TL_COND_BAD_TRAILER, off, 0, "%s", why);
         return;
     }
-    if (t.have_status) {
-        r->status = t.status;
-        r->status_seq = seq;
-        r->have_status = 1;
-    }
+    tracelog_status st = tl_trailer_decode(r->payload.data, r->payload.len, &t, add_type, r, &why);
+    if (st != TRACELOG_OK) /* only the reader's own limits can stop a valid trailer's names */
+        problem(r, types_condition(st), off, 0, "%s", why);
+    if (t.have_status) /* a trailer without "status" leaves the status as it was */
+        keep_status(r, &t.status, seq);
     r->have_trailer = 1;
     if (seq > r->trailer_seq)
         r->trailer_seq = seq;
@@ -395,7 +448,7 @@ static tracelog_status handle_block(tracelog_reader *r, uint64_t off, const tl_b
         if (h->payload_len < TL_CHUNK_HEADER_SIZE ||
             tl_source_read(&r->src, off + TL_BLOCK_HEADER_SIZE, head, sizeof head) != (ssize_t)sizeof head ||
             tl_chunk_header_decode(head, h->payload_len, &c.ch)) {
-            problem(r, TRACELOG_E_CORRUPT, off, tl_block_span(h->payload_len), "bad chunk header");
+            problem(r, TL_COND_BAD_CHUNK_HEADER, off, tl_block_span(h->payload_len), "bad chunk header");
             return TRACELOG_OK;
         }
         *chunk_out = c;
@@ -432,7 +485,7 @@ static tracelog_status handle_block(tracelog_reader *r, uint64_t off, const tl_b
 static void check_seq(tracelog_reader *r, uint64_t off, uint64_t seq)
 {
     if (r->have_last_seq && seq != r->last_seq + 1)
-        problem(r, TRACELOG_E_CORRUPT, off, 0, "blocks missing before this one (sequence %llu after %llu)",
+        problem(r, TL_COND_SEQUENCE_BREAK, off, 0, "blocks missing before this one (sequence %llu after %llu)",
                 (unsigned long long)seq, (unsigned long long)r->last_seq);
     r->last_seq = seq;
     r->have_last_seq = 1;
@@ -490,9 +543,61 @@ typedef struct region_end {
     tracelog_status why;
 } region_end;
 
-/* Blocks of one segment, in order, while their sequence numbers increase. */
+/* Runs of consecutive sequence numbers found in a ring, each with the offset of its first block. */
+typedef struct seq_run {
+    uint64_t first, last, offset;
+} seq_run;
+
+typedef struct seq_runs {
+    seq_run *run;
+    size_t n, cap;
+} seq_runs;
+
+static tracelog_status note_seq(seq_runs *s, uint64_t seq, uint64_t offset)
+{
+    if (s->n && s->run[s->n - 1].last + 1 == seq) {
+        s->run[s->n - 1].last = seq;
+        return TRACELOG_OK;
+    }
+    seq_run *p = tl_grow(s->run, &s->cap, s->n + 1, sizeof *p);
+    if (!p)
+        return TRACELOG_E_NOMEM;
+    s->run = p;
+    s->run[s->n++] = (seq_run){seq, seq, offset};
+    return TRACELOG_OK;
+}
+
+static int by_run_first(const void *a, const void *b)
+{
+    uint64_t x = ((const seq_run *)a)->first, y = ((const seq_run *)b)->first;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * A ring writer numbers every block it writes, durable or not, PADDING
+ * included: from the oldest segment's first block on, every number up to
+ * the newest must have been found. A missing one is a block lost to damage
+ * (a segment's last blocks, the newest event types) that the scan could not
+ * see, since what ends a segment looks like the end of the data.
+ */
+static void check_ring_seqs(tracelog_reader *r, seq_runs *s, uint64_t oldest)
+{
+    qsort(s->run, s->n, sizeof *s->run, by_run_first);
+    uint64_t next = oldest; /* the smallest number not yet found */
+    for (size_t i = 0; i < s->n; i++) {
+        const seq_run *run = &s->run[i];
+        if (run->last < next)
+            continue;
+        if (run->first > next)
+            problem(r, TL_COND_SEQUENCE_BREAK, run->offset, 0, "ring: blocks %llu to %llu missing before this one",
+                    (unsigned long long)next, (unsigned long long)(run->first - 1));
+        next = run->last + 1;
+    }
+}
+
+/* Blocks of one segment, in order, while their sequence numbers increase; their seqs go to seqs. */
 static tracelog_status scan_segment(tracelog_reader *r, uint64_t start, uint64_t end, uint64_t *last_seq,
-                                    region_end *how)
+                                    region_end *how, seq_runs *seqs)
 {
     uint64_t pos = start;
     tl_block_header h;
@@ -513,12 +618,18 @@ static tracelog_status scan_segment(tracelog_reader *r, uint64_t start, uint64_t
         }
         /* What follows the newest block of a segment is what the previous lap
            left there: skipped bytes are damage only if newer blocks follow. */
-        if (h.type == TL_BLOCK_PADDING || (h.seq <= *last_seq && pos != start)) {
+        if (h.seq <= *last_seq && pos != start) {
             how->closed = 1;
             break;
         }
         report_skip(r, from, pos, why, 0);
         *last_seq = h.seq;
+        if (note_seq(seqs, h.seq, pos) != TRACELOG_OK)
+            return TRACELOG_E_NOMEM;
+        if (h.type == TL_BLOCK_PADDING) { /* the writer's end of the segment */
+            how->closed = 1;
+            break;
+        }
         if (h.seq == how->run)
             how->run++;
         chunk_ref c;
@@ -578,16 +689,17 @@ static void check_ring_end(tracelog_reader *r, int wrapped, const region_end *ne
     if (size + TL_BLOCK_HEADER_SIZE > ring_end || (last && (last->closed || last == newest)))
         return;
     r->torn_tail = 1;
-    problem(r, TRACELOG_E_TRUNCATED, size, 0, "ring ends early: file shorter than its geometry, up to %llu bytes missing",
+    problem(r, TL_COND_RING_CUT_SHORT, size, 0, "ring ends early: file shorter than its geometry, up to %llu bytes missing",
             (unsigned long long)(ring_end - size));
 }
 
-static tracelog_status scan_ring(tracelog_reader *r)
+/* The durable region, then the segments, oldest (smallest first seq) first. */
+static tracelog_status scan_regions(tracelog_reader *r, seq_runs *seqs)
 {
     uint64_t last = 0;
     uint64_t durable_end = r->hdr.ring_offset < r->src.size ? r->hdr.ring_offset : r->src.size;
     region_end durable;
-    tracelog_status st = scan_segment(r, r->hdr.header_size, durable_end, &last, &durable);
+    tracelog_status st = scan_segment(r, r->hdr.header_size, durable_end, &last, &durable, seqs);
     if (st != TRACELOG_OK)
         return st;
     /* Only segments that start inside the file can hold blocks: the header's
@@ -618,7 +730,7 @@ static tracelog_status scan_ring(tracelog_reader *r)
         else if (k < (ssize_t)sizeof buf)
             head_cut = off; /* the file ends inside this segment's first block header */
         else if (!all_zero(buf, sizeof buf))
-            problem(r, TRACELOG_E_CHECKSUM, off, r->hdr.segment_size, "ring segment %u has no valid first block", i);
+            problem(r, TL_COND_BAD_SEGMENT_START, off, r->hdr.segment_size, "ring segment %u has no valid first block", i);
     }
     qsort(segs, n, sizeof *segs, by_first_seq);
     region_end newest = durable, last_seg;
@@ -627,7 +739,7 @@ static tracelog_status scan_ring(tracelog_reader *r)
         uint64_t off = r->hdr.ring_offset + (uint64_t)segs[i].index * r->hdr.segment_size;
         uint64_t end = off + r->hdr.segment_size;
         uint64_t prev = segs[i].first_seq ? segs[i].first_seq - 1 : 0;
-        st = scan_segment(r, off, end < r->src.size ? end : r->src.size, &prev, &newest);
+        st = scan_segment(r, off, end < r->src.size ? end : r->src.size, &prev, &newest, seqs);
         if (segs[i].index == r->hdr.segment_count - 1) {
             last_seg = newest;
             last_scan = i == n - 1 ? &newest : &last_seg;
@@ -635,7 +747,17 @@ static tracelog_status scan_ring(tracelog_reader *r)
     }
     if (st == TRACELOG_OK)
         check_ring_end(r, ring_wrapped(segs, n, durable.run, last), &newest, last_scan, head_cut);
+    if (st == TRACELOG_OK && n > 0)
+        check_ring_seqs(r, seqs, segs[0].first_seq);
     free(segs);
+    return st;
+}
+
+static tracelog_status scan_ring(tracelog_reader *r)
+{
+    seq_runs seqs = {0};
+    tracelog_status st = scan_regions(r, &seqs);
+    free(seqs.run);
     /* A segment whose first block was lost in a crash still starts with the
        previous lap's blocks, so it sorts too early, yet newer blocks written
        further into it may have survived: order chunks by sequence number,
@@ -669,6 +791,7 @@ static void free_reader(tracelog_reader *r)
     tl_event_types_clear(&r->types);
     free(r->chunks);
     free(r->problems);
+    free(r->conditions);
     tl_buf_free(&r->raw);
     tl_buf_free(&r->payload);
     ZSTD_freeDCtx(r->dctx);
@@ -725,10 +848,10 @@ tracelog_status tracelog_reader_open(int fd, const tracelog_reader_options *opt,
         return st;
     }
     if (!r->have_meta) {
-        problem(r, TRACELOG_E_CORRUPT, r->hdr.header_size, 0, "no valid metadata block: attributes unknown");
-        /* The defaults a decoder gives missing keys, so callers always get valid policies. */
+        problem(r, TL_COND_NO_METADATA, r->hdr.header_size, 0, "no valid metadata block: attributes unknown");
+        /* The defaults of missing keys, so that callers always get valid policies. */
         r->meta.stream_full_policy = TRACELOG_POLICY_LOOP;
-        r->meta.log_full_policy = r->hdr.layout == TL_LAYOUT_RING ? TRACELOG_POLICY_LOOP : TRACELOG_POLICY_APPEND;
+        r->meta.log_full_policy = layout_policy(r);
     }
     *out = r;
     return TRACELOG_OK;
@@ -776,7 +899,8 @@ static tracelog_status decode_chunk(tracelog_reader *r, uint64_t off, const tl_b
     if (st == TRACELOG_E_NOMEM)
         return st;
     if (st != TRACELOG_OK) {
-        problem(r, st, off, tl_block_span(h->payload_len), "chunk: %s", why);
+        problem(r, st == TRACELOG_E_LIMIT ? TL_COND_CHUNK_TOO_LARGE : TL_COND_BAD_CHUNK_BODY, off,
+                tl_block_span(h->payload_len), "chunk: %s", why);
         return TRACELOG_E_CORRUPT;
     }
     r->cur_open = 1;
@@ -798,7 +922,11 @@ static tracelog_status cursor_next(tracelog_reader *r, tracelog_event *ev)
     r->cur_open = 0;
     int quiet = r->src.seekable && r->chunks[r->cur_index].reported;
     if (st != TRACELOG_END && !quiet) {
-        problem(r, st, r->cur_off, 0, "chunk: %s (events after it in this chunk are lost)", why);
+        /* Every event was delivered when only the end check failed. */
+        if (r->cur.index == r->cur.h.event_count)
+            problem(r, TL_COND_CHUNK_TRAILING_DATA, r->cur_off, 0, "chunk: %s", why);
+        else
+            problem(r, TL_COND_BAD_EVENT, r->cur_off, 0, "chunk: %s (events after it in this chunk are lost)", why);
         if (r->src.seekable)
             r->chunks[r->cur_index].reported = 1;
     }
@@ -818,7 +946,7 @@ static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i)
         return TRACELOG_E_IO;
     if (n != (ssize_t)sizeof buf ||
         tl_block_header_decode(buf, r->salt32, r->opt.ignore_checksums, &h) != TL_BLOCK_OK) {
-        problem(r, TRACELOG_E_IO, c->offset, 0, "chunk header changed since open");
+        problem(r, TL_COND_FILE_CHANGED, c->offset, 0, "chunk header changed since open");
         c->bad = 1;
         return TRACELOG_E_CORRUPT;
     }
@@ -845,7 +973,7 @@ static tracelog_status stream_next_chunk(tracelog_reader *r, int *got)
         if (s == SCAN_END) {
             if (r->stream_pos > r->src.size) { /* the last block claimed more than the stream held */
                 r->torn_tail = 1;
-                problem(r, TRACELOG_E_TRUNCATED, r->stream_block, r->src.size - r->stream_block,
+                problem(r, TL_COND_TORN_TAIL, r->stream_block, r->src.size - r->stream_block,
                         "log ends inside a block (torn write)");
             }
             r->stream_done = 1;
@@ -865,7 +993,8 @@ static tracelog_status stream_next_chunk(tracelog_reader *r, int *got)
             r->nchunks++; /* counted only: a stream keeps no chunk list */
             tracelog_status dst = decode_chunk(r, pos, &h);
             if (dst == TRACELOG_E_NOMEM || dst == TRACELOG_E_IO) { /* a stream cannot come back to it */
-                problem(r, dst, pos, tl_block_span(h.payload_len), "out of memory: chunk skipped");
+                problem(r, dst == TRACELOG_E_NOMEM ? TL_COND_OUT_OF_MEMORY : TL_COND_READ_ERROR, pos,
+                        tl_block_span(h.payload_len), "%s: chunk skipped", tracelog_strerror(dst));
                 tl_source_release(&r->src, r->stream_pos);
                 return dst;
             }
@@ -988,7 +1117,8 @@ void tracelog_reader_get_info(const tracelog_reader *r, tracelog_reader_info *in
         return;
     info->format_major = r->hdr.major;
     info->format_minor = r->hdr.minor;
-    info->clean = r->have_trailer && r->trailer_seq == r->max_seq && !r->torn_tail;
+    /* Clean: closed (the newest block is a valid trailer) and nothing known to be lost. */
+    info->clean = r->have_trailer && r->trailer_seq == r->max_seq && !r->torn_tail && r->problem_total == 0;
     info->seekable = r->src.seekable;
     info->log_policy = r->meta.log_full_policy;
     info->file_size = r->src.size;
@@ -1025,4 +1155,18 @@ tracelog_status tracelog_reader_problem(const tracelog_reader *r, size_t index, 
         return TRACELOG_E_INVAL;
     *out = r->problems[index];
     return TRACELOG_OK;
+}
+
+const char *tracelog_reader_problem_condition(const tracelog_reader *r, size_t index)
+{
+    if (!r || index >= r->nproblems)
+        return NULL;
+    return tl_condition_name((tl_condition)r->conditions[index]);
+}
+
+const char *tracelog_reader_open_condition(const tracelog_error *err)
+{
+    if (!err)
+        return NULL;
+    return tl_condition_name(tl_header_condition(err->code, err->offset));
 }

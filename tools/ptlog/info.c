@@ -161,7 +161,11 @@ static void text_report(ptlog_out *o, const info_view *v)
     line(o, "max data size:", "%llu bytes", (unsigned long long)m->max_data_size);
     line(o, "stream min size:", "%llu bytes", (unsigned long long)m->stream_min_size);
     line(o, "inheritance:", "%s", m->inherited ? "inherited" : "close_for_child");
-    line(o, "shutdown:", "%s", ri->clean ? "clean (trailer found)" : "recovered (no trailer: the log was not closed)");
+    /* Clean means closed with nothing lost: with problems, the reader cannot say whether it was closed. */
+    line(o, "shutdown:", "%s",
+         ri->clean      ? "clean (trailer found)"
+         : ri->problems ? "recovered (not closed, or damaged: see the problems)"
+                        : "recovered (no trailer: the log was not closed)");
     line(o, "status:", "recorded %llu, written %llu, stream overruns %llu, log overruns %llu, log full %s, "
                        "flush error %d",
          (unsigned long long)v->st.events_recorded, (unsigned long long)v->st.events_written,

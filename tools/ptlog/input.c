@@ -7,7 +7,8 @@
  * log from a pipe is first copied to an unlinked temporary file.
  *
  * Detection (documented in README.md):
- *   1. the .ptl magic "\x8BPTL\r\n\x1A\n" at offset 0: a .ptl log;
+ *   1. the .ptl magic "\x8BPTL\r\n\x1A\n" at offset 0, or a whole input of 1 to 7
+ *      bytes that begins it (a log cut short): a .ptl log;
  *   2. otherwise, after blanks (and a UTF-8 byte-order mark), '{': JSON. It is
  *      one JSON document if its top-level object has an "events" key in the
  *      first 4 KiB or continues on a second line; otherwise JSON Lines;
@@ -251,6 +252,9 @@ static int looks_like_document(const unsigned char *p, size_t n)
 ptlog_format ptlog_detect(const unsigned char *p, size_t n)
 {
     if (n >= sizeof ptl_magic && memcmp(p, ptl_magic, sizeof ptl_magic) == 0)
+        return PTLOG_FMT_PTL;
+    /* A whole input shorter than the magic and a prefix of it: a .ptl log cut short (spec 3.3). */
+    if (n > 0 && n < sizeof ptl_magic && memcmp(p, ptl_magic, n) == 0)
         return PTLOG_FMT_PTL;
     size_t i = 0;
     if (n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF)
