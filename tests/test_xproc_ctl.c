@@ -165,6 +165,13 @@ static void test_names(void)
     CHECK(!tl_ctl_stream_name_valid("/tracelog.1000.42.../../../etc/x", 1000, 42));
     CHECK(!tl_ctl_stream_name_valid("/tracelog.1000.420000000000abcdef", 1000, 42));
     CHECK(!tl_ctl_stream_name_valid("", 1000, 42));
+    /* pid 0: a stream of any process of the user (TRACELOG_STREAM names its creator's target). */
+    CHECK(tl_ctl_stream_name_valid("/tracelog.1000.42.0000000000abcdef", 1000, 0));
+    CHECK(tl_ctl_stream_name_valid("/tracelog.1000.7.0000000000abcdef", 1000, 0));
+    CHECK(!tl_ctl_stream_name_valid("/tracelog.1000.0000000000abcdef", 1000, 0));
+    CHECK(!tl_ctl_stream_name_valid("/tracelog.1000.4x.0000000000abcdef", 1000, 0));
+    CHECK(!tl_ctl_stream_name_valid("/tracelog.1001.42.0000000000abcdef", 1000, 0));
+    CHECK(!tl_ctl_stream_name_valid("/tracelog.1000.042.0000000000abcdef", 1000, 42));
 }
 
 static void test_create_open_announce(void)

@@ -23,18 +23,30 @@ void tl_ctl_stream_name(char out[TL_SHM_NAME_MAX], uint32_t euid, uint32_t pid, 
     snprintf(out, TL_SHM_NAME_MAX, "/tracelog.%u.%u.%016llx", euid, pid, (unsigned long long)nonce);
 }
 
+static int all_of(const char *s, size_t n, const char *set)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!s[i] || !strchr(set, s[i]))
+            return 0;
+    return n > 0;
+}
+
 int tl_ctl_stream_name_valid(const char *name, uint32_t euid, uint32_t pid)
 {
     char prefix[TL_SHM_NAME_MAX];
-    tl_ctl_name(prefix, euid, pid);
+    snprintf(prefix, sizeof prefix, "/tracelog.%u.", euid);
     size_t plen = strlen(prefix);
     size_t len = strnlen(name, TL_SHM_NAME_MAX);
-    if (len != plen + 17 || memcmp(name, prefix, plen) != 0 || name[plen] != '.')
+    if (len >= TL_SHM_NAME_MAX || len < plen + 18 || memcmp(name, prefix, plen) != 0)
         return 0;
-    for (size_t i = plen + 1; i < len; i++)
-        if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
-            return 0;
-    return 1;
+    const char *p = name + plen, *hex = name + len - 16;
+    if (hex[-1] != '.' || !all_of(p, (size_t)(hex - 1 - p), "0123456789") || !all_of(hex, 16, "0123456789abcdef"))
+        return 0;
+    if (pid == 0)
+        return 1;
+    char want[16];
+    int n = snprintf(want, sizeof want, "%u", pid);
+    return (size_t)n == (size_t)(hex - 1 - p) && memcmp(p, want, (size_t)n) == 0;
 }
 
 /* Does the header say it belongs to the process `t` of this boot and user? */

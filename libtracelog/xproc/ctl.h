@@ -74,7 +74,7 @@ typedef struct tl_announce {
 void tl_ctl_name(char out[TL_SHM_NAME_MAX], uint32_t euid, uint32_t pid);
 /* "/tracelog.<euid>.<pid>.<16 hex digits>": a stream buffer of that process. */
 void tl_ctl_stream_name(char out[TL_SHM_NAME_MAX], uint32_t euid, uint32_t pid, uint64_t nonce);
-/* 1 if name is a stream buffer name of that process (the only names a traced process opens). */
+/* 1 if name is a stream buffer name of that process, or of any process of that user if pid is 0 (the only names a traced process opens). */
 int tl_ctl_stream_name_valid(const char *name, uint32_t euid, uint32_t pid);
 
 /* ---- traced process ---------------------------------------------------- */
