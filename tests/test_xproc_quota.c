@@ -124,6 +124,7 @@ static void test_concurrent_creation(void)
     for (int i = 0; i < PROCS; i++) {
         pids[i] = pt_fork(30);
         if (pids[i] == 0) {
+            close(go[1]); /* so that the parent's close is an EOF for everyone */
             xp_recv(go[0], 20000);
             tl_quota q;
             uint32_t e;

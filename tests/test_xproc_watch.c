@@ -129,12 +129,13 @@ static void test_not_our_child(void)
 
 static void test_gone(void)
 {
-    pid_t pid = pt_fork(10);
-    if (pid == 0)
-        _exit(0);
+    int go;
+    pid_t pid = start_child(&go, 'x');
     tl_proc_token t;
     CHECK_ERR(tl_proc_token_of(pid, &t), 0);
-    CHECK_EQ_INT(xp_wait(pid), 0);
+    xp_send(go, 'g');
+    close(go);
+    CHECK_EQ_INT(xp_wait(pid), 3);
     tl_proc_watch w;
     CHECK_ERR(tl_proc_watch_open(&t, &w), ESRCH);
     tl_proc_token self;
