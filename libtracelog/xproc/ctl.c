@@ -198,21 +198,17 @@ static int map_peer(tl_ctl_peer *p, const char *name)
 int tl_ctl_open(pid_t pid, tl_ctl_peer *p)
 {
     memset(p, 0, sizeof *p);
-    int e = tl_proc_may_trace(pid);
+    tl_proc_creds creds;
+    int e = tl_proc_check_target(pid, &p->token, &creds);
     if (e)
         return e;
-    tl_proc_creds creds;
     tl_proc_token self;
     uint8_t boot[16];
-    e = tl_proc_token_of(pid, &p->token);
-    if (!e)
-        e = tl_proc_creds_of(pid, &creds);
-    if (!e)
-        e = tl_proc_token_of(getpid(), &self);
+    e = tl_proc_token_of(getpid(), &self);
     if (!e)
         e = tl_proc_boot_id(boot);
     if (e)
-        return e == ESRCH ? ESRCH : EPERM;
+        return EIO;
     p->euid = creds.uid[1];
     p->egid = creds.gid[1];
     p->self = tl_proc_token_pack(&self);

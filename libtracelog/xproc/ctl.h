@@ -121,10 +121,10 @@ typedef struct tl_ctl_peer {
 
 /*
  * Opens the control object of pid, deciding ESRCH and EPERM first
- * (tl_proc_may_trace), then ENOTSUP when the process has no valid object
+ * (tl_proc_check_target), then ENOTSUP when the process has no valid object
  * (runs no libtracelog, made no trace call yet, or the object is stale,
  * squatted or damaged; it is left in place: the process that owns the pid
- * replaces it). Never waits for the process.
+ * replaces it); EIO if /proc cannot be read. Never waits for the process.
  */
 int tl_ctl_open(pid_t pid, tl_ctl_peer *p);
 void tl_ctl_close(tl_ctl_peer *p);

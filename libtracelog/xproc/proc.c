@@ -210,16 +210,22 @@ int tl_proc_creds_allow(const tl_proc_creds *target, uint32_t euid, uint32_t egi
     return 0;
 }
 
-int tl_proc_may_trace(pid_t pid)
+int tl_proc_check_target(pid_t pid, tl_proc_token *token, tl_proc_creds *creds)
 {
-    tl_proc_token token;
-    int e = tl_proc_token_of(pid, &token);
+    tl_proc_token t;
+    int e = tl_proc_token_of(pid, &t);
     if (e)
         return e == EIO ? EPERM : e;
-    tl_proc_creds creds;
-    e = tl_proc_creds_of(pid, &creds);
+    tl_proc_creds c;
+    e = tl_proc_creds_of(pid, &c);
     if (e)
         return e == ESRCH ? ESRCH : EPERM;
-    return tl_proc_creds_allow(&creds, (uint32_t)geteuid(), (uint32_t)getegid(),
-                               tl_proc_self_has_cap(TL_CAP_SYS_PTRACE));
+    e = tl_proc_creds_allow(&c, (uint32_t)geteuid(), (uint32_t)getegid(), tl_proc_self_has_cap(TL_CAP_SYS_PTRACE));
+    if (!e && token)
+        *token = t;
+    if (!e && creds)
+        *creds = c;
+    return e;
 }
+
+int tl_proc_may_trace(pid_t pid) { return tl_proc_check_target(pid, NULL, NULL); }

@@ -50,5 +50,7 @@ int tl_proc_creds_allow(const tl_proc_creds *target, uint32_t euid, uint32_t egi
 
 /* The whole decision for pid: 0, ESRCH (no such live process) or EPERM. */
 int tl_proc_may_trace(pid_t pid);
+/* The same, also giving the token and credentials it decided on (either may be NULL). */
+int tl_proc_check_target(pid_t pid, tl_proc_token *token, tl_proc_creds *creds);
 
 #endif
