@@ -28,46 +28,11 @@
 extern char **environ;
 
 #define SECOND 1000000000ull
-#define BUF_MAGIC 0x4655425453455421ull
 #define BUF_SIZE (64u << 10)
 
-/* What these tests put in a "stream buffer": a header the stand-in checks, and a marker the traced side writes. */
-typedef struct fake_stream {
-    uint64_t magic, id;
-    _Atomic uint64_t marker;
-} fake_stream;
-
-static int published[8];
-static void *published_map[8];
-
-static int fake_validate(const void *map, uint64_t size, uint64_t id)
-{
-    const fake_stream *f = map;
-    return size >= sizeof *f && f->magic == BUF_MAGIC && f->id == id ? 0 : EINVAL;
-}
-
-static int fake_publish(void *map, uint64_t size, uint32_t flags)
-{
-    (void)size;
-    for (int i = 0; i < 8; i++)
-        if (!published[i]) {
-            published[i] = 1;
-            published_map[i] = map;
-            tl_xproc_word_set(1ull << i);
-            atomic_store(&((fake_stream *)map)->marker, 1000 + (uint64_t)getpid() + (flags << 20));
-            return i;
-        }
-    return -EAGAIN;
-}
-
-static void fake_unpublish(int h)
-{
-    published[h] = 0;
-    published_map[h] = NULL;
-    tl_xproc_word_clear(1ull << h);
-}
-
-static const tl_xproc_ops fake_ops = {fake_validate, fake_publish, fake_unpublish};
+typedef xp_fake_stream fake_stream;
+#define BUF_MAGIC XP_FAKE_MAGIC
+#define fake_ops xp_fake_ops
 
 static char self_exe[4096];
 
@@ -101,33 +66,6 @@ static void drop_buffer(buffer *b)
     tl_shmobj_unlink(b->name);
 }
 
-/* The traced process: acts on announcements seen in its event word until told to stop. */
-static void traced_main(int up, int down)
-{
-    tl_xproc_set_ops(&fake_ops);
-    tl_xproc_word_set(1u << 7); /* a stream of its own, before any controller */
-    if (tl_xproc_ensure_ctl())
-        _exit(2);
-    if (atomic_load(&tl_xproc_event_page.word) != (1u << 7))
-        _exit(3); /* the word survived the remap */
-    xp_send(up, 'r');
-    for (;;) {
-        int cmd = xp_recv(down, 1);
-        if (cmd == 'q' || (cmd == -1 && fcntl(down, F_GETFD) < 0))
-            break;
-        if (atomic_load_explicit(&tl_xproc_event_page.word, memory_order_relaxed) & TL_CTL_PENDING)
-            tl_xproc_poll();
-        if (cmd == 'm') { /* report what local slot 0 maps */
-            uint64_t size;
-            fake_stream *f = tl_xproc_local_map(0, &size, NULL);
-            uint64_t v = f ? atomic_load(&f->marker) : 0;
-            if (write(up, &v, sizeof v) != (ssize_t)sizeof v)
-                _exit(4);
-        }
-    }
-    _exit(0);
-}
-
 static void test_attach_detach_replace(void)
 {
     int up[2], down[2];
@@ -136,7 +74,7 @@ static void test_attach_detach_replace(void)
     pid_t pid = pt_fork(60);
     if (pid == 0) {
         close(up[0]), close(down[1]);
-        traced_main(up[1], down[0]);
+        xp_traced_main(up[1], down[0]);
     }
     close(up[1]), close(down[0]);
     if (!CHECK_EQ_INT(xp_recv(up[0], 10000), 'r'))

@@ -2,7 +2,10 @@
 
 #include "xproc_helpers.h"
 
+#include "xproc/attach.h"
+
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <grp.h>
 #include <poll.h>
@@ -78,4 +81,67 @@ void xp_remove_objects(uint32_t euid, uint32_t pid)
         unlink(path);
     }
     closedir(d);
+}
+
+/* ---- the stand-in for the POSIX layer --------------------------------------- */
+
+static int published[8];
+static xp_fake_stream *published_map[8];
+static int last = -1;
+
+static int fake_validate(const void *map, uint64_t size, uint64_t id)
+{
+    const xp_fake_stream *f = map;
+    return size >= sizeof *f && f->magic == XP_FAKE_MAGIC && f->id == id ? 0 : EINVAL;
+}
+
+static int fake_publish(void *map, uint64_t size, uint32_t flags)
+{
+    (void)size;
+    for (int i = 0; i < 8; i++)
+        if (!published[i]) {
+            published[i] = 1;
+            published_map[i] = map;
+            last = i;
+            tl_xproc_word_set(1ull << i);
+            atomic_store(&published_map[i]->marker, 1000 + (uint64_t)getpid() + ((uint64_t)flags << 20));
+            return i;
+        }
+    return -EAGAIN;
+}
+
+static void fake_unpublish(int h)
+{
+    published[h] = 0;
+    published_map[h] = NULL;
+    tl_xproc_word_clear(1ull << h);
+}
+
+const struct tl_xproc_ops xp_fake_ops = {fake_validate, fake_publish, fake_unpublish};
+
+xp_fake_stream *xp_fake_current(void) { return last >= 0 && published[last] ? published_map[last] : NULL; }
+
+void xp_traced_main(int up, int down)
+{
+    tl_xproc_set_ops(&xp_fake_ops);
+    tl_xproc_word_set(1u << 7); /* a stream of its own, before any controller */
+    if (tl_xproc_ensure_ctl())
+        _exit(2);
+    if (atomic_load(&tl_xproc_event_page.word) != (1u << 7))
+        _exit(3); /* the word survived the remap */
+    xp_send(up, 'r');
+    for (;;) {
+        int cmd = xp_recv(down, 1);
+        if (cmd == 'q' || (cmd == -1 && fcntl(down, F_GETFD) < 0))
+            break;
+        if (atomic_load_explicit(&tl_xproc_event_page.word, memory_order_relaxed) & TL_CTL_PENDING)
+            tl_xproc_poll();
+        if (cmd == 'm') {
+            xp_fake_stream *f = xp_fake_current();
+            uint64_t v = f ? atomic_load(&f->marker) : 0;
+            if (write(up, &v, sizeof v) != (ssize_t)sizeof v)
+                _exit(4);
+        }
+    }
+    _exit(0);
 }

@@ -6,6 +6,7 @@
 #ifndef XPROC_HELPERS_H
 #define XPROC_HELPERS_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -31,5 +32,27 @@ uint64_t xp_now_ns(void);
 
 /* Removes /dev/shm/tracelog.<euid>.<pid> and every stream name of that process (test clean-up). */
 void xp_remove_objects(uint32_t euid, uint32_t pid);
+
+/* ---- a stand-in for the POSIX layer (tests of xproc/attach.c and remote.c) ---- */
+
+/* What these tests put in a "stream buffer": a header the stand-in checks, a marker the traced side writes. */
+#define XP_FAKE_MAGIC 0x4655425453455421ull
+typedef struct xp_fake_stream {
+    uint64_t magic, id;
+    _Atomic uint64_t marker; /* 1000 + pid of the process that published it, + flags << 20 */
+} xp_fake_stream;
+
+/* Operations for tl_xproc_set_ops: check the header, publish (set a word bit, write the marker). */
+extern const struct tl_xproc_ops xp_fake_ops;
+/* The buffer published last, if it still is (else NULL). */
+xp_fake_stream *xp_fake_current(void);
+
+/*
+ * A traced process: makes its control object (with bit 7 of its event word
+ * set beforehand, which must survive), says 'r', then acts on announcements
+ * seen through its event word until its parent sends 'q' or goes away; on
+ * 'm' it writes the marker of its current buffer (u64, 0 if none).
+ */
+void xp_traced_main(int up, int down) __attribute__((noreturn));
 
 #endif
