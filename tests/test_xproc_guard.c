@@ -82,6 +82,38 @@ static int outer(void *p)
     return r == EFAULT ? s->map[5] : -1;
 }
 
+/* A handler installed after ours sees the fault first: tl_guard_claims tells it to pass it on. */
+static struct sigaction guard_handler;
+static volatile sig_atomic_t later_saw, later_claimed;
+
+static void later_handler(int sig, siginfo_t *si, void *uc)
+{
+    later_saw++;
+    if (tl_guard_claims(si)) {
+        later_claimed++;
+        guard_handler.sa_sigaction(sig, si, uc);
+    }
+}
+
+static void test_handler_installed_later(void)
+{
+    shrinkable s = make_shrinkable();
+    CHECK_ERR(tl_guard_register(s.map, 2 * PAGE), 0);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = later_handler;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigaction(SIGBUS, &sa, &guard_handler);
+    if (ftruncate(s.fd, PAGE))
+        TL_DIE("ftruncate");
+    unsigned char buf[8];
+    CHECK_ERR(tl_guard_copy(buf, s.map + PAGE, sizeof buf), EFAULT);
+    CHECK_EQ_INT(later_saw, 1);
+    CHECK_EQ_INT(later_claimed, 1);
+    sigaction(SIGBUS, &guard_handler, NULL);
+    drop(&s);
+}
+
 static void test_nested(void)
 {
     shrinkable s = make_shrinkable();
@@ -173,6 +205,7 @@ int main(void)
     pt_watchdog(120);
     PT_RUN(test_truncated_page_gives_efault);
     PT_RUN(test_nested);
+    PT_RUN(test_handler_installed_later);
     PT_RUN(test_threads_while_truncating);
     if (PT_SANITIZED)
         printf("SKIP test_other_faults_are_not_swallowed: the sanitizer's own SIGBUS handler decides there\n");

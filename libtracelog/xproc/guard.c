@@ -49,10 +49,15 @@ static void pass_on(int sig, siginfo_t *si, void *uc)
         raise(sig);
 }
 
+int tl_guard_claims(const siginfo_t *si)
+{
+    return jump_point && si->si_code > 0 && in_ranges((uintptr_t)si->si_addr);
+}
+
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
     sigjmp_buf *jp = jump_point;
-    if (jp && si->si_code > 0 && in_ranges((uintptr_t)si->si_addr)) {
+    if (tl_guard_claims(si)) {
         jump_point = NULL;
         siglongjmp(*jp, 1);
     }

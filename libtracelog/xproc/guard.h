@@ -16,6 +16,7 @@
 #ifndef TRACELOG_XPROC_GUARD_H
 #define TRACELOG_XPROC_GUARD_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #define TL_GUARD_RANGES 64
@@ -34,5 +35,12 @@ int tl_guard_copy(void *dst, const void *src, size_t n);
  * nothing allocated but not yet recorded). Calls may nest.
  */
 int tl_guard_run(int (*fn)(void *), void *arg);
+
+/*
+ * 1 if the SIGBUS described by si is one a guarded read on this thread is
+ * waiting for: a SIGBUS handler installed after ours must then pass it on
+ * (to ours) instead of treating it as a crash.
+ */
+int tl_guard_claims(const siginfo_t *si);
 
 #endif
