@@ -12,11 +12,14 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "posix_helpers.h"
+#include "xproc/attach.h"
 #include "xproc/remote.h"
 #include "xproc_helpers.h"
 
@@ -190,6 +193,91 @@ static void test_controller_killed_then_another(void)
     close(ready[0]), close(ready[1]);
 }
 
+/* The exec'd image: adopts at "load" what its parent made and announced before the exec. */
+static int exec_child_main(int up, int down)
+{
+    tl_xproc_set_ops(&xp_fake_ops);
+    if (tl_xproc_adopt_if_made())
+        return 20;
+    xp_fake_stream *f = xp_fake_current();
+    uint64_t v = f ? atomic_load(&f->marker) : 0; /* mapped before "main" */
+    if (write(up, &v, sizeof v) != (ssize_t)sizeof v)
+        return 21;
+    xp_recv(down, 20000);
+    return 0;
+}
+
+static char self_exe[4096];
+
+/* fork, exec, and trace the child at once, as the standard's examples do. */
+static void test_trace_child_from_before_exec(void)
+{
+    int up[2], down[2];
+    if (pipe(up) || pipe(down))
+        TL_DIE("pipe");
+    pid_t pid = pt_fork(30);
+    if (pid == 0) {
+        if (xp_recv(down[0], 20000) != 'e')
+            _exit(3);
+        char a[16], b[16];
+        snprintf(a, sizeof a, "%d", up[1]);
+        snprintf(b, sizeof b, "%d", down[0]);
+        execl(self_exe, self_exe, "--exec-child", a, b, (char *)NULL);
+        _exit(4);
+    }
+    tl_xproc_remote r;
+    if (CHECK_ERR(tl_xproc_remote_open(pid, &r), 0)) { /* made for it: it has not run anything yet */
+        tl_xproc_buffer b;
+        CHECK_ERR(tl_xproc_buffer_create(r.peer.euid, r.peer.egid, (uint32_t)pid, BUF_SIZE, &b), 0);
+        head(&b);
+        CHECK_ERR(tl_xproc_remote_attach(&r, &b, 0), 0);
+        xp_send(down[1], 'e');
+        uint64_t v = 0;
+        CHECK(read(up[0], &v, sizeof v) == (ssize_t)sizeof v);
+        CHECK_EQ(v, 1000 + (uint64_t)pid); /* recording into our buffer before its main() */
+        int result = -1;
+        CHECK_ERR(tl_xproc_remote_wait(&r, 10 * SECOND, &result), 0);
+        CHECK_ERR(result, 0);
+        xp_send(down[1], 'q');
+        CHECK_EQ_INT(xp_wait(pid), 0);
+        tl_xproc_remote_close(&r);
+        tl_xproc_buffer_destroy(&b);
+    } else {
+        kill(pid, SIGKILL);
+        xp_wait(pid);
+    }
+    xp_remove_objects((uint32_t)geteuid(), (uint32_t)pid);
+    close(up[0]), close(up[1]), close(down[0]), close(down[1]);
+}
+
+/* A child that never runs libtracelog: never acts on it, and its object goes when it ends. */
+static void test_child_without_libtracelog(void)
+{
+    pid_t pid = pt_fork(30);
+    if (pid == 0) {
+        execl("/bin/sleep", "sleep", "0.3", (char *)NULL);
+        _exit(4);
+    }
+    tl_xproc_remote r;
+    if (!CHECK_ERR(tl_xproc_remote_open(pid, &r), 0)) {
+        xp_wait(pid);
+        return;
+    }
+    tl_xproc_buffer b;
+    CHECK_ERR(tl_xproc_buffer_create(r.peer.euid, r.peer.egid, (uint32_t)pid, BUF_SIZE, &b), 0);
+    head(&b);
+    CHECK_ERR(tl_xproc_remote_attach(&r, &b, 0), 0);
+    int result;
+    CHECK_ERR(tl_xproc_remote_wait(&r, SECOND / 20, &result), ETIMEDOUT);
+    CHECK_EQ_INT(tl_xproc_remote_ended(&r, 5000), 1);
+    tl_xproc_remote_close(&r);
+    char path[80];
+    snprintf(path, sizeof path, "/dev/shm/tracelog.%u.%d", (unsigned)geteuid(), (int)pid);
+    CHECK(access(path, F_OK) != 0); /* removed: it could not do it itself */
+    CHECK_EQ_INT(xp_wait(pid), 0);
+    tl_xproc_buffer_destroy(&b);
+}
+
 static void test_open_errors(void)
 {
     int down[2];
@@ -201,19 +289,56 @@ static void test_open_errors(void)
         _exit(0);
     }
     tl_xproc_remote r;
-    CHECK_ERR(tl_xproc_remote_open(pid, &r), ENOTSUP);
+    CHECK_ERR(tl_xproc_remote_open(pid, &r), 0); /* our child: made for it */
+    tl_xproc_remote_close(&r);
+    xp_remove_objects((uint32_t)geteuid(), (uint32_t)pid);
+    /* Not our child (a grandchild) and no object: ENOTSUP, at once. */
+    int up[2];
+    if (pipe(up))
+        TL_DIE("pipe");
+    pid_t mid = pt_fork(30);
+    if (mid == 0) {
+        pid_t g = fork();
+        if (g == 0) {
+            xp_recv(down[0], 20000);
+            _exit(0);
+        }
+        if (write(up[1], &g, sizeof g) != (ssize_t)sizeof g)
+            _exit(2);
+        xp_recv(down[0], 20000);
+        waitpid(g, NULL, 0);
+        _exit(0);
+    }
+    pid_t g;
+    if (read(up[0], &g, sizeof g) != (ssize_t)sizeof g)
+        TL_DIE("read");
+    uint64_t t0 = xp_now_ns();
+    CHECK_ERR(tl_xproc_remote_open(g, &r), ENOTSUP);
+    CHECK(xp_now_ns() - t0 < SECOND / 10);
+    xp_send(down[1], 'q');
+    xp_send(down[1], 'q');
+    CHECK_EQ_INT(xp_wait(mid), 0);
+    close(up[0]), close(up[1]);
     xp_send(down[1], 'q');
     CHECK_EQ_INT(xp_wait(pid), 0);
     CHECK_ERR(tl_xproc_remote_open(pid, &r), ESRCH);
     close(down[0]), close(down[1]);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--exec-child") == 0)
+        return exec_child_main(atoi(argv[2]), atoi(argv[3]));
+    ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+    if (n <= 0)
+        TL_DIE("readlink /proc/self/exe");
+    self_exe[n] = '\0';
     pt_watchdog(120);
     PT_RUN(test_buffer);
     PT_RUN(test_buffer_outlives_killed_process);
     PT_RUN(test_controller_killed_then_another);
+    PT_RUN(test_trace_child_from_before_exec);
+    PT_RUN(test_child_without_libtracelog);
     PT_RUN(test_open_errors);
     return pt_finish();
 }

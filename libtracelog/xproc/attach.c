@@ -52,6 +52,21 @@ int tl_xproc_ensure_ctl(void)
     return e;
 }
 
+int tl_xproc_adopt_if_made(void)
+{
+    char name[TL_SHM_NAME_MAX];
+    tl_ctl_name(name, (uint32_t)geteuid(), (uint32_t)getpid());
+    int fd;
+    int e = tl_shmobj_open(name, (uint32_t)geteuid(), TL_CTL_SIZE, &fd, NULL);
+    if (e)
+        return e == ENOENT ? 0 : e;
+    close(fd);
+    e = tl_xproc_ensure_ctl();
+    if (!e && (atomic_load(&tl_xproc_event_page.word) & TL_CTL_PENDING))
+        tl_xproc_poll();
+    return e;
+}
+
 /* Once the control object exists the page never moves again: no lock needed (and none may be
    taken: the slow path publishes from posix_trace_event, maybe in a signal handler). */
 void tl_xproc_word_set(uint64_t bits)

@@ -57,6 +57,14 @@ void tl_xproc_set_ops(const tl_xproc_ops *ops);
  */
 int tl_xproc_ensure_ctl(void);
 
+/*
+ * At load: if a controller has made this process's control object already
+ * (tl_ctl_open_or_make: a controller tracing its child from before exec),
+ * adopts it now, so that the announced streams are mapped before the first
+ * event. Costs a process nobody traces one failed open(). 0 or an errno.
+ */
+int tl_xproc_adopt_if_made(void);
+
 /* Changes the event word's low bits (publishing or unpublishing a stream). Serialised with the remap. */
 void tl_xproc_word_set(uint64_t bits);
 void tl_xproc_word_clear(uint64_t bits);

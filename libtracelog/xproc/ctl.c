@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CREATE_ATTEMPTS 4 /* each attempt removes one stale object or loses one race */
+#define MADE_WAIT_STEPS 200 /* x 100 us: how long a half-made object is waited for */
 
 void tl_ctl_name(char out[TL_SHM_NAME_MAX], uint32_t euid, uint32_t pid)
 {
@@ -67,6 +69,18 @@ static void init_header(tl_ctl *c, const tl_proc_token *t, const uint8_t boot[16
     memcpy(c->boot_id, boot, 16);
     c->euid = euid;
     atomic_store_explicit(&c->magic, TL_CTL_MAGIC, memory_order_release);
+}
+
+/*
+ * An object someone is making right now (a controller making it for its
+ * child, or the other way round) has no magic yet: give its maker a moment.
+ */
+static void wait_made(const tl_ctl *c)
+{
+    for (int i = 0; i < MADE_WAIT_STEPS && atomic_load_explicit(&((tl_ctl *)c)->magic, memory_order_acquire) == 0; i++) {
+        struct timespec pause = {0, 100000};
+        nanosleep(&pause, NULL);
+    }
 }
 
 /* An adopted object may hold announcements for the image before exec: look at them. */
@@ -127,6 +141,8 @@ int tl_ctl_create(void *at, uint64_t word, tl_ctl **out)
             close(fd);
             return e;
         }
+        if (!fresh)
+            wait_made(c);
         if (!fresh && !header_matches(c, &self, boot, euid)) {
             munmap(c, TL_CTL_SIZE); /* a dead process's, with our pid: replace it */
             close(fd);
@@ -217,6 +233,7 @@ int tl_ctl_open(pid_t pid, tl_ctl_peer *p)
     e = map_peer(p, name);
     if (e)
         return e;
+    wait_made(p->ctl);
     if (!header_matches(p->ctl, &p->token, boot, p->euid)) {
         /* Not made by this process: a dead one's with the same pid, or damaged.
            It is left where it is: the process replaces it when it makes its
@@ -236,4 +253,74 @@ void tl_ctl_close(tl_ctl_peer *p)
     if (p->ctl)
         munmap(p->ctl, TL_CTL_SIZE);
     p->ctl = NULL;
+}
+
+/* Makes the object of the process p names, as that process would have made it. */
+static int make_for(tl_ctl_peer *p, const char *name)
+{
+    uint8_t boot[16];
+    int e = tl_proc_boot_id(boot);
+    if (e)
+        return EIO;
+    int fd;
+    e = tl_shmobj_create(name, TL_CTL_SIZE, p->euid, p->egid, &fd);
+    if (e)
+        return e;
+    tl_ctl *c = mmap(NULL, TL_CTL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (c == MAP_FAILED) {
+        tl_shmobj_unlink(name);
+        return ENOMEM;
+    }
+    init_header(c, &p->token, boot, p->euid);
+    p->ctl = c;
+    return 0;
+}
+
+int tl_ctl_open_or_make(pid_t pid, tl_ctl_peer *p)
+{
+    int e = tl_ctl_open(pid, p);
+    pid_t parent;
+    if (e != ENOTSUP || tl_proc_parent_of(pid, &parent) || parent != getpid())
+        return e;
+    tl_proc_creds creds;
+    tl_proc_token self;
+    e = tl_proc_check_target(pid, &p->token, &creds);
+    if (!e)
+        e = tl_proc_token_of(getpid(), &self);
+    if (e)
+        return e;
+    p->euid = creds.uid[1];
+    p->egid = creds.gid[1];
+    p->self = tl_proc_token_pack(&self);
+    char name[TL_SHM_NAME_MAX];
+    tl_ctl_name(name, p->euid, p->token.pid);
+    e = make_for(p, name);
+    if (e == EEXIST)
+        return tl_ctl_open(pid, p); /* it made its own meanwhile (or a stale one is there: ENOTSUP) */
+    if (!e && !tl_proc_alive(&p->token)) {
+        tl_ctl_close(p);
+        tl_shmobj_unlink(name);
+        return ESRCH;
+    }
+    return e;
+}
+
+void tl_ctl_remove_if_dead(const tl_ctl_peer *p)
+{
+    if (tl_proc_alive(&p->token))
+        return;
+    char name[TL_SHM_NAME_MAX];
+    tl_ctl_name(name, p->euid, p->token.pid);
+    int fd;
+    if (tl_shmobj_open(name, p->euid, TL_CTL_SIZE, &fd, NULL))
+        return;
+    tl_ctl *c = mmap(NULL, TL_CTL_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (c == MAP_FAILED)
+        return;
+    /* Only the dead process's own: a later process with its pid may have made its own. */
+    if (atomic_load(&c->magic) == TL_CTL_MAGIC && c->pid == p->token.pid && c->start == p->token.start)
+        tl_shmobj_unlink(name);
+    munmap(c, TL_CTL_SIZE);
 }

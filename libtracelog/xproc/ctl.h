@@ -127,7 +127,18 @@ typedef struct tl_ctl_peer {
  * replaces it); EIO if /proc cannot be read. Never waits for the process.
  */
 int tl_ctl_open(pid_t pid, tl_ctl_peer *p);
+/*
+ * tl_ctl_open, except that a child of the caller with no object yet gets one,
+ * made by the caller as the child would have made it (its pid, start time,
+ * user): the child finds it at its next trace call, or at load after an exec
+ * (tl_xproc_adopt_if_made), with the announcements made meanwhile. So a
+ * controller may fork, exec and trace its child at once, as the standard's
+ * examples do. A child that never runs libtracelog never acts on it.
+ */
+int tl_ctl_open_or_make(pid_t pid, tl_ctl_peer *p);
 void tl_ctl_close(tl_ctl_peer *p);
+/* Once the process has ended: removes its object's name if it is still that process's (it may not have run libtracelog to do so). */
+void tl_ctl_remove_if_dead(const tl_ctl_peer *p);
 
 /*
  * Announces a: claims a free slot (or a dead controller's) unless *slot

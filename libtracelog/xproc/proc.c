@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #define STAT_FIELD_STATE 3
+#define STAT_FIELD_PPID 4
 #define STAT_FIELD_START 22
 
 /* Reads a whole small file into buf (NUL-terminated). Its length, or -errno. */
@@ -70,15 +71,38 @@ static const char *stat_field(const char *line, int field)
     return *p ? p : NULL;
 }
 
-int tl_proc_token_of(pid_t pid, tl_proc_token *out)
+/* /proc/<pid>/stat into line: 0, ESRCH, EPERM or EIO. */
+static int read_stat(pid_t pid, char *line, size_t cap)
 {
     if (pid <= 0)
         return ESRCH;
-    char path[64], line[1024];
+    char path[64];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    ssize_t n = read_small(path, line, sizeof line);
-    if (n < 0)
-        return gone_or((int)-n);
+    ssize_t n = read_small(path, line, cap);
+    return n < 0 ? gone_or((int)-n) : 0;
+}
+
+int tl_proc_parent_of(pid_t pid, pid_t *ppid)
+{
+    char line[1024];
+    int e = read_stat(pid, line, sizeof line);
+    if (e)
+        return e;
+    const char *p = stat_field(line, STAT_FIELD_PPID);
+    char *end;
+    long v = p ? strtol(p, &end, 10) : 0;
+    if (!p || end == p)
+        return EIO;
+    *ppid = (pid_t)v;
+    return 0;
+}
+
+int tl_proc_token_of(pid_t pid, tl_proc_token *out)
+{
+    char line[1024];
+    int e = read_stat(pid, line, sizeof line);
+    if (e)
+        return e;
     const char *state = stat_field(line, STAT_FIELD_STATE);
     const char *start = stat_field(line, STAT_FIELD_START);
     if (!state || !start)

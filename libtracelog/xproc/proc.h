@@ -25,6 +25,8 @@ typedef struct tl_proc_creds {
 
 /* The token of a live process. 0; ESRCH if there is no such process or it is a zombie; EIO if /proc is unreadable. */
 int tl_proc_token_of(pid_t pid, tl_proc_token *out);
+/* The parent of pid. 0, ESRCH or EIO. */
+int tl_proc_parent_of(pid_t pid, pid_t *ppid);
 /* 1 if the process the token names is still running (not a zombie). */
 int tl_proc_alive(const tl_proc_token *t);
 /* One u64 holding a token (pid in the high half, the start time's low 32 bits below): 0 never names a process. */

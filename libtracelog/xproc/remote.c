@@ -59,7 +59,7 @@ int tl_xproc_remote_open(pid_t pid, tl_xproc_remote *r)
     memset(r, 0, sizeof *r);
     r->slot = -1;
     r->watch.pidfd = -1;
-    int e = tl_ctl_open(pid, &r->peer);
+    int e = tl_ctl_open_or_make(pid, &r->peer);
     if (e)
         return e;
     e = tl_proc_watch_open(&r->peer.token, &r->watch);
@@ -89,12 +89,15 @@ int tl_xproc_remote_ended(tl_xproc_remote *r, int timeout_ms)
 
 void tl_xproc_remote_close(tl_xproc_remote *r)
 {
-    if (r->slot >= 0 && !tl_proc_watch_ended(&r->watch, 0)) {
+    int ended = tl_proc_watch_ended(&r->watch, 0);
+    if (r->slot >= 0 && !ended) {
         tl_announce detach = {TL_CTL_DETACH, 0, 0, 0, {0}};
         tl_ctl_announce(&r->peer, &detach, &r->slot, &r->gen);
     }
     if (r->slot >= 0)
         tl_ctl_release(&r->peer, r->slot);
+    if (ended)
+        tl_ctl_remove_if_dead(&r->peer);
     r->slot = -1;
     tl_proc_watch_close(&r->watch);
     tl_ctl_close(&r->peer);

@@ -38,7 +38,10 @@ typedef struct tl_xproc_remote {
     uint64_t gen; /* our last announcement there */
 } tl_xproc_remote;
 
-/* Opens pid for tracing: ESRCH, EPERM, ENOTSUP (tl_ctl_open), ENOSYS (no pidfd), or 0. */
+/*
+ * Opens pid for tracing (tl_ctl_open_or_make: a child of ours without a
+ * control object gets one): ESRCH, EPERM, ENOTSUP, ENOSYS (no pidfd), or 0.
+ */
 int tl_xproc_remote_open(pid_t pid, tl_xproc_remote *r);
 /* Announces buffer b (ATTACH; flags: TL_CTL_FLAG_INHERITED). 0, EAGAIN (no free slot) or ESRCH. */
 int tl_xproc_remote_attach(tl_xproc_remote *r, const tl_xproc_buffer *b, uint32_t flags);
@@ -50,7 +53,10 @@ int tl_xproc_remote_attach(tl_xproc_remote *r, const tl_xproc_buffer *b, uint32_
 int tl_xproc_remote_wait(tl_xproc_remote *r, uint64_t timeout_ns, int *result);
 /* 1 once the traced process has ended (waits up to timeout_ms; 0: not at all). */
 int tl_xproc_remote_ended(tl_xproc_remote *r, int timeout_ms);
-/* Tells the traced process to stop recording into our buffer (if it still runs), gives the slot back, closes. */
+/*
+ * Tells the traced process to stop recording into our buffer (if it still
+ * runs), gives the slot back, removes a dead process's object, closes.
+ */
 void tl_xproc_remote_close(tl_xproc_remote *r);
 
 #endif
