@@ -33,11 +33,27 @@ static int all_of(const char *s, size_t n, const char *set)
     return n > 0;
 }
 
+/* Decimal digits of v at p (no snprintf: this runs in posix_trace_event's slow path). Their count. */
+static size_t put_u32(char *p, uint32_t v)
+{
+    char rev[10];
+    size_t n = 0;
+    do
+        rev[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    for (size_t i = 0; i < n; i++)
+        p[i] = rev[n - 1 - i];
+    return n;
+}
+
 int tl_ctl_stream_name_valid(const char *name, uint32_t euid, uint32_t pid)
 {
+    static const char base[] = "/tracelog.";
     char prefix[TL_SHM_NAME_MAX];
-    snprintf(prefix, sizeof prefix, "/tracelog.%u.", euid);
-    size_t plen = strlen(prefix);
+    memcpy(prefix, base, sizeof base - 1);
+    size_t plen = sizeof base - 1;
+    plen += put_u32(prefix + plen, euid);
+    prefix[plen++] = '.';
     size_t len = strnlen(name, TL_SHM_NAME_MAX);
     if (len >= TL_SHM_NAME_MAX || len < plen + 18 || memcmp(name, prefix, plen) != 0)
         return 0;
@@ -46,9 +62,9 @@ int tl_ctl_stream_name_valid(const char *name, uint32_t euid, uint32_t pid)
         return 0;
     if (pid == 0)
         return 1;
-    char want[16];
-    int n = snprintf(want, sizeof want, "%u", pid);
-    return (size_t)n == (size_t)(hex - 1 - p) && memcmp(p, want, (size_t)n) == 0;
+    char want[10];
+    size_t n = put_u32(want, pid);
+    return n == (size_t)(hex - 1 - p) && memcmp(p, want, n) == 0;
 }
 
 /* Does the header say it belongs to the process `t` of this boot and user? */

@@ -3,20 +3,25 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define SHM_DIR "/dev/shm"
 
-/* "/dev/shm" + name, or ENAMETOOLONG / EINVAL for a name that is not one plain component. */
+/*
+ * "/dev/shm" + name, or EINVAL for a name that is not one plain component.
+ * No snprintf: the traced process opens buffers from posix_trace_event,
+ * maybe in a signal handler.
+ */
 static int shm_path(const char *name, char *out, size_t cap)
 {
-    if (!name || name[0] != '/' || strchr(name + 1, '/') || strnlen(name, TL_SHM_NAME_MAX) >= TL_SHM_NAME_MAX)
+    size_t n = name ? strnlen(name, TL_SHM_NAME_MAX) : TL_SHM_NAME_MAX;
+    if (n >= TL_SHM_NAME_MAX || name[0] != '/' || memchr(name + 1, '/', n - 1) || sizeof SHM_DIR + n > cap)
         return EINVAL;
-    int n = snprintf(out, cap, SHM_DIR "%s", name);
-    return n > 0 && (size_t)n < cap ? 0 : ENAMETOOLONG;
+    memcpy(out, SHM_DIR, sizeof SHM_DIR - 1);
+    memcpy(out + sizeof SHM_DIR - 1, name, n + 1);
+    return 0;
 }
 
 int tl_shmobj_create(const char *name, uint64_t size, uint32_t owner_uid, uint32_t owner_gid, int *fd)
