@@ -1,0 +1,283 @@
+/*
+ * The traced process's side of cross-process tracing (see attach.h). The
+ * event page stays private until the first traced-process call that may
+ * make system calls; from then on the word posix_trace_event loads is the
+ * first word of the control object, and a controller's TL_CTL_PENDING shows
+ * up there without any thread watching.
+ */
+#define _GNU_SOURCE
+#include "xproc/attach.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+tl_xproc_page tl_xproc_event_page __attribute__((aligned(TL_CTL_SIZE)));
+
+typedef struct local_stream {
+    void *map;
+    uint64_t size;
+    int handle;
+    uint32_t flags;
+} local_stream;
+
+/* Serialises making the control object (the remap of the event page) with changes of the word. */
+static pthread_mutex_t word_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(tl_ctl *) ctl; /* set once the remap is done */
+static int ctl_error;          /* why making it failed (not tried again until fork) */
+static tl_xproc_ops ops;
+static _Atomic int polling;    /* the slow path is running */
+static uint64_t seen[TL_CTL_SLOTS];
+static local_stream locals[TL_XPROC_LOCAL];
+
+void tl_xproc_set_ops(const tl_xproc_ops *o) { ops = *o; }
+
+int tl_xproc_ensure_ctl(void)
+{
+    if (atomic_load_explicit(&ctl, memory_order_acquire))
+        return 0;
+    pthread_mutex_lock(&word_lock);
+    int e = ctl_error;
+    if (!e && !atomic_load(&ctl)) {
+        tl_ctl *c;
+        e = tl_ctl_create(tl_xproc_event_page.bytes, atomic_load(&tl_xproc_event_page.word), &c);
+        if (!e)
+            atomic_store_explicit(&ctl, c, memory_order_release);
+        ctl_error = e;
+    }
+    pthread_mutex_unlock(&word_lock);
+    return e;
+}
+
+int tl_xproc_adopt_if_made(void)
+{
+    char name[TL_SHM_NAME_MAX];
+    tl_ctl_name(name, (uint32_t)geteuid(), (uint32_t)getpid());
+    int fd;
+    int e = tl_shmobj_open(name, (uint32_t)geteuid(), TL_CTL_SIZE, &fd, NULL);
+    if (e)
+        return e == ENOENT ? 0 : e;
+    close(fd);
+    e = tl_xproc_ensure_ctl();
+    if (!e && (atomic_load(&tl_xproc_event_page.word) & TL_CTL_PENDING))
+        tl_xproc_poll();
+    return e;
+}
+
+/* Once the control object exists the page never moves again: no lock needed (and none may be
+   taken: the slow path publishes from posix_trace_event, maybe in a signal handler). */
+void tl_xproc_word_set(uint64_t bits)
+{
+    if (atomic_load_explicit(&ctl, memory_order_acquire)) {
+        atomic_fetch_or(&tl_xproc_event_page.word, bits);
+        return;
+    }
+    pthread_mutex_lock(&word_lock);
+    atomic_fetch_or(&tl_xproc_event_page.word, bits);
+    pthread_mutex_unlock(&word_lock);
+}
+
+void tl_xproc_word_clear(uint64_t bits)
+{
+    if (atomic_load_explicit(&ctl, memory_order_acquire)) {
+        atomic_fetch_and(&tl_xproc_event_page.word, ~bits);
+        return;
+    }
+    pthread_mutex_lock(&word_lock);
+    atomic_fetch_and(&tl_xproc_event_page.word, ~bits);
+    pthread_mutex_unlock(&word_lock);
+}
+
+/*
+ * Lets a buffer go without unmapping it: a thread may still be recording
+ * into it. Its pages are replaced by fresh zero pages (the shared memory is
+ * released; a late producer finds a stream of 0 lanes and leaves).
+ */
+static void retire(void *map, uint64_t size)
+{
+    if (mmap(map, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) ==
+        MAP_FAILED)
+        madvise(map, size, MADV_DONTNEED);
+}
+
+static void release_local(unsigned i)
+{
+    local_stream *l = &locals[i];
+    if (!l->map)
+        return;
+    if (ops.unpublish)
+        ops.unpublish(l->handle);
+    retire(l->map, l->size);
+    *l = (local_stream){NULL, 0, -1, 0};
+}
+
+/* Opens, checks and maps a stream buffer and publishes it as local slot i. 0 or an errno. */
+static int join(unsigned i, const char *name, uint64_t size, uint64_t id, uint32_t flags)
+{
+    if (!ops.validate || !ops.publish)
+        return ENOTSUP; /* no POSIX layer to hand it to */
+    int fd;
+    uint64_t actual;
+    int e = tl_shmobj_open(name, (uint32_t)geteuid(), size, &fd, &actual);
+    if (e)
+        return e;
+    if (actual == 0 || actual > TL_CTL_MAX_STREAM) {
+        close(fd);
+        return ENOTSUP;
+    }
+    void *m = mmap(NULL, actual, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return ENOMEM;
+    e = ops.validate(m, actual, id);
+    if (e) {
+        munmap(m, actual);
+        return e;
+    }
+    release_local(i);
+    int h = ops.publish(m, actual, flags);
+    if (h < 0) {
+        munmap(m, actual);
+        return -h;
+    }
+    locals[i] = (local_stream){m, actual, h, flags};
+    return 0;
+}
+
+static int on_announce(void *ctx, unsigned slot, const tl_announce *a)
+{
+    (void)ctx;
+    if (a->op == TL_CTL_DETACH) {
+        release_local(slot);
+        return 0;
+    }
+    return join(slot, a->name, a->size, a->id, a->flags);
+}
+
+void tl_xproc_poll(void)
+{
+    tl_ctl *c = atomic_load_explicit(&ctl, memory_order_acquire);
+    int idle = 0;
+    if (!c || !atomic_compare_exchange_strong(&polling, &idle, 1))
+        return;
+    tl_ctl_poll(c, seen, on_announce, NULL);
+    atomic_store(&polling, 0);
+}
+
+/* "NAME:ID" (ID in hex), or EINVAL. */
+static int parse_env(const char *v, char name[TL_SHM_NAME_MAX], uint64_t *id)
+{
+    const char *colon = strrchr(v, ':');
+    if (!colon || (size_t)(colon - v) >= TL_SHM_NAME_MAX)
+        return EINVAL;
+    memcpy(name, v, (size_t)(colon - v));
+    name[colon - v] = '\0';
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(colon + 1, &end, 16);
+    if (errno || end == colon + 1 || *end)
+        return EINVAL;
+    *id = n;
+    return tl_ctl_stream_name_valid(name, (uint32_t)geteuid(), 0) ? 0 : EINVAL;
+}
+
+int tl_xproc_join_env(void)
+{
+    const char *v = getenv(TL_XPROC_ENV);
+    if (!v || !*v)
+        return 0;
+    char name[TL_SHM_NAME_MAX];
+    uint64_t id;
+    int e = parse_env(v, name, &id);
+    if (e)
+        return e;
+    int idle = 0;
+    if (!atomic_compare_exchange_strong(&polling, &idle, 1))
+        return EAGAIN;
+    e = join(TL_XPROC_ENV_SLOT, name, 0, id, TL_CTL_FLAG_INHERITED);
+    atomic_store(&polling, 0);
+    return e;
+}
+
+char **tl_xproc_env_with(char *const envp[], const char *name, uint64_t id)
+{
+    static const char key[] = TL_XPROC_ENV "=";
+    size_t n = 0;
+    while (envp && envp[n])
+        n++;
+    size_t text = sizeof key + strlen(name) + 1 + 16 + 1;
+    char **out = malloc((n + 2) * sizeof *out + text);
+    if (!out)
+        return NULL;
+    char *entry = (char *)(out + n + 2);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(envp[i], key, sizeof key - 1) != 0)
+            out[k++] = envp[i];
+    /* snprintf is avoided for the id: this may run between fork and exec. */
+    char *p = entry;
+    memcpy(p, key, sizeof key - 1);
+    p += sizeof key - 1;
+    size_t nl = strlen(name);
+    memcpy(p, name, nl);
+    p += nl;
+    *p++ = ':';
+    for (int shift = 60; shift >= 0; shift -= 4)
+        *p++ = "0123456789abcdef"[(id >> shift) & 15];
+    *p = '\0';
+    out[k++] = entry;
+    out[k] = NULL;
+    return out;
+}
+
+void tl_xproc_after_fork_child(void)
+{
+    if (atomic_load(&ctl))
+        tl_ctl_privatize(tl_xproc_event_page.bytes);
+    else
+        atomic_fetch_and(&tl_xproc_event_page.word, ~TL_CTL_PENDING);
+    atomic_store(&ctl, NULL);
+    ctl_error = 0;
+    memset(seen, 0, sizeof seen);
+    atomic_store(&polling, 0);
+    for (unsigned i = 0; i < TL_XPROC_LOCAL; i++)
+        if (locals[i].map && !(locals[i].flags & TL_CTL_FLAG_INHERITED)) {
+            retire(locals[i].map, locals[i].size); /* the POSIX layer unpublishes it in its own handler */
+            locals[i] = (local_stream){NULL, 0, -1, 0};
+        }
+}
+
+void *tl_xproc_local_map(unsigned i, uint64_t *size, int *handle)
+{
+    if (i >= TL_XPROC_LOCAL)
+        return NULL;
+    if (size)
+        *size = locals[i].size;
+    if (handle)
+        *handle = locals[i].handle;
+    return locals[i].map;
+}
+
+static void before_fork(void) { pthread_mutex_lock(&word_lock); }
+static void after_fork_parent(void) { pthread_mutex_unlock(&word_lock); }
+static void after_fork_child(void)
+{
+    pthread_mutex_unlock(&word_lock);
+    tl_xproc_after_fork_child();
+}
+
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
+/* The name goes with the process (a killed process's is replaced by the next one with its pid). */
+__attribute__((destructor)) static void remove_ctl_name(void)
+{
+    tl_ctl *c = atomic_load(&ctl);
+    if (c)
+        tl_ctl_unlink_own(c);
+}

@@ -1,0 +1,96 @@
+/*
+ * The traced process's side of cross-process tracing (design note, sections
+ * 3.2, 4 and 6): its control object, made lazily over the event word's page;
+ * acting on announcements (open, check, map, hand to the POSIX layer);
+ * joining the stream named by TRACELOG_STREAM at load; the environment a
+ * spawned child needs to join an inherited stream.
+ *
+ * The POSIX layer owns the streams and the meaning of the event word's low
+ * bits; this module only moves buffers in and out through tl_xproc_ops, so
+ * it never includes posix/ (layering: posix uses xproc).
+ */
+#ifndef TRACELOG_XPROC_ATTACH_H
+#define TRACELOG_XPROC_ATTACH_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "xproc/ctl.h"
+
+#define TL_XPROC_ENV "TRACELOG_STREAM"
+#define TL_XPROC_LOCAL (TL_CTL_SLOTS + 1) /* one local stream per slot, plus the one from the environment */
+#define TL_XPROC_ENV_SLOT TL_CTL_SLOTS
+
+/*
+ * The event word's page: the one word posix_trace_event loads, at a
+ * link-time address. Private memory until the process makes its control
+ * object, which is then mapped exactly over it.
+ */
+typedef union tl_xproc_page {
+    _Atomic uint64_t word;
+    char bytes[TL_CTL_SIZE];
+} tl_xproc_page;
+extern tl_xproc_page tl_xproc_event_page;
+
+/*
+ * What the POSIX layer does with a stream buffer. All three may be called
+ * from posix_trace_event's slow path, possibly in a signal handler: they
+ * must be async-signal-safe (atomics only: no lock, no allocation).
+ */
+typedef struct tl_xproc_ops {
+    /* Is this mapping a stream buffer of `size` bytes with this id? 0 or EINVAL. */
+    int (*validate)(const void *map, uint64_t size, uint64_t id);
+    /* Makes posix_trace_event record into it. A handle >= 0, or -errno. */
+    int (*publish)(void *map, uint64_t size, uint32_t flags);
+    /* Stops recording into the handle's buffer (the buffer stays mapped). */
+    void (*unpublish)(int handle);
+} tl_xproc_ops;
+
+/* Installs the POSIX layer's operations (once, before any control object exists). */
+void tl_xproc_set_ops(const tl_xproc_ops *ops);
+
+/*
+ * Makes this process's control object if it has none, over the event
+ * page, keeping the word. Called by the traced-process calls that may make
+ * system calls (posix_trace_eventid_open, ...). 0 or an errno; a failure
+ * only means no controller can find this process.
+ */
+int tl_xproc_ensure_ctl(void);
+
+/*
+ * At load: if a controller has made this process's control object already
+ * (tl_ctl_open_or_make: a controller tracing its child from before exec),
+ * adopts it now, so that the announced streams are mapped before the first
+ * event. Costs a process nobody traces one failed open(). 0 or an errno.
+ */
+int tl_xproc_adopt_if_made(void);
+
+/* Changes the event word's low bits (publishing or unpublishing a stream). Serialised with the remap. */
+void tl_xproc_word_set(uint64_t bits);
+void tl_xproc_word_clear(uint64_t bits);
+
+/*
+ * posix_trace_event's slow path, when the word has TL_CTL_PENDING: acts on
+ * the announcements. Async-signal-safe; a call made while another is in
+ * progress (another thread, or a signal handler interrupting one) returns
+ * at once, leaving the work to the one in progress.
+ */
+void tl_xproc_poll(void);
+
+/* Joins the stream TRACELOG_STREAM names ("NAME:ID"), if any. 0, or an errno (ignored by callers: a stale variable never stops a program). */
+int tl_xproc_join_env(void);
+
+/*
+ * A copy of envp (NULL-terminated) with TRACELOG_STREAM set to name:id and
+ * any other TRACELOG_STREAM removed; one malloc'd block, freed with free().
+ * NULL on ENOMEM.
+ */
+char **tl_xproc_env_with(char *const envp[], const char *name, uint64_t id);
+
+/* In a forked child: the event word becomes the child's own; streams that are not inherited are let go. */
+void tl_xproc_after_fork_child(void);
+
+/* The local table, for tests: the mapping of local slot i (NULL if none). */
+void *tl_xproc_local_map(unsigned i, uint64_t *size, int *handle);
+
+#endif

@@ -1,0 +1,151 @@
+/* The per-user stream table behind TRACE_SYS_MAX (see quota.h). */
+#include "xproc/quota.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "xproc/proc.h"
+
+#define OPEN_ATTEMPTS 4
+
+void tl_quota_name(char out[TL_SHM_NAME_MAX], uint32_t euid)
+{
+    snprintf(out, TL_SHM_NAME_MAX, "/tracelog.%u.streams", euid);
+}
+
+static int table_valid(const tl_quota_table *t, uint32_t entries, uint32_t euid)
+{
+    return t->magic == TL_QUOTA_MAGIC && t->version == TL_QUOTA_VERSION && t->entries == entries &&
+           t->euid == euid;
+}
+
+static int map_table(int fd, tl_quota_table **t)
+{
+    void *m = mmap(NULL, TL_QUOTA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED)
+        return errno;
+    *t = m;
+    return 0;
+}
+
+/* Builds a table under a private name and links it in as `name`: EEXIST if someone was first. */
+static int publish_new(const char *name, uint32_t entries, uint32_t euid)
+{
+    char tmp[TL_SHM_NAME_MAX];
+    snprintf(tmp, sizeof tmp, "%.40s.new.%d", name, (int)getpid());
+    tl_shmobj_unlink(tmp); /* left by a process of ours that died here, pid reused */
+    int fd;
+    int e = tl_shmobj_create(tmp, TL_QUOTA_SIZE, euid, (uint32_t)getegid(), &fd);
+    if (e)
+        return e;
+    tl_quota_table *t = NULL;
+    e = map_table(fd, &t);
+    close(fd);
+    if (!e) {
+        t->version = TL_QUOTA_VERSION;
+        t->entries = entries;
+        t->euid = euid;
+        t->magic = TL_QUOTA_MAGIC;
+        munmap(t, TL_QUOTA_SIZE);
+        char from[80], to[80];
+        snprintf(from, sizeof from, "/dev/shm%s", tmp);
+        snprintf(to, sizeof to, "/dev/shm%s", name);
+        e = link(from, to) ? errno : 0;
+    }
+    tl_shmobj_unlink(tmp);
+    return e;
+}
+
+int tl_quota_open(const char *name, uint32_t entries, tl_quota *q)
+{
+    memset(q, 0, sizeof *q);
+    if (entries == 0 || sizeof(tl_quota_table) + entries * sizeof(uint64_t) > TL_QUOTA_SIZE)
+        return EINVAL;
+    tl_proc_token self;
+    int e = tl_proc_token_of(getpid(), &self);
+    if (e)
+        return e;
+    uint32_t euid = (uint32_t)geteuid();
+    for (int attempt = 0; attempt < OPEN_ATTEMPTS; attempt++) {
+        int fd;
+        e = tl_shmobj_open(name, euid, TL_QUOTA_SIZE, &fd, NULL);
+        if (e == ENOENT) {
+            e = publish_new(name, entries, euid);
+            if (e && e != EEXIST)
+                return e;
+            continue;
+        }
+        if (e == ENOTSUP || e == EACCES) { /* ours but wrong, or another user's */
+            if (tl_shmobj_unlink(name) != 0)
+                return ENOTSUP;
+            continue;
+        }
+        if (e)
+            return e;
+        tl_quota_table *t = NULL;
+        e = map_table(fd, &t);
+        close(fd);
+        if (e)
+            return e;
+        if (!table_valid(t, entries, euid)) {
+            /* Damaged, or another TRACE_SYS_MAX: entries held there are lost,
+               which only ever lets more streams exist, never fewer. */
+            munmap(t, TL_QUOTA_SIZE);
+            tl_shmobj_unlink(name);
+            continue;
+        }
+        q->t = t;
+        q->entries = entries;
+        q->self = tl_proc_token_pack(&self);
+        return 0;
+    }
+    return ENOTSUP;
+}
+
+void tl_quota_close(tl_quota *q)
+{
+    if (q->t)
+        munmap(q->t, TL_QUOTA_SIZE);
+    q->t = NULL;
+}
+
+int tl_quota_acquire(tl_quota *q, uint32_t *entry)
+{
+    for (uint32_t i = 0; i < q->entries; i++) {
+        uint64_t free_holder = 0;
+        if (atomic_compare_exchange_strong(&q->t->holder[i], &free_holder, q->self)) {
+            *entry = i;
+            return 0;
+        }
+    }
+    for (uint32_t i = 0; i < q->entries; i++) {
+        uint64_t h = atomic_load(&q->t->holder[i]);
+        if (h != q->self && !tl_proc_packed_alive(h) && atomic_compare_exchange_strong(&q->t->holder[i], &h, q->self)) {
+            *entry = i;
+            return 0;
+        }
+    }
+    return EAGAIN;
+}
+
+void tl_quota_release(tl_quota *q, uint32_t entry)
+{
+    if (entry >= q->entries)
+        return;
+    uint64_t mine = q->self;
+    atomic_compare_exchange_strong(&q->t->holder[entry], &mine, 0);
+}
+
+uint32_t tl_quota_in_use(const tl_quota *q)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < q->entries; i++) {
+        uint64_t h = atomic_load(&q->t->holder[i]);
+        n += h && tl_proc_packed_alive(h);
+    }
+    return n;
+}
