@@ -50,6 +50,13 @@ expect_rc 0 "output is a copy of the input" "$PTLOG" filter small.ptl -o other.p
 expect_rc 0 "output /dev/null" "$PTLOG" convert small.ptl --to jsonl -o /dev/null
 expect_rc 0 "dump to standard output" "$PTLOG" dump small.ptl
 
+# A failure before the temporary file exists removes nothing: a file named like its template stays.
+mkdir adir
+echo mine >adir.tmp.XXXXXX
+expect_rc 4 "output is a directory" "$PTLOG" convert small.ptl --to json -o adir
+[ "$(cat adir.tmp.XXXXXX 2>/dev/null)" = mine ] && ok || bad "a failed open removed adir.tmp.XXXXXX"
+rm -f adir.tmp.XXXXXX
+
 # ---- interrupted runs --------------------------------------------------------------------------
 # The input is a FIFO kept open by this shell: ptlog has created its temporary
 # output and waits for more input when the signal comes.

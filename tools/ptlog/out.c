@@ -35,15 +35,11 @@ int ptlog_out_open(ptlog_out *o, const char *path)
         stdout_claimed = 1;
         return PTLOG_EXIT_OK;
     }
-    size_t n = strlen(path);
     o->path = strdup(path);
-    o->tmp = malloc(n + sizeof ".tmp.XXXXXX");
-    if (!o->path || !o->tmp) {
+    if (!o->path) {
         ptlog_out_abort(o);
         return ptlog_nomem();
     }
-    memcpy(o->tmp, path, n);
-    memcpy(o->tmp + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         ptlog_msg(path, "cannot write: Is a directory");
@@ -52,8 +48,6 @@ int ptlog_out_open(ptlog_out *o, const char *path)
     }
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
         /* A device, FIFO or socket (/dev/null, a named pipe): written in place, never replaced. */
-        free(o->tmp);
-        o->tmp = NULL;
         o->fd = open(path, O_WRONLY | O_CLOEXEC);
         if (o->fd < 0) {
             ptlog_msg(path, "cannot open the output: %s", strerror(errno));
@@ -62,6 +56,15 @@ int ptlog_out_open(ptlog_out *o, const char *path)
         }
         return PTLOG_EXIT_OK;
     }
+    /* o->tmp is set only from here on: an early failure must not unlink a file named like the template. */
+    size_t n = strlen(path);
+    o->tmp = malloc(n + sizeof ".tmp.XXXXXX");
+    if (!o->tmp) {
+        ptlog_out_abort(o);
+        return ptlog_nomem();
+    }
+    memcpy(o->tmp, path, n);
+    memcpy(o->tmp + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
     o->fd = mkstemp(o->tmp);
     if (o->fd < 0) {
         ptlog_msg(path, "cannot create the output: %s", strerror(errno));
