@@ -333,12 +333,19 @@ static void child_flusher(const void *arg, report *r)
     /* More events for the flusher to take to the dead log, then a few flusher periods. */
     for (int i = 0; i < BATCH; i++)
         record_seq(id, seq++);
+    /* Wait until the flusher has taken them (on a loaded machine that can take
+       many periods), then let a few more periods pass with nothing traced. */
     struct timespec periods = {0, 20000000};
-    nanosleep(&periods, NULL);
     tracelog_trace_stats st;
-    tracelog_trace_get_stats(trid, &st);
+    for (int i = 0; i < 250; i++) {
+        nanosleep(&periods, NULL);
+        tracelog_trace_get_stats(trid, &st);
+        if (st.events_buffered == 0)
+            break;
+    }
     r->idle_delivered1 = st.events_delivered;
-    nanosleep(&periods, NULL);
+    for (int i = 0; i < 5; i++)
+        nanosleep(&periods, NULL);
     tracelog_trace_get_stats(trid, &st);
     r->idle_delivered2 = st.events_delivered;
     posix_trace_get_status(trid, &si);
