@@ -79,9 +79,9 @@ static size_t take_all(trace_id_t trid, taken *out, size_t max)
     if (tl_posix_acquire(trid, 1u << TL_ACTIVE, &t) != 0)
         TL_DIE("acquire");
     size_t n = 0;
-    tl_out_event ev;
+    tl_event ev;
     pthread_mutex_lock(&t->read_lock);
-    while (n < max && tl_consumer_take_wait(&t->consumer, &ev) == TL_TAKE_EVENT) {
+    while (n < max && tl_consumer_take_wait(&t->active.consumer, &ev) == TL_TAKE_EVENT) {
         out[n] = (taken){ev.event_id, ev.pid, ev.ktid, 0, ev.len};
         if (ev.len == sizeof out[n].data)
             memcpy(&out[n].data, ev.data, sizeof out[n].data);

@@ -33,7 +33,7 @@ static const int fatal[NFATAL] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
 
 /* Changed under watch_lock; read by the handler. */
 static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic(tl_trace *) watched[TRACE_SYS_MAX];
+static _Atomic(tl_log *) watched[TRACE_SYS_MAX];
 static int nwatched;
 static struct sigaction previous[NFATAL]; /* what was there before ours */
 static int installed[NFATAL];             /* ours is in the chain (maybe under a later handler) */
@@ -100,9 +100,9 @@ static void write_logs(void)
 {
     arm_guard();
     for (int i = 0; i < TRACE_SYS_MAX; i++) {
-        tl_trace *t = atomic_load(&watched[i]);
-        if (t)
-            tl_posix_log_crash_flush(t);
+        tl_log *l = atomic_load(&watched[i]);
+        if (l)
+            tl_log_crash_flush(l);
     }
     disarm_guard();
 }
@@ -206,7 +206,7 @@ static void uninstall(void)
     }
 }
 
-void tl_posix_crash_watch(tl_trace *t)
+void tl_posix_crash_watch(tl_log *l)
 {
     pthread_mutex_lock(&watch_lock);
     for (int i = 0; i < TRACE_SYS_MAX; i++) {
@@ -214,24 +214,24 @@ void tl_posix_crash_watch(tl_trace *t)
             continue;
         if (nwatched++ == 0)
             install();
-        atomic_store(&watched[i], t);
+        atomic_store(&watched[i], l);
         break;
     }
     pthread_mutex_unlock(&watch_lock);
 }
 
-void tl_posix_crash_unwatch(tl_trace *t)
+void tl_posix_crash_unwatch(tl_log *l)
 {
     pthread_mutex_lock(&watch_lock);
     for (int i = 0; i < TRACE_SYS_MAX; i++) {
-        if (atomic_load(&watched[i]) != t)
+        if (atomic_load(&watched[i]) != l)
             continue;
         atomic_store(&watched[i], NULL);
         if (--nwatched == 0)
             uninstall();
     }
     pthread_mutex_unlock(&watch_lock);
-    /* A crash handler that saw t before it left is writing it: t must outlive that. The
+    /* A crash handler that saw l before it left is writing it: l must outlive that. The
        process is about to die; only the writing thread itself (a handler that called exit())
        goes on. */
     struct timespec ms = {0, 1000000};

@@ -1,15 +1,18 @@
 /*
  * posix_trace_event: the trace point. Lock-free, allocation-free, no system
- * call, async-signal-safe (see stream/stream.h for the recording protocol).
- * A process with no running stream pays one relaxed load.
+ * call (but a thread's first gettid), async-signal-safe (see stream/stream.h
+ * for the recording protocol). A process with no running stream pays one
+ * relaxed load. Also who the calling thread is, for the system events the
+ * library records itself.
  */
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "posix/internal.h"
+#include "stream/produce.h"
 
-extern _Atomic(tl_shm *) tl_posix_active[TRACE_SYS_MAX];
+extern _Atomic(tl_stream *) tl_posix_active[TRACE_SYS_MAX];
 extern _Atomic uint64_t tl_posix_active_mask;
 extern _Atomic uint32_t tl_posix_current_pid;
 
@@ -46,9 +49,16 @@ void tl_posix_event_after_fork_child(void)
     kernel_tid = 0;
 }
 
-static inline int filtered(tl_shm *s, trace_event_id_t id)
+tl_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len, uint64_t caller)
 {
-    return (atomic_load_explicit(&s->filter[id / 64], memory_order_relaxed) >> (id % 64)) & 1;
+    return (tl_event){.event_id = id,
+                      .pid = atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed),
+                      .ktid = tl_posix_kernel_tid(),
+                      .truncation = POSIX_TRACE_NOT_TRUNCATED,
+                      .tid = (uint64_t)pthread_self(),
+                      .addr = caller,
+                      .len = (uint32_t)len,
+                      .data = data};
 }
 
 void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr, size_t data_len)
@@ -59,30 +69,33 @@ void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr,
     do {
         int slot = __builtin_ctzll(mask);
         mask &= mask - 1;
-        tl_shm *s = atomic_load_explicit(&tl_posix_active[slot], memory_order_acquire);
+        tl_stream *s = atomic_load_explicit(&tl_posix_active[slot], memory_order_acquire);
         if (!s)
             continue;
-        /* Read once: a stream shut down meanwhile has had its pages replaced by zero pages (nlanes 0). */
-        uint32_t nlanes = s->nlanes; /* a power of two */
+        /* Read once: a stream shut down meanwhile has had its pages replaced by zero pages (0 lanes). */
+        uint32_t nlanes = tl_stream_user_lanes(s); /* a power of two */
         if (nlanes == 0)
             continue;
-        if (atomic_load_explicit(&s->state, memory_order_relaxed) != TL_RUNNING) {
-            if (atomic_load_explicit(&s->autostopped, memory_order_relaxed))
-                atomic_fetch_add(&tl_lanes(s)[my_ticket() & (nlanes - 1)].overruns, 1); /* UNTIL_FULL: lost */
+        tl_admit admit = tl_stream_admit(s, event_id);
+        if (admit != TL_ADMIT_RECORD) {
+            if (admit == TL_ADMIT_LOSE) /* UNTIL_FULL stopped itself: the event is lost */
+                tl_stream_count_lost(s, my_ticket() & (nlanes - 1));
             continue;
         }
-        if (filtered(s, event_id))
-            continue;
         size_t len = data_ptr ? data_len : 0;
         uint32_t trunc = POSIX_TRACE_NOT_TRUNCATED;
-        if (len > s->max_data) {
-            len = s->max_data;
+        if (len > tl_stream_max_data(s)) {
+            len = tl_stream_max_data(s);
             trunc = POSIX_TRACE_TRUNCATED_RECORD;
         }
-        void *addr = __builtin_extract_return_addr(__builtin_return_address(0));
-        tl_stream_record(s, my_ticket() & (nlanes - 1), event_id, data_ptr, (uint32_t)len, trunc,
-                               (uint64_t)(uintptr_t)addr, (uint64_t)pthread_self(),
-                               atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed),
-                               tl_posix_kernel_tid());
+        tl_event ev = {.event_id = event_id,
+                       .pid = atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed),
+                       .ktid = tl_posix_kernel_tid(),
+                       .truncation = trunc,
+                       .tid = (uint64_t)pthread_self(),
+                       .addr = (uint64_t)(uintptr_t)__builtin_extract_return_addr(__builtin_return_address(0)),
+                       .len = (uint32_t)len,
+                       .data = data_ptr};
+        tl_stream_record(s, my_ticket() & (nlanes - 1), &ev); /* inline: the fast path of produce.h */
     } while (mask);
 }

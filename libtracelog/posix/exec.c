@@ -24,12 +24,9 @@ int tracelog_prepare_exec(void)
         tl_trace *t;
         if (tl_posix_acquire(trids[i], 1u << TL_ACTIVE_LOG, &t))
             continue;
-        if (atomic_load(&t->shm->state) == TL_RUNNING && posix_trace_stop(trids[i]) == 0)
+        if (tl_stream_running(t->active.stream) && posix_trace_stop(trids[i]) == 0)
             stopped[nstopped++] = trids[i];
-        tl_posix_log_flush(t, 0);
-        tl_posix_log_lock(t);
-        tracelog_writer_checkpoint(t->writer);
-        tl_posix_log_unlock(t);
+        tl_log_checkpoint(t->active.log);
         tl_posix_release(t);
     }
     pthread_mutex_unlock(&exec_lock);

@@ -2,7 +2,6 @@
 #include <errno.h>
 
 #include "posix/internal.h"
-#include "tracelog/posix.h"
 
 int tracelog_trace_sync(trace_id_t trid)
 {
@@ -10,21 +9,7 @@ int tracelog_trace_sync(trace_id_t trid)
     int e = tl_posix_acquire(trid, 1u << TL_ACTIVE_LOG, &t);
     if (e)
         return e;
-    e = tl_posix_log_flush(t, 0);
-    if (!e) {
-        tl_posix_log_lock(t);
-        tracelog_status st = tracelog_writer_sync(t->writer);
-        if (st != TRACELOG_OK && st != TRACELOG_E_LOG_FULL) {
-            tracelog_error err;
-            tracelog_writer_last_error(t->writer, &err);
-            e = err.sys_errno ? err.sys_errno : EIO;
-            pthread_mutex_lock(&t->status_lock);
-            if (!t->flush_error)
-                t->flush_error = e;
-            pthread_mutex_unlock(&t->status_lock);
-        }
-        tl_posix_log_unlock(t);
-    }
+    e = tl_log_sync(t->active.log);
     tl_posix_release(t);
     return e;
 }
@@ -34,22 +19,17 @@ int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats)
     tl_trace *t;
     if (!stats)
         return EINVAL;
-    int e = tl_posix_acquire(trid, 1u << TL_ACTIVE | 1u << TL_ACTIVE_LOG, &t);
+    int e = tl_posix_acquire(trid, TL_ACTIVE_KINDS, &t);
     if (e)
         return e;
+    tl_stream *s = t->active.stream;
     *stats = (tracelog_trace_stats){0};
-    tl_posix_log_lock(t);
-    stats->events_delivered = t->consumer.delivered;
-    stats->events_lost = tl_stream_overruns(t->shm);
-    stats->events_buffered = tl_stream_buffered(t->shm);
-    stats->lanes = t->shm->nlanes;
-    tl_posix_log_unlock(t);
-    if (t->kind == TL_ACTIVE_LOG) {
-        pthread_mutex_lock(&t->status_lock);
-        stats->log_events_written = t->log_snapshot.events_written;
-        stats->log_events_lost = t->log_snapshot.log_overruns;
-        pthread_mutex_unlock(&t->status_lock);
-    }
+    stats->events_delivered = tl_stream_delivered(s);
+    stats->events_lost = tl_stream_overruns(s);
+    stats->events_buffered = tl_stream_buffered(s);
+    stats->lanes = tl_stream_lanes(s);
+    if (t->active.log)
+        tl_log_get_stats(t->active.log, stats);
     tl_posix_release(t);
     return 0;
 }

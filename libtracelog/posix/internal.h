@@ -1,4 +1,11 @@
-/* Shared state of the POSIX layer: trace handles, the process's name map. */
+/*
+ * The POSIX layer's own interface: trace handles (registry.c), the name map
+ * (names.c), logs (log.c), fatal signals (crash.c), the process's fork and
+ * exit hooks (process.c), and the trace point's helpers (event.c). The
+ * standard's functions are spread over the files by concern: attr.c,
+ * control.c, event.c, eventset.c, log.c, read.c, prerecorded.c, ext.c,
+ * exec.c.
+ */
 #ifndef TRACELOG_POSIX_INTERNAL_H
 #define TRACELOG_POSIX_INTERNAL_H
 
@@ -7,6 +14,7 @@
 #include <trace.h>
 
 #include "stream/stream.h"
+#include "tracelog/posix.h"
 #include "tracelog/reader.h"
 #include "tracelog/writer.h"
 
@@ -19,67 +27,64 @@
 #define TL_DEFAULT_FLUSH_INTERVAL_MS 100u
 #define TL_MAX_FLUSH_INTERVAL_MS 86400000u /* a day */
 
+_Static_assert(sizeof(trace_event_set_t) == TL_FILTER_WORDS * 8, "the stream's filter is a trace_event_set_t");
+_Static_assert(TL_ID_LIMIT <= TL_FILTER_IDS, "every event id can be filtered");
+
 typedef enum tl_kind { TL_ACTIVE, TL_ACTIVE_LOG, TL_PRERECORDED } tl_kind;
+#define TL_ACTIVE_KINDS (1u << TL_ACTIVE | 1u << TL_ACTIVE_LOG)
+#define TL_ANY_KIND (TL_ACTIVE_KINDS | 1u << TL_PRERECORDED)
+
+typedef struct tl_log tl_log; /* a stream's log: log.c */
 
 typedef struct tl_trace {
     tl_kind kind;
     pid_t owner;             /* only this process may use the handle */
     trace_attr_t attr;       /* as resolved at creation (or read from the log) */
     int slot;
-    int users;               /* calls in progress on this handle */
+    int users;               /* calls in progress on this handle (registry lock) */
     int dying;               /* shutdown/close started: new calls get EINVAL */
-    pthread_cond_t idle;     /* signalled when users drops to 0 while dying */
     size_t typelist_pos;
+    /* Active: start, stop, filter and clear, and the reader's consumer. Pre-recorded: the reader. */
+    pthread_mutex_t read_lock;
 
-    /* Active streams. */
-    tl_shm *shm;
-    pthread_mutex_t read_lock; /* one consumer at a time */
-    tl_consumer consumer;
-    uint64_t overruns_reported;
+    struct {
+        tl_stream *stream;
+        tl_consumer consumer;  /* without log: what the getnext functions read with */
+        _Atomic uint64_t overruns_reported;
+        tl_log *log;           /* with log: it drains the stream with a consumer of its own */
+    } active;
 
-    /* Streams with log. */
-    int log_fd;                /* our dup of the caller's descriptor */
-    tracelog_writer *writer;
-    pthread_mutex_t log_lock;  /* writer, counters below: taken with tl_posix_log_lock */
-    _Atomic uintptr_t log_owner; /* pthread_self() of log_lock's holder, 0 if none (the crash handler's check) */
-    uint64_t flush_interval_ns; /* FLUSH policy: the flusher writes a partial chunk this often */
-    uint64_t written_at;       /* consumer.delivered when the log was last written */
-    pthread_t flusher;
-    int flusher_running;
-    _Atomic int flusher_stop;
-    _Atomic int flushing;
-    pthread_mutex_t status_lock; /* flush_error and log_snapshot: never held during I/O */
-    int flush_error;           /* first error, reset when read */
-    tracelog_log_status log_snapshot; /* the writer's status after the last flush */
-    int log_error;             /* the write error that stopped the log (the writer's errors are sticky) */
-    uint64_t log_overruns_reported;
-    uint32_t names_logged;     /* user names already given to the writer */
-    int log_stop_written;      /* UNTIL_FULL log: the final STOP is in */
-    uint64_t events_flushed;
-
-    /* Pre-recorded streams. */
-    tracelog_reader *reader;
-    tracelog_log_status log_status;
+    struct {
+        tracelog_reader *reader;
+        tracelog_log_status status;
+    } pre;
 } tl_trace;
 
-/* Handles. acquire checks the handle, the owner process and the kind mask (1 << tl_kind). */
+/* ---- handles (registry.c) ---------------------------------------------------- */
+
+/* acquire checks the handle, the owner process and the kind mask (1 << tl_kind). */
 int tl_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out);
 void tl_posix_release(tl_trace *t);
 int tl_posix_register(tl_trace *t, trace_id_t *trid); /* EAGAIN when TRACE_SYS_MAX are in use */
 /* Marks t dying, waits for other users to leave, frees the slot. Caller holds one use. */
 void tl_posix_unregister(tl_trace *t);
 /* Makes posix_trace_event record into (or stop recording into) the stream of slot. */
-void tl_posix_publish(int slot, tl_shm *s);
-void tl_posix_init_once(void);
+void tl_posix_publish(int slot, tl_stream *s);
+/* Handles of this process's traces of the given kinds (at most max). */
+size_t tl_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds);
+pid_t tl_posix_pid(void);
 /* Fork handlers' parts (process.c calls them): before fork, 1 if an inherited stream is alive. */
 int tl_posix_registry_before_fork(void);
 void tl_posix_registry_after_fork_parent(void);
 void tl_posix_registry_after_fork_child(void);
-/* Handles of this process's traces of the given kinds (at most max). */
-size_t tl_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds);
-pid_t tl_posix_pid(void);
 
-/* Names. Ids below TL_SYSTEM_EVENTS + 1 are system events. */
+/* ---- the process (process.c) ------------------------------------------------------ */
+
+void tl_posix_process_init(void); /* the fork handlers, installed once */
+void tl_posix_exit_hook(void);    /* streams shut down at exit (POSIX), installed once */
+
+/* ---- names (names.c). Ids below TL_SYSTEM_EVENTS + 1 are system events. ------------- */
+
 const char *tl_posix_system_name(trace_event_id_t id); /* NULL if not a system id */
 int tl_posix_name_of(trace_event_id_t id, char *out, size_t cap); /* 0 or EINVAL */
 int tl_posix_name_open(const char *name, trace_event_id_t *id);
@@ -89,27 +94,51 @@ void tl_posix_names_before_fork(int shared);
 void tl_posix_names_after_fork_parent(void);
 void tl_posix_names_after_fork_child(int shared);
 
-/* The process: fork handlers installed once (process.c). */
-void tl_posix_process_init(void);
-void tl_posix_event_after_fork_child(void); /* event.c: the child's threads get lanes of their own */
-uint32_t tl_posix_kernel_tid(void);         /* the calling thread's gettid(), cached (async-signal-safe) */
+/* ---- the trace point (event.c) ------------------------------------------------------ */
 
-/* Logs. */
-int tl_posix_log_start(tl_trace *t, int fd);
-int tl_posix_log_flush(tl_trace *t, int explicit_call);
-int tl_posix_log_finish(tl_trace *t);
-/* Undoes tl_posix_log_start when the stream cannot be created after all: nothing more is written. */
-void tl_posix_log_abandon(tl_trace *t);
-void tl_posix_log_lock(tl_trace *t);
-void tl_posix_log_unlock(tl_trace *t);
+void tl_posix_event_after_fork_child(void); /* the child's threads get lanes and ids of their own */
+uint32_t tl_posix_kernel_tid(void);         /* the calling thread's gettid(), cached (async-signal-safe) */
+/* A system event as the calling thread records it (its pid and ids), from program address caller. */
+tl_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len, uint64_t caller);
+
+/* ---- logs (log.c) ---------------------------------------------------------------------- */
+
+/*
+ * A stream's log: its writer on a duplicate of fd, a consumer of the stream,
+ * and with the FLUSH policy the flusher thread. Every function is
+ * thread-safe (one lock, never held by another log's call). Errors are
+ * error numbers.
+ */
+int tl_log_open(tl_log **out, tl_stream *s, const trace_attr_t *attr, int fd);
+/* posix_trace_flush (explicit_call: FLUSH_START and FLUSH_STOP are recorded) and the other full flushes. */
+int tl_log_flush(tl_log *l, int explicit_call);
+/* A flush, then fdatasync (tracelog_trace_sync). */
+int tl_log_sync(tl_log *l);
+/* A flush and a trailer, the writer kept open: the log reads back complete (exec). */
+int tl_log_checkpoint(tl_log *l);
+/* The last flush, the losses no later event marked, the trailer; frees l. */
+int tl_log_close(tl_log *l);
+/* Frees l, writing nothing more (the stream could not be created after all). */
+void tl_log_abandon(tl_log *l);
+/* posix_trace_clear: forgets the stream's events (the log keeps what it has). */
+void tl_log_clear(tl_log *l);
+/* Fills the flush and log fields of si, resetting what the standard resets when read. */
+void tl_log_get_status(tl_log *l, struct posix_trace_status_info *si);
+void tl_log_get_stats(tl_log *l, tracelog_trace_stats *st);
 /* The fatal-signal handler's flush (crash.c): the events recorded until now, then the partial chunk. */
-void tl_posix_log_crash_flush(tl_trace *t);
-/* Fatal-signal handlers (crash.c): installed while a log is watched. */
-void tl_posix_crash_watch(tl_trace *t);
-void tl_posix_crash_unwatch(tl_trace *t);
+void tl_log_crash_flush(tl_log *l);
+/* POSIX_TRACE_FULL or NOT_FULL for a log with these counters (a LOOP log that wrapped is full). */
+int tl_posix_log_full_status(int log_policy, const tracelog_log_status *ls);
+
+/* ---- fatal signals (crash.c): handlers installed while a log is watched ----------------- */
+
+void tl_posix_crash_watch(tl_log *l);
+void tl_posix_crash_unwatch(tl_log *l);
 void tl_posix_crash_after_fork_child(void); /* a child has no log of its own */
-unsigned tl_posix_flush_interval_ms(const trace_attr_t *attr); /* attr.c: the attribute or the default */
-void tl_posix_set_from_shm(const tl_shm *s, trace_event_set_t *set);
+
+/* ---- attributes (attr.c) ---------------------------------------------------------------- */
+
+unsigned tl_posix_flush_interval_ms(const trace_attr_t *attr); /* the attribute or the default */
 
 /* Converts a time in ns since the epoch. */
 static inline struct timespec tl_timespec(uint64_t ns)

@@ -1,21 +1,46 @@
 /*
- * Streams with a log: moving events from the stream to the log writer, by an
- * explicit posix_trace_flush, by the background flusher of the FLUSH policy,
- * and at shutdown.
+ * A stream's log (Trace Log option): the object that owns the log writer
+ * and drains the stream into it, by an explicit posix_trace_flush, by the
+ * background flusher of the FLUSH policy, by a sync or an exec checkpoint,
+ * on a crash (crash.c) and at shutdown. Nothing outside this file touches
+ * the writer.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <signal.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/text.h"
 #include "posix/internal.h"
 
 #define FLUSHER_PERIOD_NS 2000000 /* the flusher drains the stream this often */
 #define CRASH_LOCK_WAIT_MS 500    /* the crash handler waits this long for another thread's flush */
+
+struct tl_log {
+    tl_stream *stream;
+    tl_consumer consumer;
+    trace_attr_t attr;          /* the stream's, as resolved at creation */
+    int fd;                     /* our duplicate of the caller's descriptor */
+    tracelog_writer *writer;
+    pthread_mutex_t lock;       /* the writer, the consumer and the fields below it */
+    _Atomic uintptr_t owner;    /* pthread_self() of the lock's holder, 0 if none (the crash handler's check) */
+    uint64_t flush_interval_ns; /* FLUSH policy: the flusher writes a partial chunk this often */
+    uint64_t written_at;        /* events delivered when the log was last written */
+    uint32_t names_logged;      /* user names already given to the writer */
+    int stop_written;           /* UNTIL_FULL log: the final STOP is in */
+    int error;                  /* the write error that stopped the log (the writer's errors are sticky) */
+    pthread_t flusher;
+    int flusher_running;
+    _Atomic int flusher_stop;
+    _Atomic int flushing;
+    pthread_mutex_t status_lock; /* the fields below: never held during I/O */
+    int flush_error;             /* first error, reset when read */
+    tracelog_log_status snapshot; /* the writer's status after the last flush */
+    uint64_t overruns_reported;
+};
 
 static int errno_of(tracelog_status st, const tracelog_error *err)
 {
@@ -38,15 +63,16 @@ static tracelog_policy policy_of(int posix_policy)
     }
 }
 
-static void fill_metadata(const tl_trace *t, tracelog_metadata *m)
+static uint64_t ns_of(struct timespec ts) { return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec; }
+
+static void fill_metadata(const trace_attr_t *a, tracelog_metadata *m)
 {
-    const trace_attr_t *a = &t->attr;
     tracelog_metadata_init(m);
-    snprintf(m->trace_name, sizeof m->trace_name, "%s", a->__name);
-    snprintf(m->generation_version, sizeof m->generation_version, "%s", a->__genversion);
-    m->creation_time_ns = (uint64_t)a->__create_time.tv_sec * 1000000000u + (uint64_t)a->__create_time.tv_nsec;
-    snprintf(m->clock_source, sizeof m->clock_source, "CLOCK_MONOTONIC+offset");
-    m->clock_resolution_ns = (uint64_t)a->__clock_res.tv_sec * 1000000000u + (uint64_t)a->__clock_res.tv_nsec;
+    tl_copy_text(m->trace_name, sizeof m->trace_name, a->__name);
+    tl_copy_text(m->generation_version, sizeof m->generation_version, a->__genversion);
+    m->creation_time_ns = ns_of(a->__create_time);
+    tl_copy_text(m->clock_source, sizeof m->clock_source, "CLOCK_MONOTONIC+offset");
+    m->clock_resolution_ns = ns_of(a->__clock_res);
     m->max_data_size = a->__max_data_size;
     m->stream_min_size = a->__stream_size;
     m->log_max_size = a->__log_size;
@@ -55,119 +81,23 @@ static void fill_metadata(const tl_trace *t, tracelog_metadata *m)
     m->inherited = a->__inheritance == POSIX_TRACE_INHERITED;
 }
 
-/* Names registered since the last drain, so that the log names every event it holds. */
-static void log_new_names(tl_trace *t)
+int tl_posix_log_full_status(int log_policy, const tracelog_log_status *ls)
 {
-    uint32_t n = tl_posix_name_count();
-    char name[TRACE_EVENT_NAME_MAX];
-    for (; t->names_logged < n; t->names_logged++) {
-        trace_event_id_t id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + t->names_logged;
-        if (tl_posix_name_of(id, name, sizeof name) == 0)
-            tracelog_writer_define_event(t->writer, id, name);
-    }
+    /* A LOOP log that overwrote events has used up its space: it is full from then on, like a LOOP stream. */
+    int wrapped = log_policy == POSIX_TRACE_LOOP && ls->log_overruns > 0;
+    return ls->log_full || wrapped ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
 }
 
-/*
- * A write error stops the log for good (the writer's errors are sticky: every
- * later flush fails the same way), so it is reported once: in flush_error
- * and by one POSIX_TRACE_ERROR event. Reporting each later failure again
- * would make the background flusher feed the dead log an ERROR event every
- * period, and flush_error could never be read back to 0.
- */
-static void note_error(tl_trace *t, int e)
+static void lock(tl_log *l)
 {
-    if (t->log_error)
-        return;
-    t->log_error = e;
-    pthread_mutex_lock(&t->status_lock);
-    if (!t->flush_error)
-        t->flush_error = e;
-    pthread_mutex_unlock(&t->status_lock);
-    tl_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_ERROR, &e, sizeof e,
-                           POSIX_TRACE_NOT_TRUNCATED, 0, 0, 0, 0);
+    pthread_mutex_lock(&l->lock);
+    atomic_store_explicit(&l->owner, (uintptr_t)pthread_self(), memory_order_relaxed);
 }
 
-/* The errno behind a writer status (0 for success and for a full log, which the log status reports). */
-static int writer_errno(tl_trace *t, tracelog_status st)
+static void unlock(tl_log *l)
 {
-    if (st == TRACELOG_OK || st == TRACELOG_E_LOG_FULL)
-        return 0;
-    tracelog_error err;
-    tracelog_writer_last_error(t->writer, &err);
-    return errno_of(st, &err);
-}
-
-void tl_posix_log_lock(tl_trace *t)
-{
-    pthread_mutex_lock(&t->log_lock);
-    atomic_store_explicit(&t->log_owner, (uintptr_t)pthread_self(), memory_order_relaxed);
-}
-
-void tl_posix_log_unlock(tl_trace *t)
-{
-    atomic_store_explicit(&t->log_owner, 0, memory_order_relaxed);
-    pthread_mutex_unlock(&t->log_lock);
-}
-
-/*
- * Moves the stream's events to the writer, up to the first one recorded
- * after `until` (UINT64_MAX: all of them). Caller holds log_lock. Returns an
- * errno or 0.
- */
-static int drain(tl_trace *t, uint64_t until)
-{
-    log_new_names(t);
-    int e = 0;
-    tl_out_event ev;
-    while (tl_consumer_take_wait(&t->consumer, &ev) == TL_TAKE_EVENT) {
-        tracelog_event out = {.timestamp_ns = ev.ts,
-                              .event_id = ev.event_id,
-                              .pid = ev.pid,
-                              .kernel_tid = ev.ktid,
-                              .tid = ev.tid,
-                              .address = ev.addr,
-                              .truncation = ev.truncation,
-                              .payload_len = ev.len,
-                              .payload = ev.data};
-        tracelog_status st = tracelog_writer_append(t->writer, &out);
-        if (st == TRACELOG_E_LOG_FULL && !t->log_stop_written) {
-            /* An UNTIL_FULL log ends with POSIX_TRACE_STOP (auto != 0) where it filled up. */
-            int automatic = 1;
-            tracelog_event stop = {.timestamp_ns = ev.ts,
-                                   .event_id = POSIX_TRACE_STOP,
-                                   .payload_len = sizeof automatic,
-                                   .payload = &automatic};
-            tracelog_writer_append_final(t->writer, &stop);
-            t->log_stop_written = 1;
-        }
-        if (!e)
-            e = writer_errno(t, st);
-        t->events_flushed++;
-        if (ev.ts > until)
-            break;
-    }
-    return e;
-}
-
-static void update_status(tl_trace *t)
-{
-    tracelog_log_status st = {0};
-    st.events_recorded = t->consumer.delivered;
-    st.stream_overruns = tl_stream_overruns(t->shm);
-    pthread_mutex_lock(&t->status_lock);
-    st.flush_error = t->flush_error;
-    pthread_mutex_unlock(&t->status_lock);
-    tracelog_writer_set_status(t->writer, &st);
-}
-
-/* Lets posix_trace_get_status answer without waiting for a flush in progress. Caller holds log_lock. */
-static void publish_status(tl_trace *t)
-{
-    tracelog_log_status ls;
-    tracelog_writer_get_status(t->writer, &ls);
-    pthread_mutex_lock(&t->status_lock);
-    t->log_snapshot = ls;
-    pthread_mutex_unlock(&t->status_lock);
+    atomic_store_explicit(&l->owner, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&l->lock);
 }
 
 /*
@@ -194,58 +124,230 @@ static void xfsz_restore(const sigset_t *old)
     pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
-/* Writes the status and the partial chunk out. Caller holds log_lock. */
-static int write_out(tl_trace *t)
+/* Names registered since the last drain, so that the log names every event it holds. */
+static void log_new_names(tl_log *l)
 {
-    update_status(t);
-    t->written_at = t->consumer.delivered;
-    return writer_errno(t, tracelog_writer_flush(t->writer));
+    uint32_t n = tl_posix_name_count();
+    char name[TRACE_EVENT_NAME_MAX];
+    for (; l->names_logged < n; l->names_logged++) {
+        trace_event_id_t id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + l->names_logged;
+        if (tl_posix_name_of(id, name, sizeof name) == 0)
+            tracelog_writer_define_event(l->writer, id, name);
+    }
 }
 
-static int flush_locked(tl_trace *t, int explicit_call)
+/*
+ * A write error stops the log for good (the writer's errors are sticky: every
+ * later flush fails the same way), so it is reported once: in flush_error
+ * and by one POSIX_TRACE_ERROR event. Reporting each later failure again
+ * would make the background flusher feed the dead log an ERROR event every
+ * period, and flush_error could never be read back to 0.
+ */
+static void note_error(tl_log *l, int e)
+{
+    if (l->error)
+        return;
+    l->error = e;
+    pthread_mutex_lock(&l->status_lock);
+    if (!l->flush_error)
+        l->flush_error = e;
+    pthread_mutex_unlock(&l->status_lock);
+    tl_event error = {.event_id = POSIX_TRACE_ERROR, .len = sizeof e, .data = &e};
+    tl_stream_record_system(l->stream, &error);
+}
+
+/* The errno behind a writer status (0 for success and for a full log, which the log status reports). */
+static int writer_errno(tl_log *l, tracelog_status st)
+{
+    if (st == TRACELOG_OK || st == TRACELOG_E_LOG_FULL)
+        return 0;
+    tracelog_error err;
+    tracelog_writer_last_error(l->writer, &err);
+    return errno_of(st, &err);
+}
+
+static tracelog_event log_event(const tl_event *ev)
+{
+    return (tracelog_event){.timestamp_ns = ev->ts,
+                            .event_id = ev->event_id,
+                            .pid = ev->pid,
+                            .kernel_tid = ev->ktid,
+                            .tid = ev->tid,
+                            .address = ev->addr,
+                            .truncation = ev->truncation,
+                            .payload_len = ev->len,
+                            .payload = ev->data};
+}
+
+/*
+ * Moves the stream's events to the writer, up to the first one recorded
+ * after `until` (UINT64_MAX: all of them). Caller holds the lock. Returns an
+ * errno or 0.
+ */
+static int drain(tl_log *l, uint64_t until)
+{
+    log_new_names(l);
+    int e = 0;
+    tl_event ev;
+    while (tl_consumer_take_wait(&l->consumer, &ev) == TL_TAKE_EVENT) {
+        tracelog_event out = log_event(&ev);
+        tracelog_status st = tracelog_writer_append(l->writer, &out);
+        if (st == TRACELOG_E_LOG_FULL && !l->stop_written) {
+            /* An UNTIL_FULL log ends with POSIX_TRACE_STOP (auto != 0) where it filled up. */
+            int automatic = 1;
+            tracelog_event stop = {.timestamp_ns = ev.ts,
+                                   .event_id = POSIX_TRACE_STOP,
+                                   .payload_len = sizeof automatic,
+                                   .payload = &automatic};
+            tracelog_writer_append_final(l->writer, &stop);
+            l->stop_written = 1;
+        }
+        if (!e)
+            e = writer_errno(l, st);
+        if (ev.ts > until)
+            break;
+    }
+    return e;
+}
+
+static void update_status(tl_log *l)
+{
+    tracelog_log_status st = {0};
+    st.events_recorded = tl_stream_delivered(l->stream);
+    st.stream_overruns = tl_stream_overruns(l->stream);
+    pthread_mutex_lock(&l->status_lock);
+    st.flush_error = l->flush_error;
+    pthread_mutex_unlock(&l->status_lock);
+    tracelog_writer_set_status(l->writer, &st);
+}
+
+/* Lets posix_trace_get_status answer without waiting for a flush in progress. Caller holds the lock. */
+static void publish_status(tl_log *l)
+{
+    tracelog_log_status ls;
+    tracelog_writer_get_status(l->writer, &ls);
+    pthread_mutex_lock(&l->status_lock);
+    l->snapshot = ls;
+    pthread_mutex_unlock(&l->status_lock);
+}
+
+/* Writes the status and the partial chunk out. Caller holds the lock. */
+static int write_out(tl_log *l)
+{
+    update_status(l);
+    l->written_at = tl_stream_delivered(l->stream);
+    return writer_errno(l, tracelog_writer_flush(l->writer));
+}
+
+/* Caller holds the lock. */
+static int flush_locked(tl_log *l, int explicit_call)
 {
     sigset_t old;
     xfsz_block(&old);
-    atomic_store(&t->flushing, 1);
-    if (explicit_call)
-        tl_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_FLUSH_START, NULL, 0, 0, 0,
-                               (uint64_t)pthread_self(), (uint32_t)tl_posix_pid(), tl_posix_kernel_tid());
-    int e = drain(t, UINT64_MAX);
-    int we = write_out(t);
+    atomic_store(&l->flushing, 1);
+    if (explicit_call) {
+        tl_event start = tl_posix_system_event(POSIX_TRACE_FLUSH_START, NULL, 0, 0);
+        tl_stream_record_system(l->stream, &start);
+    }
+    int e = drain(l, UINT64_MAX);
+    int we = write_out(l);
     if (!e)
         e = we;
     if (e)
-        note_error(t, e);
-    publish_status(t);
-    atomic_store(&t->flushing, 0);
-    if (explicit_call) /* recorded after the flush: it goes out with the next one */
-        tl_stream_record(t->shm, t->shm->nlanes, POSIX_TRACE_FLUSH_STOP, NULL, 0, 0, 0,
-                               (uint64_t)pthread_self(), (uint32_t)tl_posix_pid(), tl_posix_kernel_tid());
+        note_error(l, e);
+    publish_status(l);
+    atomic_store(&l->flushing, 0);
+    if (explicit_call) { /* recorded after the flush: it goes out with the next one */
+        tl_event stop = tl_posix_system_event(POSIX_TRACE_FLUSH_STOP, NULL, 0, 0);
+        tl_stream_record_system(l->stream, &stop);
+    }
     xfsz_restore(&old);
     return e;
 }
 
-int tl_posix_log_flush(tl_trace *t, int explicit_call)
+int tl_log_flush(tl_log *l, int explicit_call)
 {
-    tl_posix_log_lock(t);
-    int e = flush_locked(t, explicit_call);
-    tl_posix_log_unlock(t);
+    lock(l);
+    int e = flush_locked(l, explicit_call);
+    unlock(l);
     return e;
 }
 
+int tl_log_sync(tl_log *l)
+{
+    lock(l);
+    int e = flush_locked(l, 0);
+    if (!e) {
+        tracelog_status st = tracelog_writer_sync(l->writer);
+        if (st != TRACELOG_OK && st != TRACELOG_E_LOG_FULL) {
+            tracelog_error err;
+            tracelog_writer_last_error(l->writer, &err);
+            e = err.sys_errno ? err.sys_errno : EIO;
+            pthread_mutex_lock(&l->status_lock);
+            if (!l->flush_error)
+                l->flush_error = e;
+            pthread_mutex_unlock(&l->status_lock);
+        }
+    }
+    unlock(l);
+    return e;
+}
+
+int tl_log_checkpoint(tl_log *l)
+{
+    lock(l);
+    int e = flush_locked(l, 0);
+    sigset_t old;
+    xfsz_block(&old);
+    int ce = writer_errno(l, tracelog_writer_checkpoint(l->writer));
+    xfsz_restore(&old);
+    unlock(l);
+    return e ? e : ce;
+}
+
+void tl_log_clear(tl_log *l)
+{
+    lock(l);
+    tl_consumer_clear(&l->consumer);
+    unlock(l);
+}
+
+void tl_log_get_status(tl_log *l, struct posix_trace_status_info *si)
+{
+    si->posix_stream_flush_status = atomic_load(&l->flushing) ? POSIX_TRACE_FLUSHING : POSIX_TRACE_NOT_FLUSHING;
+    /* status_lock, not the log's lock: a flush in progress must not make us wait (FLUSHING would never be seen). */
+    pthread_mutex_lock(&l->status_lock);
+    const tracelog_log_status *ls = &l->snapshot;
+    si->posix_stream_flush_error = l->flush_error;
+    l->flush_error = 0;
+    si->posix_log_overrun_status = ls->log_overruns > l->overruns_reported ? POSIX_TRACE_OVERRUN
+                                                                          : POSIX_TRACE_NO_OVERRUN;
+    l->overruns_reported = ls->log_overruns;
+    si->posix_log_full_status = tl_posix_log_full_status(l->attr.__log_policy, ls);
+    pthread_mutex_unlock(&l->status_lock);
+}
+
+void tl_log_get_stats(tl_log *l, tracelog_trace_stats *st)
+{
+    pthread_mutex_lock(&l->status_lock);
+    st->log_events_written = l->snapshot.events_written;
+    st->log_events_lost = l->snapshot.log_overruns;
+    pthread_mutex_unlock(&l->status_lock);
+}
+
 /*
- * log_lock for the crash handler: never one its own thread holds (it crashed
+ * The lock for the crash handler: never one its own thread holds (it crashed
  * in the middle of writing: the writer is in no state to go on), and for at
  * most CRASH_LOCK_WAIT_MS from another thread.
  */
-static int crash_lock(tl_trace *t)
+static int crash_lock(tl_log *l)
 {
-    if (atomic_load_explicit(&t->log_owner, memory_order_relaxed) == (uintptr_t)pthread_self())
+    if (atomic_load_explicit(&l->owner, memory_order_relaxed) == (uintptr_t)pthread_self())
         return 0;
     struct timespec ms = {0, 1000000};
     for (int i = 0; i < CRASH_LOCK_WAIT_MS; i++) {
-        if (pthread_mutex_trylock(&t->log_lock) == 0) {
-            atomic_store_explicit(&t->log_owner, (uintptr_t)pthread_self(), memory_order_relaxed);
+        if (pthread_mutex_trylock(&l->lock) == 0) {
+            atomic_store_explicit(&l->owner, (uintptr_t)pthread_self(), memory_order_relaxed);
             return 1;
         }
         nanosleep(&ms, NULL);
@@ -253,155 +355,174 @@ static int crash_lock(tl_trace *t)
     return 0;
 }
 
-void tl_posix_log_crash_flush(tl_trace *t)
+void tl_log_crash_flush(tl_log *l)
 {
-    if (!t->writer || !crash_lock(t))
+    if (!crash_lock(l))
         return;
     sigset_t old;
     xfsz_block(&old);
     /* Other threads may go on recording: what they record after the crash is not waited for. */
-    int e = drain(t, tl_stream_now(t->shm));
-    int we = write_out(t);
+    int e = drain(l, tl_stream_now(l->stream));
+    int we = write_out(l);
     if (e || we)
-        note_error(t, e ? e : we);
+        note_error(l, e ? e : we);
     xfsz_restore(&old);
-    tl_posix_log_unlock(t);
+    unlock(l);
 }
 
 static void *flusher_main(void *arg)
 {
-    tl_trace *t = arg;
+    tl_log *l = arg;
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals are the application's business */
     uint64_t last_write = tl_clock_mono_ns();
-    while (!atomic_load(&t->flusher_stop)) {
-        uint32_t seq = atomic_load(&t->shm->flusher_seq);
-        struct timespec period = {0, FLUSHER_PERIOD_NS};
-        atomic_store(&t->shm->flusher_sleeping, 1);
-        syscall(SYS_futex, &t->shm->flusher_seq, FUTEX_WAIT, seq, &period, NULL, 0);
-        atomic_store(&t->shm->flusher_sleeping, 0);
-        tl_posix_log_lock(t);
-        atomic_store(&t->flushing, 1); /* an automatic flush of the FLUSH policy */
-        int e = drain(t, UINT64_MAX);
+    while (!atomic_load(&l->flusher_stop)) {
+        tl_stream_drainer_sleep(l->stream, FLUSHER_PERIOD_NS);
+        lock(l);
+        atomic_store(&l->flushing, 1); /* an automatic flush of the FLUSH policy */
+        int e = drain(l, UINT64_MAX);
         uint64_t now = tl_clock_mono_ns();
-        if (now - last_write >= t->flush_interval_ns) {
+        if (now - last_write >= l->flush_interval_ns) {
             /* Bounds what an end without handler (_exit, SIGKILL) loses to about one interval;
                an idle stream writes nothing. */
-            int we = t->consumer.delivered != t->written_at ? write_out(t) : 0;
+            int we = tl_stream_delivered(l->stream) != l->written_at ? write_out(l) : 0;
             if (!e)
                 e = we;
             last_write = now;
         }
         if (e)
-            note_error(t, e);
-        publish_status(t);
-        atomic_store(&t->flushing, 0);
-        tl_posix_log_unlock(t);
+            note_error(l, e);
+        publish_status(l);
+        atomic_store(&l->flushing, 0);
+        unlock(l);
     }
     return NULL;
 }
 
-int tl_posix_log_start(tl_trace *t, int fd)
+static void stop_flusher(tl_log *l)
 {
-    t->log_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3); /* the caller's descriptor is never closed */
-    if (t->log_fd < 0)
-        return errno == EMFILE ? EMFILE : EBADF;
+    if (!l->flusher_running)
+        return;
+    atomic_store(&l->flusher_stop, 1);
+    tl_stream_drainer_wake(l->stream);
+    pthread_join(l->flusher, NULL);
+    l->flusher_running = 0;
+}
+
+static void free_log(tl_log *l)
+{
+    tl_consumer_free(&l->consumer);
+    if (l->fd >= 0)
+        close(l->fd);
+    pthread_mutex_destroy(&l->lock);
+    pthread_mutex_destroy(&l->status_lock);
+    free(l);
+}
+
+/* The writer, with the header written and every event type known so far defined. */
+static int start_writer(tl_log *l)
+{
     tracelog_metadata meta;
-    fill_metadata(t, &meta);
+    fill_metadata(&l->attr, &meta);
     tracelog_writer_options opt;
     tracelog_writer_options_init(&opt);
-    opt.log_policy = policy_of(t->attr.__log_policy);
-    opt.log_max_size = t->attr.__log_size ? t->attr.__log_size : 1;
+    opt.log_policy = policy_of(l->attr.__log_policy);
+    opt.log_max_size = l->attr.__log_size ? l->attr.__log_size : 1;
     opt.durable_size = 256u << 10; /* room for TRACE_USER_EVENT_MAX names of the longest length */
     tracelog_error err;
     sigset_t old;
     xfsz_block(&old); /* the header is written here */
-    tracelog_status st = tracelog_writer_create(t->log_fd, &meta, &opt, &t->writer, &err);
+    tracelog_status st = tracelog_writer_create(l->fd, &meta, &opt, &l->writer, &err);
     if (st != TRACELOG_OK) {
         xfsz_restore(&old);
+        l->writer = NULL;
         return st == TRACELOG_E_NOT_SEEKABLE ? EINVAL : errno_of(st, &err) ? errno_of(st, &err) : EINVAL;
     }
     char name[TRACE_EVENT_NAME_MAX];
     for (trace_event_id_t id = POSIX_TRACE_ERROR; id <= POSIX_TRACE_FLUSH_STOP; id++)
-        tracelog_writer_define_event(t->writer, id, tl_posix_system_name(id));
+        tracelog_writer_define_event(l->writer, id, tl_posix_system_name(id));
     tl_posix_name_of(POSIX_TRACE_UNNAMED_USEREVENT, name, sizeof name);
-    tracelog_writer_define_event(t->writer, POSIX_TRACE_UNNAMED_USEREVENT, name);
-    log_new_names(t);
+    tracelog_writer_define_event(l->writer, POSIX_TRACE_UNNAMED_USEREVENT, name);
+    log_new_names(l);
     xfsz_restore(&old);
-    t->flush_interval_ns = (uint64_t)t->attr.__flush_interval_ms * 1000000u;
-    if (t->attr.__stream_policy == POSIX_TRACE_FLUSH) {
-        if (pthread_create(&t->flusher, NULL, flusher_main, t) != 0) {
-            tracelog_writer_abandon(t->writer);
-            t->writer = NULL;
-            return EAGAIN;
-        }
-        t->flusher_running = 1;
-    }
-    tl_posix_crash_watch(t);
     return 0;
 }
 
-static void stop_flusher(tl_trace *t)
+int tl_log_open(tl_log **out, tl_stream *s, const trace_attr_t *attr, int fd)
 {
-    if (!t->flusher_running)
-        return;
-    atomic_store(&t->flusher_stop, 1);
-    atomic_fetch_add(&t->shm->flusher_seq, 1);
-    syscall(SYS_futex, &t->shm->flusher_seq, FUTEX_WAKE, 1, NULL, NULL, 0);
-    pthread_join(t->flusher, NULL);
-    t->flusher_running = 0;
+    tl_log *l = calloc(1, sizeof *l);
+    if (!l)
+        return ENOMEM;
+    l->stream = s;
+    l->attr = *attr;
+    l->flush_interval_ns = (uint64_t)attr->__flush_interval_ms * 1000000u;
+    pthread_mutex_init(&l->lock, NULL);
+    pthread_mutex_init(&l->status_lock, NULL);
+    l->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3); /* the caller's descriptor is never closed */
+    int e = l->fd < 0 ? (errno == EMFILE ? EMFILE : EBADF) : 0;
+    if (!e && tl_consumer_init(&l->consumer, s))
+        e = ENOMEM;
+    if (!e)
+        e = start_writer(l);
+    if (!e && attr->__stream_policy == POSIX_TRACE_FLUSH) {
+        if (pthread_create(&l->flusher, NULL, flusher_main, l) != 0)
+            e = EAGAIN;
+        l->flusher_running = !e;
+    }
+    if (e) {
+        tracelog_writer_abandon(l->writer);
+        free_log(l);
+        return e;
+    }
+    tl_posix_crash_watch(l);
+    *out = l;
+    return 0;
 }
 
-void tl_posix_log_abandon(tl_trace *t)
+void tl_log_abandon(tl_log *l)
 {
-    tl_posix_crash_unwatch(t);
-    stop_flusher(t);
-    tracelog_writer_abandon(t->writer);
-    t->writer = NULL;
+    tl_posix_crash_unwatch(l);
+    stop_flusher(l);
+    tracelog_writer_abandon(l->writer);
+    free_log(l);
 }
 
 /*
- * FLUSH losses are marked by the next event recorded in their lane. Losses
- * with no event after them (the producer stopped) are marked here, at the
- * end: an OVERFLOW with the first lost event's timestamp, and no RESUME.
+ * The losses no later event marked (the producer stopped): an OVERFLOW each,
+ * and no RESUME. Recorded, like the markers the consumer delivers, so that
+ * the log's events_written never exceeds its events_recorded.
  */
-static void mark_unfinished_losses(tl_trace *t)
+static void mark_unfinished_losses(tl_log *l)
 {
-    tl_shm *s = t->shm;
-    uint64_t marked = 0;
-    for (uint32_t i = 0; i <= s->nlanes; i++) {
-        tl_lane *l = &tl_lanes(s)[i];
-        if (!atomic_exchange(&l->lost, 0))
-            continue;
-        tracelog_event overflow = {.timestamp_ns = atomic_load(&l->lost_first_ts), .event_id = POSIX_TRACE_OVERFLOW};
-        marked += tracelog_writer_append(t->writer, &overflow) == TRACELOG_OK;
+    tl_event ev;
+    int marked = 0;
+    while (tl_consumer_take_unmarked_loss(&l->consumer, &ev)) {
+        tracelog_event overflow = log_event(&ev);
+        tracelog_writer_append(l->writer, &overflow);
+        marked = 1;
     }
-    if (!marked)
-        return;
-    /* Recorded, like the markers the consumer delivers: events_written never exceeds events_recorded. */
-    tracelog_log_status st;
-    tracelog_writer_get_status(t->writer, &st);
-    st.events_recorded += marked;
-    tracelog_writer_set_status(t->writer, &st);
+    if (marked)
+        update_status(l);
 }
 
-int tl_posix_log_finish(tl_trace *t)
+int tl_log_close(tl_log *l)
 {
-    tl_posix_crash_unwatch(t);
-    stop_flusher(t);
-    tl_posix_log_lock(t);
+    tl_posix_crash_unwatch(l);
+    stop_flusher(l);
+    lock(l);
     sigset_t old;
     xfsz_block(&old); /* the close writes the trailer */
-    int e = flush_locked(t, 0);
-    mark_unfinished_losses(t);
+    int e = flush_locked(l, 0);
+    mark_unfinished_losses(l);
     tracelog_error err;
-    tracelog_status st = tracelog_writer_close(t->writer, &err);
-    t->writer = NULL;
+    tracelog_status st = tracelog_writer_close(l->writer, &err);
+    l->writer = NULL;
     xfsz_restore(&old);
     if (!e)
         e = errno_of(st, &err);
-    tl_posix_log_unlock(t);
+    unlock(l);
+    free_log(l);
     return e;
 }
 
@@ -411,7 +532,7 @@ int posix_trace_flush(trace_id_t trid)
     int e = tl_posix_acquire(trid, 1u << TL_ACTIVE_LOG, &t);
     if (e)
         return e;
-    e = tl_posix_log_flush(t, 1);
+    e = tl_log_flush(t->active.log, 1);
     tl_posix_release(t);
     return e;
 }

@@ -36,18 +36,16 @@ int posix_trace_open(int file_desc, trace_id_t *trid)
         return ENOMEM;
     t->kind = TL_PRERECORDED;
     pthread_mutex_init(&t->read_lock, NULL);
-    pthread_mutex_init(&t->log_lock, NULL);
-    tracelog_status st = tracelog_reader_open(file_desc, NULL, &t->reader, NULL);
+    tracelog_status st = tracelog_reader_open(file_desc, NULL, &t->pre.reader, NULL);
     int e = st == TRACELOG_OK ? 0 : st == TRACELOG_E_NOMEM ? ENOMEM : EINVAL;
     if (!e) {
-        attr_from_log(tracelog_reader_metadata(t->reader), &t->attr);
-        tracelog_reader_get_status(t->reader, &t->log_status);
+        attr_from_log(tracelog_reader_metadata(t->pre.reader), &t->attr);
+        tracelog_reader_get_status(t->pre.reader, &t->pre.status);
         e = tl_posix_register(t, trid);
     }
     if (e) {
-        tracelog_reader_close(t->reader);
+        tracelog_reader_close(t->pre.reader);
         pthread_mutex_destroy(&t->read_lock);
-        pthread_mutex_destroy(&t->log_lock);
         free(t);
     }
     return e;
@@ -60,7 +58,7 @@ int posix_trace_rewind(trace_id_t trid)
     if (e)
         return e;
     pthread_mutex_lock(&t->read_lock);
-    tracelog_status st = tracelog_reader_rewind(t->reader);
+    tracelog_status st = tracelog_reader_rewind(t->pre.reader);
     pthread_mutex_unlock(&t->read_lock);
     tl_posix_release(t);
     /* A log read from a pipe cannot go back. */
@@ -74,9 +72,8 @@ int posix_trace_close(trace_id_t trid)
     if (e)
         return e;
     tl_posix_unregister(t);
-    tracelog_reader_close(t->reader); /* the caller's descriptor stays open */
+    tracelog_reader_close(t->pre.reader); /* the caller's descriptor stays open */
     pthread_mutex_destroy(&t->read_lock);
-    pthread_mutex_destroy(&t->log_lock);
     free(t);
     return 0;
 }

@@ -21,19 +21,18 @@ typedef struct out_args {
     int *unavailable;
 } out_args;
 
-static void deliver(const out_args *o, uint32_t id, uint32_t pid, uint64_t ts, uint64_t tid, uint64_t addr,
-                    uint32_t truncation, const void *payload, uint32_t len)
+static void deliver(const out_args *o, const tl_event *ev)
 {
-    size_t copy = o->data ? (len < o->num_bytes ? len : o->num_bytes) : 0;
+    size_t copy = o->data ? (ev->len < o->num_bytes ? ev->len : o->num_bytes) : 0;
     if (copy)
-        memcpy(o->data, payload, copy);
-    o->ei->posix_event_id = id;
-    o->ei->posix_pid = (pid_t)pid;
-    o->ei->posix_prog_address = (void *)(uintptr_t)addr;
-    o->ei->posix_thread_id = (pthread_t)tid;
-    o->ei->posix_timestamp = tl_timespec(ts);
+        memcpy(o->data, ev->data, copy);
+    o->ei->posix_event_id = ev->event_id;
+    o->ei->posix_pid = (pid_t)ev->pid;
+    o->ei->posix_prog_address = (void *)(uintptr_t)ev->addr;
+    o->ei->posix_thread_id = (pthread_t)ev->tid;
+    o->ei->posix_timestamp = tl_timespec(ev->ts);
     /* A read cut short overrides a record cut short (POSIX). */
-    o->ei->posix_truncation_status = copy < len ? POSIX_TRACE_TRUNCATED_READ : (int)truncation;
+    o->ei->posix_truncation_status = copy < ev->len ? POSIX_TRACE_TRUNCATED_READ : (int)ev->truncation;
     if (o->data_len)
         *o->data_len = copy;
     *o->unavailable = 0;
@@ -43,10 +42,19 @@ static int read_prerecorded(tl_trace *t, const out_args *o)
 {
     tracelog_event ev;
     pthread_mutex_lock(&t->read_lock);
-    tracelog_status st = tracelog_reader_next(t->reader, &ev);
-    if (st == TRACELOG_OK)
-        deliver(o, ev.event_id, ev.pid, ev.timestamp_ns, ev.tid, ev.address, ev.truncation, ev.payload,
-                ev.payload_len);
+    tracelog_status st = tracelog_reader_next(t->pre.reader, &ev);
+    if (st == TRACELOG_OK) {
+        tl_event e = {.ts = ev.timestamp_ns,
+                      .event_id = ev.event_id,
+                      .pid = ev.pid,
+                      .ktid = ev.kernel_tid,
+                      .truncation = ev.truncation,
+                      .tid = ev.tid,
+                      .addr = ev.address,
+                      .len = ev.payload_len,
+                      .data = ev.payload};
+        deliver(o, &e);
+    }
     pthread_mutex_unlock(&t->read_lock);
     if (st == TRACELOG_END) {
         *o->unavailable = 1;
@@ -60,11 +68,11 @@ static int read_prerecorded(tl_trace *t, const out_args *o)
 /* One attempt: 1 delivered, 0 nothing ready. */
 static int try_take(tl_trace *t, const out_args *o)
 {
-    tl_out_event ev;
+    tl_event ev;
     pthread_mutex_lock(&t->read_lock);
-    tl_take r = tl_consumer_take_wait(&t->consumer, &ev);
+    tl_take r = tl_consumer_take_wait(&t->active.consumer, &ev);
     if (r == TL_TAKE_EVENT)
-        deliver(o, ev.event_id, ev.pid, ev.ts, ev.tid, ev.addr, ev.truncation, ev.data, ev.len);
+        deliver(o, &ev);
     pthread_mutex_unlock(&t->read_lock);
     return r == TL_TAKE_EVENT;
 }
@@ -87,9 +95,7 @@ static int sleep_for_event(tl_trace *t, const struct timespec *deadline)
     if (deadline && (deadline->tv_sec < until.tv_sec ||
                      (deadline->tv_sec == until.tv_sec && deadline->tv_nsec < until.tv_nsec)))
         until = *deadline;
-    if (sem_timedwait(&t->shm->reader_sem, &until) == 0 || errno == ETIMEDOUT)
-        return 0;
-    return errno == EINTR ? EINTR : 0;
+    return tl_stream_sleep(t->active.stream, &until);
 }
 
 static int read_active(tl_trace *t, const out_args *o, mode m, const struct timespec *abstime)
@@ -107,9 +113,9 @@ static int read_active(tl_trace *t, const out_args *o, mode m, const struct time
         }
         if (m == TIMED && !valid_time(abstime))
             return EINVAL;
-        atomic_fetch_add(&t->shm->waiters, 1);
+        tl_stream_wait_begin(t->active.stream);
         int e = try_take(t, o) ? -1 : sleep_for_event(t, m == TIMED ? abstime : NULL);
-        atomic_fetch_sub(&t->shm->waiters, 1);
+        tl_stream_wait_end(t->active.stream);
         if (e == -1)
             return 0;
         if (e)

@@ -6,7 +6,6 @@
  * to leave before freeing anything.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include "posix/internal.h"
@@ -17,19 +16,18 @@ static struct {
     tl_trace *t;
 } slots[TRACE_SYS_MAX];
 static pid_t current_pid;
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 /* Read by posix_trace_event without locks. */
-_Atomic(tl_shm *) tl_posix_active[TRACE_SYS_MAX];
+_Atomic(tl_stream *) tl_posix_active[TRACE_SYS_MAX];
 _Atomic uint64_t tl_posix_active_mask;
 _Atomic uint32_t tl_posix_current_pid;
 
 _Static_assert(TRACE_SYS_MAX <= 64, "the active mask has 64 bits");
-_Static_assert(sizeof(trace_event_set_t) == TL_SET_WORDS * 8, "filter words");
 
 pid_t tl_posix_pid(void) { return (pid_t)atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed); }
 
-void tl_posix_publish(int slot, tl_shm *s)
+void tl_posix_publish(int slot, tl_stream *s)
 {
     atomic_store(&tl_posix_active[slot], s);
     if (s)
@@ -44,7 +42,7 @@ int tl_posix_registry_before_fork(void)
     int inherited = 0;
     for (int i = 0; i < TRACE_SYS_MAX; i++) {
         tl_trace *t = slots[i].t;
-        inherited |= t && t->shm && t->attr.__inheritance == POSIX_TRACE_INHERITED &&
+        inherited |= t && t->active.stream && t->attr.__inheritance == POSIX_TRACE_INHERITED &&
                      atomic_load(&tl_posix_active[i]) != NULL;
     }
     return inherited;
@@ -59,7 +57,7 @@ void tl_posix_registry_after_fork_child(void)
     atomic_store(&tl_posix_current_pid, (uint32_t)current_pid);
     for (int i = 0; i < TRACE_SYS_MAX; i++) {
         tl_trace *t = slots[i].t;
-        if (t && t->shm && t->attr.__inheritance != POSIX_TRACE_INHERITED)
+        if (t && t->active.stream && t->attr.__inheritance != POSIX_TRACE_INHERITED)
             tl_posix_publish(i, NULL);
     }
     pthread_mutex_unlock(&reg_lock);
@@ -78,28 +76,18 @@ size_t tl_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds)
     return n;
 }
 
-/* Streams are shut down when the process exits (POSIX: as if by posix_trace_shutdown). */
-static void at_exit(void)
-{
-    trace_id_t trids[TRACE_SYS_MAX];
-    size_t n = tl_posix_own_trids(trids, TRACE_SYS_MAX, 1u << TL_ACTIVE | 1u << TL_ACTIVE_LOG);
-    for (size_t i = 0; i < n; i++)
-        posix_trace_shutdown(trids[i]);
-}
-
 static void init(void)
 {
     current_pid = getpid();
     atomic_store(&tl_posix_current_pid, (uint32_t)current_pid);
     tl_posix_process_init();
-    atexit(at_exit);
 }
 
-void tl_posix_init_once(void) { pthread_once(&init_once, init); }
+static void init_once(void) { pthread_once(&once, init); }
 
 int tl_posix_register(tl_trace *t, trace_id_t *trid)
 {
-    tl_posix_init_once();
+    init_once();
     pthread_mutex_lock(&reg_lock);
     int i = 0;
     while (i < TRACE_SYS_MAX && slots[i].t)
@@ -123,7 +111,7 @@ int tl_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out)
     unsigned slot = (trid & 0xff) - 1;
     if (slot >= TRACE_SYS_MAX)
         return EINVAL;
-    tl_posix_init_once();
+    init_once();
     pthread_mutex_lock(&reg_lock);
     tl_trace *t = slots[slot].t;
     /* current_pid is kept by the fork handler: no system call on every read. */
@@ -139,8 +127,7 @@ int tl_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out)
 void tl_posix_release(tl_trace *t)
 {
     pthread_mutex_lock(&reg_lock);
-    if (--t->users == 0 && t->dying)
-        pthread_cond_broadcast(&t->idle);
+    t->users--;
     pthread_mutex_unlock(&reg_lock);
 }
 
@@ -148,7 +135,7 @@ void tl_posix_unregister(tl_trace *t)
 {
     pthread_mutex_lock(&reg_lock);
     t->dying = 1;
-    if (t->shm)
+    if (t->active.stream)
         tl_posix_publish(t->slot, NULL);
     pthread_mutex_unlock(&reg_lock);
     /* Readers blocked on the stream wake up, see `dying` and leave with EINVAL. */
@@ -158,8 +145,8 @@ void tl_posix_unregister(tl_trace *t)
         pthread_mutex_unlock(&reg_lock);
         if (others <= 0)
             break;
-        if (t->shm)
-            sem_post(&t->shm->reader_sem);
+        if (t->active.stream)
+            tl_stream_wake_readers(t->active.stream);
         usleep(1000);
     }
     pthread_mutex_lock(&reg_lock);

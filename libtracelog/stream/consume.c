@@ -1,20 +1,30 @@
+/*
+ * The consumer: takes the stream's events out in generation order (the
+ * batches and watermark of stream.h), copies each event's data out before
+ * releasing its room, and turns the lanes' loss counters into the client's
+ * OVERFLOW and RESUME markers. An UNTIL_FULL stream that stopped itself is
+ * started again here, once every lane is empty.
+ */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "stream/stream.h"
-#include "tracelog/common.h"
 
-#define SYS_OVERFLOW 4
-#define SYS_RESUME 5
-#define SYS_START 2
-
-int tl_consumer_init(tl_consumer *c, tl_shm *s)
+int tl_consumer_init(tl_consumer *c, tl_stream *s)
 {
     memset(c, 0, sizeof *c);
     c->s = s;
-    c->buf_cap = s->max_data > 1024 ? s->max_data : 1024; /* system events carry up to 2 filters */
-    c->buf = malloc(c->buf_cap);
+    c->nlanes = s->nlanes;
+    c->lanes = (tl_lane *)((char *)s + s->lanes_offset);
+    for (uint32_t i = 0; i <= c->nlanes; i++) {
+        c->data[i] = (uint8_t *)s + s->data_offset + (uint64_t)i * s->lane_size;
+        c->cap[i] = i == c->nlanes ? TL_SYS_LANE_SIZE : s->lane_size;
+    }
+    c->markers = s->markers;
+    c->realtime_offset = s->realtime_offset;
+    c->buf_cap = s->max_data > s->max_sys_data ? s->max_data : s->max_sys_data;
+    c->buf = malloc(c->buf_cap ? c->buf_cap : 1);
     return c->buf ? 0 : -1;
 }
 
@@ -25,11 +35,11 @@ void tl_consumer_free(tl_consumer *c)
 }
 
 /* The oldest complete record of lane i (skipping padding), or NULL; *pos gets its position. */
-static tl_rec *peek(tl_shm *s, uint32_t i, uint64_t *pos)
+static tl_rec *peek(tl_consumer *c, uint32_t i, uint64_t *pos)
 {
-    tl_lane *l = &tl_lanes(s)[i];
-    uint8_t *base = tl_lane_data(s, i);
-    uint64_t cap = tl_lane_cap(s, i);
+    tl_lane *l = &c->lanes[i];
+    uint8_t *base = c->data[i];
+    uint64_t cap = c->cap[i];
     for (;;) {
         uint64_t t = atomic_load(&l->tail);
         uint64_t rem = cap - (t & (cap - 1));
@@ -52,16 +62,15 @@ static tl_rec *peek(tl_shm *s, uint32_t i, uint64_t *pos)
     }
 }
 
-static void queue(tl_consumer *c, uint32_t id, uint64_t ts)
+static void queue_marker(tl_consumer *c, uint32_t id, uint64_t ts)
 {
-    c->queue[c->qlen++] = (tl_out_event){id, 0, 0, ts, 0, 0, 0, 0, NULL};
+    c->queue[c->qlen++] = (tl_event){.ts = ts, .event_id = id};
 }
 
 /* Copies the record at pos out of lane i; 0, or -1 if a LOOP producer overwrote it meanwhile. */
 static int copy_out(tl_consumer *c, uint32_t i, tl_rec *r, uint64_t pos)
 {
-    tl_shm *s = c->s;
-    tl_lane *l = &tl_lanes(s)[i];
+    tl_lane *l = &c->lanes[i];
     tl_rec h;
     memcpy(&h, r, sizeof h);
     uint32_t size = h.kind_size & 0x0fffffff, kind = h.kind_size >> 28;
@@ -83,31 +92,39 @@ static int copy_out(tl_consumer *c, uint32_t i, tl_rec *r, uint64_t pos)
     c->last_ts = ts;
     uint64_t d = atomic_load(&l->dropped);
     if (d != atomic_load(&l->dropped_acked)) { /* LOOP overwrote events before this one */
-        queue(c, SYS_OVERFLOW, atomic_load(&l->dropped_first_ts));
-        queue(c, SYS_RESUME, ts);
+        queue_marker(c, c->markers.overflow, atomic_load(&l->dropped_first_ts));
+        queue_marker(c, c->markers.resume, ts);
         atomic_store(&l->dropped_acked, d);
     }
-    if (kind == TL_KIND_LOSS) { /* FLUSH dropped events here; tid holds the count */
-        queue(c, SYS_OVERFLOW, h.addr);
-        queue(c, SYS_RESUME, ts);
+    if (kind == TL_KIND_LOSS) { /* FLUSH dropped events here; addr holds the first one's time */
+        queue_marker(c, c->markers.overflow, h.addr);
+        queue_marker(c, c->markers.resume, ts);
         return 0;
     }
-    c->queue[c->qlen++] = (tl_out_event){h.event_id, h.pid, h.ktid, ts, h.tid, h.addr, len,
-                                         h.len_trunc >> 30, c->buf};
+    c->queue[c->qlen++] = (tl_event){.ts = ts,
+                                     .event_id = h.event_id,
+                                     .pid = h.pid,
+                                     .ktid = h.ktid,
+                                     .truncation = h.len_trunc >> 30,
+                                     .tid = h.tid,
+                                     .addr = h.addr,
+                                     .len = len,
+                                     .data = c->buf};
     return 0;
 }
 
 /* All lanes empty: an UNTIL_FULL stream that stopped itself starts again (START before the next event). */
-static void restart_if_drained(tl_shm *s)
+static void restart_if_drained(tl_consumer *c)
 {
+    tl_stream *s = c->s;
     atomic_store(&s->full, 0); /* read to the end: there is room again, whatever the policy */
     uint32_t one = 1;
     if (!atomic_compare_exchange_strong(&s->autostopped, &one, 0))
         return;
-    uint64_t filter[TL_SET_WORDS];
-    for (int w = 0; w < TL_SET_WORDS; w++)
-        filter[w] = atomic_load(&s->filter[w]);
-    tl_stream_record(s, s->nlanes, SYS_START, filter, sizeof filter, 0, 0, 0, 0, 0);
+    uint64_t filter[TL_FILTER_WORDS];
+    tl_stream_get_filter(s, filter);
+    tl_event start = {.event_id = c->markers.start, .len = sizeof filter, .data = filter};
+    tl_stream_record_system(s, &start);
     uint32_t suspended = TL_SUSPENDED;
     atomic_compare_exchange_strong(&s->state, &suspended, TL_RUNNING);
 }
@@ -115,39 +132,48 @@ static void restart_if_drained(tl_shm *s)
 /* Opens a batch: publish the watermark, then read every lane's head (see stream.h). */
 static void start_batch(tl_consumer *c)
 {
-    tl_shm *s = c->s;
-    c->batch_w = tl_clock_mono_ns() + (uint64_t)s->realtime_offset;
+    tl_stream *s = c->s;
+    c->batch_w = tl_clock_mono_ns() + (uint64_t)c->realtime_offset;
     atomic_store(&s->watermark, c->batch_w);
     atomic_thread_fence(memory_order_seq_cst);
     c->batch_used = atomic_load(&s->used_lanes);
-    for (uint32_t i = 0; i <= s->nlanes; i++)
+    for (uint32_t i = 0; i <= c->nlanes; i++)
         if (c->batch_used >> i & 1)
-            c->batch_head[i] = atomic_load(&tl_lanes(s)[i].head);
+            c->batch_head[i] = atomic_load(&c->lanes[i].head);
     c->batch = 1;
     c->batch_later = 0;
 }
 
-static int all_lanes_empty(tl_shm *s)
+static int all_lanes_empty(tl_consumer *c)
 {
-    for (uint32_t i = 0; i <= s->nlanes; i++) {
-        tl_lane *l = &tl_lanes(s)[i];
+    for (uint32_t i = 0; i <= c->nlanes; i++) {
+        tl_lane *l = &c->lanes[i];
         if (atomic_load(&l->tail) != atomic_load(&l->head))
             return 0;
     }
     return 1;
 }
 
-tl_take tl_consumer_take(tl_consumer *c, tl_out_event *ev, int force)
+/* Hands out the next queued event; 0 if the queue is empty. */
+static int dequeue(tl_consumer *c, tl_event *ev)
 {
-    tl_shm *s = c->s;
+    if (c->qhead == c->qlen) {
+        c->qhead = c->qlen = 0;
+        return 0;
+    }
+    *ev = c->queue[c->qhead++];
+    /* The only writer: a plain store, on a line of its own (producers never read it). */
+    atomic_store_explicit(&c->s->delivered, atomic_load_explicit(&c->s->delivered, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    return 1;
+}
+
+tl_take tl_consumer_take(tl_consumer *c, tl_event *ev, int force)
+{
     int fresh = 0; /* the batch was opened by this call */
     for (;;) {
-        if (c->qhead < c->qlen) {
-            *ev = c->queue[c->qhead++];
-            c->delivered++;
+        if (dequeue(c, ev))
             return TL_TAKE_EVENT;
-        }
-        c->qhead = c->qlen = 0;
         if (!c->batch) {
             start_batch(c);
             fresh = 1;
@@ -156,14 +182,14 @@ tl_take tl_consumer_take(tl_consumer *c, tl_out_event *ev, int force)
         uint64_t best_pos = 0;
         uint32_t best_lane = 0;
         int waiting = 0;
-        for (uint32_t i = 0; i <= s->nlanes; i++) {
-            if (!(c->batch_used >> i & 1) || atomic_load(&tl_lanes(s)[i].tail) >= c->batch_head[i])
+        for (uint32_t i = 0; i <= c->nlanes; i++) {
+            if (!(c->batch_used >> i & 1) || atomic_load(&c->lanes[i].tail) >= c->batch_head[i])
                 continue;
             uint64_t pos;
-            tl_rec *r = peek(s, i, &pos);
+            tl_rec *r = peek(c, i, &pos);
             if (!r) {
                 /* Reserved before the batch began and not committed yet: it may be the oldest. */
-                waiting |= atomic_load(&tl_lanes(s)[i].tail) < c->batch_head[i];
+                waiting |= atomic_load(&c->lanes[i].tail) < c->batch_head[i];
                 continue;
             }
             if (pos >= c->batch_head[i])
@@ -187,13 +213,13 @@ tl_take tl_consumer_take(tl_consumer *c, tl_out_event *ev, int force)
         c->batch = 0; /* everything up to the watermark is out */
         if (c->batch_later || !fresh)
             continue; /* newer records are there, or may be: a new batch takes them */
-        if (all_lanes_empty(s))
-            restart_if_drained(s);
+        if (all_lanes_empty(c))
+            restart_if_drained(c);
         return TL_TAKE_EMPTY;
     }
 }
 
-tl_take tl_consumer_take_wait(tl_consumer *c, tl_out_event *ev)
+tl_take tl_consumer_take_wait(tl_consumer *c, tl_event *ev)
 {
     uint64_t started = 0;
     for (unsigned spins = 0;; spins++) {
@@ -212,21 +238,27 @@ tl_take tl_consumer_take_wait(tl_consumer *c, tl_out_event *ev)
     }
 }
 
-uint64_t tl_stream_buffered(tl_shm *s)
+int tl_consumer_take_unmarked_loss(tl_consumer *c, tl_event *ev)
 {
-    uint64_t n = 0;
-    for (uint32_t i = 0; i <= s->nlanes; i++) {
-        tl_lane *l = &tl_lanes(s)[i];
-        uint64_t used = atomic_load(&l->head) - atomic_load(&l->tail);
-        n += used / tl_rec_size(0); /* an upper bound: records are at least this big */
+    for (uint32_t i = 0; i <= c->nlanes; i++) {
+        tl_lane *l = &c->lanes[i];
+        if (!atomic_exchange(&l->lost, 0))
+            continue;
+        queue_marker(c, c->markers.overflow, atomic_load(&l->lost_first_ts));
+        return dequeue(c, ev);
     }
-    return n;
+    return 0;
 }
 
-uint64_t tl_stream_overruns(tl_shm *s)
+void tl_consumer_clear(tl_consumer *c)
 {
-    uint64_t n = 0;
-    for (uint32_t i = 0; i <= s->nlanes; i++)
-        n += atomic_load(&tl_lanes(s)[i].overruns);
-    return n;
+    for (uint32_t i = 0; i <= c->nlanes; i++) {
+        tl_lane *l = &c->lanes[i];
+        atomic_store(&l->tail, atomic_load(&l->head));
+        atomic_store(&l->dropped_acked, atomic_load(&l->dropped));
+        atomic_store(&l->lost, 0);
+    }
+    atomic_store(&c->s->full, 0);
+    c->qhead = c->qlen = 0;
+    c->batch = 0;
 }

@@ -1,4 +1,9 @@
-#include "stream/stream.h"
+/*
+ * The stream's mapping, its control words, its waiting and the producers'
+ * slow paths (the design is in stream.h, the producers' fast path in
+ * produce.h, the consumer in consume.c).
+ */
+#include "stream/produce.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -11,11 +16,12 @@
 
 #include "tracelog/common.h"
 
-#define TL_SHM_MAGIC 0x4D485354u /* "TSHM" */
+#define TL_STREAM_MAGIC 0x4D485354u /* "TSHM" */
 
 /* A padding record may be only 16 bytes long: commit and kind_size must fit in them. */
 _Static_assert(offsetof(tl_rec, kind_size) + sizeof(uint32_t) <= 16, "pad records hold commit and kind_size");
 _Static_assert(sizeof(tl_rec) == TL_REC_HEADER && TL_REC_HEADER % 8 == 0, "record header");
+_Static_assert(TL_MAX_SYS_DATA <= TL_SYS_LANE_SIZE / 4, "the system lane holds a few of its largest records");
 
 uint64_t tl_clock_mono_ns(void)
 {
@@ -32,6 +38,8 @@ static int64_t realtime_offset(void)
     return ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000 + (rt.tv_nsec - mono.tv_nsec);
 }
 
+static tl_lane *lanes(tl_stream *s) { return tl_stream_lane(s, 0); }
+
 /* Twice the processors, as a power of two from 4 to 16: threads rarely share a lane. */
 static uint32_t auto_lanes(void)
 {
@@ -42,8 +50,12 @@ static uint32_t auto_lanes(void)
     return lanes;
 }
 
-tl_shm *tl_stream_create(const tl_stream_params *p)
+tl_stream *tl_stream_create(const tl_stream_params *p)
 {
+    if (p->max_data > TL_MAX_DATA_LIMIT || p->max_sys_data > TL_MAX_SYS_DATA) {
+        errno = EINVAL;
+        return NULL;
+    }
     uint32_t nlanes = auto_lanes();
     while (p->nlanes && nlanes > p->nlanes) /* a power of two, so a thread's lane is a mask away */
         nlanes /= 2;
@@ -65,7 +77,7 @@ tl_shm *tl_stream_create(const tl_stream_params *p)
     uint64_t lane = 4096;
     while (lane < p->stream_size || lane < min_lane)
         lane *= 2;
-    uint64_t lanes_off = (sizeof(tl_shm) + 63) & ~(uint64_t)63;
+    uint64_t lanes_off = (sizeof(tl_stream) + 63) & ~(uint64_t)63;
     uint64_t data_off = (lanes_off + sizeof(tl_lane) * (nlanes + 1) + 4095) & ~(uint64_t)4095;
     if (lane > (UINT64_MAX - data_off - TL_SYS_LANE_SIZE) / nlanes) {
         errno = ENOMEM; /* the size would wrap around: no mapping could hold it */
@@ -77,19 +89,20 @@ tl_shm *tl_stream_create(const tl_stream_params *p)
         errno = ENOMEM;
         return NULL;
     }
-    tl_shm *s = m; /* fresh anonymous memory is zero: every counter starts at 0 */
-    s->magic = TL_SHM_MAGIC;
+    tl_stream *s = m; /* fresh anonymous memory is zero: every counter starts at 0 */
+    s->magic = TL_STREAM_MAGIC;
     s->policy = p->policy;
     s->nlanes = nlanes;
     s->lane_size = lane;
     s->max_data = p->max_data;
-    s->creator_pid = (uint32_t)getpid();
+    s->max_sys_data = p->max_sys_data;
+    s->markers = p->markers;
     s->realtime_offset = realtime_offset();
     s->lanes_offset = lanes_off;
     s->data_offset = data_off;
     s->total_size = total;
     for (uint32_t i = 0; i <= nlanes; i++)
-        tl_lanes(s)[i].index = i;
+        lanes(s)[i].index = i;
     if (sem_init(&s->reader_sem, 1, 0)) {
         munmap(m, total);
         return NULL;
@@ -97,7 +110,7 @@ tl_shm *tl_stream_create(const tl_stream_params *p)
     return s;
 }
 
-void tl_stream_destroy(tl_shm *s)
+void tl_stream_destroy(tl_stream *s)
 {
     if (!s)
         return;
@@ -114,24 +127,90 @@ void tl_stream_destroy(tl_shm *s)
         madvise(s, total, MADV_DONTNEED);
 }
 
-void tl_stream_clear(tl_shm *s)
+/* ---- control ------------------------------------------------------------------ */
+
+int tl_stream_start(tl_stream *s, const tl_event *marker)
 {
-    for (uint32_t i = 0; i <= s->nlanes; i++) {
-        tl_lane *l = &tl_lanes(s)[i];
-        atomic_store(&l->tail, atomic_load(&l->head));
-        atomic_store(&l->dropped_acked, atomic_load(&l->dropped));
-        atomic_store(&l->lost, 0);
-    }
-    atomic_store(&s->full, 0);
+    if (atomic_load(&s->state) != TL_SUSPENDED || atomic_load(&s->autostopped))
+        return 0;
+    if (marker)
+        tl_stream_record_system(s, marker);
+    atomic_store(&s->state, TL_RUNNING);
+    return 1;
 }
 
-/* ---- producer --------------------------------------------------------------- */
+int tl_stream_stop(tl_stream *s, const tl_event *marker)
+{
+    uint32_t running = TL_RUNNING;
+    if (!atomic_compare_exchange_strong(&s->state, &running, TL_SUSPENDED))
+        return 0;
+    if (marker)
+        tl_stream_record_system(s, marker);
+    return 1;
+}
+
+void tl_stream_get_filter(tl_stream *s, uint64_t out[TL_FILTER_WORDS])
+{
+    for (int w = 0; w < TL_FILTER_WORDS; w++)
+        out[w] = atomic_load(&s->filter[w]);
+}
+
+void tl_stream_set_filter(tl_stream *s, const uint64_t in[TL_FILTER_WORDS])
+{
+    for (int w = 0; w < TL_FILTER_WORDS; w++)
+        atomic_store(&s->filter[w], in[w]);
+}
+
+uint64_t tl_stream_buffered(tl_stream *s)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i <= s->nlanes; i++) {
+        tl_lane *l = &lanes(s)[i];
+        uint64_t used = atomic_load(&l->head) - atomic_load(&l->tail);
+        n += used / tl_rec_size(0); /* an upper bound: records are at least this big */
+    }
+    return n;
+}
+
+uint64_t tl_stream_overruns(tl_stream *s)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i <= s->nlanes; i++)
+        n += atomic_load(&lanes(s)[i].overruns);
+    return n;
+}
+
+/* ---- waiting ---------------------------------------------------------------- */
 
 static void futex_wake(_Atomic uint32_t *word)
 {
     atomic_fetch_add(word, 1);
     syscall(SYS_futex, word, FUTEX_WAKE, 1 << 30, NULL, NULL, 0);
 }
+
+void tl_stream_wait_begin(tl_stream *s) { atomic_fetch_add(&s->waiters, 1); }
+void tl_stream_wait_end(tl_stream *s) { atomic_fetch_sub(&s->waiters, 1); }
+void tl_stream_wake_readers(tl_stream *s) { sem_post(&s->reader_sem); }
+
+int tl_stream_sleep(tl_stream *s, const struct timespec *until)
+{
+    if (sem_timedwait(&s->reader_sem, until) == 0 || errno != EINTR)
+        return 0;
+    return EINTR;
+}
+
+void tl_stream_drainer_sleep(tl_stream *s, uint64_t ns)
+{
+    uint32_t seq = atomic_load(&s->drainer_seq);
+    struct timespec period = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    atomic_store(&s->drainer_sleeping, 1);
+    syscall(SYS_futex, &s->drainer_seq, FUTEX_WAIT, seq, &period, NULL, 0);
+    atomic_store(&s->drainer_sleeping, 0);
+}
+
+void tl_stream_drainer_wake(tl_stream *s) { futex_wake(&s->drainer_seq); }
+
+/* ---- producers: the slow paths of produce.h ------------------------------------ */
 
 /* LOOP: frees room at the tail by discarding the oldest record. 0, or -1 if it cannot. */
 static int drop_oldest(tl_lane *l, uint8_t *data, uint64_t cap)
@@ -162,22 +241,16 @@ static int drop_oldest(tl_lane *l, uint8_t *data, uint64_t cap)
     return 0;
 }
 
-static void write_rec(uint8_t *at, uint32_t kind, uint32_t size, uint32_t id, uint64_t ts, uint32_t pid,
-                      uint32_t len_trunc, uint64_t tid, uint64_t addr, uint32_t ktid)
+void tl_stream_overwrite(tl_stream *s, tl_lane *l, uint8_t *base, uint64_t h, uint64_t need, uint64_t cap)
 {
-    tl_rec *r = (tl_rec *)at;
-    r->kind_size = size | kind << 28;
-    r->event_id = id;
-    r->ts = ts;
-    r->pid = pid;
-    r->len_trunc = len_trunc;
-    r->tid = tid;
-    r->addr = addr;
-    r->ktid = ktid;
+    if (!atomic_load_explicit(&s->full, memory_order_relaxed))
+        atomic_store(&s->full, 1);
+    while (h + need - atomic_load(&l->tail) > cap)
+        if (drop_oldest(l, base, cap))
+            break;
 }
 
-/* Lost because the lane is full (UNTIL_FULL, FLUSH, system lane). */
-static void lose(tl_shm *s, tl_lane *l, uint64_t ts)
+void tl_stream_lose(tl_stream *s, tl_lane *l, uint64_t ts)
 {
     atomic_fetch_add(&l->overruns, 1);
     if (s->policy == TRACELOG_POLICY_UNTIL_FULL && l->index != s->nlanes) {
@@ -185,114 +258,33 @@ static void lose(tl_shm *s, tl_lane *l, uint64_t ts)
         if (atomic_compare_exchange_strong(&s->state, &running, TL_SUSPENDED)) {
             atomic_store(&s->autostopped, 1);
             atomic_store(&s->full, 1);
-            uint32_t one = 1;
-            tl_stream_record(s, s->nlanes, 3 /* POSIX_TRACE_STOP */, &one, sizeof one, 0, 0, 0, 0, 0);
+            uint32_t automatic = 1;
+            tl_event stop = {.event_id = s->markers.stop, .len = sizeof automatic, .data = &automatic};
+            tl_stream_record_system(s, &stop);
         }
         return;
     }
     if (atomic_fetch_add(&l->lost, 1) == 0)
         atomic_store(&l->lost_first_ts, ts);
     if (!atomic_exchange(&s->full, 1))
-        futex_wake(&s->flusher_seq); /* once per loss episode, not per event */
+        futex_wake(&s->drainer_seq); /* once per loss episode, not per event */
 }
 
-/*
- * FLUSH policy: wake the flusher early when a lane is a quarter full. Checked
- * only when the head crossed a 64 KiB boundary, and the system call is made
- * only while the flusher sleeps, so the common path stays syscall-free.
- */
-static void maybe_wake_flusher(tl_shm *s, tl_lane *l, uint64_t cap)
+void tl_stream_count_lost(tl_stream *s, uint32_t lane) { atomic_fetch_add(&lanes(s)[lane].overruns, 1); }
+
+void tl_stream_wake_drainer_early(tl_stream *s, tl_lane *l, uint64_t cap)
 {
     uint64_t used = atomic_load_explicit(&l->head, memory_order_relaxed) -
                     atomic_load_explicit(&l->tail, memory_order_relaxed);
-    if (used >= cap / 4 && atomic_exchange(&s->flusher_sleeping, 0))
-        futex_wake(&s->flusher_seq);
+    if (used >= cap / 4 && atomic_exchange(&s->drainer_sleeping, 0))
+        futex_wake(&s->drainer_seq);
 }
 
-/*
- * Room for need more bytes after h? The tail lives on the consumer's cache
- * line: producers read it only when the value they saw last says no room,
- * so a busy consumer does not slow every event down.
- */
-static inline int has_room(tl_lane *l, uint64_t h, uint64_t need, uint64_t cap)
+int tl_stream_record_system(tl_stream *s, const tl_event *ev)
 {
-    if (h + need - atomic_load_explicit(&l->tail_seen, memory_order_relaxed) <= cap)
-        return 1;
-    uint64_t t = atomic_load(&l->tail);
-    atomic_store_explicit(&l->tail_seen, t, memory_order_relaxed);
-    return h + need - t <= cap;
-}
-
-int tl_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const void *data,
-                           uint32_t len, uint32_t truncation, uint64_t addr, uint64_t tid,
-                           uint32_t pid, uint32_t ktid)
-{
-    tl_lane *l = &tl_lanes(s)[lane];
-    uint8_t *base = tl_lane_data(s, lane);
-    uint64_t cap = tl_lane_cap(s, lane);
-    uint64_t bit = 1ull << lane;
-    if (!(atomic_load_explicit(&s->used_lanes, memory_order_relaxed) & bit))
-        atomic_fetch_or(&s->used_lanes, bit);
-    int recorded = 0, crossed = 0;
-    for (;;) {
-        uint64_t h = atomic_load_explicit(&l->head, memory_order_relaxed);
-        uint64_t ts = tl_clock_mono_ns() + (uint64_t)s->realtime_offset;
-        uint64_t lost = s->policy == TRACELOG_POLICY_FLUSH ? atomic_load(&l->lost) : 0;
-        uint32_t size = tl_rec_size(len) + (lost ? TL_REC_HEADER : 0);
-        uint64_t rem = cap - (h & (cap - 1));
-        uint64_t pad = rem < size ? rem : 0; /* records never wrap; a tail under 16 bytes is skipped implicitly */
-        uint64_t need = pad + size;
-        if (s->policy == TRACELOG_POLICY_LOOP && lane != s->nlanes && !has_room(l, h, need, cap)) {
-            if (!atomic_load_explicit(&s->full, memory_order_relaxed))
-                atomic_store(&s->full, 1);
-            while (h + need - atomic_load(&l->tail) > cap)
-                if (drop_oldest(l, base, cap))
-                    break;
-        }
-        if (!has_room(l, h, need, cap)) {
-            lose(s, l, ts);
-            break;
-        }
-        if (!atomic_compare_exchange_weak(&l->head, &h, h + need))
-            continue; /* another producer or a signal handler got here first: fresh timestamp */
-        /* The consumer may have delivered events newer than our clock read
-           while we were between it and the reservation (see stream.h). */
-        if (ts < atomic_load(&s->watermark))
-            ts = tl_clock_mono_ns() + (uint64_t)s->realtime_offset;
-        /* Stopped (or auto-stopped) since we looked: STOP is taken after the state
-           changes, so an event of ours could land after it. It becomes a hole. */
-        int stopped = lane != s->nlanes && atomic_load(&s->state) != TL_RUNNING;
-        crossed = (h ^ (h + need)) >> 16 != 0;
-        if (pad >= 16) {
-            /* Only commit and kind_size: a pad can be as short as 16 bytes, less than a full header, and
-               writing a whole header would overwrite the start of the next lane. */
-            tl_rec *p = (tl_rec *)(base + (h & (cap - 1)));
-            p->kind_size = (uint32_t)pad | (uint32_t)TL_KIND_PAD << 28;
-            atomic_store_explicit(&p->commit, h + 1, memory_order_release);
-        }
-        uint64_t pos = h + pad;
-        if (lost) {
-            /* Marks the loss where it happened: the consumer turns it into OVERFLOW and RESUME. */
-            write_rec(base + (pos & (cap - 1)), TL_KIND_LOSS, TL_REC_HEADER, 0, ts, 0, 0, lost,
-                      atomic_load(&l->lost_first_ts), 0);
-            atomic_store_explicit(&((tl_rec *)(base + (pos & (cap - 1))))->commit, pos + 1, memory_order_release);
-            atomic_fetch_sub(&l->lost, lost);
-            pos += TL_REC_HEADER;
-        }
-        uint8_t *at = base + (pos & (cap - 1));
-        write_rec(at, stopped ? TL_KIND_SKIP : TL_KIND_EVENT, tl_rec_size(len), event_id, ts, pid,
-                  len | truncation << 30, tid, addr, ktid);
-        if (len && !stopped)
-            memcpy(at + TL_REC_HEADER, data, len);
-        atomic_store_explicit(&((tl_rec *)at)->commit, pos + 1, memory_order_release);
-        if (stopped && atomic_load(&s->autostopped))
-            atomic_fetch_add(&l->overruns, 1);
-        recorded = !stopped;
-        break;
+    if (ev->len > s->max_sys_data) {
+        tl_stream_count_lost(s, s->nlanes);
+        return 0;
     }
-    if (crossed && s->policy == TRACELOG_POLICY_FLUSH)
-        maybe_wake_flusher(s, l, cap);
-    if (recorded && atomic_load_explicit(&s->waiters, memory_order_relaxed))
-        sem_post(&s->reader_sem); /* async-signal-safe; only while a reader sleeps */
-    return recorded;
+    return tl_stream_record(s, s->nlanes, ev);
 }

@@ -1,28 +1,48 @@
 /*
- * The in-memory trace stream (format-spec does not cover it: it never
- * reaches a file as such). Everything a stream holds lives in one mapping
- * that can be shared: MAP_SHARED anonymous memory today, so that a child made
- * by fork() records into the same stream, and later a named shared-memory
- * object flushed by another process. Hence no pointers inside: only offsets.
+ * The in-memory trace stream: a multi-producer event buffer blind to what
+ * it carries (format-spec does not cover it: it never reaches a file as
+ * such). Its client (the POSIX layer) chooses the event ids, including those
+ * of the few markers the stream makes itself (tl_stream_markers).
  *
- * Producers (posix_trace_event) write into lanes: one ring buffer per thread
- * (threads beyond the lane count share lanes). Recording an event is
- * lock-free, allocation-free, makes no system call, and is async-signal-safe:
- * a producer reads the clock, reserves space with one compare-and-swap on the
- * lane head (retried with a fresh timestamp if another producer or a signal
- * handler reserved in between, so each lane stays in timestamp order), writes
- * the record and publishes it by storing its commit word last.
+ * Everything a stream holds lives in one mapping that can be shared:
+ * MAP_SHARED anonymous memory today, so that a child made by fork() records
+ * into the same stream, and later a named object drained by another
+ * process. Hence no pointers inside, only offsets, and everything a consumer
+ * needs (geometry, policy, marker ids, limits) is in the mapping's header.
  *
- * The consumer (a reader thread, or the flusher of a stream with log) merges
- * the lanes by timestamp in batches. A batch starts by publishing a
- * watermark W (the time now), then reading every lane's head. Records
- * reserved before that read are waited for and delivered in timestamp order
- * up to W. A producer that reserves after it sees the watermark (the
- * reservation and the watermark store are both sequentially consistent) and,
- * if its timestamp is older than W, takes a fresh one, so nothing older than
- * W can appear once the batch is delivered: events come out in generation
- * order. Only a producer that was preempted between its clock read and its
- * reservation gets a later timestamp, the time it actually reserved.
+ * Producers write into lanes: one ring buffer per thread (threads beyond the
+ * lane count share lanes), plus one system lane for the client's own
+ * records. Recording an event is lock-free, allocation-free, makes no system
+ * call, and is async-signal-safe: a producer reads the clock, reserves space
+ * with one compare-and-swap on the lane head (retried with a fresh timestamp
+ * if another producer or a signal handler reserved in between, so each lane
+ * stays in timestamp order), writes the record and publishes it by storing
+ * its commit word last.
+ *
+ * The consumer (one at a time: a reader, or the flusher of a stream with
+ * log) merges the lanes by timestamp in batches. A batch starts by
+ * publishing a watermark W (the time now), then reading every lane's head.
+ * Records reserved before that read are waited for and delivered in
+ * timestamp order up to W. A producer that reserves after it sees the
+ * watermark (the reservation and the watermark store are both sequentially
+ * consistent) and, if its timestamp is older than W, takes a fresh one, so
+ * nothing older than W can appear once the batch is delivered: events come
+ * out in generation order. Only a producer that was preempted between its
+ * clock read and its reservation gets a later timestamp, the time it
+ * actually reserved.
+ *
+ * Losses are counted per lane and come out as markers: the consumer
+ * delivers an OVERFLOW marker (timestamp of the first lost event) and a
+ * RESUME marker (timestamp of the next event) where a LOOP stream
+ * overwrote events or a FLUSH stream dropped them. An UNTIL_FULL stream
+ * that fills up stops itself, records a STOP marker (data: the 32-bit value
+ * 1) in the system lane, and starts again with a START marker (data: its
+ * filter) once a consumer has emptied it.
+ *
+ * Waiting: readers sleep on a semaphore in the mapping (it fails with EINTR
+ * on a signal, which blocking POSIX readers must report) that producers post
+ * only while a reader sleeps; a background drainer sleeps on a futex word
+ * that producers wake when a lane is a quarter full or events are lost.
  */
 #ifndef TRACELOG_STREAM_H
 #define TRACELOG_STREAM_H
@@ -31,18 +51,36 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define TL_MAX_LANES 64
-#define TL_SET_WORDS 17 /* must match trace_event_set_t */
+#define TL_FILTER_WORDS 17 /* the filter covers event ids below TL_FILTER_WORDS * 64 */
+#define TL_FILTER_IDS (TL_FILTER_WORDS * 64u)
 #define TL_REC_HEADER 56
 #define TL_SYS_LANE_SIZE (256u << 10) /* a power of two, like every lane */
-#define TL_MAX_DATA_LIMIT (64u << 10) /* largest max-data-size accepted */
+#define TL_MAX_DATA_LIMIT (64u << 10) /* largest max_data accepted */
+#define TL_MAX_SYS_DATA (4u << 10)    /* largest max_sys_data accepted */
 
 enum tl_state { TL_SUSPENDED = 0, TL_RUNNING = 1, TL_DEAD = 2 };
 /* EVENT: an event. PAD: the rest of the lap is unused. LOSS: events were
    dropped here (FLUSH). SKIP: a hole of `size` bytes (an event the stream
    stopped under). */
 enum tl_rec_kind { TL_KIND_EVENT = 1, TL_KIND_PAD = 2, TL_KIND_LOSS = 3, TL_KIND_SKIP = 4 };
+
+/* The ids of the events the stream makes itself (see above). */
+typedef struct tl_stream_markers {
+    uint32_t overflow, resume; /* delivered around lost events */
+    uint32_t stop, start;      /* UNTIL_FULL: recorded when it stops itself and when it starts again */
+} tl_stream_markers;
+
+typedef struct tl_stream_params {
+    uint32_t policy;       /* TRACELOG_POLICY_LOOP, _UNTIL_FULL or _FLUSH */
+    uint64_t stream_size;  /* bytes for event records (all user lanes) */
+    uint32_t max_data;     /* largest event data in the user lanes (at most TL_MAX_DATA_LIMIT) */
+    uint32_t max_sys_data; /* largest record data in the system lane (at most TL_MAX_SYS_DATA) */
+    uint32_t nlanes;       /* 0: automatic; else rounded to a power of two (at most TL_MAX_LANES / 2) */
+    tl_stream_markers markers;
+} tl_stream_params;
 
 typedef struct tl_lane {
     /* Written by producers. */
@@ -62,7 +100,8 @@ typedef struct tl_lane {
     char pad1[64 - 32];
 } tl_lane;
 
-typedef struct tl_shm {
+/* The header of the mapping. Only the functions below touch it. */
+typedef struct tl_stream {
     uint32_t magic;
     uint32_t policy;             /* stream full policy (TRACELOG_POLICY_*) */
     _Atomic uint32_t state;      /* enum tl_state */
@@ -71,21 +110,23 @@ typedef struct tl_shm {
     uint32_t nlanes;             /* user lanes, a power of two; lane nlanes is the system lane */
     uint64_t lane_size;          /* bytes of each user lane: a power of two */
     uint32_t max_data;
-    uint32_t creator_pid;
+    uint32_t max_sys_data;
+    tl_stream_markers markers;
     int64_t realtime_offset;     /* CLOCK_REALTIME - CLOCK_MONOTONIC at creation, ns */
     _Atomic uint64_t used_lanes; /* bit i: lane i has been written */
     _Atomic uint32_t waiters;    /* readers sleeping on reader_sem */
-    _Atomic uint32_t flusher_seq;/* futex word of the flusher */
-    _Atomic uint32_t flusher_sleeping;
-    _Atomic uint64_t filter[TL_SET_WORDS]; /* bit set: event type filtered out */
+    _Atomic uint32_t drainer_seq;/* futex word of the background drainer */
+    _Atomic uint32_t drainer_sleeping;
+    uint32_t pad_;
+    _Atomic uint64_t filter[TL_FILTER_WORDS]; /* bit set: event type filtered out */
     char pad_watermark[64];
     _Atomic uint64_t watermark;  /* consumer: start of the current batch (see above); own cache line */
     char pad_watermark_end[56];
+    _Atomic uint64_t delivered;  /* consumer: events handed out so far; own cache line */
+    char pad_delivered_end[56];
     uint64_t lanes_offset, data_offset, total_size;
-    /* A semaphore, not a futex: sem_wait fails with EINTR on a signal even with
-       SA_RESTART, which blocking POSIX readers must report. */
     sem_t reader_sem;
-} tl_shm;
+} tl_stream;
 
 /* Record header inside a lane (all little-endian host order, 8-aligned). */
 typedef struct tl_rec {
@@ -101,76 +142,143 @@ typedef struct tl_rec {
     uint32_t pad_;
 } tl_rec;
 
-/* One event as the consumer hands it out (data copied into the consumer). */
-typedef struct tl_out_event {
+/*
+ * One event: what a producer gives tl_stream_record (the stream takes the
+ * timestamp) and what the consumer hands out. The stream does not interpret
+ * any field but the id (filter) and the data length.
+ */
+typedef struct tl_event {
+    uint64_t ts;         /* ns, CLOCK_REALTIME scale */
     uint32_t event_id;
     uint32_t pid;
-    uint32_t ktid;
-    uint64_t ts;
-    uint64_t tid, addr;
-    uint32_t len, truncation;
-    const uint8_t *data;
-} tl_out_event;
+    uint32_t ktid;       /* kernel thread id */
+    uint32_t truncation; /* 2 bits */
+    uint64_t tid;
+    uint64_t addr;
+    uint32_t len;
+    const void *data;
+} tl_event;
 
-typedef struct tl_stream_params {
-    uint32_t policy;      /* LOOP, UNTIL_FULL or FLUSH */
-    uint64_t stream_size; /* bytes for event records (all user lanes) */
-    uint32_t max_data;
-    uint32_t nlanes;      /* 0: automatic; else rounded to a power of two (at most TL_MAX_LANES / 2) */
-} tl_stream_params;
+/* ---- life cycle ------------------------------------------------------------ */
 
 /* Maps and initialises a stream (SUSPENDED). NULL with errno on failure. */
-tl_shm *tl_stream_create(const tl_stream_params *p);
+tl_stream *tl_stream_create(const tl_stream_params *p);
 /* Marks the stream dead and releases its memory (see stream.c for why the address range stays reserved). */
-void tl_stream_destroy(tl_shm *s);
-/* Forgets every recorded event (posix_trace_clear); producers may run concurrently. */
-void tl_stream_clear(tl_shm *s);
-
-static inline tl_lane *tl_lanes(tl_shm *s) { return (tl_lane *)((char *)s + s->lanes_offset); }
-static inline uint8_t *tl_lane_data(tl_shm *s, uint32_t i)
-{
-    return (uint8_t *)s + s->data_offset + (uint64_t)i * s->lane_size;
-}
-static inline uint64_t tl_lane_cap(const tl_shm *s, uint32_t i)
-{
-    return i == s->nlanes ? TL_SYS_LANE_SIZE : s->lane_size;
-}
+void tl_stream_destroy(tl_stream *s);
 
 /* Bytes one record with len data bytes takes in a lane. */
 static inline uint32_t tl_rec_size(uint32_t len) { return (TL_REC_HEADER + len + 7u) & ~7u; }
+/* What each user lane holds (a power of two, at least the stream size asked for). */
+static inline uint64_t tl_stream_lane_size(const tl_stream *s) { return s->lane_size; }
+static inline uint32_t tl_stream_lanes(const tl_stream *s) { return s->nlanes; }
+static inline uint32_t tl_stream_max_data(const tl_stream *s) { return s->max_data; }
 
 /* Nanoseconds of CLOCK_MONOTONIC. Async-signal-safe (vDSO). */
 uint64_t tl_clock_mono_ns(void);
 /* The stream's time now, on the scale of its events' timestamps. Async-signal-safe. */
-static inline uint64_t tl_stream_now(const tl_shm *s) { return tl_clock_mono_ns() + (uint64_t)s->realtime_offset; }
+static inline uint64_t tl_stream_now(const tl_stream *s) { return tl_clock_mono_ns() + (uint64_t)s->realtime_offset; }
+
+/* ---- control --------------------------------------------------------------- */
 
 /*
- * Records one event into lane `lane` of s (user lanes) or the system lane.
- * Returns 1 if recorded, 0 if lost (counted). Async-signal-safe.
+ * SUSPENDED -> RUNNING, unless the stream stopped itself (UNTIL_FULL, full:
+ * it starts again once drained). marker (may be NULL) is recorded in the
+ * system lane first, so that it comes before the events it starts. 1 if the
+ * stream started. Callers serialise start, stop and filter changes.
  */
-int tl_stream_record(tl_shm *s, uint32_t lane, uint32_t event_id, const void *data,
-                           uint32_t len, uint32_t truncation, uint64_t addr, uint64_t tid,
-                           uint32_t pid, uint32_t ktid);
+int tl_stream_start(tl_stream *s, const tl_event *marker);
+/* RUNNING -> SUSPENDED; marker (may be NULL) recorded after. 1 if the stream stopped. */
+int tl_stream_stop(tl_stream *s, const tl_event *marker);
+static inline int tl_stream_running(tl_stream *s) { return atomic_load(&s->state) == TL_RUNNING; }
+/* A lane filled up since the stream was last emptied (UNTIL_FULL and FLUSH: events were lost; LOOP: it wraps). */
+static inline int tl_stream_full(tl_stream *s) { return atomic_load(&s->full) != 0; }
+void tl_stream_get_filter(tl_stream *s, uint64_t out[TL_FILTER_WORDS]);
+void tl_stream_set_filter(tl_stream *s, const uint64_t in[TL_FILTER_WORDS]);
 
-/* ---- consumer ------------------------------------------------------------ */
+/* Events currently held in the lanes (for statistics; racy by nature: an upper bound). */
+uint64_t tl_stream_buffered(tl_stream *s);
+/* Sum of all lanes' overrun counters. */
+uint64_t tl_stream_overruns(tl_stream *s);
+/* Events the consumer has handed out. */
+static inline uint64_t tl_stream_delivered(tl_stream *s) { return atomic_load(&s->delivered); }
 
+/* ---- producers (async-signal-safe) ------------------------------------------ */
+
+/* The user lanes, a power of two; read it once per event: a stream destroyed under a producer reads 0. */
+static inline uint32_t tl_stream_user_lanes(const tl_stream *s) { return s->nlanes; }
+
+typedef enum tl_admit { TL_ADMIT_RECORD, TL_ADMIT_IGNORE, TL_ADMIT_LOSE } tl_admit;
+
+/*
+ * Whether a user event with this id (below TL_FILTER_IDS) is to be recorded
+ * now: ignored while the stream is stopped or filters it out; lost (to be
+ * counted with tl_stream_count_lost) while an UNTIL_FULL stream is stopped
+ * because it is full.
+ */
+static inline tl_admit tl_stream_admit(tl_stream *s, uint32_t event_id)
+{
+    if (atomic_load_explicit(&s->state, memory_order_relaxed) != TL_RUNNING)
+        return atomic_load_explicit(&s->autostopped, memory_order_relaxed) ? TL_ADMIT_LOSE : TL_ADMIT_IGNORE;
+    uint64_t word = atomic_load_explicit(&s->filter[event_id / 64], memory_order_relaxed);
+    return (word >> (event_id % 64)) & 1 ? TL_ADMIT_IGNORE : TL_ADMIT_RECORD;
+}
+
+void tl_stream_count_lost(tl_stream *s, uint32_t lane);
+
+/* Events go into user lanes with tl_stream_record (produce.h, inline: the fast path). */
+
+/* Records ev into the system lane, which the client alone writes (len at most max_sys_data): 1, or 0 if lost. */
+int tl_stream_record_system(tl_stream *s, const tl_event *ev);
+
+/* ---- waiting ----------------------------------------------------------------- */
+
+/*
+ * A reader that found nothing to read: tl_stream_wait_begin(), look once
+ * more (an event recorded in between is seen then, or posts the semaphore),
+ * tl_stream_sleep() if still nothing, tl_stream_wait_end().
+ */
+void tl_stream_wait_begin(tl_stream *s);
+/* Sleeps until an event is recorded, a reader is woken or `until` (CLOCK_REALTIME) passes: 0, or EINTR. */
+int tl_stream_sleep(tl_stream *s, const struct timespec *until);
+void tl_stream_wait_end(tl_stream *s);
+/* Wakes a sleeping reader (shutdown: it looks at its handle again). */
+void tl_stream_wake_readers(tl_stream *s);
+
+/* The background drainer sleeps at most ns, less when producers need it (see above). */
+void tl_stream_drainer_sleep(tl_stream *s, uint64_t ns);
+void tl_stream_drainer_wake(tl_stream *s);
+
+/* ---- consumer ------------------------------------------------------------------ */
+
+/*
+ * The consumer of one process, on that process's mapping of the stream: its
+ * state is private; what it changes in the mapping (lane tails, acknowledged
+ * losses, the full flag, the delivered count, the restart of an UNTIL_FULL
+ * stream) is all in the mapping, so that another process can take over.
+ * The geometry is read once, at init. Not thread-safe: one thread at a time.
+ */
 typedef struct tl_consumer {
-    tl_shm *s;
+    tl_stream *s;
+    tl_lane *lanes;
+    uint8_t *data[TL_MAX_LANES + 1]; /* each lane's ring */
+    uint64_t cap[TL_MAX_LANES + 1];  /* and its size, a power of two */
+    uint32_t nlanes;                 /* user lanes; the system lane follows */
+    tl_stream_markers markers;
+    int64_t realtime_offset;
     uint8_t *buf;          /* copy of the delivered event's data */
     size_t buf_cap;
-    tl_out_event queue[3]; /* synthesized OVERFLOW/RESUME, then the event */
+    tl_event queue[3];     /* synthesized OVERFLOW/RESUME, then the event */
     uint32_t qhead, qlen;
-    uint64_t delivered;
     int batch;             /* a batch is open (see consume.c) */
     int batch_later;       /* it saw records newer than its watermark */
     uint64_t batch_used;   /* lanes in the batch */
     uint64_t batch_w;      /* its watermark */
-    uint64_t batch_head[TL_MAX_LANES]; /* each lane's head when it started */
+    uint64_t batch_head[TL_MAX_LANES + 1]; /* each lane's head when it started */
     uint64_t last_ts;      /* timestamp of the last event delivered */
     uint64_t clamped;      /* events delivered with last_ts instead of an older own timestamp */
 } tl_consumer;
 
-int tl_consumer_init(tl_consumer *c, tl_shm *s);
+int tl_consumer_init(tl_consumer *c, tl_stream *s); /* 0, or -1 (out of memory) */
 void tl_consumer_free(tl_consumer *c);
 
 typedef enum tl_take { TL_TAKE_EVENT, TL_TAKE_EMPTY, TL_TAKE_WAIT } tl_take;
@@ -181,7 +289,7 @@ typedef enum tl_take { TL_TAKE_EVENT, TL_TAKE_EMPTY, TL_TAKE_WAIT } tl_take;
  * then passes force=1 to stop waiting for a producer that died mid-record).
  * ev->data stays valid until the next call.
  */
-tl_take tl_consumer_take(tl_consumer *c, tl_out_event *ev, int force);
+tl_take tl_consumer_take(tl_consumer *c, tl_event *ev, int force);
 
 /*
  * Like tl_consumer_take(), waiting (spinning, then yielding) while a
@@ -190,11 +298,17 @@ tl_take tl_consumer_take(tl_consumer *c, tl_out_event *ev, int force);
  * inherited stream). Never returns TL_TAKE_WAIT.
  */
 #define TL_PRODUCER_STALL_NS 200000000ull
-tl_take tl_consumer_take_wait(tl_consumer *c, tl_out_event *ev);
+tl_take tl_consumer_take_wait(tl_consumer *c, tl_event *ev);
 
-/* Events currently held in the lanes (for statistics; racy by nature). */
-uint64_t tl_stream_buffered(tl_shm *s);
-/* Sum of all lanes' overrun counters. */
-uint64_t tl_stream_overruns(tl_shm *s);
+/*
+ * At the end: FLUSH losses are marked by the next event recorded in their
+ * lane; for a lane whose producer stopped after losing events, this hands
+ * out an OVERFLOW marker with the first lost event's timestamp (no RESUME
+ * follows). 1 while there is one, then 0.
+ */
+int tl_consumer_take_unmarked_loss(tl_consumer *c, tl_event *ev);
+
+/* Forgets every recorded event (posix_trace_clear); producers may run concurrently. */
+void tl_consumer_clear(tl_consumer *c);
 
 #endif

@@ -1,0 +1,97 @@
+/*
+ * Event types of a stream (posix-trace.md §7): the names and ids an active
+ * stream knows (the process's name map, names.c) or a pre-recorded one
+ * holds (its log's type table), and the type list iteration.
+ */
+#include <errno.h>
+
+#include "common/text.h"
+#include "posix/internal.h"
+
+int posix_trace_trid_eventid_open(trace_id_t trid, const char *restrict event_name,
+                                  trace_event_id_t *restrict event)
+{
+    tl_trace *t;
+    int e = tl_posix_acquire(trid, TL_ACTIVE_KINDS, &t);
+    if (e)
+        return e;
+    e = tl_posix_name_open(event_name, event);
+    tl_posix_release(t);
+    return e;
+}
+
+int posix_trace_eventid_equal(trace_id_t trid, trace_event_id_t event1, trace_event_id_t event2)
+{
+    (void)trid; /* ids are plain numbers, equal in every stream that knows them */
+    return event1 == event2;
+}
+
+int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t event, char *event_name)
+{
+    tl_trace *t;
+    if (!event_name)
+        return EINVAL;
+    int e = tl_posix_acquire(trid, TL_ANY_KIND, &t);
+    if (e)
+        return e;
+    if (t->kind == TL_PRERECORDED) {
+        const char *name = tracelog_reader_event_name(t->pre.reader, event);
+        if (name)
+            tl_copy_text(event_name, TRACE_EVENT_NAME_MAX, name);
+        e = name ? 0 : EINVAL;
+    } else {
+        e = tl_posix_name_of(event, event_name, TRACE_EVENT_NAME_MAX);
+    }
+    tl_posix_release(t);
+    return e;
+}
+
+/* The n-th id of an active stream's type list: system ids, the unnamed user event, then user names. */
+static int active_type_at(size_t n, trace_event_id_t *id)
+{
+    if (n < TL_SYSTEM_EVENTS) {
+        *id = (trace_event_id_t)(n + 1);
+        return 1;
+    }
+    n -= TL_SYSTEM_EVENTS;
+    if (n <= tl_posix_name_count()) {
+        *id = POSIX_TRACE_UNNAMED_USEREVENT + (trace_event_id_t)n;
+        return 1;
+    }
+    return 0;
+}
+
+int posix_trace_eventtypelist_getnext_id(trace_id_t trid, trace_event_id_t *restrict event,
+                                         int *restrict unavailable)
+{
+    tl_trace *t;
+    if (!event || !unavailable)
+        return EINVAL;
+    int e = tl_posix_acquire(trid, TL_ANY_KIND, &t);
+    if (e)
+        return e;
+    int found;
+    if (t->kind == TL_PRERECORDED) {
+        uint32_t id;
+        found = tracelog_reader_event_type(t->pre.reader, t->typelist_pos, &id, NULL) == TRACELOG_OK;
+        if (found)
+            *event = id;
+    } else {
+        found = active_type_at(t->typelist_pos, event);
+    }
+    t->typelist_pos += found;
+    *unavailable = !found;
+    tl_posix_release(t);
+    return 0;
+}
+
+int posix_trace_eventtypelist_rewind(trace_id_t trid)
+{
+    tl_trace *t;
+    int e = tl_posix_acquire(trid, TL_ANY_KIND, &t);
+    if (e)
+        return e;
+    t->typelist_pos = 0;
+    tl_posix_release(t);
+    return 0;
+}
