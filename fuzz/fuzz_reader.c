@@ -121,7 +121,11 @@ static void check_queries(tracelog_reader *r)
         FUZZ_ASSERT(memchr(p.message, 0, sizeof p.message) != NULL);
         FUZZ_ASSERT(p.offset <= info.file_size, "problem offset %llu past the end (%llu)",
                     (unsigned long long)p.offset, (unsigned long long)info.file_size);
+        FUZZ_ASSERT(tracelog_reader_problem_condition(r, i) != NULL, "problem %zu has no named condition", i);
     }
+    FUZZ_ASSERT(tracelog_reader_problem_condition(r, np) == NULL);
+    /* Clean means closed with nothing lost (format-spec 8.6). */
+    FUZZ_ASSERT(!info.clean || info.problems == 0, "clean with %llu problems", (unsigned long long)info.problems);
     tracelog_problem p;
     FUZZ_ASSERT(tracelog_reader_problem(r, np, &p) == TRACELOG_E_INVAL);
 }
@@ -162,6 +166,11 @@ static tracelog_status exercise(int fd, const uint8_t *data, size_t size, int ig
         FUZZ_ASSERT(r == NULL);
         FUZZ_ASSERT(fuzz_open_error_ok(st), "open returned %s", tracelog_status_name(st));
         fuzz_check_error(&err, st);
+        /* A property of the file has a named condition (format-spec 3.3); a failure of ours has none. */
+        FUZZ_ASSERT((tracelog_reader_open_condition(&err) != NULL) ==
+                        (st != TRACELOG_E_IO && st != TRACELOG_E_NOMEM && st != TRACELOG_E_INVAL),
+                    "open %s: condition %s", tracelog_status_name(st),
+                    tracelog_reader_open_condition(&err) ? tracelog_reader_open_condition(&err) : "(none)");
         return st;
     }
     FUZZ_ASSERT(r != NULL);
