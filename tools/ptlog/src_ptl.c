@@ -29,6 +29,11 @@ static const char *ptl_type_name(ptlog_src *s, uint32_t id)
     return tracelog_reader_event_name(((ptl_src *)s)->r, id);
 }
 
+static const tracelog_schema *ptl_type_schema(ptlog_src *s, uint32_t id)
+{
+    return tracelog_reader_event_schema(((ptl_src *)s)->r, id);
+}
+
 static size_t ptl_type_count(ptlog_src *s) { return tracelog_reader_event_type_count(((ptl_src *)s)->r); }
 
 static void ptl_type_at(ptlog_src *s, size_t i, uint32_t *id, const char **name)
@@ -145,6 +150,7 @@ int ptlog_ptl_src_open(ptlog_in *in, ptlog_src **out, tracelog_reader **reader)
     s->total_events = info.events;
     s->next = ptl_next;
     s->type_name = ptl_type_name;
+    s->type_schema = ptl_type_schema;
     s->type_count = ptl_type_count;
     s->type_at = ptl_type_at;
     s->get_status = ptl_get_status;
