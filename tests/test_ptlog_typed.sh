@@ -31,4 +31,47 @@ expect_rc 0 "dump --hex" "$PTLOG" dump --relative --hex typed.ptl
 grep -q '^0.000012000 7 0x9 msg 0100000068656c6c6f$' "$T/out" && ok || bad "--hex msg: $(sed -n 9p "$T/out")"
 grep -c '{' "$T/out" | grep -qx 0 && ok || bad "--hex still decodes"
 
+# Control bytes in a char field are escaped as dump escapes text (a schema read from JSON).
+printf '{"attributes":{},"event_types":[{"id":40,"name":"t","schema":"char[4] s"}]}\n{"id":40,"ts":1,"data":"0a1b2200"}\n' >esc.jsonl
+expect_rc 0 "dump JSON with a schema" "$PTLOG" dump --relative esc.jsonl
+grep -qxF '0.000000000 0 0x0 t { s = "\n\x1b\"" }' "$T/out" && ok || bad "escaped char field: $(cat "$T/out")"
+
+# A bad schema in JSON names the entry and the byte.
+printf '{"attributes":{},"event_types":[{"id":40,"name":"t","schema":"u32 a; u33 b"}]}\n' >bad.jsonl
+expect_rc 3 "bad schema" "$PTLOG" dump bad.jsonl
+expect_err 'event_types\[0\]: key "schema": schema byte 7: unknown type' "bad schema message"
+
+# JSON: a "fields" object beside "data"; u64 above 2^53 as strings, enums by
+# name (number when unnamed), flags as text, the size check named.
+expect_rc 0 "to jsonl" "$PTLOG" convert --to jsonl typed.ptl -o typed.jsonl
+python3 - typed.jsonl <<'PY' && ok || bad "jsonl fields"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+types = {t["id"]: t for t in lines[0]["event_types"]}
+assert types[40]["schema"].startswith("u32 len; u16 port; char[16] iface; f64 latency"), types[40]
+assert "schema" not in types[42]
+ev = lines[1:-1]
+f = ev[0]["fields"]
+assert f == {"len": 500, "port": 443, "iface": "eth0", "latency": 0.000231, "big": 9007199254740992,
+             "delta": 0, "state": "IDLE", "mode": "0", "ok": False}, f
+assert ev[1]["fields"]["big"] == "9007199254740993", ev[1]
+assert ev[2]["fields"]["iface"] == 'lo "x"' and ev[2]["fields"]["state"] == 2
+assert ev[3]["fields"]["mode"] == "READ|WRITE" and ev[4]["fields"]["mode"] == "0x80"
+assert ev[5]["fields"]["big"] == "18446744073709551615"
+assert ev[6]["fields"] == {"len": 1, "port": 2} and ev[6]["fields_size"] == "short"
+assert ev[7]["fields_size"] == "long" and "fields_size" not in ev[0]
+assert ev[8]["fields"] == {"code": 1, "text": "hello"}
+assert "fields" not in ev[9]
+PY
+
+# Schemas survive ptl -> json -> ptl, filter and merge exactly.
+for to in json jsonl; do
+    "$PTLOG" convert --to $to typed.ptl -o rt.$to && "$PTLOG" convert --to ptl rt.$to -o rt.$to.ptl || bad "round trip $to"
+    "$PTLOG" convert --to jsonl rt.$to.ptl -o rt.$to.jsonl && cmp -s typed.jsonl rt.$to.jsonl && ok || bad "round trip through $to: $(diff typed.jsonl rt.$to.jsonl | head -4)"
+done
+expect_rc 0 "filter" "$PTLOG" filter typed.ptl -o filtered.ptl
+"$PTLOG" convert --to jsonl filtered.ptl -o filtered.jsonl && cmp -s typed.jsonl filtered.jsonl && ok || bad "filter keeps schemas"
+expect_rc 0 "merge" "$PTLOG" merge typed.ptl rt.json.ptl -o merged.ptl
+"$PTLOG" dump merged.ptl | grep -c 'net.rx { len = 500, port = 443' | grep -qx 2 && ok || bad "merge keeps schemas"
+
 finish
