@@ -74,4 +74,40 @@ expect_rc 0 "filter" "$PTLOG" filter typed.ptl -o filtered.ptl
 expect_rc 0 "merge" "$PTLOG" merge typed.ptl rt.json.ptl -o merged.ptl
 "$PTLOG" dump merged.ptl | grep -c 'net.rx { len = 500, port = 443' | grep -qx 2 && ok || bad "merge keeps schemas"
 
+# --where: field conditions on dump, filter and convert.
+where_ts() { # where_ts EXPR: the relative times dump --where keeps, one line
+    "$PTLOG" dump --relative --where "$1" typed.ptl | cut -c5-11 | tr '\n' ' '
+}
+check_where() {
+    local got
+    got=$(where_ts "$1")
+    [ "$got" = "$2" ] && ok || bad "--where '$1': kept '$got', want '$2'"
+}
+check_where 'port == 443 && len > 1000' '0002000 0004000 '
+check_where 'port == 443 && len > 1000 || iface == "eth0"' '0000000 0002000 0003000 0004000 '
+check_where '!(port != 80)' '0001000 0003000 0005000 '
+check_where 'state == BUSY' '0001000 0004000 '
+check_where 'state == 2 && ok == true' '0005000 '
+check_where 'iface == "lo \"x\""' '0002000 0005000 '
+check_where 'iface < "eth1"' '0000000 0003000 0011000 '
+check_where 'big > 9007199254740993' '0002000 0003000 0004000 0005000 '
+check_where 'big == 18446744073709551615' '0005000 '
+check_where 'delta <= -4.5 || latency >= 0.0013' '0005000 '
+check_where 'mode == "READ|WRITE"' '0003000 '
+check_where 'req == 12' '0014000 0015000 '
+check_where 'status < 0' '0015000 '
+# a field the event lacks never matches, negated or not: the short event has port but no state
+check_where 'port == 2' '0010000 0011000 '
+check_where '!(state == IDLE) && port < 100' '0001000 0005000 '
+check_where 'nosuch == 1 || !(nosuch == 1)' ''
+for bad_expr in 'port = 443:6' 'port == 443 &&:15' '(port == 1:1' 'port == 1):10' 'port == "x:9' 'port ==:8' '== 1:1' 'port == 12ab:9'; do
+    expr=${bad_expr%:*} col=${bad_expr##*:}
+    expect_rc 2 "bad --where '$expr'" "$PTLOG" dump --where "$expr" typed.ptl
+    expect_err "^ptlog: --where: column $col: " "column of '$expr'"
+done
+expect_rc 0 "filter --where" "$PTLOG" filter --where 'port == 443' typed.ptl -o w.ptl
+"$PTLOG" dump --relative w.ptl | grep -c '' | grep -qx 3 && ok || bad "filter --where kept $("$PTLOG" dump w.ptl | wc -l)"
+expect_rc 0 "convert --where" "$PTLOG" convert --to jsonl --where 'code == 1' typed.ptl -o w.jsonl
+grep -c '"ts"' w.jsonl | grep -qx 1 && ok || bad "convert --where: $(cat w.jsonl)"
+
 finish

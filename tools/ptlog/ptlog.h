@@ -272,6 +272,14 @@ int ptlog_ptl_src_open(ptlog_in *in, ptlog_src **out, tracelog_reader **reader);
 
 /* ---- event selection (select.c), shared by dump and filter ----------------------- */
 
+/* where.c: --where field conditions (README.md, "Field conditions"). */
+typedef struct ptlog_where ptlog_where;
+/* Parses text; on a bad expression prints its column and returns PTLOG_EXIT_USAGE. */
+int ptlog_where_parse(const char *text, ptlog_where **out);
+/* 1 if ev's fields make the expression true, 0 if not, -1 out of memory. */
+int ptlog_where_match(ptlog_where *w, ptlog_src *src, const tracelog_event *ev, const char *name);
+void ptlog_where_free(ptlog_where *w);
+
 typedef struct ptlog_select {
     char **globs;
     size_t nglobs;
@@ -280,6 +288,7 @@ typedef struct ptlog_select {
     uint64_t *tids;
     size_t ntids;
     int no_system;
+    ptlog_where *where;   /* --where, NULL if none */
     ptlog_timearg begin, end;
     uint64_t limit;       /* 0: no limit */
     int has_limit;
@@ -300,7 +309,8 @@ enum {
     PTLOG_OPT_BEGIN,
     PTLOG_OPT_END,
     PTLOG_OPT_LIMIT,
-    PTLOG_OPT_NO_SYSTEM
+    PTLOG_OPT_NO_SYSTEM,
+    PTLOG_OPT_WHERE
 };
 
 /* Parses one selection option; 1 if it was one, 0 if not, -1 on a bad value (printed). */

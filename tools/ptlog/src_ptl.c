@@ -186,7 +186,12 @@ int ptlog_src_events(ptlog_src *src, ptlog_select *sel,
     int code = 0;
     while (rc == 1 && kept < limit) {
         const char *name = src->type_name(src, ev.event_id);
-        if (ptlog_select_event(sel, &ev, name)) {
+        int keep = ptlog_select_event(sel, &ev, name);
+        if (keep && sel->where && (keep = ptlog_where_match(sel->where, src, &ev, name)) < 0) {
+            code = ptlog_nomem();
+            break;
+        }
+        if (keep) {
             code = each(ctx, &ev, name);
             if (code)
                 break;
