@@ -110,4 +110,24 @@ expect_rc 0 "filter --where" "$PTLOG" filter --where 'port == 443' typed.ptl -o 
 expect_rc 0 "convert --where" "$PTLOG" convert --to jsonl --where 'code == 1' typed.ptl -o w.jsonl
 grep -c '"ts"' w.jsonl | grep -qx 1 && ok || bad "convert --where: $(cat w.jsonl)"
 
+# chrome: fields in args; X.begin / X.end pairs are B/E slices (end_ fields on the E).
+expect_rc 0 "to chrome" "$PTLOG" convert --to chrome typed.ptl -o typed.chrome
+printf '{"attributes":{},"event_types":[{"id":40,"name":"k","schema":"u32 data; u8 pthread"},{"id":41,"name":"a.begin"},{"id":42,"name":"a:end"}]}\n{"id":40,"ts":1,"data":"0700000009000000"}\n{"id":41,"ts":2}\n{"id":42,"ts":3}\n' >keys.jsonl
+expect_rc 0 "chrome reserved keys" "$PTLOG" convert --to chrome keys.jsonl -o keys.chrome
+python3 - typed.chrome keys.chrome <<'PY' && ok || bad "chrome args"
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] != "M"]
+a = ev[0]["args"]
+assert a["len"] == 500 and a["iface"] == "eth0" and a["state"] == "IDLE" and a["data"].startswith("f401"), a
+assert ev[1]["args"]["big"] == "9007199254740993"
+b, e = ev[10], ev[11]
+assert (b["name"], b["ph"], b["args"]["req"]) == ("req", "B", 12), b
+assert (e["name"], e["ph"], e["args"]["end_req"], e["args"]["end_status"]) == ("req", "E", 12, -5), e
+assert "args" not in ev[9] or "len" not in ev[9]["args"]
+k = [e for e in json.load(open(sys.argv[2]))["traceEvents"] if e["ph"] != "M"]
+assert k[0]["args"]["field_data"] == 7 and k[0]["args"]["field_pthread"] == 9 and k[0]["args"]["data"] == "0700000009000000", k[0]
+# a.begin is not closed by a:end (other separator): the begin stays open, the end is an instant
+assert [(x["name"], x["ph"]) for x in k[1:]] == [("a", "B"), ("a:end", "i"), ("a", "E")], k[1:]
+PY
+
 finish

@@ -421,6 +421,74 @@ static void put_eventset_field(ptlog_out *out, const tracelog_fields *f, size_t 
     ptlog_out_puts(out, "]");
 }
 
+static void put_field_value(ptlog_out *out, const tracelog_fields *f, size_t i, tracelog_field_type type)
+{
+    const char *text;
+    const uint8_t *bytes;
+    size_t n;
+    switch (type) {
+    case TRACELOG_FIELD_U8: case TRACELOG_FIELD_U16: case TRACELOG_FIELD_U32: case TRACELOG_FIELD_U64:
+        put_int_field(out, f, i, 0);
+        break;
+    case TRACELOG_FIELD_I8: case TRACELOG_FIELD_I16: case TRACELOG_FIELD_I32: case TRACELOG_FIELD_I64:
+        put_int_field(out, f, i, 1);
+        break;
+    case TRACELOG_FIELD_F32: case TRACELOG_FIELD_F64:
+        put_float_field(out, f, i);
+        break;
+    case TRACELOG_FIELD_BOOL: /* true, false */
+        ptlog_field_text(f, i, put_json_raw, out);
+        break;
+    case TRACELOG_FIELD_FLAGS: /* "READ|WRITE", "0", "READ|0x80" */
+        ptlog_field_text(f, i, put_json_text, out);
+        break;
+    case TRACELOG_FIELD_ENUM:
+        put_enum_field(out, f, i);
+        break;
+    case TRACELOG_FIELD_CHAR:
+        tracelog_fields_string(f, i, &text, &n);
+        ptlog_json_string(out, text, n);
+        break;
+    case TRACELOG_FIELD_EVENTSET:
+        put_eventset_field(out, f, i);
+        break;
+    case TRACELOG_FIELD_BYTES:
+        tracelog_fields_bytes(f, i, &bytes, &n);
+        ptlog_out_puts(out, "\"");
+        put_data_hex(out, bytes, n);
+        ptlog_out_puts(out, "\"");
+        break;
+    default: /* ptr: "0x..." */
+        ptlog_field_text(f, i, put_json_text, out);
+        break;
+    }
+}
+
+/* Chrome's args keys that a field must not take (chrome.c). */
+static int reserved_key(const char *name)
+{
+    static const char *const keys[] = {"pthread", "data", "truncation", "unfinished"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        if (strcmp(name, keys[i]) == 0)
+            return 1;
+    return 0;
+}
+
+void ptlog_json_field_members(ptlog_out *out, const tracelog_fields *f, const char *key_prefix, int comma)
+{
+    for (size_t i = 0; i < f->present; i++) {
+        tracelog_field_info info;
+        tracelog_schema_field(f->schema, i, &info);
+        ptlog_out_puts(out, i || comma ? ",\"" : "\"");
+        ptlog_out_puts(out, key_prefix);
+        if (*key_prefix == 0 && comma && reserved_key(info.name))
+            ptlog_out_puts(out, "field_");
+        ptlog_out_puts(out, info.name); /* a schema name: [A-Za-z_][A-Za-z0-9_]* */
+        ptlog_out_puts(out, "\":");
+        put_field_value(out, f, i, info.type);
+    }
+}
+
 /* ,"fields":{...} (and "fields_size" when the payload's size is not the schema's), or nothing. */
 static void put_fields(ptlog_out *out, ptlog_src *src, const tracelog_event *ev, const char *name)
 {
@@ -428,52 +496,7 @@ static void put_fields(ptlog_out *out, ptlog_src *src, const tracelog_event *ev,
     if (!ptlog_event_fields(src, ev, name, &f))
         return;
     ptlog_out_puts(out, ",\"fields\":{");
-    for (size_t i = 0; i < f.present; i++) {
-        tracelog_field_info info;
-        tracelog_schema_field(f.schema, i, &info);
-        ptlog_out_puts(out, i ? ",\"" : "\"");
-        ptlog_out_puts(out, info.name); /* a schema name: [A-Za-z_][A-Za-z0-9_]* */
-        ptlog_out_puts(out, "\":");
-        const char *text;
-        const uint8_t *bytes;
-        size_t n;
-        switch (info.type) {
-        case TRACELOG_FIELD_U8: case TRACELOG_FIELD_U16: case TRACELOG_FIELD_U32: case TRACELOG_FIELD_U64:
-            put_int_field(out, &f, i, 0);
-            break;
-        case TRACELOG_FIELD_I8: case TRACELOG_FIELD_I16: case TRACELOG_FIELD_I32: case TRACELOG_FIELD_I64:
-            put_int_field(out, &f, i, 1);
-            break;
-        case TRACELOG_FIELD_F32: case TRACELOG_FIELD_F64:
-            put_float_field(out, &f, i);
-            break;
-        case TRACELOG_FIELD_BOOL: /* true, false */
-            ptlog_field_text(&f, i, put_json_raw, out);
-            break;
-        case TRACELOG_FIELD_FLAGS: /* "READ|WRITE", "0", "READ|0x80" */
-            ptlog_field_text(&f, i, put_json_text, out);
-            break;
-        case TRACELOG_FIELD_ENUM:
-            put_enum_field(out, &f, i);
-            break;
-        case TRACELOG_FIELD_CHAR:
-            tracelog_fields_string(&f, i, &text, &n);
-            ptlog_json_string(out, text, n);
-            break;
-        case TRACELOG_FIELD_EVENTSET:
-            put_eventset_field(out, &f, i);
-            break;
-        case TRACELOG_FIELD_BYTES:
-            tracelog_fields_bytes(&f, i, &bytes, &n);
-            ptlog_out_puts(out, "\"");
-            put_data_hex(out, bytes, n);
-            ptlog_out_puts(out, "\"");
-            break;
-        default: /* ptr: "0x..." */
-            ptlog_field_text(&f, i, put_json_text, out);
-            break;
-        }
-    }
+    ptlog_json_field_members(out, &f, "", 0);
     ptlog_out_puts(out, "}");
     if (f.size_check)
         ptlog_out_puts(out, f.size_check < 0 ? ",\"fields_size\":\"short\"" : ",\"fields_size\":\"long\"");

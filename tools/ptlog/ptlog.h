@@ -359,6 +359,13 @@ void ptlog_json_string(ptlog_out *out, const char *s, size_t n);
 void ptlog_json_attributes(ptlog_out *out, const tracelog_metadata *m);
 /* Writes a u64 value (as a "0x..." string above INT64_MAX, which JSON parsers cannot hold). */
 void ptlog_json_u64(ptlog_out *out, uint64_t v);
+/*
+ * Writes the JSON members "name":value of f's present fields (README.md,
+ * "JSON schema"), each key prefixed by key_prefix, with a leading comma when
+ * comma is set (then a field named like one of chrome's own args keys, with
+ * an empty prefix, becomes "field_NAME").
+ */
+void ptlog_json_field_members(ptlog_out *out, const tracelog_fields *f, const char *key_prefix, int comma);
 /* chrome.c */
 int ptlog_write_chrome(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
 
