@@ -8,16 +8,18 @@
  *     pthread_t is a pointer (Perfetto turned such tids into 0, putting
  *     every thread on one track). The pthread_t is kept in args.pthread and
  *     in the thread's name;
- *   - an event named "X:begin" opens a duration slice "X" (ph "B") on its
- *     thread and "X:end" closes it (ph "E") when the innermost open slice of
- *     that thread is "X"; an end that matches no open slice, or a begin past
+ *   - an event named "X:begin" or "X.begin" opens a duration slice "X" (ph
+ *     "B") on its thread and "X:end" (resp. "X.end") closes it (ph "E") when
+ *     the innermost open slice of that thread is "X" with that separator; an end that matches no open slice, or a begin past
  *     MAX_DEPTH open slices, is an instant event with its full name; slices
  *     still open at the end are closed at the last timestamp with
  *     args.unfinished, so that B and E always balance per thread;
  *   - every other event is an instant event (ph "i", scope "t");
  *   - args.data is the payload as lowercase hex, args.truncation is present
  *     when the payload was cut (end_data, end_truncation for an E, whose
- *     args Chrome adds to those of its slice);
+ *     args Chrome adds to those of its slice); a typed event's fields
+ *     follow, as in JSON's "fields" (end_NAME for an E; field_NAME for a
+ *     field named like one of these keys);
  *   - "M" events name each process ("program (pid N)" for the recording
  *     process, "pid N" otherwise) and each thread ("pthread 0x...").
  */
@@ -162,20 +164,27 @@ static chrome_thread *thread_of(chrome_writer *c, chrome_process *p, const trace
     return t;
 }
 
-/* Length of name without suffix, or 0 if it does not end with it (or is only it). */
-static size_t base_len(const char *name, const char *suffix)
+/*
+ * Length of X in "X:WORD" or "X.WORD" (word "begin" or "end"), and its
+ * separator in *sep; 0 if name is not of that form (or is only the suffix).
+ */
+static size_t base_len(const char *name, const char *word, char *sep)
 {
-    size_t n = strlen(name), k = strlen(suffix);
-    return n > k && strcmp(name + n - k, suffix) == 0 ? n - k : 0;
+    size_t n = strlen(name), k = strlen(word);
+    if (n <= k + 1 || strcmp(name + n - k, word) != 0 || (name[n - k - 1] != ':' && name[n - k - 1] != '.'))
+        return 0;
+    *sep = name[n - k - 1];
+    return n - k - 1;
 }
 
-/* Does the innermost open slice of t have the base name of an "X:end" event? */
-static int closes_innermost(chrome_writer *c, const chrome_thread *t, const char *name, size_t n)
+/* Does the innermost open slice of t have the base name and separator of an "X:end" / "X.end" event? */
+static int closes_innermost(chrome_writer *c, const chrome_thread *t, const char *name, size_t n, char sep)
 {
     if (!t->nopen)
         return 0;
     const char *open = c->src->type_name(c->src, t->open[t->nopen - 1]);
-    return open && base_len(open, ":begin") == n && memcmp(open, name, n) == 0;
+    char open_sep;
+    return open && base_len(open, "begin", &open_sep) == n && open_sep == sep && memcmp(open, name, n) == 0;
 }
 
 static int push_slice(chrome_thread *t, uint32_t id)
@@ -213,9 +222,11 @@ static void put_ts(chrome_writer *c, uint64_t ts)
  * args of an event. Those of an E are added to its slice's, whose B has the
  * thread: an E has only its payload, as end_data and end_truncation.
  */
-static void put_args(ptlog_out *out, const tracelog_event *ev, int end)
+static void put_args(ptlog_out *out, ptlog_src *src, const tracelog_event *ev, const char *name, int end)
 {
-    if (end && !ev->payload_len && !ev->truncation)
+    tracelog_fields f;
+    int typed = ptlog_event_fields(src, ev, name, &f) && f.present;
+    if (end && !ev->payload_len && !ev->truncation && !typed)
         return;
     ptlog_out_puts(out, ",\"args\":{");
     if (!end) {
@@ -239,6 +250,8 @@ static void put_args(ptlog_out *out, const tracelog_event *ev, int end)
             put_num(out, ev->truncation);
         }
     }
+    if (typed) /* the fields, after pthread or end_data: always a comma */
+        ptlog_json_field_members(out, &f, end ? "end_" : "", !end || ev->payload_len || ev->truncation);
     ptlog_out_puts(out, "}");
 }
 
@@ -257,13 +270,13 @@ static int chrome_event(void *ctx, const tracelog_event *ev, const char *name)
         name = unknown;
     }
     size_t n = strlen(name), k;
-    char ph = 'i';
-    if ((k = base_len(name, ":begin")) && t->nopen < MAX_DEPTH) {
+    char ph = 'i', sepc;
+    if ((k = base_len(name, "begin", &sepc)) && t->nopen < MAX_DEPTH) {
         if (push_slice(t, ev->event_id))
             return ptlog_nomem();
         ph = 'B';
         n = k;
-    } else if ((k = base_len(name, ":end")) && closes_innermost(c, t, name, k)) {
+    } else if ((k = base_len(name, "end", &sepc)) && closes_innermost(c, t, name, k, sepc)) {
         t->nopen--;
         ph = 'E';
         n = k;
@@ -277,7 +290,7 @@ static int chrome_event(void *ctx, const tracelog_event *ev, const char *name)
                                                                                      : ",\"ph\":\"E\",\"ts\":");
     put_ts(c, ev->timestamp_ns);
     put_ids(out, p, t);
-    put_args(out, ev, ph == 'E');
+    put_args(out, c->src, ev, name == unknown ? NULL : name, ph == 'E');
     ptlog_out_puts(out, "}");
     return 0;
 }
@@ -291,7 +304,8 @@ static void close_open_slices(chrome_writer *c)
             chrome_thread *t = &p->threads[j];
             while (t->nopen) {
                 const char *name = c->src->type_name(c->src, t->open[--t->nopen]);
-                size_t n = name ? base_len(name, ":begin") : 0;
+                char sepc;
+                size_t n = name ? base_len(name, "begin", &sepc) : 0;
                 sep(c);
                 ptlog_out_puts(c->out, "{\"name\":");
                 ptlog_json_string(c->out, name ? name : "", n);

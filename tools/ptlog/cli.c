@@ -125,6 +125,9 @@ static const char select_text[] =
     "  --end TIME       keep events before TIME\n"
     "  --no-system      hide system events (names starting with \"posix_trace_\")\n"
     "  --limit N        stop after N events\n"
+    "  --where EXPR     keep typed events whose fields match EXPR, e.g.\n"
+    "                   'port == 443 && len > 1000' (== != < <= > >=, && || ! ( ),\n"
+    "                   numbers, \"strings\", enum names; a missing field never matches)\n"
     "TIME is 2024-05-01T12:00:00.123456789Z (or with +HH:MM), nanoseconds since the\n"
     "epoch, or +OFFSET from the first event of the log: +1.5s, +250ms, +10us, +7ns.\n";
 
@@ -264,7 +267,8 @@ enum {
         {"begin", required_argument, NULL, PTLOG_OPT_BEGIN},                               \
         {"end", required_argument, NULL, PTLOG_OPT_END},                                   \
         {"limit", required_argument, NULL, PTLOG_OPT_LIMIT},                               \
-        {"no-system", no_argument, NULL, PTLOG_OPT_NO_SYSTEM}
+        {"no-system", no_argument, NULL, PTLOG_OPT_NO_SYSTEM},                             \
+        {"where", required_argument, NULL, PTLOG_OPT_WHERE}
 
 typedef struct args {
     const char *cmd;
@@ -579,6 +583,7 @@ static int finish_stdout(int rc)
 
 int main(int argc, char **argv)
 {
+    atexit(ptlog_fields_cleanup);
     if (argc < 2) {
         usage_error(NULL, "missing command");
         return PTLOG_EXIT_USAGE;

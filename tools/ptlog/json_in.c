@@ -28,6 +28,9 @@ typedef struct json_src {
     ptlog_in *in;
     int lines;
     tracelog_event_types *types;
+    ptlog_idmap schema_of;     /* id -> index in schemas of its latest schema */
+    tracelog_schema **schemas; /* every schema read (pointers stay valid until close) */
+    size_t nschemas, schemas_cap;
     tracelog_log_status status;
     unsigned char *data;
     size_t data_cap;
@@ -268,6 +271,34 @@ static int add_type(json_src *s, uint32_t id, const char *name, const char *ctx,
     return 0;
 }
 
+/* An entry's "schema": parsed, kept for id; an invalid text names its byte. */
+static int add_schema(json_src *s, uint32_t id, const json_t *text, const char *ctx)
+{
+    if (!json_is_string(text) || memchr(json_string_value(text), 0, json_string_length(text)))
+        return bad_value(s, ctx, "schema", "expected a schema text (format-spec 5.6)");
+    tracelog_schema *schema;
+    tracelog_error err;
+    tracelog_status st = tracelog_schema_parse(json_string_value(text), &schema, &err);
+    if (st == TRACELOG_E_NOMEM)
+        return ptlog_nomem();
+    if (st != TRACELOG_OK)
+        return bad_value(s, ctx, "schema", err.message);
+    if (s->nschemas == s->schemas_cap) {
+        size_t cap = s->schemas_cap ? 2 * s->schemas_cap : 16;
+        tracelog_schema **v = realloc(s->schemas, cap * sizeof *v);
+        if (!v) {
+            tracelog_schema_free(schema);
+            return ptlog_nomem();
+        }
+        s->schemas = v;
+        s->schemas_cap = cap;
+    }
+    s->schemas[s->nschemas] = schema;
+    if (ptlog_idmap_put(&s->schema_of, id, s->nschemas++))
+        return ptlog_nomem();
+    return 0;
+}
+
 static int parse_types(json_src *s, const json_t *arr)
 {
     if (!json_is_array(arr))
@@ -291,6 +322,9 @@ static int parse_types(json_src *s, const json_t *arr)
                      memchr(json_string_value(name), 0, json_string_length(name))))
             return bad_value(s, ctx, "name", "expected a name of 1 to 255 bytes");
         int rc = add_type(s, (uint32_t)id, hex ? bytes : json_string_value(name), ctx, "name");
+        const json_t *schema = json_object_get(t, "schema");
+        if (!rc && schema && !json_is_null(schema))
+            rc = add_schema(s, (uint32_t)id, schema, ctx);
         if (rc)
             return rc;
     }
@@ -1144,6 +1178,21 @@ static const char *js_type_name(ptlog_src *base, uint32_t id)
     return tracelog_event_types_name(((json_src *)base)->types, id);
 }
 
+static const tracelog_schema *js_type_schema(ptlog_src *base, uint32_t id)
+{
+    json_src *s = (json_src *)base;
+    size_t i = ptlog_idmap_get(&s->schema_of, id);
+    return i == SIZE_MAX ? NULL : s->schemas[i];
+}
+
+static void free_schemas(json_src *s)
+{
+    for (size_t i = 0; i < s->nschemas; i++)
+        tracelog_schema_free(s->schemas[i]);
+    free(s->schemas);
+    ptlog_idmap_free(&s->schema_of);
+}
+
 static size_t js_type_count(ptlog_src *base) { return tracelog_event_types_count(((json_src *)base)->types); }
 
 static void js_type_at(ptlog_src *base, size_t i, uint32_t *id, const char **name)
@@ -1164,6 +1213,7 @@ static void js_close(ptlog_src *base)
     json_src *s = (json_src *)base;
     json_decref(s->pending);
     tracelog_event_types_free(s->types);
+    free_schemas(s);
     free(s->data);
     free(s->buf);
     ptlog_in_close(s->in);
@@ -1187,6 +1237,7 @@ int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out)
     b->upfront = 0; /* streamed: types and status may come after the events */
     b->next = lines ? lines_next : doc_next;
     b->type_name = js_type_name;
+    b->type_schema = js_type_schema;
     b->type_count = js_type_count;
     b->type_at = js_type_at;
     b->get_status = js_get_status;
@@ -1201,6 +1252,7 @@ int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out)
         s->in = NULL; /* the caller still owns in on failure */
         json_decref(s->pending);
         tracelog_event_types_free(s->types);
+        free_schemas(s);
         free(s->data);
         free(s->buf);
         free(s);

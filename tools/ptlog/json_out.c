@@ -233,6 +233,12 @@ static void put_types(ptlog_out *out, ptlog_src *src)
         ptlog_out_puts(out, i ? ",{" : "{");
         kv_u64(out, "id", id, 0);
         put_text(out, "name", name, 1);
+        const tracelog_schema *schema = src->type_schema ? src->type_schema(src, id) : NULL;
+        if (schema) {
+            const char *text = tracelog_schema_text(schema);
+            ptlog_out_puts(out, ",\"schema\":");
+            ptlog_json_string(out, text, strlen(text));
+        }
         ptlog_out_puts(out, "}");
     }
     ptlog_out_puts(out, "]");
@@ -261,6 +267,7 @@ typedef struct prefix_slot {
 
 typedef struct json_writer {
     ptlog_out *out;
+    ptlog_src *src; /* schemas of typed events */
     int lines;
     uint64_t count;
     prefix_slot prefixes[PREFIX_CACHE];
@@ -342,6 +349,159 @@ static void put_data_hex(ptlog_out *out, const unsigned char *p, size_t n)
     }
 }
 
+/* ---- fields of typed events (README.md, "JSON schema") ------------------------------- */
+
+#define JSON_SAFE_INT ((uint64_t)1 << 53) /* larger integers lose digits in doubles */
+
+static void put_json_text(void *ctx, const char *s, size_t n)
+{
+    ptlog_json_string(ctx, s, n);
+}
+
+static void put_json_raw(void *ctx, const char *s, size_t n)
+{
+    ptlog_out_write(ctx, s, n);
+}
+
+static void put_int_field(ptlog_out *out, const tracelog_fields *f, size_t i, int is_signed)
+{
+    char text[32];
+    int64_t sv;
+    uint64_t uv, mag;
+    if (is_signed) {
+        tracelog_fields_int(f, i, &sv);
+        snprintf(text, sizeof text, "%lld", (long long)sv);
+        mag = sv < 0 ? 0 - (uint64_t)sv : (uint64_t)sv;
+    } else {
+        tracelog_fields_uint(f, i, &uv);
+        snprintf(text, sizeof text, "%llu", (unsigned long long)uv);
+        mag = uv;
+    }
+    if (mag > JSON_SAFE_INT) /* exact as a string */
+        ptlog_json_string(out, text, strlen(text));
+    else
+        ptlog_out_puts(out, text);
+}
+
+static void put_float_field(ptlog_out *out, const tracelog_fields *f, size_t i)
+{
+    char text[64];
+    tracelog_fields_format(f, i, text, sizeof text, NULL);
+    if (strchr(text, 'n')) /* nan, inf, -inf: not JSON numbers */
+        ptlog_json_string(out, text, strlen(text));
+    else
+        ptlog_out_puts(out, text);
+}
+
+static void put_enum_field(ptlog_out *out, const tracelog_fields *f, size_t i)
+{
+    uint64_t v;
+    tracelog_fields_uint(f, i, &v);
+    const char *name = tracelog_schema_enum_name(f->schema, i, v);
+    if (name)
+        ptlog_json_string(out, name, strlen(name));
+    else
+        ptlog_json_u64(out, v);
+}
+
+static void put_eventset_field(ptlog_out *out, const tracelog_fields *f, size_t i)
+{
+    const uint8_t *p;
+    size_t n;
+    tracelog_fields_bytes(f, i, &p, &n);
+    const char *sep = "";
+    ptlog_out_puts(out, "[");
+    for (size_t id = 0; id < 8 * n; id++) {
+        if (!(p[id / 8] >> (id % 8) & 1))
+            continue;
+        ptlog_out_puts(out, sep);
+        sep = ",";
+        ptlog_json_u64(out, id);
+    }
+    ptlog_out_puts(out, "]");
+}
+
+static void put_field_value(ptlog_out *out, const tracelog_fields *f, size_t i, tracelog_field_type type)
+{
+    const char *text;
+    const uint8_t *bytes;
+    size_t n;
+    switch (type) {
+    case TRACELOG_FIELD_U8: case TRACELOG_FIELD_U16: case TRACELOG_FIELD_U32: case TRACELOG_FIELD_U64:
+        put_int_field(out, f, i, 0);
+        break;
+    case TRACELOG_FIELD_I8: case TRACELOG_FIELD_I16: case TRACELOG_FIELD_I32: case TRACELOG_FIELD_I64:
+        put_int_field(out, f, i, 1);
+        break;
+    case TRACELOG_FIELD_F32: case TRACELOG_FIELD_F64:
+        put_float_field(out, f, i);
+        break;
+    case TRACELOG_FIELD_BOOL: /* true, false */
+        ptlog_field_text(f, i, put_json_raw, out);
+        break;
+    case TRACELOG_FIELD_FLAGS: /* "READ|WRITE", "0", "READ|0x80" */
+        ptlog_field_text(f, i, put_json_text, out);
+        break;
+    case TRACELOG_FIELD_ENUM:
+        put_enum_field(out, f, i);
+        break;
+    case TRACELOG_FIELD_CHAR:
+        tracelog_fields_string(f, i, &text, &n);
+        ptlog_json_string(out, text, n);
+        break;
+    case TRACELOG_FIELD_EVENTSET:
+        put_eventset_field(out, f, i);
+        break;
+    case TRACELOG_FIELD_BYTES:
+        tracelog_fields_bytes(f, i, &bytes, &n);
+        ptlog_out_puts(out, "\"");
+        put_data_hex(out, bytes, n);
+        ptlog_out_puts(out, "\"");
+        break;
+    default: /* ptr: "0x..." */
+        ptlog_field_text(f, i, put_json_text, out);
+        break;
+    }
+}
+
+/* Chrome's args keys that a field must not take (chrome.c). */
+static int reserved_key(const char *name)
+{
+    static const char *const keys[] = {"pthread", "data", "truncation", "unfinished"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        if (strcmp(name, keys[i]) == 0)
+            return 1;
+    return 0;
+}
+
+void ptlog_json_field_members(ptlog_out *out, const tracelog_fields *f, const char *key_prefix, int comma)
+{
+    for (size_t i = 0; i < f->present; i++) {
+        tracelog_field_info info;
+        tracelog_schema_field(f->schema, i, &info);
+        ptlog_out_puts(out, i || comma ? ",\"" : "\"");
+        ptlog_out_puts(out, key_prefix);
+        if (*key_prefix == 0 && comma && reserved_key(info.name))
+            ptlog_out_puts(out, "field_");
+        ptlog_out_puts(out, info.name); /* a schema name: [A-Za-z_][A-Za-z0-9_]* */
+        ptlog_out_puts(out, "\":");
+        put_field_value(out, f, i, info.type);
+    }
+}
+
+/* ,"fields":{...} (and "fields_size" when the payload's size is not the schema's), or nothing. */
+static void put_fields(ptlog_out *out, ptlog_src *src, const tracelog_event *ev, const char *name)
+{
+    tracelog_fields f;
+    if (!ptlog_event_fields(src, ev, name, &f))
+        return;
+    ptlog_out_puts(out, ",\"fields\":{");
+    ptlog_json_field_members(out, &f, "", 0);
+    ptlog_out_puts(out, "}");
+    if (f.size_check)
+        ptlog_out_puts(out, f.size_check < 0 ? ",\"fields_size\":\"short\"" : ",\"fields_size\":\"long\"");
+}
+
 static int json_event(void *ctx, const tracelog_event *ev, const char *name)
 {
     json_writer *w = ctx;
@@ -366,16 +526,18 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
     if (small) {
         ptlog_fmt_hexbytes(ev->payload, ev->payload_len, p);
         p += 2 * ev->payload_len;
-        memcpy(p, "\"}\n", 3);
-        out->len += (size_t)(p - o) + (w->lines ? 3 : 2);
-        return 0;
+        *p++ = '"';
     }
     out->len += (size_t)(p - o);
-    put_data_hex(out, ev->payload, ev->payload_len);
+    if (!small) {
+        put_data_hex(out, ev->payload, ev->payload_len);
+        ptlog_out_write(out, "\"", 1);
+    }
+    put_fields(out, w->src, ev, name);
     if (w->lines)
-        ptlog_out_write(out, "\"}\n", 3);
+        ptlog_out_write(out, "}\n", 2);
     else
-        ptlog_out_write(out, "\"}", 2);
+        ptlog_out_write(out, "}", 1);
     return 0;
 }
 
@@ -385,6 +547,7 @@ int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *se
     if (!w)
         return ptlog_nomem();
     w->out = out;
+    w->src = src;
     w->lines = lines;
     /* Types and status are complete up front only when the whole input was scanned. */
     int upfront = src->upfront;

@@ -95,7 +95,9 @@ static int map_id(merger *m, input *in, uint32_t id, uint32_t *out)
         if (name) {
             if (tracelog_event_types_add(m->names, (uint32_t)oid, name) != TRACELOG_OK)
                 return ptlog_nomem(); /* oid is new and name valid: only memory can fail */
-            tracelog_status st = tracelog_writer_define_event(m->w, (uint32_t)oid, name);
+            const tracelog_schema *schema = in->src->type_schema ? in->src->type_schema(in->src, id) : NULL;
+            tracelog_status st = tracelog_writer_define_event_schema(
+                m->w, (uint32_t)oid, name, schema ? tracelog_schema_text(schema) : NULL, NULL);
             if (st != TRACELOG_OK)
                 return ptlog_writer_error(ptlog_out_name(m->out), m->w, st);
         }

@@ -52,7 +52,9 @@ static int define_type(ptl_sink *k, uint32_t id, const char *name)
 {
     if (ptlog_idmap_get(&k->defined, id) != SIZE_MAX)
         return 0;
-    tracelog_status st = tracelog_writer_define_event(k->w, id, name);
+    const tracelog_schema *schema = k->src->type_schema ? k->src->type_schema(k->src, id) : NULL;
+    tracelog_status st = tracelog_writer_define_event_schema(k->w, id, name,
+                                                             schema ? tracelog_schema_text(schema) : NULL, NULL);
     if (st == TRACELOG_E_NOMEM)
         return ptlog_nomem();
     if (st == TRACELOG_E_INVAL) {

@@ -210,6 +210,8 @@ struct ptlog_src {
     int (*next)(ptlog_src *s, tracelog_event *ev);
     /* Name of id, or NULL. */
     const char *(*type_name)(ptlog_src *s, uint32_t id);
+    /* Payload schema the source stores for id, or NULL. Borrowed, valid until close. */
+    const tracelog_schema *(*type_schema)(ptlog_src *s, uint32_t id);
     size_t (*type_count)(ptlog_src *s);
     void (*type_at)(ptlog_src *s, size_t i, uint32_t *id, const char **name);
     void (*get_status)(ptlog_src *s, tracelog_log_status *st);
@@ -270,6 +272,14 @@ int ptlog_ptl_src_open(ptlog_in *in, ptlog_src **out, tracelog_reader **reader);
 
 /* ---- event selection (select.c), shared by dump and filter ----------------------- */
 
+/* where.c: --where field conditions (README.md, "Field conditions"). */
+typedef struct ptlog_where ptlog_where;
+/* Parses text; on a bad expression prints its column and returns PTLOG_EXIT_USAGE. */
+int ptlog_where_parse(const char *text, ptlog_where **out);
+/* 1 if ev's fields make the expression true, 0 if not, -1 out of memory. */
+int ptlog_where_match(ptlog_where *w, ptlog_src *src, const tracelog_event *ev, const char *name);
+void ptlog_where_free(ptlog_where *w);
+
 typedef struct ptlog_select {
     char **globs;
     size_t nglobs;
@@ -278,6 +288,7 @@ typedef struct ptlog_select {
     uint64_t *tids;
     size_t ntids;
     int no_system;
+    ptlog_where *where;   /* --where, NULL if none */
     ptlog_timearg begin, end;
     uint64_t limit;       /* 0: no limit */
     int has_limit;
@@ -298,7 +309,8 @@ enum {
     PTLOG_OPT_BEGIN,
     PTLOG_OPT_END,
     PTLOG_OPT_LIMIT,
-    PTLOG_OPT_NO_SYSTEM
+    PTLOG_OPT_NO_SYSTEM,
+    PTLOG_OPT_WHERE
 };
 
 /* Parses one selection option; 1 if it was one, 0 if not, -1 on a bad value (printed). */
@@ -317,7 +329,7 @@ typedef struct ptlog_dump_opts {
     int local;
     int color;
     int delta; /* also the time since the previous event printed */
-    int hex;   /* system events' payloads raw, not decoded */
+    int hex;   /* payloads raw, not decoded with their schemas */
 } ptlog_dump_opts;
 
 typedef struct ptlog_info_opts {
@@ -347,19 +359,40 @@ void ptlog_json_string(ptlog_out *out, const char *s, size_t n);
 void ptlog_json_attributes(ptlog_out *out, const tracelog_metadata *m);
 /* Writes a u64 value (as a "0x..." string above INT64_MAX, which JSON parsers cannot hold). */
 void ptlog_json_u64(ptlog_out *out, uint64_t v);
+/*
+ * Writes the JSON members "name":value of f's present fields (README.md,
+ * "JSON schema"), each key prefixed by key_prefix, with a leading comma when
+ * comma is set (then a field named like one of chrome's own args keys, with
+ * an empty prefix, becomes "field_NAME").
+ */
+void ptlog_json_field_members(ptlog_out *out, const tracelog_fields *f, const char *key_prefix, int comma);
 /* chrome.c */
 int ptlog_write_chrome(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
 
-/* sysevents.c: the payloads of the standard's system events, decoded. */
+/* fields.c: typed payloads (README.md, "Typed events"). */
 typedef void (*ptlog_name_writer)(void *ctx, uint32_t id, const char *name);
 /*
- * Writes " { field = value, ... }" for a system event (named as the standard
- * names it) whose payload has the layout libtracelog records, and returns 1;
- * returns 0, writing nothing, for any other event. Event names in event sets
- * are written by put_name (name NULL for an id src does not name).
+ * The schema ev is read with: the one src stores for its type, else for a
+ * system event named as the standard names it the library's built-in one
+ * when the payload has exactly its size (*guessed = 1). NULL: untyped.
  */
-int ptlog_sysevent_format(ptlog_out *out, ptlog_src *src, const tracelog_event *ev, const char *name,
-                          ptlog_name_writer put_name, void *ctx);
+const tracelog_schema *ptlog_event_schema(ptlog_src *src, const tracelog_event *ev, const char *name,
+                                          int *guessed);
+/* Decodes ev with ptlog_event_schema's schema into *f: 1, or 0 when untyped. */
+int ptlog_event_fields(ptlog_src *src, const tracelog_event *ev, const char *name, tracelog_fields *f);
+/* Calls fn with tracelog_fields_format's text of present field i. 0, or -1 (no memory). */
+int ptlog_field_text(const tracelog_fields *f, size_t i, void (*fn)(void *ctx, const char *s, size_t n),
+                     void *ctx);
+/*
+ * Writes "[ SIZE-FLAG] { field = value, ... }" for a typed event and
+ * returns 1; returns 0, writing nothing, for an untyped one. Event names in
+ * event sets are written by put_name (name NULL for an id src does not name).
+ */
+int ptlog_fields_dump(ptlog_out *out, ptlog_src *src, const tracelog_event *ev, const char *name,
+                      ptlog_name_writer put_name, void *ctx);
+/* Frees the built-in schemas parsed so far. */
+void ptlog_fields_cleanup(void);
+
 /* ptl_out.c: a new .ptl log of the selected events, with src's attributes and types. */
 int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
 

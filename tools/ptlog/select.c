@@ -1,7 +1,7 @@
 /*
  * Event selection shared by dump, convert and filter: --event GLOB
  * (repeatable, fnmatch on the name), --pid, --tid (repeatable), --begin
- * (inclusive), --end (exclusive), --no-system, --limit. Options of one kind
+ * (inclusive), --end (exclusive), --no-system, --limit, --where (where.c). Options of one kind
  * are alternatives (OR); different kinds must all match (AND).
  */
 #include <errno.h>
@@ -88,6 +88,12 @@ int ptlog_select_option(ptlog_select *s, int opt, const char *arg)
     case PTLOG_OPT_NO_SYSTEM:
         s->no_system = 1;
         return 1;
+    case PTLOG_OPT_WHERE:
+        if (s->where) {
+            ptlog_msg(NULL, "--where: given twice (join the conditions with &&)");
+            return -1;
+        }
+        return ptlog_where_parse(arg, &s->where) ? -1 : 1;
     }
     return 0;
 }
@@ -164,7 +170,7 @@ int ptlog_select_event(ptlog_select *s, const tracelog_event *ev, const char *na
 int ptlog_select_is_trivial(const ptlog_select *s)
 {
     return !s->nglobs && !s->npids && !s->ntids && !s->no_system && !s->begin.set && !s->end.set &&
-           !s->has_limit;
+           !s->has_limit && !s->where;
 }
 
 void ptlog_select_free(ptlog_select *s)
@@ -174,6 +180,8 @@ void ptlog_select_free(ptlog_select *s)
     free(s->globs);
     free(s->pids);
     free(s->tids);
+    ptlog_where_free(s->where);
+    s->where = NULL;
     s->globs = NULL;
     s->pids = NULL;
     s->tids = NULL;

@@ -29,6 +29,11 @@ static const char *ptl_type_name(ptlog_src *s, uint32_t id)
     return tracelog_reader_event_name(((ptl_src *)s)->r, id);
 }
 
+static const tracelog_schema *ptl_type_schema(ptlog_src *s, uint32_t id)
+{
+    return tracelog_reader_event_schema(((ptl_src *)s)->r, id);
+}
+
 static size_t ptl_type_count(ptlog_src *s) { return tracelog_reader_event_type_count(((ptl_src *)s)->r); }
 
 static void ptl_type_at(ptlog_src *s, size_t i, uint32_t *id, const char **name)
@@ -145,6 +150,7 @@ int ptlog_ptl_src_open(ptlog_in *in, ptlog_src **out, tracelog_reader **reader)
     s->total_events = info.events;
     s->next = ptl_next;
     s->type_name = ptl_type_name;
+    s->type_schema = ptl_type_schema;
     s->type_count = ptl_type_count;
     s->type_at = ptl_type_at;
     s->get_status = ptl_get_status;
@@ -180,7 +186,12 @@ int ptlog_src_events(ptlog_src *src, ptlog_select *sel,
     int code = 0;
     while (rc == 1 && kept < limit) {
         const char *name = src->type_name(src, ev.event_id);
-        if (ptlog_select_event(sel, &ev, name)) {
+        int keep = ptlog_select_event(sel, &ev, name);
+        if (keep && sel->where && (keep = ptlog_where_match(sel->where, src, &ev, name)) < 0) {
+            code = ptlog_nomem();
+            break;
+        }
+        if (keep) {
             code = each(ctx, &ev, name);
             if (code)
                 break;

@@ -1,0 +1,102 @@
+/*
+ * make_typed OUT.ptl: a small deterministic typed log for the ptlog tests
+ * (test_ptlog_typed.sh, test_ptlog_duckdb.sh), written with the writer API:
+ * net.rx events with every kind of field, one short and one long payload,
+ * a trailing char[], an untyped event, and pairs named X.begin / X.end.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tracelog.h>
+
+struct net_rx {
+    uint32_t len;
+    uint16_t port;
+    char iface[16];
+    double latency;
+    uint64_t big;
+    int8_t delta;
+    uint8_t state; /* enum8 */
+    uint8_t mode;  /* flags8 */
+    uint8_t ok;    /* bool */
+};
+
+#define RX_SCHEMA                                                                                       \
+    "u32 len; u16 port; char[16] iface; f64 latency; u64 big; i8 delta; enum8 state {IDLE=0, BUSY=1}; " \
+    "flags8 mode {READ=0x1, WRITE=0x2}; bool ok"
+
+static int fail(const char *what, tracelog_status st)
+{
+    fprintf(stderr, "make_typed: %s: %s\n", what, tracelog_strerror(st));
+    return 1;
+}
+
+static tracelog_status add(tracelog_writer *w, uint64_t ts, uint32_t id, const void *p, size_t n)
+{
+    tracelog_event ev = {.timestamp_ns = ts, .event_id = id, .pid = 7, .tid = 9, .payload_len = (uint32_t)n,
+                         .payload = p};
+    return tracelog_writer_append(w, &ev);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: make_typed OUT.ptl\n");
+        return 2;
+    }
+    int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        perror(argv[1]);
+        return 1;
+    }
+    tracelog_writer *w;
+    tracelog_error err;
+    tracelog_status st = tracelog_writer_create(fd, NULL, NULL, &w, &err);
+    if (st)
+        return fail("create", st);
+    static const struct {
+        uint32_t id;
+        const char *name, *schema;
+    } types[] = {
+        {40, "net.rx", RX_SCHEMA},
+        {41, "msg", "u32 code; char[] text"},
+        {42, "plain", NULL},
+        {43, "req.begin", "u32 req"},
+        {44, "req.end", "u32 req; i32 status"},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        if ((st = tracelog_writer_define_event_schema(w, types[i].id, types[i].name, types[i].schema, &err)))
+            return fail(types[i].name, st);
+    const char *ifaces[] = {"eth0", "eth1", "lo \"x\""};
+    uint64_t ts = 1767225600000000000ull; /* 2026-01-01T00:00:00Z */
+    for (uint32_t i = 0; i < 6; i++) {
+        struct net_rx rx;
+        memset(&rx, 0, sizeof rx);
+        rx.len = 500 * (i + 1);
+        rx.port = i % 2 ? 80 : 443;
+        snprintf(rx.iface, sizeof rx.iface, "%s", ifaces[i % 3]);
+        rx.latency = 0.000231 * (i + 1);
+        rx.big = i == 5 ? UINT64_MAX : (uint64_t)1 << 53 | i;
+        rx.delta = (int8_t)(-(int)i);
+        rx.state = (uint8_t)(i % 3); /* 2 has no name */
+        rx.mode = (uint8_t)(i % 4 | (i == 4 ? 0x80 : 0));
+        rx.ok = (uint8_t)(i % 2);
+        if ((st = add(w, ts + i * 1000, 40, &rx, sizeof rx)))
+            return fail("append", st);
+    }
+    struct net_rx rx = {.len = 1, .port = 2};
+    unsigned char longer[sizeof rx + 3] = {0};
+    memcpy(longer, &rx, sizeof rx);
+    unsigned char msg[4 + 5] = {1, 0, 0, 0, 'h', 'e', 'l', 'l', 'o'};
+    uint32_t req = 12;
+    uint32_t end[2] = {12, (uint32_t)-5};
+    if ((st = add(w, ts + 10000, 40, &rx, 10)) || (st = add(w, ts + 11000, 40, longer, sizeof longer)) ||
+        (st = add(w, ts + 12000, 41, msg, sizeof msg)) || (st = add(w, ts + 13000, 42, "raw", 3)) ||
+        (st = add(w, ts + 14000, 43, &req, sizeof req)) || (st = add(w, ts + 15000, 44, end, sizeof end)))
+        return fail("append", st);
+    if ((st = tracelog_writer_close(w, &err)))
+        return fail("close", st);
+    return close(fd) ? 1 : 0;
+}

@@ -1,0 +1,221 @@
+/*
+ * Typed payloads: the schema of an event (the one its log stores, or for a
+ * v1.0 log's system event the library's built-in one) and its fields as
+ * dump shows them. The rules are in README.md ("Typed events").
+ *
+ * A system event named as the standard names it, in a log that stores no
+ * schema for it (format 1.0, or JSON written before schemas), is decoded
+ * with the built-in schema of libtracelog/format/system_schemas.c, but
+ * only when its payload has exactly that schema's size: a guessed schema
+ * is trusted less than a stored one, whose mismatches are decoded as far
+ * as they fit and flagged.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/schema.h"
+#include "ptlog.h"
+
+#define SYSTEM_IDS 9
+
+static const char *const system_names[SYSTEM_IDS] = {
+    NULL,
+    "posix_trace_error",
+    "posix_trace_start",
+    "posix_trace_stop",
+    "posix_trace_overflow",
+    "posix_trace_resume",
+    "posix_trace_filter",
+    "posix_trace_flush_start",
+    "posix_trace_flush_stop",
+};
+
+/* Parsed once per run; a parse failure (never expected) leaves the event untyped. */
+static tracelog_schema *builtin[SYSTEM_IDS];
+static unsigned char builtin_tried[SYSTEM_IDS];
+
+static const tracelog_schema *builtin_schema(uint32_t id, const char *name)
+{
+    if (id == 0 || id >= SYSTEM_IDS || !name || strcmp(name, system_names[id]) != 0)
+        return NULL;
+    if (!builtin_tried[id]) {
+        builtin_tried[id] = 1;
+        const char *text = tl_system_event_schema(id);
+        if (text && tracelog_schema_parse(text, &builtin[id], NULL) != TRACELOG_OK)
+            builtin[id] = NULL;
+    }
+    return builtin[id];
+}
+
+void ptlog_fields_cleanup(void)
+{
+    for (size_t i = 0; i < SYSTEM_IDS; i++) {
+        tracelog_schema_free(builtin[i]);
+        builtin[i] = NULL;
+        builtin_tried[i] = 0;
+    }
+}
+
+const tracelog_schema *ptlog_event_schema(ptlog_src *src, const tracelog_event *ev, const char *name,
+                                          int *guessed)
+{
+    const tracelog_schema *s = src->type_schema ? src->type_schema(src, ev->event_id) : NULL;
+    *guessed = 0;
+    if (s)
+        return s;
+    s = builtin_schema(ev->event_id, name);
+    if (!s || tracelog_schema_size(s) != ev->payload_len)
+        return NULL;
+    *guessed = 1;
+    return s;
+}
+
+int ptlog_event_fields(ptlog_src *src, const tracelog_event *ev, const char *name, tracelog_fields *f)
+{
+    int guessed;
+    const tracelog_schema *s = ptlog_event_schema(src, ev, name, &guessed);
+    if (!s)
+        return 0;
+    tracelog_fields_decode(s, ev->payload, ev->payload_len, f); /* cannot fail: s and f are set */
+    return 1;
+}
+
+/* Calls fn with the text of field i (tracelog_fields_format), from a stack buffer when it fits. */
+int ptlog_field_text(const tracelog_fields *f, size_t i, void (*fn)(void *ctx, const char *s, size_t n),
+                     void *ctx)
+{
+    char small[128];
+    size_t len;
+    if (tracelog_fields_format(f, i, small, sizeof small, &len) != TRACELOG_OK)
+        return -1;
+    if (len < sizeof small) {
+        fn(ctx, small, len);
+        return 0;
+    }
+    char *big = malloc(len + 1);
+    if (!big)
+        return -1;
+    tracelog_fields_format(f, i, big, len + 1, &len);
+    fn(ctx, big, len);
+    free(big);
+    return 0;
+}
+
+static void put_raw(void *ctx, const char *s, size_t n)
+{
+    ptlog_out_write(ctx, s, n);
+}
+
+/* s[0..n) as dump quotes text, in slices so that any length fits the buffer. */
+static void put_quoted(ptlog_out *out, const char *s, size_t n)
+{
+    const size_t slice = 8192;
+    if (n <= slice) {
+        out->len += ptlog_text_quote(s, n, ptlog_out_room(out, 4 * slice + 2));
+        return;
+    }
+    ptlog_out_write(out, "\"", 1);
+    for (size_t off = 0; off < n;) {
+        size_t k = n - off < slice ? n - off : slice;
+        while (off + k < n && k > 1 && (s[off + k] & 0xC0) == 0x80) /* whole UTF-8 sequences */
+            k--;
+        char *o = ptlog_out_room(out, 4 * slice + 2);
+        size_t w = ptlog_text_quote(s + off, k, o);
+        memmove(o, o + 1, w - 2);
+        out->len += w - 2;
+        off += k;
+    }
+    ptlog_out_write(out, "\"", 1);
+}
+
+static void put_hex(ptlog_out *out, const uint8_t *p, size_t n)
+{
+    const size_t slice = 8192;
+    for (size_t off = 0; off < n; off += slice) {
+        size_t k = n - off < slice ? n - off : slice;
+        ptlog_fmt_hexbytes(p + off, k, ptlog_out_room(out, 2 * slice));
+        out->len += 2 * k;
+    }
+}
+
+/* [a, b, event#9..event#31]: set ids by name, runs of unnamed ids as ranges. */
+static void put_event_set(ptlog_out *out, ptlog_src *src, const uint8_t *p, size_t n,
+                          ptlog_name_writer put_name, void *ctx)
+{
+    uint64_t bits = 8 * (uint64_t)n;
+    const char *sep = "";
+    ptlog_out_puts(out, "[");
+    for (uint64_t id = 0; id < bits; id++) {
+        if (!(p[id / 8] >> (id % 8) & 1))
+            continue;
+        const char *name = src->type_name(src, (uint32_t)id);
+        ptlog_out_puts(out, sep);
+        sep = ", ";
+        put_name(ctx, (uint32_t)id, name);
+        if (name)
+            continue;
+        uint64_t last = id; /* a run of unnamed ids */
+        while (last + 1 < bits && (p[(last + 1) / 8] >> ((last + 1) % 8) & 1) &&
+               !src->type_name(src, (uint32_t)(last + 1)))
+            last++;
+        if (last == id)
+            continue;
+        ptlog_out_puts(out, last == id + 1 ? ", " : "..");
+        put_name(ctx, (uint32_t)last, NULL);
+        id = last;
+    }
+    ptlog_out_puts(out, "]");
+}
+
+/* " [short: 6 of 24 bytes]" or " [long: ...]" when the payload's size is not the schema's. */
+static void put_size_flag(ptlog_out *out, const tracelog_fields *f)
+{
+    if (!f->size_check)
+        return;
+    char text[96];
+    snprintf(text, sizeof text, " [%s: %zu of %s%u bytes]", f->size_check < 0 ? "short" : "long", f->len,
+             tracelog_schema_is_variable(f->schema) ? "at least " : "", tracelog_schema_size(f->schema));
+    ptlog_out_puts(out, text);
+}
+
+int ptlog_fields_dump(ptlog_out *out, ptlog_src *src, const tracelog_event *ev, const char *name,
+                      ptlog_name_writer put_name, void *ctx)
+{
+    tracelog_fields f;
+    if (!ptlog_event_fields(src, ev, name, &f))
+        return 0;
+    put_size_flag(out, &f);
+    if (f.present == 0 && f.size_check == 0)
+        return 1; /* an empty schema and an empty payload: nothing to show */
+    ptlog_out_puts(out, " {");
+    for (size_t i = 0; i < f.present; i++) {
+        tracelog_field_info info;
+        tracelog_schema_field(f.schema, i, &info);
+        ptlog_out_puts(out, i ? ", " : " ");
+        ptlog_out_puts(out, info.name);
+        ptlog_out_puts(out, " = ");
+        const char *text;
+        const uint8_t *bytes;
+        size_t n;
+        switch (info.type) {
+        case TRACELOG_FIELD_CHAR:
+            tracelog_fields_string(&f, i, &text, &n);
+            put_quoted(out, text, n);
+            break;
+        case TRACELOG_FIELD_BYTES:
+            tracelog_fields_bytes(&f, i, &bytes, &n);
+            put_hex(out, bytes, n);
+            break;
+        case TRACELOG_FIELD_EVENTSET:
+            tracelog_fields_bytes(&f, i, &bytes, &n);
+            put_event_set(out, src, bytes, n, put_name, ctx);
+            break;
+        default:
+            if (ptlog_field_text(&f, i, put_raw, out))
+                ptlog_out_puts(out, "?");
+            break;
+        }
+    }
+    ptlog_out_puts(out, f.present ? " }" : "}");
+    return 1;
+}

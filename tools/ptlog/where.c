@@ -1,0 +1,483 @@
+/*
+ * --where EXPR: field conditions on typed events (README.md, "Field
+ * conditions"). A small recursive-descent parser builds a tree once; each
+ * comparison's field is looked up once per schema (not per event); an
+ * event is kept when the expression is true.
+ *
+ *   expr    := and ( "||" and )*
+ *   and     := unary ( "&&" unary )*
+ *   unary   := "!" unary | "(" expr ")" | compare
+ *   compare := FIELD OP value          OP: == != < <= > >=
+ *   value   := number | "string" | NAME
+ *
+ * Logic has three values, as SQL's: a comparison of a field the event does
+ * not have (untyped event, no such field, field cut off, or a value of the
+ * wrong kind) is unknown; ! of unknown is unknown; && and || are false and
+ * true as soon as one side decides. Only a true expression keeps the event.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptlog.h"
+
+#define WHERE_DEPTH_MAX 64  /* nesting of ! and parentheses */
+#define WHERE_NODES_MAX 4096
+
+enum { N_OR, N_AND, N_NOT, N_CMP };
+enum { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
+enum { V_NUMBER, V_STRING };
+enum { UNKNOWN = -1, FALSE = 0, TRUE = 1 };
+
+typedef struct node {
+    int kind;
+    int a, b;       /* children (N_OR, N_AND: both; N_NOT: a) */
+    /* N_CMP */
+    int op, vkind;
+    int leaf;       /* index among comparisons */
+    char *field;
+    char *text;     /* V_STRING (also the text of a NAME) */
+    size_t text_len;
+    double num;     /* V_NUMBER */
+    int is_int;     /* the number is an integer: neg + mag exactly */
+    int neg;
+    uint64_t mag;
+} node;
+
+/* Field indexes of each comparison for one schema. */
+typedef struct binding {
+    const tracelog_schema *schema;
+    size_t *field;  /* per leaf: index, or TRACELOG_SCHEMA_NO_FIELD */
+} binding;
+
+struct ptlog_where {
+    node *nodes;
+    size_t n, cap;
+    int root;
+    int leaves;
+    ptlog_idmap by_schema; /* schema address -> index in bindings */
+    binding *bindings;
+    size_t nbindings;
+};
+
+typedef struct parser {
+    const char *text, *p;
+    ptlog_where *w;
+    int depth;
+    const char *err;
+    size_t err_col;
+} parser;
+
+static int fail(parser *ps, const char *at, const char *msg)
+{
+    if (!ps->err) {
+        ps->err = msg;
+        ps->err_col = (size_t)(at - ps->text) + 1;
+    }
+    return -1;
+}
+
+static void skip_blanks(parser *ps)
+{
+    while (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n')
+        ps->p++;
+}
+
+static int is_name_start(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static int is_name_char(char c)
+{
+    return is_name_start(c) || (c >= '0' && c <= '9');
+}
+
+static int new_node(parser *ps, int kind)
+{
+    ptlog_where *w = ps->w;
+    if (w->n == WHERE_NODES_MAX)
+        return fail(ps, ps->p, "expression too long");
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 16;
+        node *v = realloc(w->nodes, cap * sizeof *v);
+        if (!v)
+            return fail(ps, ps->p, "out of memory");
+        w->nodes = v;
+        w->cap = cap;
+    }
+    memset(&w->nodes[w->n], 0, sizeof *w->nodes);
+    w->nodes[w->n].kind = kind;
+    return (int)w->n++;
+}
+
+static char *copy_name(parser *ps, size_t *len)
+{
+    const char *start = ps->p;
+    while (is_name_char(*ps->p))
+        ps->p++;
+    *len = (size_t)(ps->p - start);
+    char *s = malloc(*len + 1);
+    if (!s)
+        return NULL;
+    memcpy(s, start, *len);
+    s[*len] = 0;
+    return s;
+}
+
+static int parse_op(parser *ps, int *op)
+{
+    static const struct {
+        const char *text;
+        int op;
+    } ops[] = {{"==", OP_EQ}, {"!=", OP_NE}, {"<=", OP_LE}, {">=", OP_GE}, {"<", OP_LT}, {">", OP_GT}};
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
+        size_t n = strlen(ops[i].text);
+        if (strncmp(ps->p, ops[i].text, n) == 0) {
+            ps->p += n;
+            *op = ops[i].op;
+            return 0;
+        }
+    }
+    return fail(ps, ps->p, "expected a comparison (== != < <= > >=)");
+}
+
+/* "text" with the escapes \" \\ \n \t; the quote at ps->p. */
+static int parse_string(parser *ps, node *nd)
+{
+    const char *start = ps->p++;
+    char *out = malloc(strlen(ps->p) + 1);
+    size_t n = 0;
+    if (!out)
+        return fail(ps, start, "out of memory");
+    for (;;) {
+        char c = *ps->p;
+        if (c == 0) {
+            free(out);
+            return fail(ps, start, "unterminated string");
+        }
+        ps->p++;
+        if (c == '"')
+            break;
+        if (c == '\\') {
+            char e = *ps->p++;
+            c = e == 'n' ? '\n' : e == 't' ? '\t' : e;
+            if (e != '"' && e != '\\' && e != 'n' && e != 't') {
+                free(out);
+                return fail(ps, ps->p - 2, "unknown escape in string (use \\\" \\\\ \\n \\t)");
+            }
+        }
+        out[n++] = c;
+    }
+    nd->vkind = V_STRING;
+    nd->text = out;
+    nd->text_len = n;
+    return 0;
+}
+
+static int parse_number(parser *ps, node *nd)
+{
+    const char *start = ps->p;
+    char *end;
+    errno = 0;
+    double d = strtod(start, &end);
+    if (end == start || errno == ERANGE || isnan(d) || is_name_char(*end))
+        return fail(ps, start, "expected a number, a \"string\" or a name");
+    nd->vkind = V_NUMBER;
+    nd->num = d;
+    const char *digits = start + (*start == '-' || *start == '+');
+    int base = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10;
+    char *iend;
+    errno = 0;
+    unsigned long long mag = strtoull(digits, &iend, base);
+    if (iend == end && errno == 0 && (*digits >= '0' && *digits <= '9')) {
+        nd->is_int = 1;
+        nd->neg = *start == '-' && mag != 0;
+        nd->mag = mag;
+    }
+    ps->p = end;
+    return 0;
+}
+
+static int parse_compare(parser *ps)
+{
+    skip_blanks(ps);
+    if (!is_name_start(*ps->p))
+        return fail(ps, ps->p, *ps->p ? "expected a field name, '!' or '('" : "unexpected end, expected a field name");
+    int id = new_node(ps, N_CMP);
+    if (id < 0)
+        return -1;
+    node *nd = &ps->w->nodes[id];
+    size_t len;
+    if (!(nd->field = copy_name(ps, &len)))
+        return fail(ps, ps->p, "out of memory");
+    nd->leaf = ps->w->leaves++;
+    skip_blanks(ps);
+    if (parse_op(ps, &nd->op))
+        return -1;
+    skip_blanks(ps);
+    if (*ps->p == '"') {
+        if (parse_string(ps, nd))
+            return -1;
+    } else if (is_name_start(*ps->p)) { /* an enum or flags name, or true/false */
+        if (!(nd->text = copy_name(ps, &nd->text_len)))
+            return fail(ps, ps->p, "out of memory");
+        nd->vkind = V_STRING;
+        if (strcmp(nd->text, "true") == 0 || strcmp(nd->text, "false") == 0) {
+            nd->vkind = V_NUMBER;
+            nd->is_int = 1;
+            nd->mag = nd->text[0] == 't';
+            nd->num = (double)nd->mag;
+        }
+    } else if (parse_number(ps, nd)) {
+        return -1;
+    }
+    return id;
+}
+
+static int parse_or(parser *ps);
+
+static int parse_unary(parser *ps)
+{
+    skip_blanks(ps);
+    if (ps->depth >= WHERE_DEPTH_MAX)
+        return fail(ps, ps->p, "expression nested too deeply");
+    if (*ps->p == '!' && ps->p[1] != '=') {
+        ps->p++;
+        ps->depth++;
+        int a = parse_unary(ps);
+        ps->depth--;
+        if (a < 0)
+            return -1;
+        int id = new_node(ps, N_NOT);
+        if (id >= 0)
+            ps->w->nodes[id].a = a;
+        return id;
+    }
+    if (*ps->p == '(') {
+        const char *open = ps->p++;
+        ps->depth++;
+        int a = parse_or(ps);
+        ps->depth--;
+        if (a < 0)
+            return -1;
+        skip_blanks(ps);
+        if (*ps->p != ')')
+            return fail(ps, *ps->p ? ps->p : open, *ps->p ? "expected ')'" : "unclosed '('");
+        ps->p++;
+        return a;
+    }
+    return parse_compare(ps);
+}
+
+static int parse_binary(parser *ps, int kind)
+{
+    const char *tok = kind == N_OR ? "||" : "&&";
+    int a = kind == N_OR ? parse_binary(ps, N_AND) : parse_unary(ps);
+    for (;;) {
+        if (a < 0)
+            return -1;
+        skip_blanks(ps);
+        if (strncmp(ps->p, tok, 2) != 0)
+            return a;
+        ps->p += 2;
+        int b = kind == N_OR ? parse_binary(ps, N_AND) : parse_unary(ps);
+        if (b < 0)
+            return -1;
+        int id = new_node(ps, kind);
+        if (id < 0)
+            return -1;
+        ps->w->nodes[id].a = a;
+        ps->w->nodes[id].b = b;
+        a = id;
+    }
+}
+
+static int parse_or(parser *ps)
+{
+    return parse_binary(ps, N_OR);
+}
+
+void ptlog_where_free(ptlog_where *w)
+{
+    if (!w)
+        return;
+    for (size_t i = 0; i < w->n; i++) {
+        free(w->nodes[i].field);
+        free(w->nodes[i].text);
+    }
+    for (size_t i = 0; i < w->nbindings; i++)
+        free(w->bindings[i].field);
+    free(w->bindings);
+    ptlog_idmap_free(&w->by_schema);
+    free(w->nodes);
+    free(w);
+}
+
+int ptlog_where_parse(const char *text, ptlog_where **out)
+{
+    ptlog_where *w = calloc(1, sizeof *w);
+    if (!w)
+        return ptlog_nomem();
+    parser ps = {.text = text, .p = text, .w = w};
+    w->root = parse_or(&ps);
+    if (w->root >= 0) {
+        skip_blanks(&ps);
+        if (*ps.p)
+            fail(&ps, ps.p, *ps.p == ')' ? "unmatched ')'" : "expected '&&', '||' or the end");
+    }
+    if (ps.err) {
+        char shown[PTLOG_TEXT_SHOW_SIZE];
+        ptlog_msg(NULL, "--where: column %zu: %s (in %s)", ps.err_col, ps.err,
+                  ptlog_text_show(text, shown, sizeof shown));
+        ptlog_where_free(w);
+        return PTLOG_EXIT_USAGE;
+    }
+    *out = w;
+    return 0;
+}
+
+/* The field index of every comparison for schema s, made once per schema. */
+static const binding *bind(ptlog_where *w, const tracelog_schema *s)
+{
+    size_t i = ptlog_idmap_get(&w->by_schema, (uint64_t)(uintptr_t)s);
+    if (i != SIZE_MAX)
+        return &w->bindings[i];
+    binding *v = realloc(w->bindings, (w->nbindings + 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    w->bindings = v;
+    binding *b = &v[w->nbindings];
+    b->schema = s;
+    b->field = malloc((size_t)(w->leaves ? w->leaves : 1) * sizeof *b->field);
+    if (!b->field)
+        return NULL;
+    for (size_t k = 0; k < w->n; k++)
+        if (w->nodes[k].kind == N_CMP)
+            b->field[w->nodes[k].leaf] = tracelog_schema_find(s, w->nodes[k].field);
+    if (ptlog_idmap_put(&w->by_schema, (uint64_t)(uintptr_t)s, w->nbindings)) {
+        free(b->field);
+        return NULL;
+    }
+    return &w->bindings[w->nbindings++];
+}
+
+static int order(int c, int op)
+{
+    switch (op) {
+    case OP_EQ: return c == 0;
+    case OP_NE: return c != 0;
+    case OP_LT: return c < 0;
+    case OP_LE: return c <= 0;
+    case OP_GT: return c > 0;
+    default: return c >= 0;
+    }
+}
+
+/* -1, 0, 1: a (sign neg, magnitude mag) against b. */
+static int cmp_exact(int aneg, uint64_t amag, int bneg, uint64_t bmag)
+{
+    if (aneg != bneg)
+        return aneg ? -1 : 1;
+    int c = amag < bmag ? -1 : amag > bmag;
+    return aneg ? -c : c;
+}
+
+static int cmp_bytes(const char *a, size_t an, const char *b, size_t bn)
+{
+    int c = memcmp(a, b, an < bn ? an : bn);
+    if (c)
+        return c < 0 ? -1 : 1;
+    return an < bn ? -1 : an > bn;
+}
+
+static int eval_compare(const node *nd, const tracelog_fields *f, size_t i)
+{
+    tracelog_field_info info;
+    tracelog_schema_field(f->schema, i, &info);
+    switch (info.type) {
+    case TRACELOG_FIELD_CHAR: {
+        const char *t;
+        size_t n;
+        if (nd->vkind != V_STRING || tracelog_fields_string(f, i, &t, &n))
+            return UNKNOWN;
+        return order(cmp_bytes(t, n, nd->text, nd->text_len), nd->op);
+    }
+    case TRACELOG_FIELD_BYTES:
+    case TRACELOG_FIELD_EVENTSET:
+        return UNKNOWN;
+    case TRACELOG_FIELD_F32:
+    case TRACELOG_FIELD_F64: {
+        double d;
+        if (nd->vkind != V_NUMBER || tracelog_fields_double(f, i, &d) || isnan(d))
+            return UNKNOWN;
+        return order(d < nd->num ? -1 : d > nd->num, nd->op);
+    }
+    default:
+        break;
+    }
+    if (nd->vkind == V_STRING) { /* enum / flags names, as dump shows them */
+        char text[256];
+        size_t n;
+        if (tracelog_fields_format(f, i, text, sizeof text, &n) || n >= sizeof text)
+            return UNKNOWN;
+        return order(cmp_bytes(text, n, nd->text, nd->text_len), nd->op);
+    }
+    int is_signed = info.type >= TRACELOG_FIELD_I8 && info.type <= TRACELOG_FIELD_I64;
+    int neg = 0;
+    uint64_t mag;
+    if (is_signed) {
+        int64_t v;
+        tracelog_fields_int(f, i, &v);
+        neg = v < 0;
+        mag = neg ? 0 - (uint64_t)v : (uint64_t)v;
+    } else {
+        tracelog_fields_uint(f, i, &mag);
+    }
+    if (nd->is_int)
+        return order(cmp_exact(neg, mag, nd->neg, nd->mag), nd->op);
+    double d = neg ? -(double)mag : (double)mag;
+    return order(d < nd->num ? -1 : d > nd->num, nd->op);
+}
+
+static int eval(const ptlog_where *w, int id, const tracelog_fields *f, const binding *b)
+{
+    const node *nd = &w->nodes[id];
+    int x, y;
+    switch (nd->kind) {
+    case N_NOT:
+        x = eval(w, nd->a, f, b);
+        return x == UNKNOWN ? UNKNOWN : !x;
+    case N_AND:
+        x = eval(w, nd->a, f, b);
+        if (x == FALSE)
+            return FALSE;
+        y = eval(w, nd->b, f, b);
+        return y == FALSE ? FALSE : x == UNKNOWN || y == UNKNOWN ? UNKNOWN : TRUE;
+    case N_OR:
+        x = eval(w, nd->a, f, b);
+        if (x == TRUE)
+            return TRUE;
+        y = eval(w, nd->b, f, b);
+        return y == TRUE ? TRUE : x == UNKNOWN || y == UNKNOWN ? UNKNOWN : FALSE;
+    default: {
+        if (!f)
+            return UNKNOWN;
+        size_t i = b->field[nd->leaf];
+        if (i == TRACELOG_SCHEMA_NO_FIELD || i >= f->present)
+            return UNKNOWN;
+        return eval_compare(nd, f, i);
+    }
+    }
+}
+
+int ptlog_where_match(ptlog_where *w, ptlog_src *src, const tracelog_event *ev, const char *name)
+{
+    tracelog_fields f;
+    const binding *b = NULL;
+    int typed = ptlog_event_fields(src, ev, name, &f);
+    if (typed && !(b = bind(w, f.schema)))
+        return -1;
+    return eval(w, w->root, typed ? &f : NULL, b) == TRUE;
+}
