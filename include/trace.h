@@ -61,17 +61,15 @@
  *      more than 500 ms, writing that hangs for 2 s, a fault while writing)
  *      loses what it could not write; a machine crash loses what was not
  *      synced (tracelog_trace_sync).
- *  P23 TRACE_SYS_MAX is enforced per process. Tracing another process
- *      (pid != 0) is refused with EPERM (ESRCH if it does not exist).
- *      Inheritance follows fork() only.
- *      The event-name map is per process (posix_trace_eventid_open "for
- *      the calling process"): a forked child gets a copy of its parent's
- *      map (names opened before fork keep their ids) and the names it opens
- *      later are its own, so TRACE_USER_EVENT_MAX counts per process. Only
- *      a child traced into an inherited stream (POSIX_TRACE_INHERITED, not
- *      shut down at fork) shares its parent's map: ids stay unique across
- *      the processes of that stream, and the parent's log names the child's
- *      events. Processes that shared a map at fork keep sharing it.
+ *  P23 TRACE_SYS_MAX (48) is enforced per process; a process can in
+ *      addition record into up to 8 streams controllers announced to it
+ *      (docs/design/cross-process.md: the rendezvous costs an untraced
+ *      process one failed open() at load; an instrumented one makes a
+ *      4 KiB control object /dev/shm/tracelog.<euid>.<pid> at its first
+ *      posix_trace_eventid_open). The controller's side of
+ *      posix_trace_create with pid != 0 is not there yet: it is refused with
+ *      EPERM (ESRCH if the process does not exist). Inheritance follows
+ *      fork() only.
  *  P24 Events are read back in timestamp order; timestamps come from
  *      CLOCK_MONOTONIC plus the CLOCK_REALTIME offset measured when the
  *      stream was created, so they never go backwards within a stream and
@@ -126,7 +124,7 @@ extern "C" {
 #define TRACE_NAME_MAX 64
 #endif
 #ifndef TRACE_SYS_MAX
-#define TRACE_SYS_MAX 64
+#define TRACE_SYS_MAX 48 /* streams one process creates (8 more: those controllers trace it into) */
 #endif
 #ifndef TRACE_USER_EVENT_MAX
 #define TRACE_USER_EVENT_MAX 1024 /* counts POSIX_TRACE_UNNAMED_USEREVENT */

@@ -281,13 +281,6 @@ static void plant(pid_t pid, mode_t mode, size_t size, uint32_t magic, uint64_t 
     close(fd);
 }
 
-static int planted_exists(pid_t pid)
-{
-    char path[128];
-    snprintf(path, sizeof path, "/dev/shm/tracelog.%u.%d", (unsigned)geteuid(), (int)pid);
-    return access(path, F_OK) == 0;
-}
-
 /* Objects that are not this process's are refused; the process replaces them with its own. */
 static void test_stale_and_damaged_objects(void)
 {
@@ -307,8 +300,7 @@ static void test_stale_and_damaged_objects(void)
     CHECK_ERR(tl_ctl_open(pid, &p), 0); /* the control: a right header is accepted */
     tl_ctl_close(&p);
     plant(pid, 0600, TL_CTL_SIZE, TL_CTL_MAGIC, 1); /* a dead process with our pid */
-    CHECK_ERR(tl_ctl_open(pid, &p), ENOTSUP);
-    CHECK(planted_exists(pid)); /* left for the process to replace */
+    CHECK_ERR(tl_ctl_open(pid, &p), ENOTSUP); /* left for the process to replace (or a sweep) */
     plant(pid, 0644, TL_CTL_SIZE, TL_CTL_MAGIC, 0);
     CHECK_ERR(tl_ctl_open(pid, &p), ENOTSUP);
     plant(pid, 0600, 2 * TL_CTL_SIZE, TL_CTL_MAGIC, 0);
@@ -742,6 +734,36 @@ static void test_other_users(void)
     close(go[0]), close(go[1]), close(res[0]), close(res[1]);
 }
 
+/* Objects left by processes that died (killed, or _exit without destructors) are swept; live ones stay. */
+static void test_sweep(void)
+{
+    pid_t dead[3];
+    for (int i = 0; i < 3; i++) {
+        dead[i] = pt_fork(20);
+        if (dead[i] == 0) {
+            tl_ctl *c;
+            _exit(tl_ctl_create(NULL, 0, &c) ? 1 : 0); /* _exit: no destructor removes it */
+        }
+        CHECK_EQ_INT(xp_wait(dead[i]), 0);
+    }
+    child live = start_traced(0, 0);
+    char stream[TL_SHM_NAME_MAX], path[128];
+    tl_ctl_stream_name(stream, (uint32_t)geteuid(), (uint32_t)dead[0], 0x5eed);
+    int fd;
+    if (tl_shmobj_create(stream, 4096, (uint32_t)geteuid(), (uint32_t)getegid(), &fd) == 0)
+        close(fd);
+    tl_ctl_sweep(100000); /* other tests' processes may sweep some of them first */
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "/dev/shm/tracelog.%u.%d", (unsigned)geteuid(), (int)dead[i]);
+        CHECK(access(path, F_OK) != 0);
+    }
+    snprintf(path, sizeof path, "/dev/shm%s", stream);
+    CHECK(access(path, F_OK) != 0);
+    snprintf(path, sizeof path, "/dev/shm/tracelog.%u.%d", (unsigned)geteuid(), (int)live.pid);
+    CHECK(access(path, F_OK) == 0); /* alive: kept */
+    CHECK_EQ_INT(stop_traced(&live), 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--exec-child") == 0)
@@ -763,5 +785,6 @@ int main(int argc, char **argv)
     PT_RUN(test_slots_full_then_dead_controller_taken_over);
     PT_RUN(test_wait_ack_timeout_and_death);
     PT_RUN(test_other_users);
+    PT_RUN(test_sweep);
     return pt_finish();
 }

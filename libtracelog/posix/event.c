@@ -12,8 +12,7 @@
 #include "posix/internal.h"
 #include "stream/produce.h"
 
-extern _Atomic(tl_stream *) tl_posix_active[TRACE_SYS_MAX];
-extern _Atomic uint64_t tl_posix_active_mask;
+extern _Atomic(tl_stream *) tl_posix_active[TL_ACTIVE_SLOTS];
 extern _Atomic uint32_t tl_posix_current_pid;
 
 /* initial-exec TLS: no lazy allocation, so it is safe in a signal handler. */
@@ -63,9 +62,15 @@ tl_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len
 
 void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr, size_t data_len)
 {
-    uint64_t mask = atomic_load_explicit(&tl_posix_active_mask, memory_order_relaxed);
+    uint64_t mask = atomic_load_explicit(&tl_xproc_event_page.word, memory_order_relaxed);
     if (!mask || event_id >= TL_ID_LIMIT)
         return;
+    if (mask & TL_CTL_PENDING) { /* a controller announced a stream: map it before recording */
+        tl_xproc_poll();
+        mask = atomic_load_explicit(&tl_xproc_event_page.word, memory_order_relaxed) & ~TL_CTL_PENDING;
+        if (!mask)
+            return;
+    }
     do {
         int slot = __builtin_ctzll(mask);
         mask &= mask - 1;

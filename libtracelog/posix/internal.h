@@ -14,6 +14,7 @@
 #include <trace.h>
 
 #include "stream/stream.h"
+#include "xproc/attach.h"
 #include "tracelog/posix.h"
 #include "tracelog/reader.h"
 #include "tracelog/writer.h"
@@ -70,6 +71,10 @@ int tl_posix_register(tl_trace *t, trace_id_t *trid); /* EAGAIN when TRACE_SYS_M
 void tl_posix_unregister(tl_trace *t);
 /* Makes posix_trace_event record into (or stop recording into) the stream of slot. */
 void tl_posix_publish(int slot, tl_stream *s);
+/* Entries of the active table: the process's own streams, then those controllers announced. */
+#define TL_ACTIVE_SLOTS (TRACE_SYS_MAX + (int)TL_CTL_SLOTS)
+/* Publishes a stream a controller announced in a free entry: its index, or -EAGAIN. Async-signal-safe. */
+int tl_posix_publish_remote(tl_stream *s);
 /* Handles of this process's traces of the given kinds (at most max). */
 size_t tl_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds);
 pid_t tl_posix_pid(void);

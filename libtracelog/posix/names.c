@@ -197,5 +197,7 @@ uint32_t tl_posix_name_count(void)
 
 int posix_trace_eventid_open(const char *restrict event_name, trace_event_id_t *restrict event_id)
 {
+    /* An instrumented process: from now on a controller can find it (design note, section 3.2). */
+    tl_xproc_ensure_ctl();
     return tl_posix_name_open(event_name, event_id);
 }

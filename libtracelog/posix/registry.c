@@ -18,12 +18,17 @@ static struct {
 static pid_t current_pid;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* Read by posix_trace_event without locks. */
-_Atomic(tl_stream *) tl_posix_active[TRACE_SYS_MAX];
-_Atomic uint64_t tl_posix_active_mask;
+/*
+ * Read by posix_trace_event without locks: the streams this process records
+ * into. Entry i is bit i of the event word (xproc/attach.h: one word at a
+ * link-time address that a controller can reach): the streams the process
+ * created take entries 0 .. TRACE_SYS_MAX - 1, the streams controllers
+ * announced take the TL_CTL_SLOTS entries after; bit 63 is TL_CTL_PENDING.
+ */
+_Atomic(tl_stream *) tl_posix_active[TL_ACTIVE_SLOTS];
 _Atomic uint32_t tl_posix_current_pid;
 
-_Static_assert(TRACE_SYS_MAX <= 64, "the active mask has 64 bits");
+_Static_assert(TL_ACTIVE_SLOTS <= 63, "the event word has 63 stream bits");
 
 pid_t tl_posix_pid(void) { return (pid_t)atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed); }
 
@@ -31,9 +36,22 @@ void tl_posix_publish(int slot, tl_stream *s)
 {
     atomic_store(&tl_posix_active[slot], s);
     if (s)
-        atomic_fetch_or(&tl_posix_active_mask, 1ull << slot);
+        tl_xproc_word_set(1ull << slot);
     else
-        atomic_fetch_and(&tl_posix_active_mask, ~(1ull << slot));
+        tl_xproc_word_clear(1ull << slot);
+}
+
+/* A stream a controller announced (async-signal-safe: called from posix_trace_event's slow path). */
+int tl_posix_publish_remote(tl_stream *s)
+{
+    for (int i = TRACE_SYS_MAX; i < TL_ACTIVE_SLOTS; i++) {
+        tl_stream *none = NULL;
+        if (atomic_compare_exchange_strong(&tl_posix_active[i], &none, s)) {
+            tl_xproc_word_set(1ull << i);
+            return i;
+        }
+    }
+    return -EAGAIN;
 }
 
 int tl_posix_registry_before_fork(void)

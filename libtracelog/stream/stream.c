@@ -50,12 +50,23 @@ static uint32_t auto_lanes(void)
     return lanes;
 }
 
-tl_stream *tl_stream_create(const tl_stream_params *p)
+/* Where everything lies in a stream's mapping. */
+typedef struct layout {
+    uint32_t nlanes;
+    uint64_t lane_size, lanes_offset, data_offset, total_size;
+} layout;
+
+static uint64_t data_offset_for(uint32_t nlanes)
 {
-    if (p->max_data > TL_MAX_DATA_LIMIT || p->max_sys_data > TL_MAX_SYS_DATA) {
-        errno = EINVAL;
-        return NULL;
-    }
+    uint64_t lanes_off = (sizeof(tl_stream) + 63) & ~(uint64_t)63;
+    return (lanes_off + sizeof(tl_lane) * (nlanes + 1) + 4095) & ~(uint64_t)4095;
+}
+
+/* The layout for p: 0, EINVAL or ENOMEM. */
+static int layout_of(const tl_stream_params *p, layout *l)
+{
+    if (p->max_data > TL_MAX_DATA_LIMIT || p->max_sys_data > TL_MAX_SYS_DATA)
+        return EINVAL;
     uint32_t nlanes = auto_lanes();
     while (p->nlanes && nlanes > p->nlanes) /* a power of two, so a thread's lane is a mask away */
         nlanes /= 2;
@@ -70,44 +81,93 @@ tl_stream *tl_stream_create(const tl_stream_params *p)
      * maximum sizes); memory is only used as threads write. A power of two,
      * so that positions wrap with a mask rather than a division.
      */
-    if (p->stream_size > (1ull << 40)) {
-        errno = ENOMEM;
-        return NULL;
-    }
+    if (p->stream_size > TL_MAX_LANE_SIZE)
+        return ENOMEM;
     uint64_t lane = 4096;
     while (lane < p->stream_size || lane < min_lane)
         lane *= 2;
-    uint64_t lanes_off = (sizeof(tl_stream) + 63) & ~(uint64_t)63;
-    uint64_t data_off = (lanes_off + sizeof(tl_lane) * (nlanes + 1) + 4095) & ~(uint64_t)4095;
-    if (lane > (UINT64_MAX - data_off - TL_SYS_LANE_SIZE) / nlanes) {
-        errno = ENOMEM; /* the size would wrap around: no mapping could hold it */
-        return NULL;
-    }
-    uint64_t total = data_off + lane * nlanes + TL_SYS_LANE_SIZE;
-    void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    tl_stream *s = m; /* fresh anonymous memory is zero: every counter starts at 0 */
+    uint64_t data_off = data_offset_for(nlanes);
+    if (lane > (UINT64_MAX - data_off - TL_SYS_LANE_SIZE) / nlanes)
+        return ENOMEM; /* the size would wrap around: no mapping could hold it */
+    *l = (layout){nlanes, lane, (sizeof(tl_stream) + 63) & ~(uint64_t)63, data_off,
+                  data_off + lane * nlanes + TL_SYS_LANE_SIZE};
+    return 0;
+}
+
+/* Lays a stream out in zero-filled memory m. NULL with errno on failure. */
+static tl_stream *init_in(void *m, const tl_stream_params *p, const layout *l)
+{
+    tl_stream *s = m; /* zero-filled: every counter starts at 0 */
     s->magic = TL_STREAM_MAGIC;
     s->policy = p->policy;
-    s->nlanes = nlanes;
-    s->lane_size = lane;
+    s->nlanes = l->nlanes;
+    s->lane_size = l->lane_size;
     s->max_data = p->max_data;
     s->max_sys_data = p->max_sys_data;
     s->markers = p->markers;
     s->realtime_offset = realtime_offset();
-    s->lanes_offset = lanes_off;
-    s->data_offset = data_off;
-    s->total_size = total;
-    for (uint32_t i = 0; i <= nlanes; i++)
+    s->lanes_offset = l->lanes_offset;
+    s->data_offset = l->data_offset;
+    s->total_size = l->total_size;
+    for (uint32_t i = 0; i <= l->nlanes; i++)
         lanes(s)[i].index = i;
-    if (sem_init(&s->reader_sem, 1, 0)) {
-        munmap(m, total);
+    return sem_init(&s->reader_sem, 1, 0) ? NULL : s;
+}
+
+tl_stream *tl_stream_create(const tl_stream_params *p)
+{
+    layout l;
+    int e = layout_of(p, &l);
+    if (e) {
+        errno = e;
         return NULL;
     }
+    void *m = mmap(NULL, l.total_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    tl_stream *s = init_in(m, p, &l);
+    if (!s)
+        munmap(m, l.total_size);
     return s;
+}
+
+uint64_t tl_stream_bytes(const tl_stream_params *p)
+{
+    layout l;
+    return layout_of(p, &l) ? 0 : l.total_size;
+}
+
+tl_stream *tl_stream_create_in(void *map, uint64_t size, const tl_stream_params *p)
+{
+    layout l;
+    int e = layout_of(p, &l);
+    if (!e && size < l.total_size)
+        e = EINVAL;
+    if (e) {
+        errno = e;
+        return NULL;
+    }
+    return init_in(map, p, &l);
+}
+
+static int power_of_two(uint64_t v) { return v && !(v & (v - 1)); }
+
+int tl_stream_check(const void *map, uint64_t size)
+{
+    const tl_stream *s = map;
+    if (size < sizeof *s || s->magic != TL_STREAM_MAGIC || s->policy < 1 || s->policy > 3)
+        return EINVAL;
+    uint32_t n = s->nlanes;
+    if (!power_of_two(n) || n > TL_MAX_LANES / 2 || !power_of_two(s->lane_size) || s->lane_size < 4096 ||
+        s->lane_size > TL_MAX_LANE_SIZE || s->max_data > TL_MAX_DATA_LIMIT || s->max_sys_data > TL_MAX_SYS_DATA)
+        return EINVAL;
+    uint64_t data_off = data_offset_for(n);
+    if (s->lanes_offset != ((sizeof(tl_stream) + 63) & ~(uint64_t)63) || s->data_offset != data_off ||
+        s->total_size != data_off + s->lane_size * n + TL_SYS_LANE_SIZE || s->total_size > size)
+        return EINVAL;
+    return 0;
 }
 
 void tl_stream_destroy(tl_stream *s)

@@ -59,6 +59,7 @@
 #define TL_REC_HEADER 56
 #define TL_SYS_LANE_SIZE (256u << 10) /* a power of two, like every lane */
 #define TL_MAX_DATA_LIMIT (64u << 10) /* largest max_data accepted */
+#define TL_MAX_LANE_SIZE (1ull << 40) /* largest stream size accepted */
 #define TL_MAX_SYS_DATA (4u << 10)    /* largest max_sys_data accepted */
 
 enum tl_state { TL_SUSPENDED = 0, TL_RUNNING = 1, TL_DEAD = 2 };
@@ -163,6 +164,20 @@ typedef struct tl_event {
 
 /* Maps and initialises a stream (SUSPENDED). NULL with errno on failure. */
 tl_stream *tl_stream_create(const tl_stream_params *p);
+/* Bytes the mapping of a stream with these parameters takes (0: invalid parameters). */
+uint64_t tl_stream_bytes(const tl_stream_params *p);
+/*
+ * Initialises a stream in zero-filled shared memory the caller mapped (a
+ * named buffer another process maps too: docs/design/cross-process.md), of
+ * `size` bytes, at least tl_stream_bytes(p). NULL with errno on failure.
+ */
+tl_stream *tl_stream_create_in(void *map, uint64_t size, const tl_stream_params *p);
+/*
+ * Is this mapping of `size` bytes a stream whose geometry fits in it? What
+ * a traced process checks before recording into a buffer a controller made
+ * (offsets are recomputed from the lane count, never taken on trust). 0 or EINVAL.
+ */
+int tl_stream_check(const void *map, uint64_t size);
 /* Marks the stream dead and releases its memory (see stream.c for why the address range stays reserved). */
 void tl_stream_destroy(tl_stream *s);
 

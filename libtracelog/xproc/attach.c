@@ -17,6 +17,8 @@
 
 tl_xproc_page tl_xproc_event_page __attribute__((aligned(TL_CTL_SIZE)));
 
+#define SWEEP_MAX 64 /* names of this user looked at when a control object is made */
+
 typedef struct local_stream {
     void *map;
     uint64_t size;
@@ -47,6 +49,9 @@ int tl_xproc_ensure_ctl(void)
         if (!e)
             atomic_store_explicit(&ctl, c, memory_order_release);
         ctl_error = e;
+        /* Processes killed or ended by _exit leave their objects: each new one clears a few. */
+        if (!e)
+            tl_ctl_sweep(SWEEP_MAX);
     }
     pthread_mutex_unlock(&word_lock);
     return e;
@@ -244,10 +249,8 @@ void tl_xproc_after_fork_child(void)
     memset(seen, 0, sizeof seen);
     atomic_store(&polling, 0);
     for (unsigned i = 0; i < TL_XPROC_LOCAL; i++)
-        if (locals[i].map && !(locals[i].flags & TL_CTL_FLAG_INHERITED)) {
-            retire(locals[i].map, locals[i].size); /* the POSIX layer unpublishes it in its own handler */
-            locals[i] = (local_stream){NULL, 0, -1, 0};
-        }
+        if (locals[i].map && !(locals[i].flags & TL_CTL_FLAG_INHERITED))
+            release_local(i);
 }
 
 void *tl_xproc_local_map(unsigned i, uint64_t *size, int *handle)

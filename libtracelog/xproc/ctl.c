@@ -5,10 +5,14 @@
  */
 #include "xproc/ctl.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -339,4 +343,67 @@ void tl_ctl_remove_if_dead(const tl_ctl_peer *p)
     if (atomic_load(&c->magic) == TL_CTL_MAGIC && c->pid == p->token.pid && c->start == p->token.start)
         tl_shmobj_unlink(name);
     munmap(c, TL_CTL_SIZE);
+}
+
+/* "tracelog.<euid>.<pid>" or "tracelog.<euid>.<pid>.<hex>": 1 with *pid and *stream. */
+static int parse_own_name(const char *d, uint32_t euid, uint32_t *pid, int *stream)
+{
+    char prefix[32];
+    int n = snprintf(prefix, sizeof prefix, "tracelog.%u.", euid);
+    if (n <= 0 || strncmp(d, prefix, (size_t)n) != 0)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(d + n, &end, 10);
+    if (errno || end == d + n || v == 0 || v > UINT32_MAX || (*end && *end != '.'))
+        return 0;
+    *pid = (uint32_t)v;
+    *stream = *end == '.';
+    return 1;
+}
+
+/* A control object whose maker is gone: its header's token is no live process's. */
+static int ctl_object_dead(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    tl_ctl *c = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == TL_CTL_SIZE)
+        c = mmap(NULL, TL_CTL_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (c == MAP_FAILED)
+        return 0;
+    tl_proc_token t = {c->pid, c->start};
+    int dead = atomic_load(&c->magic) == TL_CTL_MAGIC && !tl_proc_alive(&t);
+    munmap(c, TL_CTL_SIZE);
+    return dead;
+}
+
+unsigned tl_ctl_sweep(unsigned max)
+{
+    uint32_t euid = (uint32_t)geteuid(), self = (uint32_t)getpid();
+    DIR *dir = opendir("/dev/shm");
+    if (!dir)
+        return 0;
+    unsigned removed = 0, looked = 0;
+    struct dirent *d;
+    while ((d = readdir(dir)) != NULL && looked < max) {
+        uint32_t pid;
+        int stream;
+        if (!parse_own_name(d->d_name, euid, &pid, &stream) || pid == self)
+            continue;
+        looked++;
+        char path[300];
+        snprintf(path, sizeof path, "/dev/shm/%s", d->d_name);
+        /* A stream buffer of a process that is gone serves nobody new (a controller still
+           draining it holds its own mapping); a control object only if its maker is gone. */
+        tl_proc_token t;
+        int dead = stream ? tl_proc_token_of((pid_t)pid, &t) == ESRCH : ctl_object_dead(path);
+        if (dead && unlink(path) == 0)
+            removed++;
+    }
+    closedir(dir);
+    return removed;
 }

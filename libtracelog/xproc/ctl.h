@@ -88,6 +88,13 @@ int tl_ctl_stream_name_valid(const char *name, uint32_t euid, uint32_t pid);
  * the mapping. 0 or an errno (EEXIST: another user holds the name).
  */
 int tl_ctl_create(void *at, uint64_t word, tl_ctl **out);
+/*
+ * Removes, among at most `max` names of this user in /dev/shm, those of
+ * processes that are gone: control objects whose maker's token is no live
+ * process's (a process killed, or ended by _exit, leaves its object), and
+ * stream buffers of a traced pid that no longer exists. Returns how many.
+ */
+unsigned tl_ctl_sweep(unsigned max);
 /* Removes this process's name for its object if it is still ours (at exit). */
 void tl_ctl_unlink_own(const tl_ctl *c);
 /*
