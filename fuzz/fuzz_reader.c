@@ -37,7 +37,8 @@ static uint64_t seek_target(const uint8_t *data, size_t size, const tracelog_rea
     case 1: return info->first_ts;
     case 2: return info->last_ts;
     default:
-        if (info->last_ts > info->first_ts)
+        /* The range's size does not fit 64 bits when the timestamps span 0 .. 2^64 - 1. */
+        if (info->last_ts > info->first_ts && info->last_ts - info->first_ts < UINT64_MAX)
             return info->first_ts + (x.h >> 2) % (info->last_ts - info->first_ts + 1);
         return x.h >> 2;
     }
