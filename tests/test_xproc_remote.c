@@ -14,11 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <trace.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "posix_helpers.h"
+#include "stream/stream.h"
+#include "tracelog/common.h"
 #include "xproc/attach.h"
 #include "xproc/remote.h"
 #include "xproc_helpers.h"
@@ -193,15 +196,19 @@ static void test_controller_killed_then_another(void)
     close(ready[0]), close(ready[1]);
 }
 
-/* The exec'd image: adopts at "load" what its parent made and announced before the exec. */
+/*
+ * The exec'd image: the library adopted at load what its parent made and
+ * announced before the exec (posix/remote.c); its first event goes into
+ * the parent's buffer.
+ */
 static int exec_child_main(int up, int down)
 {
-    tl_xproc_set_ops(&xp_fake_ops);
-    if (tl_xproc_adopt_if_made())
+    trace_event_id_t id;
+    if (posix_trace_eventid_open("exec:first", &id))
         return 20;
-    xp_fake_stream *f = xp_fake_current();
-    uint64_t v = f ? atomic_load(&f->marker) : 0; /* mapped before "main" */
-    if (write(up, &v, sizeof v) != (ssize_t)sizeof v)
+    uint64_t me = (uint64_t)getpid();
+    posix_trace_event(id, &me, sizeof me);
+    if (write(up, &id, sizeof id) != (ssize_t)sizeof id)
         return 21;
     xp_recv(down, 20000);
     return 0;
@@ -227,17 +234,31 @@ static void test_trace_child_from_before_exec(void)
     }
     tl_xproc_remote r;
     if (CHECK_ERR(tl_xproc_remote_open(pid, &r), 0)) { /* made for it: it has not run anything yet */
+        tl_stream_params p = {.policy = TRACELOG_POLICY_LOOP, .stream_size = 1u << 16, .max_data = 64,
+                              .max_sys_data = 64, .nlanes = 2, .markers = {4, 5, 3, 2}};
         tl_xproc_buffer b;
-        CHECK_ERR(tl_xproc_buffer_create(r.peer.euid, r.peer.egid, (uint32_t)pid, BUF_SIZE, &b), 0);
-        head(&b);
+        CHECK_ERR(tl_xproc_buffer_create(r.peer.euid, r.peer.egid, (uint32_t)pid, tl_stream_bytes(&p), &b), 0);
+        tl_stream *s = tl_stream_create_in(b.map, b.size, &p);
+        tl_stream_start(s, NULL);
         CHECK_ERR(tl_xproc_remote_attach(&r, &b, 0), 0);
         xp_send(down[1], 'e');
-        uint64_t v = 0;
-        CHECK(read(up[0], &v, sizeof v) == (ssize_t)sizeof v);
-        CHECK_EQ(v, 1000 + (uint64_t)pid); /* recording into our buffer before its main() */
+        trace_event_id_t id = 0;
+        CHECK(read(up[0], &id, sizeof id) == (ssize_t)sizeof id);
         int result = -1;
         CHECK_ERR(tl_xproc_remote_wait(&r, 10 * SECOND, &result), 0);
         CHECK_ERR(result, 0);
+        tl_consumer c;
+        CHECK_ERR(tl_consumer_init(&c, s), 0);
+        tl_event ev;
+        int found = 0;
+        while (tl_consumer_take_wait(&c, &ev) == TL_TAKE_EVENT)
+            if (ev.event_id == id && ev.len == 8) {
+                uint64_t v;
+                memcpy(&v, ev.data, 8);
+                found += v == (uint64_t)pid && ev.pid == (uint32_t)pid;
+            }
+        CHECK_EQ_INT(found, 1); /* its first event, recorded into our buffer */
+        tl_consumer_free(&c);
         xp_send(down[1], 'q');
         CHECK_EQ_INT(xp_wait(pid), 0);
         tl_xproc_remote_close(&r);

@@ -66,7 +66,7 @@ void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr,
     if (!mask || event_id >= TL_ID_LIMIT)
         return;
     if (mask & TL_CTL_PENDING) { /* a controller announced a stream: map it before recording */
-        tl_xproc_poll();
+        tl_posix_remote_poll();
         mask = atomic_load_explicit(&tl_xproc_event_page.word, memory_order_relaxed) & ~TL_CTL_PENDING;
         if (!mask)
             return;

@@ -75,6 +75,10 @@ void tl_posix_publish(int slot, tl_stream *s);
 #define TL_ACTIVE_SLOTS (TRACE_SYS_MAX + (int)TL_CTL_SLOTS)
 /* Publishes a stream a controller announced in a free entry: its index, or -EAGAIN. Async-signal-safe. */
 int tl_posix_publish_remote(tl_stream *s);
+/* The process's pid for events, kept by the fork handlers, which it installs (once). */
+void tl_posix_registry_init(void);
+/* posix_trace_event's slow path when a controller announced something (remote.c). */
+void tl_posix_remote_poll(void);
 /* Handles of this process's traces of the given kinds (at most max). */
 size_t tl_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds);
 pid_t tl_posix_pid(void);

@@ -28,6 +28,7 @@ static void after_fork_parent(void)
 
 static void after_fork_child(void)
 {
+    tl_xproc_after_fork_child(); /* first: until then the event word is the parent's */
     tl_posix_event_after_fork_child();
     tl_posix_crash_after_fork_child();
     tl_posix_names_after_fork_child(share_names);

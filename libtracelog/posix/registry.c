@@ -103,6 +103,8 @@ static void init(void)
 
 static void init_once(void) { pthread_once(&once, init); }
 
+void tl_posix_registry_init(void) { init_once(); }
+
 int tl_posix_register(tl_trace *t, trace_id_t *trid)
 {
     init_once();

@@ -37,6 +37,13 @@ static void remote_unpublish(int handle)
 static const tl_xproc_ops remote_ops = {remote_validate, remote_publish, remote_unpublish};
 
 /*
+ * posix_trace_event's slow path goes through here (not straight to
+ * tl_xproc_poll) so that a program linked statically pulls this file in,
+ * and with it the constructor below.
+ */
+void tl_posix_remote_poll(void) { tl_xproc_poll(); }
+
+/*
  * At load: a controller may have made our control object already (it
  * traced us from before exec), or our parent named an inherited stream in
  * TRACELOG_STREAM. Costs a process nobody traces one failed open() and one
@@ -45,6 +52,7 @@ static const tl_xproc_ops remote_ops = {remote_validate, remote_publish, remote_
  */
 __attribute__((constructor)) static void remote_at_load(void)
 {
+    tl_posix_registry_init(); /* events recorded into announced streams carry our pid, also after fork */
     tl_xproc_set_ops(&remote_ops);
     tl_xproc_adopt_if_made();
     tl_xproc_join_env();

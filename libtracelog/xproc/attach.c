@@ -240,6 +240,13 @@ char **tl_xproc_env_with(char *const envp[], const char *name, uint64_t id)
 
 void tl_xproc_after_fork_child(void)
 {
+    static pid_t done_for;
+    pid_t me = getpid();
+    if (done_for == me)
+        return;
+    done_for = me;
+    /* The lock is only taken around the one remap; a fork in the middle of it is not supported. */
+    pthread_mutex_init(&word_lock, NULL);
     if (atomic_load(&ctl))
         tl_ctl_privatize(tl_xproc_event_page.bytes);
     else
@@ -264,17 +271,14 @@ void *tl_xproc_local_map(unsigned i, uint64_t *size, int *handle)
     return locals[i].map;
 }
 
-static void before_fork(void) { pthread_mutex_lock(&word_lock); }
-static void after_fork_parent(void) { pthread_mutex_unlock(&word_lock); }
-static void after_fork_child(void)
+/*
+ * Also called first by the POSIX layer's own fork handler (posix/process.c),
+ * which must not touch the event word before it is the child's: whichever
+ * comes first does the work.
+ */
+__attribute__((constructor)) static void register_fork_handler(void)
 {
-    pthread_mutex_unlock(&word_lock);
-    tl_xproc_after_fork_child();
-}
-
-__attribute__((constructor)) static void register_fork_handlers(void)
-{
-    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    pthread_atfork(NULL, NULL, tl_xproc_after_fork_child);
 }
 
 /* The name goes with the process (a killed process's is replaced by the next one with its pid). */

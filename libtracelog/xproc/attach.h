@@ -87,7 +87,11 @@ int tl_xproc_join_env(void);
  */
 char **tl_xproc_env_with(char *const envp[], const char *name, uint64_t id);
 
-/* In a forked child: the event word becomes the child's own; streams that are not inherited are let go. */
+/*
+ * In a forked child: the event word becomes the child's own (before anything
+ * changes it: it is still the parent's); streams that are not inherited are
+ * let go. Runs once per child, whoever calls it first.
+ */
 void tl_xproc_after_fork_child(void);
 
 /* The local table, for tests: the mapping of local slot i (NULL if none). */
