@@ -183,7 +183,7 @@ int main(int argc, char **argv)
     }
     const char *dir = argv[1];
     if (write_log(dir, "append.ptl", TRACELOG_POLICY_APPEND, 0, 400) ||
-        write_log(dir, "until_full.ptl", TRACELOG_POLICY_UNTIL_FULL, 3000, 400) ||
+        write_log(dir, "until_full.ptl", TRACELOG_POLICY_UNTIL_FULL, 2000, 400) ||
         write_log(dir, "loop.ptl", TRACELOG_POLICY_LOOP, 8192, 1200))
         return 1;
     long third = chunk_offset(dir, 2), second = chunk_offset(dir, 1);

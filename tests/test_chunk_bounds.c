@@ -10,10 +10,15 @@
  *    a delivered over-long payload (which the test reads) is a reported
  *    overflow, not a silent read past the end.
  *  - A chunk header whose event count is one more than its body can hold
- *    ((raw_size - 24) / 4, format-spec 6.7) is refused; the largest count
+ *    ((raw_size - 24) / 4 for a column body, (raw_size - 16) / 2 for a
+ *    keyed one, format-spec 6.7) is refused; the largest count
  *    it can hold passes the header check. In a log, such a chunk is reported
  *    at its offset and skipped: the reader and `ptlog info` (with and
  *    without --quick) count the events of the other chunks only.
+ *
+ * The payload lengths are those of the format 1.0 column body (a lengths
+ * column); the keyed body's payload area is checked at its edges by
+ * test_chunk_keyed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +30,7 @@
 #include "common/crc32c.h"
 #include "format/chunk.h"
 #include "format/format.h"
+#include "tl_columns.h"
 #include "tl_test.h"
 
 /* A copy of src in a buffer of exactly len bytes. */
@@ -52,8 +58,14 @@ static void make_events(tracelog_event ev[NEV], uint8_t data[NEV][16])
     }
 }
 
-/* The uncompressed chunk (header + body) of the events. */
+/* The uncompressed chunk (header + column body, format 1.0) of the events. */
 static void build_raw_chunk(const tracelog_event ev[NEV], tl_buf *out)
+{
+    CHECK_STATUS(tl_test_columns_chunk(ev, NEV, NULL, 0, out), TRACELOG_OK);
+}
+
+/* The same events in a keyed body (format 1.1), as the writer makes them. */
+static void build_keyed_chunk(const tracelog_event ev[NEV], tl_buf *out)
 {
     tl_chunk_builder b;
     memset(&b, 0, sizeof b);
@@ -64,11 +76,19 @@ static void build_raw_chunk(const tracelog_event ev[NEV], tl_buf *out)
     tl_chunk_builder_free(&b);
 }
 
+/* The most events the chunk header check lets a body of this size claim (format-spec 6.7). */
+static uint32_t count_bound(const tl_chunk_header *h)
+{
+    if (h->body_format == TL_BODY_KEYED)
+        return (h->raw_size - TL_KEYED_HEADER_SIZE) / 2;
+    return (h->raw_size - TL_COLUMNS_TABLE_SIZE) / 4;
+}
+
 /* Offset in the chunk payload of the lengths column (the sixth varint column, format-spec 6.3). */
 static size_t lengths_column(const uint8_t *chunk, uint32_t event_count)
 {
     const uint8_t *body = chunk + TL_CHUNK_HEADER_SIZE;
-    size_t off = TL_CHUNK_HEADER_SIZE + TL_CHUNK_TABLE_SIZE + event_count;
+    size_t off = TL_CHUNK_HEADER_SIZE + TL_COLUMNS_TABLE_SIZE + event_count;
     for (int i = 0; i < 5; i++)
         off += tl_load32(body + 4 * i);
     return off;
@@ -101,12 +121,12 @@ static void expect_refused_at(const uint8_t *chunk, size_t len, const tracelog_e
     if (!d && !(d = ZSTD_createDCtx()))
         TL_DIE("out of memory");
     uint8_t *copy = exact(chunk, len);
-    tl_buf raw = {0};
     tl_chunk_cursor c;
+    memset(&c, 0, sizeof c);
     const char *why = "";
-    if (!CHECK_STATUS(tl_chunk_open(copy, len, d, UINT32_MAX, &raw, &c, &why), TRACELOG_OK)) {
+    if (!CHECK_STATUS(tl_chunk_open(copy, len, d, UINT32_MAX, &c, &why), TRACELOG_OK)) {
         free(copy);
-        tl_buf_free(&raw);
+        tl_chunk_cursor_free(&c);
         return;
     }
     for (size_t i = 0; i < NEV; i++) {
@@ -134,7 +154,7 @@ static void expect_refused_at(const uint8_t *chunk, size_t len, const tracelog_e
     memset(&ce, 0, sizeof ce);
     CHECK_STATUS(tl_chunk_decode(copy, len, d, UINT32_MAX, &ce, &why), bad == NEV ? TRACELOG_OK : TRACELOG_E_CORRUPT);
     tl_chunk_events_free(&ce);
-    tl_buf_free(&raw);
+    tl_chunk_cursor_free(&c);
     free(copy);
 }
 
@@ -182,17 +202,17 @@ static void test_payload_length_one_past_the_body(void)
 
 static void set_count(uint8_t *chunk, uint32_t n) { tl_store32(chunk + 16, n); }
 
-static void test_event_count_bound(void)
+static void event_count_bound(void (*build)(const tracelog_event ev[NEV], tl_buf *out))
 {
     tracelog_event ev[NEV];
     uint8_t data[NEV][16];
     make_events(ev, data);
     tl_buf raw = {0};
-    build_raw_chunk(ev, &raw);
+    build(ev, &raw);
     tl_chunk_header h;
     if (!CHECK_EQ_INT(tl_chunk_header_decode(raw.data, raw.len, &h), 0))
         return;
-    uint32_t bound = (h.raw_size - TL_CHUNK_TABLE_SIZE) / 4;
+    uint32_t bound = count_bound(&h);
     CHECK(bound > NEV);
     uint8_t *copy = exact(raw.data, raw.len);
     set_count(copy, bound);
@@ -220,6 +240,15 @@ static void test_event_count_bound(void)
     ZSTD_freeDCtx(d);
     free(copy);
     tl_buf_free(&raw);
+}
+
+static void test_event_count_bound(void)
+{
+    tl_test_context("column body");
+    event_count_bound(build_raw_chunk);
+    tl_test_context("keyed body");
+    event_count_bound(build_keyed_chunk);
+    tl_test_context(NULL);
 }
 
 /* Rewrites the block at b after its payload changed: payload CRC and header CRC. */
@@ -276,7 +305,7 @@ static void test_event_count_in_a_log(void)
     uint8_t *payload = res.bytes + mid->offset + TL_BLOCK_HEADER_SIZE;
     tl_chunk_header h;
     CHECK_EQ_INT(tl_chunk_header_decode(payload, mid->payload_len, &h), 0);
-    set_count(payload, (h.raw_size - TL_CHUNK_TABLE_SIZE) / 4 + 1);
+    set_count(payload, count_bound(&h) + 1);
     reseal(res.bytes, mid, salt32);
 
     tl_test_events all = {0};

@@ -4,13 +4,18 @@
  * block types, flags and reserved words, a longer header, compatible
  * feature bits) is read; what it may not (major 2, incompatible features)
  * is refused; a block whose payload checksum fails is skipped and reading
- * resumes after it; a missing block is reported as a sequence gap.
+ * resumes after it; a missing block is reported as a sequence gap. And the
+ * format 1.0 logs of tracelog 0.1.0 (samples/golden) read as they always did.
  */
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/bytes.h"
 #include "common/crc32c.h"
+#include "format/chunk.h"
 #include "format/format.h"
 #include "tl_test.h"
 
@@ -379,8 +384,9 @@ static void test_refused_versions(void)
     struct { const char *what; uint16_t major; uint32_t incompat; } cases[] = {
         {"major 2", 2, 0},
         {"major 0", 0, 0},
-        {"unknown incompatible feature", 1, 1},
+        {"unknown incompatible feature", 1, 2},
         {"unknown incompatible feature (high bit)", 1, 0x80000000u},
+        {"unknown incompatible feature beside keyed chunks", 1, TL_INCOMPAT_KEYED_CHUNKS | 4u},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tl_test_context("%s", cases[i].what);
@@ -493,6 +499,75 @@ static void test_sequence_gap(void)
     free_base(&l);
 }
 
+/* Reads samples/golden/<dir>/<name>.ptl; 0 when the file could be opened. */
+static int read_golden(const char *dir, const char *name, tl_test_readout *out, uint8_t **bytes, size_t *len)
+{
+    const char *src = getenv("TL_SOURCE_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/samples/golden/%s%s.ptl", src ? src : "..", dir, name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (!CHECK_MSG(fd >= 0, "cannot open %s", path))
+        return -1;
+    tl_test_read_fd(fd, NULL, out);
+    *bytes = tl_test_fd_slurp(fd, len);
+    close(fd);
+    return 0;
+}
+
+/*
+ * The format 1.0 golden logs, written by tracelog 0.1.0 with column chunk
+ * bodies, are read by today's reader: format 1.0 without incompatible
+ * features, the events and problems they always had (their dumps are pinned
+ * by test_samples_golden.sh), and the APPEND log holds exactly the events of
+ * the same program's log written today in format 1.1.
+ */
+static void test_format_10_goldens(void)
+{
+    static const struct { const char *name; size_t events, problems; int sequential_ok; } g[] = {
+        {"append", 402, 0, 1}, {"until_full", 302, 0, 1}, {"loop", 401, 0, 0},
+        {"cut_short", 201, 1, 0}, {"damaged", 302, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+        tl_test_context("%s.ptl", g[i].name);
+        tl_test_readout out;
+        uint8_t *bytes;
+        size_t len;
+        if (read_golden("", g[i].name, &out, &bytes, &len))
+            continue;
+        CHECK_STATUS(out.open_status, TRACELOG_OK);
+        CHECK_EQ(out.info.format_major, 1);
+        CHECK_EQ(out.info.format_minor, 0);
+        CHECK_EQ(tl_load32(bytes + 16), 0); /* incompatible_flags */
+        CHECK_EQ(out.events.n, g[i].events);
+        CHECK_EQ(out.nproblems, g[i].problems);
+        CHECK_STATUS(out.next_status, TRACELOG_END);
+        if (g[i].sequential_ok) { /* every chunk has the column body */
+            tl_test_block *blocks;
+            size_t n = tl_test_scan_blocks(bytes, len, &blocks, NULL, NULL), chunks = 0;
+            for (size_t b = 0; b < n; b++)
+                if (blocks[b].type == TL_BLOCK_CHUNK)
+                    chunks++, CHECK_EQ(blocks[b].body_format, TL_BODY_COLUMNS);
+            CHECK(chunks >= 2);
+            free(blocks);
+        }
+        if (!strcmp(g[i].name, "append")) {
+            tl_test_readout now;
+            uint8_t *now_bytes;
+            size_t now_len;
+            if (read_golden("1.1/", "append", &now, &now_bytes, &now_len) == 0) {
+                CHECK_EQ(now.info.format_minor, 1);
+                CHECK_EQ(tl_load32(now_bytes + 16), TL_INCOMPAT_KEYED_CHUNKS);
+                CHECK_EVENTS_EQ(out.events.ev, out.events.n, now.events.ev, now.events.n);
+                tl_test_readout_free(&now);
+                free(now_bytes);
+            }
+        }
+        tl_test_readout_free(&out);
+        free(bytes);
+    }
+    tl_test_context(NULL);
+}
+
 int main(void)
 {
     TL_TEST_RUN(test_unmodified);
@@ -502,5 +577,6 @@ int main(void)
     TL_TEST_RUN(test_refused_versions);
     TL_TEST_RUN(test_bad_payload_crc);
     TL_TEST_RUN(test_sequence_gap);
+    TL_TEST_RUN(test_format_10_goldens);
     return tl_test_finish();
 }

@@ -13,6 +13,7 @@
 #include "format/format.h"
 #include "format/event_types.h"
 #include "format/meta.h"
+#include "tl_columns.h"
 #include "tl_test.h"
 
 /* A copy of src in a buffer of exactly len bytes (at least 1 allocated). */
@@ -293,9 +294,9 @@ static void test_header_rejects(void)
         CHECK_STATUS(decode_header(buf, sizeof buf, &d, NULL, &err), TRACELOG_E_UNSUPPORTED_VERSION);
     }
 
-    /* Unknown incompatible features. */
-    static const uint32_t incompat[] = {1u, 0x80000000u};
-    for (size_t i = 0; i < 2; i++) {
+    /* Unknown incompatible features (bit 0, keyed chunks, is known since 1.1), alone or beside a known one. */
+    static const uint32_t incompat[] = {2u, 0x80000000u, TL_INCOMPAT_KEYED_CHUNKS | 2u};
+    for (size_t i = 0; i < sizeof incompat / sizeof incompat[0]; i++) {
         h = sample_header();
         h.incompat_flags = incompat[i];
         tl_header_encode(&h, buf);
@@ -461,20 +462,44 @@ static tracelog_status decode_exact(const tl_buf *payload, uint32_t max_raw, tl_
     return st;
 }
 
-/*
- * Builds a chunk of e[0..n), finishes it at level, decodes it and compares.
- * want_codec < 0: either codec (zstd only if smaller).
- */
-static void chunk_roundtrip(const tracelog_event *e, size_t n, int level, int want_codec)
+/* The keyed body of format 1.1, as the writer makes it. */
+static tracelog_status make_keyed(const tracelog_event *e, size_t n, ZSTD_CCtx *c, int level, tl_buf *out)
 {
     tl_chunk_builder b;
     memset(&b, 0, sizeof b);
     tl_chunk_builder_reset(&b);
-    for (size_t i = 0; i < n; i++)
-        CHECK_STATUS(tl_chunk_add(&b, &e[i]), TRACELOG_OK);
+    tracelog_status st = TRACELOG_OK;
+    for (size_t i = 0; i < n && st == TRACELOG_OK; i++)
+        st = tl_chunk_add(&b, &e[i]);
+    if (st == TRACELOG_OK)
+        st = tl_chunk_finish(&b, c, level, out);
+    tl_chunk_builder_free(&b);
+    return st;
+}
+
+/* Both chunk bodies a reader reads: the keyed one (1.1) and the column one (1.0). */
+typedef struct body_kind {
+    const char *name;
+    uint8_t format;
+    tracelog_status (*make)(const tracelog_event *e, size_t n, ZSTD_CCtx *c, int level, tl_buf *out);
+} body_kind;
+
+static const body_kind bodies[] = {
+    {"keyed body", TL_BODY_KEYED, make_keyed},
+    {"column body", TL_BODY_COLUMNS, tl_test_columns_chunk},
+};
+#define NBODIES (sizeof bodies / sizeof bodies[0])
+
+/*
+ * Builds a chunk of e[0..n) with body kind k, finishes it at level, decodes
+ * it and compares. want_codec < 0: either codec (zstd only if smaller).
+ */
+static void chunk_roundtrip_body(const body_kind *k, const tracelog_event *e, size_t n, int level,
+                                 int want_codec)
+{
     ZSTD_CCtx *c = level > 0 ? ZSTD_createCCtx() : NULL;
     tl_buf out = {0};
-    CHECK_STATUS(tl_chunk_finish(&b, c, level, &out), TRACELOG_OK);
+    CHECK_STATUS(k->make(e, n, c, level, &out), TRACELOG_OK);
 
     tl_chunk_header h;
     uint64_t min = UINT64_MAX, max = 0;
@@ -486,6 +511,7 @@ static void chunk_roundtrip(const tracelog_event *e, size_t n, int level, int wa
         CHECK_EQ(h.event_count, n);
         CHECK_EQ(h.min_ts, min);
         CHECK_EQ(h.max_ts, max);
+        CHECK_EQ(h.body_format, k->format);
         if (want_codec >= 0)
             CHECK_EQ(h.codec, want_codec);
         if (h.codec == TL_CODEC_NONE)
@@ -497,7 +523,7 @@ static void chunk_roundtrip(const tracelog_event *e, size_t n, int level, int wa
     tl_chunk_events ce;
     memset(&ce, 0, sizeof ce);
     uint8_t *copy;
-    if (CHECK_STATUS(decode_copy(&out, h.raw_size, &ce, &copy), TRACELOG_OK))
+    if (CHECK_STATUS(decode_copy(&out, UINT32_MAX, &ce, &copy), TRACELOG_OK))
         CHECK_EVENTS_EQ(ce.events, ce.count, e, n);
     free(copy);
     tl_chunk_events_free(&ce);
@@ -505,13 +531,19 @@ static void chunk_roundtrip(const tracelog_event *e, size_t n, int level, int wa
     /* A declared size above the reader's limit is refused before anything is allocated. */
     memset(&ce, 0, sizeof ce);
     CHECK_STATUS(decode_exact(&out, h.raw_size - 1, &ce), TRACELOG_E_LIMIT);
-    CHECK(ce.raw.cap == 0 && ce.events == NULL);
+    CHECK(ce.cur.raw.cap == 0 && ce.events == NULL);
     CHECK_STATUS(decode_exact(&out, 0, &ce), TRACELOG_E_LIMIT);
     tl_chunk_events_free(&ce);
 
     tl_buf_free(&out);
     ZSTD_freeCCtx(c);
-    tl_chunk_builder_free(&b);
+}
+
+/* chunk_roundtrip_body with each body kind. */
+static void chunk_roundtrip(const tracelog_event *e, size_t n, int level, int want_codec)
+{
+    for (size_t k = 0; k < NBODIES; k++)
+        chunk_roundtrip_body(&bodies[k], e, n, level, want_codec);
 }
 
 static void test_chunk_edges(void)
@@ -600,19 +632,14 @@ static void test_chunk_builder_reuse(void)
     tl_test_events_free(&l);
 }
 
-static void test_chunk_rejects(void)
+static void chunk_rejects(const body_kind *k)
 {
     tl_test_events l = {0};
     tl_test_gen_events(5, 0, 40, 0, &l);
-    tl_chunk_builder b;
-    memset(&b, 0, sizeof b);
-    tl_chunk_builder_reset(&b);
-    for (size_t i = 0; i < l.n; i++)
-        tl_chunk_add(&b, &l.ev[i]);
     tl_buf raw = {0}, z = {0};
     ZSTD_CCtx *c = ZSTD_createCCtx();
-    CHECK_STATUS(tl_chunk_finish(&b, NULL, 0, &raw), TRACELOG_OK);
-    CHECK_STATUS(tl_chunk_finish(&b, c, 3, &z), TRACELOG_OK);
+    CHECK_STATUS(k->make(l.ev, l.n, NULL, 0, &raw), TRACELOG_OK);
+    CHECK_STATUS(k->make(l.ev, l.n, c, 3, &z), TRACELOG_OK);
     tl_chunk_events ce;
     memset(&ce, 0, sizeof ce);
 
@@ -620,11 +647,12 @@ static void test_chunk_rejects(void)
         {"event count 0", 16, 4, 0},
         {"min_ts > max_ts", 0, 8, UINT64_MAX},
         {"codec 2", 24, 1, 2},
-        {"raw size below the column table", 20, 4, 8},
+        {"body format 2", 25, 1, 2},
+        {"raw size below the body's table", 20, 4, 8},
         {"more events than bytes", 16, 4, 1000000},
     };
     for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
-        tl_test_context("%s", edits[i].what);
+        tl_test_context("%s: %s", k->name, edits[i].what);
         tl_buf t = {0};
         tl_buf_append(&t, raw.data, raw.len);
         if (edits[i].width == 8)
@@ -639,10 +667,10 @@ static void test_chunk_rejects(void)
 
     /* Cut short: a raw body must have exactly its declared size; a zstd frame must be whole. */
     for (size_t cut = 1; cut <= 9; cut += 4) {
-        tl_test_context("raw chunk minus %zu bytes", cut);
+        tl_test_context("%s: raw chunk minus %zu bytes", k->name, cut);
         tl_buf t = {raw.data, raw.len - cut, raw.len};
         CHECK_STATUS(decode_exact(&t, UINT32_MAX, &ce), TRACELOG_E_CORRUPT);
-        tl_test_context("zstd chunk minus %zu bytes", cut);
+        tl_test_context("%s: zstd chunk minus %zu bytes", k->name, cut);
         t = (tl_buf){z.data, z.len - cut, z.len};
         CHECK_STATUS(decode_exact(&t, UINT32_MAX, &ce), TRACELOG_E_CORRUPT);
     }
@@ -651,7 +679,7 @@ static void test_chunk_rejects(void)
     /* Any single damaged byte of the body is either decoded into some events or
        refused as CORRUPT, never read out of bounds (ASan). */
     for (size_t i = TL_CHUNK_HEADER_SIZE; i < raw.len; i++) {
-        tl_test_context("raw body byte %zu", i);
+        tl_test_context("%s: raw body byte %zu", k->name, i);
         tl_buf t = {0};
         tl_buf_append(&t, raw.data, raw.len);
         t.data[i] ^= 0xff;
@@ -666,8 +694,13 @@ static void test_chunk_rejects(void)
     ZSTD_freeCCtx(c);
     tl_buf_free(&raw);
     tl_buf_free(&z);
-    tl_chunk_builder_free(&b);
     tl_test_events_free(&l);
+}
+
+static void test_chunk_rejects(void)
+{
+    for (size_t k = 0; k < NBODIES; k++)
+        chunk_rejects(&bodies[k]);
 }
 
 /* ---- CBOR payloads ----------------------------------------------------------------- */

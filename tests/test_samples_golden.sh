@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The golden sample logs (samples/golden/): their dumps, warnings and exit
-# codes are pinned, and the generator still reproduces the same content.
+# The golden sample logs: their dumps, warnings and exit codes are pinned, and
+# the generator still reproduces the same content. samples/golden/ holds the
+# format 1.0 logs of tracelog 0.1.0 (kept forever: they are read as they were),
+# samples/golden/1.1/ the same logs as today's writer writes them.
 # Dumps are taken with --hex (every payload raw, system events' too), the
 # reader's exact output, so that they stay pinned whatever dump decodes.
 set -u
@@ -14,18 +16,23 @@ check() { # description, command...
     if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $what"; fi
 }
 
-for name in append until_full loop cut_short damaged; do
-    (cd "$golden" && "$PTLOG" dump --hex "$name.ptl" > "$tmp/$name.dump" 2> "$tmp/$name.stderr"; echo $? > "$tmp/$name.exit")
-    check "$name: dump output" diff -u "$golden/$name.dump" "$tmp/$name.dump"
-    check "$name: warnings" diff -u "$golden/$name.stderr" "$tmp/$name.stderr"
-    check "$name: exit status" diff -u "$golden/$name.exit" "$tmp/$name.exit"
+for dir in "$golden" "$golden/1.1"; do
+    for name in append until_full loop cut_short damaged; do
+        what="${dir#"$golden"}/$name"
+        (cd "$dir" && "$PTLOG" dump --hex "$name.ptl" > "$tmp/$name.dump" 2> "$tmp/$name.stderr"; echo $? > "$tmp/$name.exit")
+        check "$what: dump output" diff -u "$dir/$name.dump" "$tmp/$name.dump"
+        check "$what: warnings" diff -u "$dir/$name.stderr" "$tmp/$name.stderr"
+        check "$what: exit status" diff -u "$dir/$name.exit" "$tmp/$name.exit"
+    done
 done
+# The format 1.0 and 1.1 logs of the same APPEND program hold the same events.
+check "append: same events in 1.0 and 1.1" diff -u "$golden/append.dump" "$golden/1.1/append.dump"
 
 mkdir "$tmp/regen"
 check "make_golden runs" "$make_golden" "$tmp/regen"
 for name in append until_full loop cut_short damaged; do
     (cd "$tmp/regen" && "$PTLOG" dump --hex "$name.ptl" > "$tmp/regen/$name.dump" 2> /dev/null)
-    check "$name: regenerated log has the same content" diff -u "$golden/$name.dump" "$tmp/regen/$name.dump"
+    check "$name: regenerated log has the same content" diff -u "$golden/1.1/$name.dump" "$tmp/regen/$name.dump"
 done
 
 echo "$passed passed, $failed failed"

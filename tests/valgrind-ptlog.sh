@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # valgrind (memcheck) on ptlog's golden inputs: every command of the tool on
-# the committed samples/golden/*.ptl logs and the tests/ptlog JSON inputs,
+# the committed golden logs (samples/golden/*.ptl of format 1.0 and
+# samples/golden/1.1/*.ptl) and the tests/ptlog JSON inputs,
 # conversions to json, jsonl, chrome and ptl, and back. Not a ctest (slow):
 # .ci/run calls it with the ptlog of its gcc build.
 #
@@ -29,10 +30,11 @@ stage1=() stage2=()
 add1() { stage1+=("$(printf '%s\t' "$@")"); }
 add2() { stage2+=("$(printf '%s\t' "$@")"); }
 
-for f in "$golden"/*.ptl; do
+for f in "$golden"/*.ptl "$golden"/1.1/*.ptl; do # format 1.0 and 1.1 logs
     n=$(basename "$f" .ptl)
+    [ "$(dirname "$f")" = "$golden" ] || n="1.1-$n"
     ok=0
-    case $n in cut_short | damaged) ok=01 ;; esac
+    case $n in *cut_short | *damaged) ok=01 ;; esac
     add1 "$n-dump" "$ok" dump "$f" -o "$work/$n.dump"
     add1 "$n-dump-relative" "$ok" dump --relative --event 'file:*' --limit 50 "$f" -o /dev/null
     add1 "$n-info" "$ok" info "$f" -o /dev/null

@@ -24,7 +24,7 @@ typedef struct tracelog_reader tracelog_reader;
 
 typedef struct tracelog_reader_options {
     uint32_t max_block_size;   /* largest block accepted (default 64 MiB) */
-    uint32_t max_chunk_size;   /* largest uncompressed chunk (default 64 MiB) */
+    uint32_t max_chunk_size;   /* largest uncompressed chunk, payloads rebuilt from planes included (default 64 MiB) */
     uint32_t max_event_types;  /* largest event-type table (default 65536) */
     uint32_t max_problems;     /* problems kept in detail; more are only counted (default 1000) */
     int ignore_checksums;      /* 1: accept blocks whose checksums fail (salvage, fuzzing) */

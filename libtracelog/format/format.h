@@ -15,7 +15,8 @@
 #define TL_FILE_MAGIC_LEN 8
 #define TL_HEADER_SIZE 64        /* header size written by this version */
 #define TL_HEADER_SIZE_MAX 4096  /* largest header a reader accepts */
-#define TL_INCOMPAT_KNOWN 0u     /* incompatible feature bits this version understands */
+#define TL_INCOMPAT_KEYED_CHUNKS 1u /* chunks may have the keyed body of format 1.1 (spec 6.8) */
+#define TL_INCOMPAT_KNOWN TL_INCOMPAT_KEYED_CHUNKS /* incompatible feature bits this version understands */
 #define TL_COMPAT_KNOWN 0u       /* compatible feature bits this version writes */
 
 #define TL_LAYOUT_SEQUENTIAL 0   /* blocks follow one another to the end of the file */

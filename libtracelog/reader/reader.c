@@ -91,7 +91,6 @@ struct tracelog_reader {
     int cur_open;
     uint64_t cur_off;      /* its block's offset */
     size_t cur_index;      /* its index in chunks (seekable) */
-    tl_buf raw;            /* its decompressed body */
     tracelog_event peeked; /* seek_time found it: next() returns it first */
     int has_peeked;
     tl_buf payload;
@@ -792,7 +791,7 @@ static void free_reader(tracelog_reader *r)
     free(r->chunks);
     free(r->problems);
     free(r->conditions);
-    tl_buf_free(&r->raw);
+    tl_chunk_cursor_free(&r->cur);
     tl_buf_free(&r->payload);
     ZSTD_freeDCtx(r->dctx);
     tl_source_free(&r->src);
@@ -895,7 +894,7 @@ static tracelog_status decode_chunk(tracelog_reader *r, uint64_t off, const tl_b
         return e == -2 ? TRACELOG_E_NOMEM : e == -3 ? TRACELOG_E_IO : TRACELOG_E_CORRUPT;
     const char *why = "";
     tracelog_status st = tl_chunk_open(r->payload.data, r->payload.len, r->dctx, r->opt.max_chunk_size,
-                                             &r->raw, &r->cur, &why);
+                                             &r->cur, &why);
     if (st == TRACELOG_E_NOMEM)
         return st;
     if (st != TRACELOG_OK) {

@@ -415,6 +415,7 @@ tracelog_status tl_writer_create_io(const tl_io *io, const tracelog_metadata *me
     w->chunk_limit = opt->chunk_size;
     w->hdr = (tl_file_header){.major = TRACELOG_FORMAT_MAJOR, .minor = TRACELOG_FORMAT_MINOR,
                               .header_size = TL_HEADER_SIZE, .salt = random_salt(),
+                              .incompat_flags = TL_INCOMPAT_KEYED_CHUNKS,
                               .created_ns = w->meta.creation_time_ns};
     w->salt32 = tl_salt32(w->hdr.salt);
     w->pos = TL_HEADER_SIZE;
@@ -515,7 +516,7 @@ tracelog_status tracelog_writer_append(tracelog_writer *w, const tracelog_event 
     size_t bound = tl_chunk_event_bound(ev);
     if (bound > w->chunk_limit - TL_CHUNK_TABLE_SIZE)
         return TRACELOG_E_INVAL;
-    if (tl_chunk_raw_size(&w->chunk) + bound > w->chunk_limit) {
+    if (!tl_chunk_fits(&w->chunk, ev, w->chunk_limit)) {
         tracelog_status st = emit_chunk(w);
         if (st == TRACELOG_E_LOG_FULL)
             mark_full(w, 1);

@@ -88,7 +88,7 @@ static void header_vectors(void)
     header_only("hdr-crc", "a header checksum that fails (check 6)", &(hopt){.bad_crc = 1}, whole,
                 "HEADER_CRC_MISMATCH");
     header_only("hdr-incompat-bad-crc", "an unknown incompatible flag and a bad checksum: the checksum is checked "
-                "first (check 6 before 7)", &(hopt){.incompat = 1, .bad_crc = 1}, whole, "HEADER_CRC_MISMATCH");
+                "first (check 6 before 7)", &(hopt){.incompat = 2, .bad_crc = 1}, whole, "HEADER_CRC_MISMATCH");
     header_only("hdr-incompat", "an unknown incompatible flag (check 7)", &(hopt){.incompat = 0x80000000u}, whole,
                 "UNSUPPORTED_FEATURE");
     header_only("hdr-seq-ring-fields", "a sequential header with segment_size set (check 8)",
@@ -971,9 +971,12 @@ static void chunk_vectors(void)
     vec_end();
 
     chunk_events(&c, E, 3);
-    memcpy(c.reserved, "\x01\x02\x03\x04\x05\x06\x07", 7);
-    chunk_vector("chunk-reserved-bytes", "non-zero reserved bytes in the chunk header: ignored (6.1)", &c, E, -1,
-                 NULL, 0);
+    memcpy(c.reserved, "\x00\x02\x03\x04\x05\x06\x07", 7); /* byte 25 is body_format since 1.1 */
+    chunk_vector("chunk-reserved-bytes", "non-zero reserved bytes 26-31 in the chunk header: ignored (6.1)", &c,
+                 E, -1, NULL, 0);
+    chunk_events(&c, E, 3);
+    c.reserved[0] = 2;
+    chunk_vector("chunk-bad-body-format", "body_format 2 (6.1, 6.7)", &c, E, 0, "BAD_CHUNK_HEADER", 1);
 
     chunk_events(&c, E, 3);
     c.codec = 1, c.zstd_no_size = 1;
@@ -1359,6 +1362,82 @@ static void ring_vectors(void)
     }
 }
 
+/* ---- 6.8 keyed chunk bodies (format 1.1) ------------------------------------------------------------ */
+
+/* The CHUNK payload of spec 13.7 (the events E in a keyed body, rows), and of 13.8 (planes). */
+static const char KEYED_ROWS[] =
+    "e8 03 2a 36 fe 9c 97 17 dc 05 2a 36 fe 9c 97 17 03 00 00 00 36 00 00 00 00 01 00 00 00 00 00 00"
+    "03 00 00 00 18 00 00 00 02 00 00 00 00 00 00 00 00 01 2a 0e 80 c0 80 04 02 01 00 02 2a 00 20 03"
+    "01 01 02 2a 02 00 00 01 00 01 02 e8 e7 f4 03 03 01 68 69 61 62 63";
+static const char KEYED_PLANES[] =
+    "00 00 2a 36 fe 9c 97 17 14 00 2a 36 fe 9c 97 17 03 00 00 00 27 00 00 00 00 01 00 00 00 00 00 00"
+    "01 00 00 00 0a 00 00 00 01 00 00 00 00 00 00 00 04 03 2a 0e c0 c0 80 04 04 03 00 00 00 00 14 14"
+    "0e 01 03 07 00 00 80";
+#define KEYED_HEADER (&(hopt){.has_minor = 1, .minor = 1, .incompat = 1})
+
+/*
+ * A log around one CHUNK payload (hex, then `edits`: offset/value pairs, -1 ended), of which the first
+ * `deliver` events of ev are expected, with problem cond at the chunk (span when whole_span) or none.
+ */
+static void keyed_vector(const char *name, const char *about, const hopt *h, const char *hex, const int *edits,
+                         const tracelog_event *ev, size_t deliver, const char *cond, int whole_span)
+{
+    bytes p = {0};
+    cb_raw(&p, hex);
+    for (size_t i = 0; edits && edits[i] >= 0; i += 2)
+        p.p[edits[i]] = (uint8_t)edits[i + 1];
+    vec_begin(name, about);
+    vec_header(h);
+    w_meta(&META_STD, NULL);
+    w_types(IDS, NAMES, 2, NULL);
+    uint64_t off = w_block(3, p.p, p.len, NULL);
+    for (size_t i = 0; i < deliver; i++)
+        expect_event(&ev[i]);
+    uint64_t span = V.file.len - off;
+    w_status(&ST3, NULL);
+    w_trailer(&ST3, NULL, NULL);
+    if (cond)
+        expect_problem(cond, off, whole_span ? span : 0);
+    vec_end();
+    b_free(&p);
+}
+
+static void keyed_vectors(void)
+{
+    static const uint8_t planes_payload[3][4] = {{0x01, 0, 0, 0x80}, {0x02, 0, 0, 0x80}, {0x05, 0, 0, 0x80}};
+    tracelog_event pl[3];
+    for (int i = 0; i < 3; i++)
+        pl[i] = ev_make(T0 + 10 * (uint64_t)i, 3, 42, 7, 0x401020, 0, 4, planes_payload[i]);
+    /* Offsets in the 13.7 payload: body at 32; key table at 48; key index plane at 72; ts planes at 75. */
+    keyed_vector("keyed-rows", "the events of section 13 in a keyed body, payloads as rows (6.8, 13.7)",
+                 KEYED_HEADER, KEYED_ROWS, NULL, E, 3, NULL, 0);
+    keyed_vector("keyed-planes", "a key whose payloads are planes: a constant-plane bitmap, XOR deltas (6.8.3, 13.8)",
+                 KEYED_HEADER, KEYED_PLANES, NULL, pl, 3, NULL, 0);
+    keyed_vector("keyed-without-flag", "a keyed chunk in a file without incompatible flag bit 0: decoded by its "
+                 "body_format (3.4)", NULL, KEYED_ROWS, NULL, E, 3, NULL, 0);
+    keyed_vector("keyed-bad-reserved", "a reserved byte of the keyed body header set (6.8.1)", KEYED_HEADER,
+                 KEYED_ROWS, (const int[]){32 + 9, 1, -1}, E, 0, "BAD_CHUNK_BODY", 1);
+    keyed_vector("keyed-bad-ts-width", "ts_width 9 (6.8.6 rule 1)", KEYED_HEADER, KEYED_ROWS,
+                 (const int[]){32 + 8, 9, -1}, E, 0, "BAD_CHUNK_BODY", 1);
+    keyed_vector("keyed-bad-key-count", "key_count 4 for 3 events (6.8.6 rule 1)", KEYED_HEADER, KEYED_ROWS,
+                 (const int[]){32, 4, -1}, E, 0, "BAD_CHUNK_BODY", 1);
+    keyed_vector("keyed-bad-key-flags", "a reserved key flag bit (6.8.2)", KEYED_HEADER, KEYED_ROWS,
+                 (const int[]){48, 0x08, -1}, E, 0, "BAD_CHUNK_BODY", 1);
+    keyed_vector("keyed-bad-counts", "key counts adding up to 4 for 3 events (6.8.6 rule 3)", KEYED_HEADER,
+                 KEYED_ROWS, (const int[]){57, 2, -1}, E, 0, "BAD_CHUNK_BODY", 1);
+    keyed_vector("keyed-bad-payload-area", "key 0's length 3 instead of 2: the groups overrun the payload area "
+                 "(6.8.6 rule 5)", KEYED_HEADER, KEYED_ROWS, (const int[]){56, 3, -1}, E, 0, "BAD_CHUNK_BODY", 1);
+    keyed_vector("keyed-bad-bitmap", "a bitmap bit past the payload length (6.8.3)", KEYED_HEADER, KEYED_PLANES,
+                 (const int[]){64, 0x1e, -1}, pl, 0, "BAD_CHUNK_BODY", 1);
+    keyed_vector("keyed-event-key-index", "event 1's key index 3 of 3 keys: event 0 is delivered (6.8.6 rule 6)",
+                 KEYED_HEADER, KEYED_ROWS, (const int[]){73, 3, -1}, E, 1, "BAD_EVENT", 0);
+    keyed_vector("keyed-event-key-count", "event 2 uses key 0, whose count is 1, a second time: events 0 and 1 "
+                 "are delivered (6.8.6 rule 7)", KEYED_HEADER, KEYED_ROWS, (const int[]){74, 0, -1}, E, 2,
+                 "BAD_EVENT", 0);
+    keyed_vector("keyed-event-ts-range", "event 1's delta 0x3E9 (-501: one below min_ts) (6.8.6 rule 8)",
+                 KEYED_HEADER, KEYED_ROWS, (const int[]){76, 0xe9, -1}, E, 1, "BAD_EVENT", 0);
+}
+
 int main(int argc, char **argv)
 {
     int check = argc == 3 && strcmp(argv[1], "--check") == 0;
@@ -1381,6 +1460,7 @@ int main(int argc, char **argv)
     types_vectors();
     status_trailer_vectors();
     chunk_vectors();
+    keyed_vectors();
     ring_vectors();
     return gen_finish();
 }

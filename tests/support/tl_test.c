@@ -804,6 +804,7 @@ size_t tl_test_scan_blocks(const uint8_t *file, size_t len, tl_test_block **bloc
                 TL_DIE("scan_blocks: bad chunk header at %" PRIu64, pos);
             blk->event_count = ch.event_count;
             blk->codec = ch.codec;
+            blk->body_format = ch.body_format;
             events += ch.event_count;
         }
         pos += span;
