@@ -6,8 +6,11 @@
  *
  * Writes CORPUS_DIR/<target>/seed-*: small logs of each policy (APPEND,
  * UNTIL_FULL, LOOP; stored and zstd-compressed chunks), each also cut short
- * and damaged in a few ways, for reader and reader_stream; writer programs
- * for roundtrip; CBOR payloads for cbor_meta. Each file stays under 20 KiB.
+ * and damaged in a few ways, and logs that reach each part of the keyed
+ * chunk body (300 keys: two-byte key indexes; text payloads stored as rows;
+ * constant and varying planes), for reader and reader_stream; writer programs for
+ * roundtrip, some of them built choice by choice to repeat keys as real
+ * traces do; CBOR payloads for cbor_meta. Each file stays under 20 KiB.
  * Logs get a random salt, so a rerun changes checksums but not structure.
  */
 #define _GNU_SOURCE
@@ -71,7 +74,57 @@ typedef struct log_spec {
     int events;
     int abandon; /* 1: no close (no trailer), as after a crash */
     int typed;   /* 1: types with payload schemas (format 1.1) */
+    int style;   /* STYLE_*: what the events look like */
 } log_spec;
+
+enum {
+    STYLE_MIXED,  /* a few keys, payloads of 0..199 bytes */
+    STYLE_KEYS,   /* a key per event (distinct addresses), no payload, 16 KiB chunks: two-byte key indexes */
+    STYLE_TEXT,   /* text payloads: keys stored as rows */
+    STYLE_PLANES, /* 16-byte binary records of six keys: constant and varying planes */
+};
+
+/* Event i of a log of the given style; payload points to buf. */
+static tracelog_event style_event(int style, int i, uint64_t ts, uint8_t *buf)
+{
+    tracelog_event ev = {.timestamp_ns = ts, .pid = 100 + (uint32_t)(i / 40), .payload = buf};
+    switch (style) {
+    case STYLE_KEYS:
+        ev.event_id = 2;
+        ev.tid = 7000;
+        ev.address = 0x400000 + (uint64_t)i * 16;
+        return ev;
+    case STYLE_TEXT:
+        ev.event_id = 2;
+        ev.tid = 7000 + (uint64_t)(i % 3);
+        ev.payload_len = (uint32_t)snprintf((char *)buf, 64, "request %d from user%d: %s", i,
+                                            (int)(rnd() % 5), i % 4 ? "ok" : "connection reset");
+        return ev;
+    case STYLE_PLANES: {
+        uint32_t seq = (uint32_t)i, small = (uint32_t)(i % 6 ? 0 : rnd() % 300);
+        uint64_t ptr = 0x55d0c4a00000ull + (rnd() % 8) * 64;
+        memcpy(buf, &seq, 4);
+        memcpy(buf + 4, &small, 4);
+        memcpy(buf + 8, &ptr, 8);
+        ev.event_id = 1 + (uint32_t)(i % 2);
+        ev.tid = 7000 + (uint64_t)(i % 3);
+        ev.address = 0x400000;
+        ev.payload_len = 16;
+        return ev;
+    }
+    default: {
+        uint32_t plen = (uint32_t)(i % 5 == 0 ? 0 : rnd() % 200);
+        for (uint32_t k = 0; k < plen; k++)
+            buf[k] = (uint8_t)(i + k * 3); /* compressible, not constant */
+        ev.event_id = (uint32_t)(i % 3 == 0 ? 1 : i % 3 == 1 ? 2 : 7);
+        ev.tid = 7000 + (uint64_t)(i % 2);
+        ev.address = 0x400000 + (uint64_t)(i % 7) * 16;
+        ev.truncation = (uint32_t)(i % 11 == 0);
+        ev.payload_len = plen;
+        return ev;
+    }
+    }
+}
 
 static uint8_t *write_log(const log_spec *s, size_t *len)
 {
@@ -88,7 +141,7 @@ static uint8_t *write_log(const log_spec *s, size_t *len)
     tracelog_writer_options_init(&opt);
     opt.log_policy = s->policy;
     opt.compression_level = s->level;
-    opt.chunk_size = 4096;
+    opt.chunk_size = s->style == STYLE_KEYS ? 16384 : 4096;
     if (s->policy != TRACELOG_POLICY_APPEND)
         opt.log_max_size = s->log_max_size;
     if (s->policy == TRACELOG_POLICY_LOOP) {
@@ -114,12 +167,7 @@ static uint8_t *write_log(const log_spec *s, size_t *len)
         if (i == s->events / 2)
             tracelog_writer_define_event(w, 7, "late type");
         ts += rnd() % 5000;
-        uint32_t plen = (uint32_t)(i % 5 == 0 ? 0 : rnd() % sizeof payload);
-        for (uint32_t k = 0; k < plen; k++)
-            payload[k] = (uint8_t)(i + k * 3); /* compressible, not constant */
-        tracelog_event ev = {ts, (uint32_t)(i % 3 == 0 ? 1 : i % 3 == 1 ? 2 : 7), 100 + (uint32_t)(i / 40), 0,
-                             7000 + (uint64_t)(i % 2), 0x400000 + (uint64_t)(i % 7) * 16,
-                             (uint32_t)(i % 11 == 0), plen, payload};
+        tracelog_event ev = style_event(s->style, i, ts, payload);
         tracelog_writer_append(w, &ev); /* UNTIL_FULL: LOG_FULL once full, as intended */
         if (i % 37 == 36) {
             tracelog_log_status st = {(uint64_t)i + 1, 0, (uint64_t)i / 50, 0, 0, 0};
@@ -152,13 +200,23 @@ static size_t find_block(const uint8_t *p, size_t len, size_t from, int n)
     return 0;
 }
 
-/* Ring (LOOP) logs cannot be read from a pipe: reader_stream gets one of
-   each kind (to check that it refuses them), reader gets them all. */
+/* Ring (LOOP) logs cannot be read from a pipe: reader_stream gets the log
+   of each kind, not its damaged variants (to check that it refuses them),
+   reader gets them all. The damaged variants of the keyed-body logs go to
+   reader only too, to keep the corpus small: the stream reader decodes
+   chunks with the same code. */
+static void put_log(const log_spec *s, const char *name, const void *p, size_t len, int variant)
+{
+    put_file("reader", name, p, len);
+    if (!variant || (s->policy != TRACELOG_POLICY_LOOP && s->style == STYLE_MIXED))
+        put_file("reader_stream", name, p, len);
+}
+
+/* Degenerate files: both targets. */
 static void put_both(const char *name, const void *p, size_t len)
 {
     put_file("reader", name, p, len);
-    if (strncmp(name, "loop", 4) != 0 || strstr(name, "-") == strrchr(name, '-'))
-        put_file("reader_stream", name, p, len);
+    put_file("reader_stream", name, p, len);
 }
 
 static void log_variants(const log_spec *s)
@@ -167,17 +225,18 @@ static void log_variants(const log_spec *s)
     uint8_t *log = write_log(s, &len);
     char name[128];
     snprintf(name, sizeof name, "%s.ptl", s->name);
-    put_both(name, log, len);
+    put_log(s, name, log, len, 0);
     if (s->abandon) {
         free(log);
         return;
     }
 
     /* Cut short: inside the header, inside a block header, inside a payload. */
-    size_t cuts[] = {len / 3, len / 2 + 13, len - 1};
-    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+    size_t cuts[] = {len / 2 + 13, len / 3, len - 1};
+    size_t ncuts = s->style == STYLE_MIXED ? 3 : 1; /* the keyed logs: one, in a chunk */
+    for (size_t i = 0; i < ncuts; i++) {
         snprintf(name, sizeof name, "%s-cut%zu.ptl", s->name, cuts[i]);
-        put_both(name, log, cuts[i]);
+        put_log(s, name, log, cuts[i], 1);
     }
 
     uint8_t *bad = malloc(len);
@@ -189,21 +248,24 @@ static void log_variants(const log_spec *s)
         memcpy(bad, log, len);
         bad[b + 32 + 20] ^= 0x40;
         snprintf(name, sizeof name, "%s-flip-payload.ptl", s->name);
-        put_both(name, bad, len);
+        put_log(s, name, bad, len, 1);
     }
+    /* Framing damage (the same whatever the chunk body): the mixed logs only. */
+    b = s->style == STYLE_MIXED ? find_block(log, len, 64, 1) : 0;
     /* A damaged block header (its length field), so the reader must resynchronise. */
-    b = find_block(log, len, 64, 1);
     if (b) {
         memcpy(bad, log, len);
         bad[b + 17] ^= 0x10;
         snprintf(name, sizeof name, "%s-bad-header.ptl", s->name);
-        put_both(name, bad, len);
+        put_log(s, name, bad, len, 1);
     }
     /* A zeroed range in the middle (a lost page). */
-    memcpy(bad, log, len);
-    memset(bad + len / 2, 0, len / 8);
-    snprintf(name, sizeof name, "%s-hole.ptl", s->name);
-    put_both(name, bad, len);
+    if (s->style == STYLE_MIXED) {
+        memcpy(bad, log, len);
+        memset(bad + len / 2, 0, len / 8);
+        snprintf(name, sizeof name, "%s-hole.ptl", s->name);
+        put_log(s, name, bad, len, 1);
+    }
     free(bad);
     free(log);
 }
@@ -211,15 +273,19 @@ static void log_variants(const log_spec *s)
 static void logs(void)
 {
     static const log_spec specs[] = {
-        {"append-raw", TRACELOG_POLICY_APPEND, 0, 0, 70, 0, 0},
-        {"append-zstd", TRACELOG_POLICY_APPEND, 1, 0, 200, 0, 0},
-        {"append-abandoned", TRACELOG_POLICY_APPEND, 1, 0, 100, 1, 0},
-        {"append-typed", TRACELOG_POLICY_APPEND, 0, 0, 60, 0, 1},
-        {"untilfull-raw", TRACELOG_POLICY_UNTIL_FULL, 0, 6000, 150, 0, 0},
-        {"untilfull-zstd", TRACELOG_POLICY_UNTIL_FULL, 1, 5000, 300, 0, 0},
-        {"loop-raw", TRACELOG_POLICY_LOOP, 0, 8192, 300, 0, 0},
-        {"loop-zstd", TRACELOG_POLICY_LOOP, 1, 8192, 900, 0, 0},
-        {"loop-abandoned", TRACELOG_POLICY_LOOP, 1, 8192, 400, 1, 0},
+        {"append-raw", TRACELOG_POLICY_APPEND, 0, 0, 70, 0, 0, STYLE_MIXED},
+        {"append-zstd", TRACELOG_POLICY_APPEND, 1, 0, 200, 0, 0, STYLE_MIXED},
+        {"append-abandoned", TRACELOG_POLICY_APPEND, 1, 0, 100, 1, 0, STYLE_MIXED},
+        {"append-typed", TRACELOG_POLICY_APPEND, 0, 0, 60, 0, 1, STYLE_MIXED},
+        {"untilfull-raw", TRACELOG_POLICY_UNTIL_FULL, 0, 6000, 150, 0, 0, STYLE_MIXED},
+        {"untilfull-zstd", TRACELOG_POLICY_UNTIL_FULL, 1, 5000, 300, 0, 0, STYLE_MIXED},
+        {"loop-raw", TRACELOG_POLICY_LOOP, 0, 8192, 300, 0, 0, STYLE_MIXED},
+        {"loop-zstd", TRACELOG_POLICY_LOOP, 1, 8192, 900, 0, 0, STYLE_MIXED},
+        {"loop-abandoned", TRACELOG_POLICY_LOOP, 1, 8192, 400, 1, 0, STYLE_MIXED},
+        {"keyed-keys300-raw", TRACELOG_POLICY_APPEND, 0, 0, 300, 0, 0, STYLE_KEYS},
+        {"keyed-text-zstd", TRACELOG_POLICY_APPEND, 1, 0, 300, 0, 0, STYLE_TEXT},
+        {"keyed-planes-raw", TRACELOG_POLICY_APPEND, 0, 0, 150, 0, 0, STYLE_PLANES},
+        {"keyed-planes-zstd", TRACELOG_POLICY_APPEND, 1, 0, 300, 0, 0, STYLE_PLANES},
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         log_variants(&specs[i]);
@@ -227,7 +293,7 @@ static void logs(void)
     put_both("empty", "", 0);
     put_both("magic-only", "\x8bPTL\r\n\x1a\n", 8);
     size_t len;
-    log_spec tiny = {"tiny", TRACELOG_POLICY_APPEND, 0, 0, 0, 0, 0};
+    log_spec tiny = {"tiny", TRACELOG_POLICY_APPEND, 0, 0, 0, 0, 0, STYLE_MIXED};
     uint8_t *log = write_log(&tiny, &len);
     put_both("no-events.ptl", log, len);
     put_both("header-only.ptl", log, 64);
@@ -257,6 +323,100 @@ static void programs(void)
                 put_file("roundtrip", name, p, n);
                 free(p);
             }
+}
+
+/*
+ * A program built choice by choice: fuzz_fdp takes each choice from the end
+ * of the input (a range of n bytes as a big-endian number, in the order the
+ * harness asks) and payload bytes from the front.
+ */
+typedef struct program {
+    uint8_t choices[16384];
+    size_t nchoices;
+    uint8_t front[16384];
+    size_t nfront;
+} program;
+
+/* The choice fuzz_fdp_range(lo, hi) of fuzz_helpers.h returns as value. */
+static void choose(program *p, uint64_t lo, uint64_t hi, uint64_t value)
+{
+    uint64_t span = hi - lo, d = value - lo;
+    unsigned n = 0;
+    for (unsigned bits = 0; bits < 64 && (span >> bits) != 0; bits += 8)
+        n++;
+    for (unsigned i = n; i-- > 0;)
+        p->choices[p->nchoices++] = (uint8_t)(d >> (8 * i));
+}
+
+/* One append of fuzz_roundtrip's gen_event: ts + step, id, tid, address, a payload of len bytes. */
+static void choose_event(program *p, uint64_t step, uint32_t id, uint64_t tid, uint64_t address,
+                         uint32_t len, const uint8_t *payload)
+{
+    choose(p, 0, 31, 5);     /* op: append */
+    choose(p, 0, 3, 0);      /* timestamp: the previous one plus ... */
+    choose(p, 0, 1000, step);
+    choose(p, 0, 255, 1);    /* a small event id */
+    choose(p, 0, 9, id);
+    choose(p, 0, 255, 1);    /* the previous pid */
+    choose(p, 0, 255, 0);    /* a new thread id */
+    choose(p, 0, UINT64_MAX, tid);
+    choose(p, 0, 2, 2);      /* a new address */
+    choose(p, 0, UINT64_MAX, address);
+    choose(p, 0, 2, 0);      /* not truncated */
+    choose(p, 0, 3, 1);      /* a payload of 1..64 bytes */
+    choose(p, 1, 64, len);
+    memcpy(p->front + p->nfront, payload, len);
+    p->nfront += len;
+}
+
+/* Events of a few keys, as a traced program records them: 16-byte binary records or text. */
+static void keyed_program(const char *name, int policy, int level, int text)
+{
+    static program p;
+    memset(&p, 0, sizeof p);
+    choose(&p, 0, 2, (uint64_t)policy);
+    choose(&p, 0, 1, (uint64_t)level);
+    choose(&p, 0, 2, 0); /* 4 KiB chunks */
+    if (policy == 1)
+        choose(&p, 1, 65536, 6000);
+    if (policy == 2) {
+        choose(&p, 8192, 131072, 8192);
+        choose(&p, 0, 255, 1); /* default segment size */
+        choose(&p, 0, 255, 1); /* default durable size */
+    }
+    choose(&p, 0, UINT64_MAX, rnd()); /* seek seed */
+    for (int i = 0; i < 300; i++) {
+        uint8_t payload[64];
+        uint32_t len = 16;
+        if (text) {
+            len = (uint32_t)snprintf((char *)payload, sizeof payload, "open /var/log/app%d.log", i % 4);
+        } else {
+            uint32_t seq = (uint32_t)i, small = (uint32_t)(rnd() % 4 ? 0 : rnd() % 300);
+            uint64_t ptr = 0x55d0c4a00000ull + (rnd() % 8) * 64;
+            memcpy(payload, &seq, 4);
+            memcpy(payload + 4, &small, 4);
+            memcpy(payload + 8, &ptr, 8);
+        }
+        choose_event(&p, 50 + rnd() % 900, (uint32_t)(i % 3), 0x7f3a12345700ull + (uint64_t)(i % 2) * 0x801000,
+                     0x55d4c3a01000ull + (uint64_t)(i % 4) * 0x40, len, payload);
+    }
+    uint8_t *input = malloc(p.nfront + p.nchoices);
+    if (!input)
+        die("malloc");
+    memcpy(input, p.front, p.nfront);
+    for (size_t i = 0; i < p.nchoices; i++) /* the first choice is the last byte */
+        input[p.nfront + i] = p.choices[p.nchoices - 1 - i];
+    put_file("roundtrip", name, input, p.nfront + p.nchoices);
+    free(input);
+}
+
+static void keyed_programs(void)
+{
+    keyed_program("keyed-p0-l0", 0, 0, 0);
+    keyed_program("keyed-p0-l1", 0, 1, 0);
+    keyed_program("keyed-p1-l1", 1, 1, 0);
+    keyed_program("keyed-p2-l1", 2, 1, 0);
+    keyed_program("keyed-text-p0-l1", 0, 1, 1);
 }
 
 /* ---- CBOR payloads ------------------------------------------------------ */
@@ -328,6 +488,7 @@ int main(int argc, char **argv)
         die(root);
     logs();
     programs();
+    keyed_programs();
     cbor_seeds();
     printf("gen_corpus: %u files written under %s\n", files_written, root);
     return 0;
