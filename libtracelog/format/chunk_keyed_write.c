@@ -225,10 +225,12 @@ static inline void copy_payload(uint8_t *dst, const uint8_t *src, uint32_t len)
 static void add_payload(tl_chunk_builder *b, tl_key_build *key, const tracelog_event *ev)
 {
     uint32_t len = ev->payload_len;
-    uint8_t *p = b->pdata.data + b->pdata.len;
-    copy_payload(p, ev->payload, len);
-    if (key->planes && key->count)
-        note_changes(b->varies.data + key->varies, p, b->pdata.data + key->last_off, len);
+    if (len) { /* (pdata may not be allocated yet when len is 0) */
+        uint8_t *p = b->pdata.data + b->pdata.len;
+        copy_payload(p, ev->payload, len);
+        if (key->planes && key->count)
+            note_changes(b->varies.data + key->varies, p, b->pdata.data + key->last_off, len);
+    }
     key->last_off = (uint32_t)b->pdata.len;
     b->off[b->count] = key->last_off;
     b->pdata.len += len;
