@@ -30,7 +30,7 @@ typedef struct tracelog_writer_options {
     uint64_t log_max_size;     /* LOOP/UNTIL_FULL: bytes of event chunks allowed (default 64 MiB;
                                   a LOOP ring is at least 2 segments of 4 KiB) */
     uint32_t chunk_size;       /* uncompressed bytes per chunk (default 128 KiB, 4 KiB..16 MiB) */
-    int compression_level;     /* zstd level (default 1); 0 stores chunks uncompressed */
+    int compression_level;     /* zstd level (default 1, tuned for chunk bodies); 0 stores chunks uncompressed */
     uint32_t segment_size;     /* LOOP: ring segment bytes (0: automatic; at least 4 KiB) */
     uint32_t durable_size;     /* LOOP: bytes kept for metadata and event types (0: 64 KiB; 4 KiB..64 MiB) */
     int preserve_attributes;   /* 1: copying another log (conversion): the metadata's log policy and

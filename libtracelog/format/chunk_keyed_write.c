@@ -434,6 +434,24 @@ static tracelog_status assemble_body(tl_chunk_builder *b)
     return TRACELOG_OK;
 }
 
+/*
+ * Level 1, the default, is zstd's level 1 with a longer minimum match (7)
+ * and a smaller hash table (2^12): keyed bodies are long runs and short
+ * random planes, where short matches rarely pay; about 10 % less encoding
+ * time for 1 % more bytes (spec 6.9).
+ */
+static size_t compress_body(ZSTD_CCtx *cctx, int level, void *dst, size_t cap, const void *src, size_t len)
+{
+    if (level == 1) {
+        ZSTD_CCtx_reset(cctx, ZSTD_reset_parameters);
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_minMatch, 7);
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_hashLog, 12);
+        return ZSTD_compress2(cctx, dst, cap, src, len);
+    }
+    return ZSTD_compressCCtx(cctx, dst, cap, src, len, level);
+}
+
 tracelog_status tl_chunk_finish(tl_chunk_builder *b, ZSTD_CCtx *cctx, int level, tl_buf *out)
 {
     tracelog_status st = assemble_body(b);
@@ -454,7 +472,7 @@ tracelog_status tl_chunk_finish(tl_chunk_builder *b, ZSTD_CCtx *cctx, int level,
     h[25] = TL_BODY_KEYED;
     size_t stored = raw;
     if (level > 0 && cctx) {
-        size_t z = ZSTD_compressCCtx(cctx, h + TL_CHUNK_HEADER_SIZE, bound, b->scratch.data, raw, level);
+        size_t z = compress_body(cctx, level, h + TL_CHUNK_HEADER_SIZE, bound, b->scratch.data, raw);
         if (!ZSTD_isError(z) && z < raw) {
             h[24] = TL_CODEC_ZSTD;
             stored = z;
