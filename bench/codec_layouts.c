@@ -432,7 +432,7 @@ static size_t library_chunks(const workload *w, size_t **ends, tl_buf **bodies)
 
 static void print_row(const char *name, result r)
 {
-    printf("  %-58s %6.2f %6.2f %7.1f %7.1f\n", name, r.raw, r.stored, r.comp_ns, r.decomp_ns);
+    printf("  %-78s %6.2f %6.2f %7.1f %7.1f\n", name, r.raw, r.stored, r.comp_ns, r.decomp_ns);
 }
 
 static void run_mix(const char *mix, size_t n, int runs)
@@ -447,7 +447,7 @@ static void run_mix(const char *mix, size_t n, int runs)
     size_t nb = library_chunks(&w, &ends, &lib);
     printf("\nmix %s: %zu events in %zu chunks (zstd level 1 unless said; CPU ns per event, best of %d)\n",
            mix, n, nb, runs);
-    printf("  %-58s %6s %6s %7s %7s\n", "layout", "raw B", "stored", "comp ns", "dec ns");
+    printf("  %-78s %6s %6s %7s %7s\n", "layout", "raw B", "stored", "comp ns", "dec ns");
     tl_buf *bodies = calloc(nb, sizeof *bodies);
     if (!bodies) {
         fprintf(stderr, "codec_layouts: out of memory\n");
@@ -459,11 +459,11 @@ static void run_mix(const char *mix, size_t n, int runs)
         print_row(g_layouts[l].name, measure(bodies, nb, n, 1, runs, 0));
     }
     static const struct { const char *name; int level, tuned; } z[] = {
-        {"format 1.1 body as the library writes it, zstd -1", -1, 0},
-        {"format 1.1 body as the library writes it, zstd 1", 1, 0},
-        {"format 1.1 body, zstd 1 with minMatch 7, hashLog 12", 1, 1},
-        {"format 1.1 body as the library writes it, zstd 2", 2, 0},
-        {"format 1.1 body as the library writes it, zstd 3", 3, 0},
+        {"format 1.1 body (library), zstd -1", -1, 0},
+        {"format 1.1 body (library), zstd 1", 1, 0},
+        {"format 1.1 body (library), zstd 1, minMatch 7, hashLog 12 (writer's level 1)", 1, 1},
+        {"format 1.1 body (library), zstd 2", 2, 0},
+        {"format 1.1 body (library), zstd 3", 3, 0},
     };
     for (size_t i = 0; i < sizeof z / sizeof z[0]; i++)
         print_row(z[i].name, measure(lib, nb, n, z[i].level, runs, z[i].tuned));
