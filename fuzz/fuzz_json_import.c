@@ -100,6 +100,12 @@ static const char *ds_type_name(ptlog_src *b, uint32_t id)
     return d->in->type_name(d->in, id);
 }
 
+static const tracelog_schema *ds_type_schema(ptlog_src *b, uint32_t id)
+{
+    digest_src *d = (digest_src *)b;
+    return d->in->type_schema ? d->in->type_schema(d->in, id) : NULL;
+}
+
 static size_t ds_type_count(ptlog_src *b)
 {
     digest_src *d = (digest_src *)b;
@@ -130,6 +136,7 @@ static void ds_wrap(digest_src *d, ptlog_src *in)
     d->base = *in; /* name, attributes, format version, flags */
     d->base.next = ds_next;
     d->base.type_name = ds_type_name;
+    d->base.type_schema = ds_type_schema; /* every callback forwards: the copied ones expect the wrapped source */
     d->base.type_count = ds_type_count;
     d->base.type_at = ds_type_at;
     d->base.get_status = ds_get_status;
