@@ -87,6 +87,55 @@ typedef struct tracelog_trace_stats {
 TRACELOG_API int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats);
 
 /*
+ * Typed events: posix_trace_eventid_open() with the layout of the event's
+ * payload, so that logs show named fields instead of bytes. schema is text
+ * in the language of <tracelog/schema.h> ("u32 len; u16 port; char[16]
+ * iface; f64 latency"), describing the C struct the program passes to
+ * posix_trace_event() with C's alignment and padding:
+ *
+ *     struct rx { uint32_t len; uint16_t port; char iface[16]; double latency; } rx;
+ *     tracelog_eventid_open_typed("net.rx", "u32 len; u16 port; char[16] iface; f64 latency", &id);
+ *     posix_trace_event(id, &rx, sizeof rx);
+ *
+ * *id is the id posix_trace_eventid_open() gives name (both calls may be
+ * mixed; an untyped open of a typed name gives the same id and keeps the
+ * schema). The schema is parsed here; every log of the process stores it
+ * (canonical form) with the event type, and readers decode payloads through
+ * it (tracelog_reader_event_schema, tracelog_fields_decode). Recording a
+ * typed event costs exactly what an untyped one does: posix_trace_event()
+ * never looks at the schema, which is only used when reading.
+ *
+ * Schemas are kept per process, like the name map: a child of fork keeps
+ * those registered before the fork. Registering the same name again with an
+ * equal schema (same canonical form) gives the same id. A name's schema must
+ * come with its first open, and a child traced into its parent's inherited
+ * stream (which shares the parent's name map) should register its typed
+ * names before fork: the parent's log knows only the schemas registered in
+ * the parent. When the process's TRACE_USER_EVENT_MAX names are used up,
+ * *id is POSIX_TRACE_UNNAMED_USEREVENT, as posix_trace_eventid_open() gives,
+ * and the schema is not kept.
+ *
+ * Errors: EINVAL (a NULL argument, or a malformed or over-limit schema: for
+ * the byte position and a message, call tracelog_schema_parse() on the same
+ * text, which is the parser used here and fails the same way),
+ * ENAMETOOLONG (name of TRACE_EVENT_NAME_MAX bytes or more), EEXIST (name
+ * was registered with another schema, or opened without one before),
+ * ENOMEM. On error *id is unchanged.
+ * Thread-safe; not async-signal-safe (it allocates).
+ */
+TRACELOG_API int tracelog_eventid_open_typed(const char *name, const char *schema,
+                                             trace_event_id_t *id);
+
+/*
+ * The controller's variant, as posix_trace_trid_eventid_open(): the same as
+ * tracelog_eventid_open_typed() (names and schemas are per process) once
+ * trid is checked. Errors: EINVAL also when trid is not an active stream of
+ * this process (a pre-recorded stream included); otherwise as above.
+ */
+TRACELOG_API int tracelog_trid_eventid_open_typed(trace_id_t trid, const char *name,
+                                                  const char *schema, trace_event_id_t *id);
+
+/*
  * sysconf() for the tracing options and limits, which glibc's sysconf()
  * reports as -1 (unsupported): _SC_TRACE, _SC_TRACE_EVENT_FILTER,
  * _SC_TRACE_LOG, _SC_TRACE_INHERIT give 200809L; _SC_TRACE_EVENT_NAME_MAX,

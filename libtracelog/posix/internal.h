@@ -102,6 +102,10 @@ uint32_t tl_posix_name_count(void);
 void tl_posix_names_before_fork(int shared);
 void tl_posix_names_after_fork_parent(void);
 void tl_posix_names_after_fork_child(int shared);
+/* typed.c: a name's payload schema (canonical text, NULL if none; never freed), read without a lock. */
+const char *tl_posix_schema_of(const char *name);
+/* Defines id in the log with its schema: a system event's built-in one, or its name's. */
+void tl_posix_log_define(tracelog_writer *w, trace_event_id_t id, const char *name);
 
 /* ---- the trace point (event.c) ------------------------------------------------------ */
 

@@ -132,7 +132,7 @@ static void log_new_names(tl_log *l)
     for (; l->names_logged < n; l->names_logged++) {
         trace_event_id_t id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + l->names_logged;
         if (tl_posix_name_of(id, name, sizeof name) == 0)
-            tracelog_writer_define_event(l->writer, id, name);
+            tl_posix_log_define(l->writer, id, name);
     }
 }
 
@@ -441,7 +441,7 @@ static int start_writer(tl_log *l)
     }
     char name[TRACE_EVENT_NAME_MAX];
     for (trace_event_id_t id = POSIX_TRACE_ERROR; id <= POSIX_TRACE_FLUSH_STOP; id++)
-        tracelog_writer_define_event(l->writer, id, tl_posix_system_name(id));
+        tl_posix_log_define(l->writer, id, tl_posix_system_name(id));
     tl_posix_name_of(POSIX_TRACE_UNNAMED_USEREVENT, name, sizeof name);
     tracelog_writer_define_event(l->writer, POSIX_TRACE_UNNAMED_USEREVENT, name);
     log_new_names(l);

@@ -1,0 +1,131 @@
+/*
+ * Typed event names (tracelog_eventid_open_typed): the payload schema of each
+ * event name, kept per process beside the name map, so that the log writer
+ * stores it with the event type (log.c). Recording never looks here: a typed
+ * event costs what an untyped one does.
+ *
+ * The table maps names (not ids) to canonical schema text, and a name's
+ * schema goes in before the name gets its id, so a log that sees the name
+ * sees its schema too. The table only grows and is read without a lock (an
+ * entry is complete before the count that publishes it), so the log writer,
+ * the crash handler's included, never waits on a typed open. It lives in
+ * ordinary memory: a child of fork keeps a copy of it.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/schema.h"
+#include "posix/internal.h"
+#include "tracelog/posix.h"
+
+#define TABLE_MAX (TRACE_USER_EVENT_MAX - 1) /* as many as the name map holds */
+
+typedef struct typed_name {
+    char name[TRACE_EVENT_NAME_MAX];
+    char schema[]; /* canonical text */
+} typed_name;
+
+static typed_name *table[TABLE_MAX];
+static _Atomic uint32_t table_count;
+static pthread_mutex_t add_lock = PTHREAD_MUTEX_INITIALIZER; /* adders only; readers take none */
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/* A fork in the middle of an add must not leave the child's lock held. */
+static void lock_add(void) { pthread_mutex_lock(&add_lock); }
+static void unlock_add(void) { pthread_mutex_unlock(&add_lock); }
+static void install_fork_handlers(void) { pthread_atfork(lock_add, unlock_add, unlock_add); }
+
+static const typed_name *find(const char *name)
+{
+    uint32_t n = atomic_load_explicit(&table_count, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(table[i]->name, name) == 0)
+            return table[i];
+    return NULL;
+}
+
+const char *tl_posix_schema_of(const char *name)
+{
+    const typed_name *t = find(name);
+    return t ? t->schema : NULL;
+}
+
+void tl_posix_log_define(tracelog_writer *w, trace_event_id_t id, const char *name)
+{
+    const char *schema = tl_system_event_schema(id);
+    if (!schema && id > POSIX_TRACE_UNNAMED_USEREVENT)
+        schema = tl_posix_schema_of(name);
+    tracelog_writer_define_event_schema(w, id, name, schema, NULL);
+}
+
+/* Whether the name map already holds name (opened without a schema). */
+static int name_opened(const char *name)
+{
+    char have[TRACE_EVENT_NAME_MAX];
+    uint32_t n = tl_posix_name_count();
+    for (uint32_t i = 0; i < n; i++) {
+        trace_event_id_t id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + i;
+        if (tl_posix_name_of(id, have, sizeof have) == 0 && strcmp(have, name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Records name's schema (canonical text): 0, EEXIST or ENOMEM. Caller holds add_lock. */
+static int add_schema(const char *name, const char *schema)
+{
+    const typed_name *t = find(name);
+    if (t)
+        return strcmp(t->schema, schema) == 0 ? 0 : EEXIST;
+    if (name_opened(name))
+        return EEXIST;
+    uint32_t n = atomic_load_explicit(&table_count, memory_order_relaxed);
+    if (n == TABLE_MAX)
+        return 0; /* the name map is full too: the name gets POSIX_TRACE_UNNAMED_USEREVENT */
+    size_t len = strlen(schema);
+    typed_name *e = malloc(sizeof *e + len + 1);
+    if (!e)
+        return ENOMEM;
+    memcpy(e->name, name, strlen(name) + 1);
+    memcpy(e->schema, schema, len + 1);
+    table[n] = e;
+    atomic_store_explicit(&table_count, n + 1, memory_order_release);
+    return 0;
+}
+
+static int open_typed(const char *name, const char *schema, trace_event_id_t *id)
+{
+    if (!name || !schema || !id)
+        return EINVAL;
+    if (strlen(name) >= TRACE_EVENT_NAME_MAX)
+        return ENAMETOOLONG;
+    tracelog_schema *s;
+    tracelog_status st = tracelog_schema_parse(schema, &s, NULL);
+    if (st != TRACELOG_OK)
+        return st == TRACELOG_E_NOMEM ? ENOMEM : EINVAL;
+    pthread_once(&fork_once, install_fork_handlers);
+    pthread_mutex_lock(&add_lock);
+    int e = add_schema(name, tracelog_schema_text(s));
+    pthread_mutex_unlock(&add_lock);
+    tracelog_schema_free(s);
+    return e ? e : tl_posix_name_open(name, id);
+}
+
+int tracelog_eventid_open_typed(const char *name, const char *schema, trace_event_id_t *id)
+{
+    return open_typed(name, schema, id);
+}
+
+int tracelog_trid_eventid_open_typed(trace_id_t trid, const char *name, const char *schema,
+                                     trace_event_id_t *id)
+{
+    tl_trace *t;
+    int e = tl_posix_acquire(trid, TL_ACTIVE_KINDS, &t);
+    if (e)
+        return e;
+    e = open_typed(name, schema, id);
+    tl_posix_release(t);
+    return e;
+}
