@@ -581,6 +581,8 @@ static int by_run_first(const void *a, const void *b)
  */
 static void check_ring_seqs(tracelog_reader *r, seq_runs *s, uint64_t oldest)
 {
+    if (s->n == 0) /* no block found: nothing to check (and qsort must not get NULL) */
+        return;
     qsort(s->run, s->n, sizeof *s->run, by_run_first);
     uint64_t next = oldest; /* the smallest number not yet found */
     for (size_t i = 0; i < s->n; i++) {
@@ -731,7 +733,8 @@ static tracelog_status scan_regions(tracelog_reader *r, seq_runs *seqs)
         else if (!all_zero(buf, sizeof buf))
             problem(r, TL_COND_BAD_SEGMENT_START, off, r->hdr.segment_size, "ring segment %u has no valid first block", i);
     }
-    qsort(segs, n, sizeof *segs, by_first_seq);
+    if (n > 1)
+        qsort(segs, n, sizeof *segs, by_first_seq);
     region_end newest = durable, last_seg;
     const region_end *last_scan = NULL;
     for (size_t i = 0; i < n && st == TRACELOG_OK; i++) {
