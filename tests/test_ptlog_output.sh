@@ -32,6 +32,26 @@ expect_refused "info -o the input" "$PTLOG" info small.ptl -o small.ptl
 ln -s small.ptl link.ptl
 expect_refused "output through a symbolic link" "$PTLOG" filter small.ptl -o link.ptl
 expect_refused "input through a symbolic link" "$PTLOG" filter link.ptl -o small.ptl
+# An output named through a symbolic link is written to the file the link
+# points to, as a shell's > would: the link stays a link (it was replaced by
+# a regular file before), a dangling link's target is created, and a relative
+# target is taken from the link's own directory.
+"$PTLOG" convert small.ptl --to jsonl -o target.jsonl
+: > target.jsonl
+ln -s target.jsonl out-link.jsonl
+expect_rc 0 "write through a link" "$PTLOG" convert small.ptl --to jsonl -o out-link.jsonl
+[ -L out-link.jsonl ] && ok || bad "write through a link: the link was replaced"
+expect_same "write through a link: target written" orig.jsonl target.jsonl
+mkdir -p sub
+ln -s ../dangling.jsonl sub/dangling-link.jsonl
+expect_rc 0 "write through a dangling link" "$PTLOG" convert small.ptl --to jsonl -o sub/dangling-link.jsonl
+[ -L sub/dangling-link.jsonl ] && ok || bad "dangling link replaced"
+expect_same "dangling link: its target created" orig.jsonl dangling.jsonl
+ln -s loop-b.jsonl loop-a.jsonl
+ln -s loop-a.jsonl loop-b.jsonl
+expect_rc 4 "a link loop" "$PTLOG" convert small.ptl --to jsonl -o loop-a.jsonl
+expect_err "loop-a.jsonl: cannot open the output: Too many levels of symbolic links" "link loop message"
+[ -L loop-a.jsonl ] && ok || bad "link loop: the link was replaced"
 ln small.ptl hard.ptl
 expect_refused "output is a hard link of the input" "$PTLOG" convert small.ptl --to ptl -o hard.ptl
 "$PTLOG" convert small.ptl --to ptl -o other.ptl

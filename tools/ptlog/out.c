@@ -17,6 +17,44 @@
 
 static void *xmalloc_or_null(size_t n) { return malloc(n); }
 
+#define SYMLINK_HOPS_MAX 40 /* as the kernel's path walk (ELOOP) */
+
+/*
+ * The file -o really names: a symbolic link is followed, as a shell's > does,
+ * so the rename replaces the file it points to (a dangling link's target is
+ * created) instead of the link. Returns a malloc'ed path; NULL with errno set.
+ */
+static char *resolve_links(const char *path)
+{
+    char *p = strdup(path);
+    for (int hop = 0; p && hop < SYMLINK_HOPS_MAX; hop++) {
+        struct stat st;
+        if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode))
+            return p;
+        char target[4096];
+        ssize_t n = readlink(p, target, sizeof target - 1);
+        if (n < 0) {
+            free(p);
+            return NULL;
+        }
+        target[n] = '\0';
+        const char *slash = strrchr(p, '/');
+        size_t dir = target[0] == '/' || !slash ? 0 : (size_t)(slash - p) + 1; /* keep p's directory */
+        char *next = malloc(dir + (size_t)n + 1);
+        if (next) {
+            memcpy(next, p, dir);
+            memcpy(next + dir, target, (size_t)n + 1);
+        }
+        free(p);
+        p = next;
+    }
+    if (p) {
+        free(p);
+        errno = ELOOP;
+    }
+    return NULL;
+}
+
 /* An output was opened on standard output (the progress line must then stay off its terminal). */
 static int stdout_claimed;
 
@@ -35,11 +73,17 @@ int ptlog_out_open(ptlog_out *o, const char *path)
         stdout_claimed = 1;
         return PTLOG_EXIT_OK;
     }
-    o->path = strdup(path);
+    o->path = resolve_links(path);
     if (!o->path) {
+        if (errno == ENOMEM) {
+            ptlog_out_abort(o);
+            return ptlog_nomem();
+        }
+        ptlog_msg(path, "cannot open the output: %s", strerror(errno));
         ptlog_out_abort(o);
-        return ptlog_nomem();
+        return PTLOG_EXIT_OUTPUT;
     }
+    path = o->path;
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         ptlog_msg(path, "cannot write: Is a directory");
