@@ -826,12 +826,13 @@ static void test_mutations(void)
 static void test_system_schemas(void)
 {
     CHECK(tl_system_event_schema(0) == NULL);
-    CHECK(tl_system_event_schema(9) == NULL);
+    CHECK(tl_system_event_schema(10) == NULL);
     CHECK(tl_system_event_schema(POSIX_TRACE_UNNAMED_USEREVENT) == NULL);
     /* What posix/ and stream/ record for each id (sizeof of the C data). */
-    static const size_t sizes[9] = {0, sizeof(int), sizeof(trace_event_set_t), sizeof(int), 0, 0,
-                                    2 * sizeof(trace_event_set_t), 0, 0};
-    for (uint32_t id = 1; id <= 8; id++) {
+    /* 9: tracelog_process_end (a controller's log: how the traced process ended, and its code). */
+    static const size_t sizes[10] = {0, sizeof(int), sizeof(trace_event_set_t), sizeof(int), 0, 0,
+                                     2 * sizeof(trace_event_set_t), 0, 0, 2 * sizeof(int32_t)};
+    for (uint32_t id = 1; id <= 9; id++) {
         tl_test_context("system event %u", id);
         const char *text = tl_system_event_schema(id);
         if (!CHECK(text != NULL))

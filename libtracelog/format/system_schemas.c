@@ -49,6 +49,8 @@ static const char *const schemas[] = {
     EVENTSET " old_event_filter; " EVENTSET " new_event_filter", /* 6 POSIX_TRACE_FILTER */
     "",                                                           /* 7 POSIX_TRACE_FLUSH_START */
     "",                                                           /* 8 POSIX_TRACE_FLUSH_STOP */
+    /* 9 tracelog_process_end: a controller's log, how the traced process ended */
+    "enum32 how {UNKNOWN=0, EXITED=1, SIGNALED=2, DUMPED=3}; i32 code",
 };
 
 const char *tl_system_event_schema(uint32_t id)

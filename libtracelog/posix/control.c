@@ -37,15 +37,8 @@ static void record_system(tl_trace *t, trace_event_id_t id, const void *data, si
     tl_stream_record_system(t->active.stream, &ev);
 }
 
-static int check_target(pid_t pid)
-{
-    if (pid == 0 || pid == getpid())
-        return 0;
-    if (kill(pid, 0) != 0)
-        return errno == ESRCH ? ESRCH : EPERM;
-    /* Tracing another process needs it to share its stream with us: not supported yet. */
-    return EPERM;
-}
+/* Another process than ours: a stream it records into and we control (controller.c). */
+static int is_other_process(pid_t pid) { return pid != 0 && pid != getpid(); }
 
 /* Fills t->attr from the caller's attributes with the choices left open resolved. */
 static int resolve_attr(const trace_attr_t *in, int with_log, trace_attr_t *out)
@@ -93,13 +86,19 @@ static int make_stream(tl_trace *t, int with_log, int fd)
                           .max_data = (uint32_t)t->attr.__max_data_size,
                           .max_sys_data = 2 * sizeof(trace_event_set_t), /* FILTER: old and new filter */
                           .markers = posix_markers};
-    t->active.stream = tl_stream_create(&p);
-    if (!t->active.stream)
-        return ENOMEM;
+    if (t->active.remote) {
+        int e = tl_remote_make_stream(t->active.remote, &p, &t->active.stream);
+        if (e)
+            return e;
+    } else {
+        t->active.stream = tl_stream_create(&p);
+        if (!t->active.stream)
+            return ENOMEM;
+    }
     /* What each thread's buffer actually holds (POSIX: report the size used). */
     t->attr.__stream_size = tl_stream_lane_size(t->active.stream);
     if (with_log)
-        return tl_log_open(&t->active.log, t->active.stream, &t->attr, fd);
+        return tl_log_open(&t->active.log, t->active.stream, &t->attr, fd, t->active.remote);
     return tl_consumer_init(&t->active.consumer, t->active.stream) ? ENOMEM : 0;
 }
 
@@ -107,9 +106,22 @@ static void free_trace(tl_trace *t)
 {
     if (t->active.stream && !t->active.log)
         tl_consumer_free(&t->active.consumer);
-    tl_stream_destroy(t->active.stream);
+    if (t->active.remote)
+        tl_remote_close(t->active.remote); /* the stream lives in its buffer */
+    else
+        tl_stream_destroy(t->active.stream);
     pthread_mutex_destroy(&t->read_lock);
     free(t);
+}
+
+static int announce(tl_trace *t, trace_id_t *trid)
+{
+    int e = tl_remote_announce(t->active.remote, t->attr.__inheritance == POSIX_TRACE_INHERITED);
+    if (e) {
+        posix_trace_shutdown(*trid);
+        *trid = 0;
+    }
+    return e;
 }
 
 static int create(pid_t pid, const trace_attr_t *attr, int with_log, int fd, trace_id_t *trid)
@@ -121,7 +133,7 @@ static int create(pid_t pid, const trace_attr_t *attr, int with_log, int fd, tra
         return ENOMEM;
     pthread_mutex_init(&t->read_lock, NULL);
     t->kind = with_log ? TL_ACTIVE_LOG : TL_ACTIVE;
-    int e = check_target(pid);
+    int e = is_other_process(pid) ? tl_remote_open(pid, &t->active.remote) : 0;
     if (!e)
         e = resolve_attr(attr, with_log, &t->attr);
     if (!e && with_log)
@@ -138,6 +150,8 @@ static int create(pid_t pid, const trace_attr_t *attr, int with_log, int fd, tra
         return e;
     }
     tl_posix_exit_hook();
+    if (t->active.remote) /* it records from its next trace call on */
+        return announce(t, trid);
     tl_posix_publish(t->slot, t->active.stream);
     return 0;
 }

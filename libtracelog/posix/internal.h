@@ -15,6 +15,7 @@
 
 #include "stream/stream.h"
 #include "xproc/attach.h"
+#include "xproc/watch.h"
 #include "tracelog/posix.h"
 #include "tracelog/reader.h"
 #include "tracelog/writer.h"
@@ -35,7 +36,13 @@ typedef enum tl_kind { TL_ACTIVE, TL_ACTIVE_LOG, TL_PRERECORDED } tl_kind;
 #define TL_ACTIVE_KINDS (1u << TL_ACTIVE | 1u << TL_ACTIVE_LOG)
 #define TL_ANY_KIND (TL_ACTIVE_KINDS | 1u << TL_PRERECORDED)
 
-typedef struct tl_log tl_log; /* a stream's log: log.c */
+typedef struct tl_log tl_log;       /* a stream's log: log.c */
+typedef struct tl_remote tl_remote; /* another process's stream, as its controller holds it: controller.c */
+typedef struct tl_names tl_names;   /* an event-name map: names.c */
+
+/* The system event a controller's log ends with when the traced process ended (design note, section 7). */
+#define TL_PROCESS_END_EVENT ((trace_event_id_t)9)
+#define TL_PROCESS_END_NAME "tracelog_process_end"
 
 typedef struct tl_trace {
     tl_kind kind;
@@ -53,6 +60,7 @@ typedef struct tl_trace {
         tl_consumer consumer;  /* without log: what the getnext functions read with */
         _Atomic uint64_t overruns_reported;
         tl_log *log;           /* with log: it drains the stream with a consumer of its own */
+        tl_remote *remote;     /* pid != 0: the stream is in a buffer another process records into */
     } active;
 
     struct {
@@ -98,6 +106,19 @@ const char *tl_posix_system_name(trace_event_id_t id); /* NULL if not a system i
 int tl_posix_name_of(trace_event_id_t id, char *out, size_t cap); /* 0 or EINVAL */
 int tl_posix_name_open(const char *name, trace_event_id_t *id);
 uint32_t tl_posix_name_count(void);
+/*
+ * Moves the map to the named object a controller reads
+ * (/tracelog.<euid>.<pid>.names), adopting one a controller made for us. 0
+ * or an errno (the map then stays private: a controller sees no names).
+ */
+int tl_posix_names_share(void);
+/* Another process's named map (made if it has none): 0, ENOENT, ENOTSUP, ESTALE (a dead process's), EAGAIN. */
+int tl_names_attach(uint32_t euid, uint32_t egid, uint32_t pid, uint64_t start, tl_names **out);
+void tl_names_detach(tl_names *m);
+/* The functions above on map m, or on the process's own map when m is NULL. */
+uint32_t tl_names_count(const tl_names *m);
+int tl_names_name_of(const tl_names *m, trace_event_id_t id, char *out, size_t cap);
+int tl_names_open(tl_names *m, const char *name, trace_event_id_t *id);
 /* Fork: shared, the child keeps its parent's map (an inherited stream is alive); else it gets a copy. */
 void tl_posix_names_before_fork(int shared);
 void tl_posix_names_after_fork_parent(void);
@@ -114,6 +135,24 @@ uint32_t tl_posix_kernel_tid(void);         /* the calling thread's gettid(), ca
 /* A system event as the calling thread records it (its pid and ids), from program address caller. */
 tl_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len, uint64_t caller);
 
+/* ---- another process's stream (controller.c) ------------------------------------------ */
+
+/* ESRCH, EPERM, ENOTSUP (no libtracelog there), ENOSYS (no pidfd), ENOMEM, or 0. */
+int tl_remote_open(pid_t pid, tl_remote **out);
+/* Lays the stream out in a named buffer made for the traced process. */
+int tl_remote_make_stream(tl_remote *rm, const tl_stream_params *p, tl_stream **s);
+/* Tells the traced process to record into it (at its next trace call). 0, EAGAIN or ESRCH. */
+int tl_remote_announce(tl_remote *rm, int inherited);
+pid_t tl_remote_pid(const tl_remote *rm);
+/* The traced process's names (0), or EAGAIN while it has no named map we can read. */
+int tl_remote_names(tl_remote *rm, tl_names **out);
+/* 1 once the traced process has ended, with how (never waits, never reaps). */
+int tl_remote_ended(tl_remote *rm, tl_proc_end *end);
+/* Marks the stream dead, tells the process to let it go, removes the buffer. Accepts NULL. */
+void tl_remote_close(tl_remote *rm);
+/* The names a handle's stream uses: 0 with *out (NULL: this process's own), or EAGAIN. */
+int tl_posix_trace_names(tl_trace *t, tl_names **out);
+
 /* ---- logs (log.c) ---------------------------------------------------------------------- */
 
 /*
@@ -122,7 +161,7 @@ tl_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len
  * thread-safe (one lock, never held by another log's call). Errors are
  * error numbers.
  */
-int tl_log_open(tl_log **out, tl_stream *s, const trace_attr_t *attr, int fd);
+int tl_log_open(tl_log **out, tl_stream *s, const trace_attr_t *attr, int fd, tl_remote *remote);
 /* posix_trace_flush (explicit_call: FLUSH_START and FLUSH_STOP are recorded) and the other full flushes. */
 int tl_log_flush(tl_log *l, int explicit_call);
 /* A flush, then fdatasync (tracelog_trace_sync). */

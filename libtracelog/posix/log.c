@@ -40,6 +40,8 @@ struct tl_log {
     int flush_error;             /* first error, reset when read */
     tracelog_log_status snapshot; /* the writer's status after the last flush */
     uint64_t overruns_reported;
+    tl_remote *remote;           /* a controller's log: the traced process, its names */
+    int end_logged;              /* its end is in the log */
 };
 
 static int errno_of(tracelog_status st, const tracelog_error *err)
@@ -124,14 +126,17 @@ static void xfsz_restore(const sigset_t *old)
     pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
-/* Names registered since the last drain, so that the log names every event it holds. */
+/* Names registered since the last drain (by the traced process, for a controller's log), so that the log names every event it holds. */
 static void log_new_names(tl_log *l)
 {
-    uint32_t n = tl_posix_name_count();
+    tl_names *names = NULL;
+    if (l->remote && tl_remote_names(l->remote, &names))
+        return; /* it has opened no name we can read yet */
+    uint32_t n = tl_names_count(names);
     char name[TRACE_EVENT_NAME_MAX];
     for (; l->names_logged < n; l->names_logged++) {
         trace_event_id_t id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + l->names_logged;
-        if (tl_posix_name_of(id, name, sizeof name) == 0)
+        if (tl_names_name_of(names, id, name, sizeof name) == 0)
             tl_posix_log_define(l->writer, id, name);
     }
 }
@@ -210,6 +215,31 @@ static int drain(tl_log *l, uint64_t until)
     return e;
 }
 
+/*
+ * A controller's log, once the traced process has ended (any way): what it
+ * recorded is drained (a record it died in the middle of is waited for at
+ * most TL_PRODUCER_STALL_NS, then counted lost), then one
+ * tracelog_process_end event says how it ended, and the stream is left
+ * SUSPENDED (design note, section 7). Caller holds the lock. An errno or 0.
+ */
+static int log_process_end(tl_log *l)
+{
+    tl_proc_end end;
+    if (!l->remote || l->end_logged || !tl_remote_ended(l->remote, &end))
+        return 0;
+    int e = drain(l, UINT64_MAX);
+    int32_t data[2] = {end.how, end.code};
+    tracelog_event ev = {.timestamp_ns = tl_stream_now(l->stream),
+                         .event_id = TL_PROCESS_END_EVENT,
+                         .pid = (uint32_t)tl_remote_pid(l->remote),
+                         .payload_len = sizeof data,
+                         .payload = data};
+    int we = writer_errno(l, tracelog_writer_append(l->writer, &ev));
+    l->end_logged = 1;
+    tl_stream_stop(l->stream, NULL);
+    return e ? e : we;
+}
+
 static void update_status(tl_log *l)
 {
     tracelog_log_status st = {0};
@@ -250,6 +280,9 @@ static int flush_locked(tl_log *l, int explicit_call)
         tl_stream_record_system(l->stream, &start);
     }
     int e = drain(l, UINT64_MAX);
+    int pe = log_process_end(l);
+    if (!e)
+        e = pe;
     int we = write_out(l);
     if (!e)
         e = we;
@@ -382,8 +415,11 @@ static void *flusher_main(void *arg)
         lock(l);
         atomic_store(&l->flushing, 1); /* an automatic flush of the FLUSH policy */
         int e = drain(l, UINT64_MAX);
+        int ended = !l->end_logged && l->remote && tl_remote_ended(l->remote, NULL);
+        if (ended && !e)
+            e = log_process_end(l);
         uint64_t now = tl_clock_mono_ns();
-        if (now - last_write >= l->flush_interval_ns) {
+        if (ended || now - last_write >= l->flush_interval_ns) { /* a program's end goes out at once */
             /* Bounds what an end without handler (_exit, SIGKILL) loses to about one interval;
                an idle stream writes nothing. */
             int we = tl_stream_delivered(l->stream) != l->written_at ? write_out(l) : 0;
@@ -444,17 +480,20 @@ static int start_writer(tl_log *l)
         tl_posix_log_define(l->writer, id, tl_posix_system_name(id));
     tl_posix_name_of(POSIX_TRACE_UNNAMED_USEREVENT, name, sizeof name);
     tracelog_writer_define_event(l->writer, POSIX_TRACE_UNNAMED_USEREVENT, name);
+    if (l->remote)
+        tl_posix_log_define(l->writer, TL_PROCESS_END_EVENT, TL_PROCESS_END_NAME);
     log_new_names(l);
     xfsz_restore(&old);
     return 0;
 }
 
-int tl_log_open(tl_log **out, tl_stream *s, const trace_attr_t *attr, int fd)
+int tl_log_open(tl_log **out, tl_stream *s, const trace_attr_t *attr, int fd, tl_remote *remote)
 {
     tl_log *l = calloc(1, sizeof *l);
     if (!l)
         return ENOMEM;
     l->stream = s;
+    l->remote = remote;
     l->attr = *attr;
     l->flush_interval_ns = (uint64_t)attr->__flush_interval_ms * 1000000u;
     pthread_mutex_init(&l->lock, NULL);

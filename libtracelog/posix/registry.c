@@ -75,7 +75,7 @@ void tl_posix_registry_after_fork_child(void)
     atomic_store(&tl_posix_current_pid, (uint32_t)current_pid);
     for (int i = 0; i < TRACE_SYS_MAX; i++) {
         tl_trace *t = slots[i].t;
-        if (t && t->active.stream && t->attr.__inheritance != POSIX_TRACE_INHERITED)
+        if (t && t->active.stream && !t->active.remote && t->attr.__inheritance != POSIX_TRACE_INHERITED)
             tl_posix_publish(i, NULL);
     }
     pthread_mutex_unlock(&reg_lock);
@@ -155,7 +155,7 @@ void tl_posix_unregister(tl_trace *t)
 {
     pthread_mutex_lock(&reg_lock);
     t->dying = 1;
-    if (t->active.stream)
+    if (t->active.stream && !t->active.remote)
         tl_posix_publish(t->slot, NULL);
     pthread_mutex_unlock(&reg_lock);
     /* Readers blocked on the stream wake up, see `dying` and leave with EINVAL. */

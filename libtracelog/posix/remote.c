@@ -55,5 +55,7 @@ __attribute__((constructor)) static void remote_at_load(void)
     tl_posix_registry_init(); /* events recorded into announced streams carry our pid, also after fork */
     tl_xproc_set_ops(&remote_ops);
     tl_xproc_adopt_if_made();
+    if (tl_xproc_has_ctl()) /* a controller traces us from before exec: it reads our names */
+        tl_posix_names_share();
     tl_xproc_join_env();
 }

@@ -15,7 +15,10 @@ int posix_trace_trid_eventid_open(trace_id_t trid, const char *restrict event_na
     int e = tl_posix_acquire(trid, TL_ACTIVE_KINDS, &t);
     if (e)
         return e;
-    e = tl_posix_name_open(event_name, event);
+    tl_names *names;
+    e = tl_posix_trace_names(t, &names);
+    if (!e)
+        e = tl_names_open(names, event_name, event);
     tl_posix_release(t);
     return e;
 }
@@ -40,21 +43,34 @@ int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t event, char *
             tl_copy_text(event_name, TRACE_EVENT_NAME_MAX, name);
         e = name ? 0 : EINVAL;
     } else {
-        e = tl_posix_name_of(event, event_name, TRACE_EVENT_NAME_MAX);
+        tl_names *names;
+        e = tl_posix_trace_names(t, &names);
+        if (e == EAGAIN) /* the traced process has opened no name we can see yet */
+            e = EINVAL;
+        if (!e)
+            e = tl_names_name_of(names, event, event_name, TRACE_EVENT_NAME_MAX);
     }
     tl_posix_release(t);
     return e;
 }
 
+int tl_posix_trace_names(tl_trace *t, tl_names **out)
+{
+    *out = NULL;
+    return t->active.remote ? tl_remote_names(t->active.remote, out) : 0;
+}
+
 /* The n-th id of an active stream's type list: system ids, the unnamed user event, then user names. */
-static int active_type_at(size_t n, trace_event_id_t *id)
+static int active_type_at(tl_trace *t, size_t n, trace_event_id_t *id)
 {
     if (n < TL_SYSTEM_EVENTS) {
         *id = (trace_event_id_t)(n + 1);
         return 1;
     }
     n -= TL_SYSTEM_EVENTS;
-    if (n <= tl_posix_name_count()) {
+    tl_names *names;
+    uint32_t count = tl_posix_trace_names(t, &names) == 0 ? tl_names_count(names) : 0;
+    if (n <= count) {
         *id = POSIX_TRACE_UNNAMED_USEREVENT + (trace_event_id_t)n;
         return 1;
     }
@@ -77,7 +93,7 @@ int posix_trace_eventtypelist_getnext_id(trace_id_t trid, trace_event_id_t *rest
         if (found)
             *event = id;
     } else {
-        found = active_type_at(t->typelist_pos, event);
+        found = active_type_at(t, t->typelist_pos, event);
     }
     t->typelist_pos += found;
     *unavailable = !found;

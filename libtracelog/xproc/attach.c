@@ -72,6 +72,8 @@ int tl_xproc_adopt_if_made(void)
     return e;
 }
 
+int tl_xproc_has_ctl(void) { return atomic_load_explicit(&ctl, memory_order_acquire) != NULL; }
+
 /* Once the control object exists the page never moves again: no lock needed (and none may be
    taken: the slow path publishes from posix_trace_event, maybe in a signal handler). */
 void tl_xproc_word_set(uint64_t bits)

@@ -65,6 +65,9 @@ int tl_xproc_ensure_ctl(void);
  */
 int tl_xproc_adopt_if_made(void);
 
+/* 1 once this process has its control object (a controller can find it). */
+int tl_xproc_has_ctl(void);
+
 /* Changes the event word's low bits (publishing or unpublishing a stream). Serialised with the remap. */
 void tl_xproc_word_set(uint64_t bits);
 void tl_xproc_word_clear(uint64_t bits);

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,6 +26,27 @@ static int shm_path(const char *name, char *out, size_t cap)
     return 0;
 }
 
+/*
+ * ftruncate with SIGXFSZ blocked: a size over RLIMIT_FSIZE (tmpfs counts it)
+ * is EFBIG, never the death of the process; the signal it raised is discarded.
+ */
+static int truncate_to(int fd, uint64_t size)
+{
+    sigset_t xfsz, old;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    sigset_t pending;
+    sigpending(&pending);
+    int was_pending = sigismember(&pending, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    int e = ftruncate(fd, (off_t)size) ? errno : 0;
+    struct timespec zero = {0, 0};
+    if (e == EFBIG && !was_pending)
+        sigtimedwait(&xfsz, NULL, &zero);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return e;
+}
+
 int tl_shmobj_create(const char *name, uint64_t size, uint32_t owner_uid, uint32_t owner_gid, int *fd)
 {
     char path[sizeof SHM_DIR + TL_SHM_NAME_MAX];
@@ -40,7 +63,7 @@ int tl_shmobj_create(const char *name, uint64_t size, uint32_t owner_uid, uint32
     if (!e && (owner_uid != (uint32_t)geteuid() || owner_gid != (uint32_t)getegid()))
         e = fchown(f, owner_uid, owner_gid) ? errno : 0;
     if (!e)
-        e = ftruncate(f, (off_t)size) ? errno : 0;
+        e = truncate_to(f, size);
     if (e) {
         unlink(path);
         close(f);

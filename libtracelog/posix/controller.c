@@ -1,0 +1,96 @@
+/*
+ * The controller's side of a stream made for another process
+ * (posix_trace_create with pid != 0; design note
+ * docs/design/cross-process.md, sections 3.4, 4, 5 and 7): the stream is laid
+ * out in a named buffer the traced process maps at its next trace call, its
+ * names are read from the traced process's named map, and the process is
+ * watched through a pidfd so that the log records how it ended.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "posix/internal.h"
+#include "xproc/remote.h"
+
+struct tl_remote {
+    tl_xproc_remote r;
+    tl_xproc_buffer b;
+    tl_stream *stream; /* laid out in b */
+    tl_names *names;   /* the traced process's map, once it exists */
+    int ended;
+    tl_proc_end end;
+};
+
+int tl_remote_open(pid_t pid, tl_remote **out)
+{
+    tl_remote *rm = calloc(1, sizeof *rm);
+    if (!rm)
+        return ENOMEM;
+    int e = tl_xproc_remote_open(pid, &rm->r);
+    if (e) {
+        free(rm);
+        return e;
+    }
+    /* Made now if the process has none yet (our child before exec): the names it opens go there. */
+    tl_names_attach(rm->r.peer.euid, rm->r.peer.egid, rm->r.peer.token.pid, rm->r.peer.token.start, &rm->names);
+    *out = rm;
+    return 0;
+}
+
+int tl_remote_make_stream(tl_remote *rm, const tl_stream_params *p, tl_stream **s)
+{
+    uint64_t bytes = tl_stream_bytes(p);
+    if (bytes == 0)
+        return EINVAL;
+    int e = tl_xproc_buffer_create(rm->r.peer.euid, rm->r.peer.egid, rm->r.peer.token.pid, bytes, &rm->b);
+    if (e)
+        return e;
+    rm->stream = tl_stream_create_in(rm->b.map, rm->b.size, p);
+    if (!rm->stream)
+        return errno ? errno : ENOMEM;
+    *s = rm->stream;
+    return 0;
+}
+
+int tl_remote_announce(tl_remote *rm, int inherited)
+{
+    return tl_xproc_remote_attach(&rm->r, &rm->b, inherited ? TL_CTL_FLAG_INHERITED : 0);
+}
+
+pid_t tl_remote_pid(const tl_remote *rm) { return (pid_t)rm->r.peer.token.pid; }
+
+int tl_remote_names(tl_remote *rm, tl_names **out)
+{
+    if (!rm->names) {
+        const tl_ctl_peer *p = &rm->r.peer;
+        if (tl_names_attach(p->euid, p->egid, p->token.pid, p->token.start, &rm->names))
+            rm->names = NULL;
+    }
+    *out = rm->names;
+    return rm->names ? 0 : EAGAIN;
+}
+
+int tl_remote_ended(tl_remote *rm, tl_proc_end *end)
+{
+    if (!rm->ended && tl_xproc_remote_ended(&rm->r, 0)) {
+        tl_proc_watch_end(&rm->r.watch, &rm->end);
+        rm->ended = 1;
+    }
+    if (rm->ended && end)
+        *end = rm->end;
+    return rm->ended;
+}
+
+void tl_remote_close(tl_remote *rm)
+{
+    if (!rm)
+        return;
+    if (rm->stream) /* a producer still mapping it records nothing more */
+        atomic_store(&rm->stream->state, TL_DEAD);
+    tl_xproc_remote_close(&rm->r);
+    tl_xproc_buffer_destroy(&rm->b);
+    tl_names_detach(rm->names);
+    free(rm);
+}
