@@ -75,7 +75,7 @@ int tl_remote_names(tl_remote *rm, tl_names **out)
 int tl_remote_ended(tl_remote *rm, tl_proc_end *end)
 {
     if (!rm->ended && tl_xproc_remote_ended(&rm->r, 0)) {
-        tl_proc_watch_end(&rm->r.watch, &rm->end);
+        tl_xproc_remote_end(&rm->r, &rm->end);
         rm->ended = 1;
     }
     if (rm->ended && end)

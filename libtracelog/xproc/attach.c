@@ -37,6 +37,19 @@ static local_stream locals[TL_XPROC_LOCAL];
 
 void tl_xproc_set_ops(const tl_xproc_ops *o) { ops = *o; }
 
+/*
+ * exit(status) leaves the status in the control object: a controller that
+ * finds us reaped already (the application's own waitpid was first) still
+ * learns how we ended.
+ */
+static void record_exit(int status, void *arg)
+{
+    (void)arg;
+    tl_ctl *c = atomic_load(&ctl);
+    if (c)
+        atomic_store(&c->exited, TL_CTL_EXITED | ((uint32_t)status & 0xff));
+}
+
 int tl_xproc_ensure_ctl(void)
 {
     if (atomic_load_explicit(&ctl, memory_order_acquire))
@@ -46,8 +59,12 @@ int tl_xproc_ensure_ctl(void)
     if (!e && !atomic_load(&ctl)) {
         tl_ctl *c;
         e = tl_ctl_create(tl_xproc_event_page.bytes, atomic_load(&tl_xproc_event_page.word), &c);
-        if (!e)
+        if (!e) {
             atomic_store_explicit(&ctl, c, memory_order_release);
+            static int exit_hooked; /* once per process image (a forked child keeps its parent's) */
+            if (!exit_hooked)
+                exit_hooked = on_exit(record_exit, NULL) == 0;
+        }
         ctl_error = e;
         /* Processes killed or ended by _exit leave their objects: each new one clears a few. */
         if (!e)

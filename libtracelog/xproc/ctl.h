@@ -30,6 +30,7 @@
 #define TL_CTL_VERSION 1u
 #define TL_CTL_PENDING (1ull << 63) /* in the event word: look at the slots */
 #define TL_CTL_MAX_STREAM (1ull << 41) /* largest stream buffer an announcement may name */
+#define TL_CTL_EXITED 0x100u /* in `exited`: the process called exit(status & 0xff) */
 
 enum tl_ctl_op { TL_CTL_ATTACH = 1, TL_CTL_DETACH = 2 };
 #define TL_CTL_FLAG_INHERITED 1u
@@ -55,7 +56,8 @@ typedef struct tl_ctl {
     uint32_t size, pid;
     uint64_t start;         /* the creator's start time (its token with pid) */
     uint8_t boot_id[16];
-    uint32_t euid, reserved0;
+    uint32_t euid;
+    _Atomic uint32_t exited; /* TL_CTL_EXITED | status, stored by the process in exit() (0: not yet) */
     char pad1[128 - 112];
     tl_ctl_slot slots[TL_CTL_SLOTS];
 } tl_ctl;

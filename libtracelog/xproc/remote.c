@@ -87,6 +87,16 @@ int tl_xproc_remote_ended(tl_xproc_remote *r, int timeout_ms)
     return tl_proc_watch_ended(&r->watch, timeout_ms);
 }
 
+void tl_xproc_remote_end(tl_xproc_remote *r, tl_proc_end *end)
+{
+    tl_proc_watch_end(&r->watch, end);
+    if (end->how != TL_END_UNKNOWN)
+        return;
+    uint32_t exited = atomic_load(&r->peer.ctl->exited); /* a number to report, nothing more */
+    if (exited & TL_CTL_EXITED)
+        *end = (tl_proc_end){TL_END_EXITED, (int32_t)(exited & 0xff)};
+}
+
 void tl_xproc_remote_close(tl_xproc_remote *r)
 {
     int ended = tl_proc_watch_ended(&r->watch, 0);

@@ -54,6 +54,14 @@ int tl_xproc_remote_wait(tl_xproc_remote *r, uint64_t timeout_ns, int *result);
 /* 1 once the traced process has ended (waits up to timeout_ms; 0: not at all). */
 int tl_xproc_remote_ended(tl_xproc_remote *r, int timeout_ms);
 /*
+ * How the traced process ended (once tl_xproc_remote_ended said it did):
+ * from the kernel while it is not reaped (a child of ours: waitid with
+ * WNOWAIT; another process: while a zombie), else the exit status the
+ * process left in its control object when it called exit(); else unknown
+ * (it was reaped already and ended without exit(): _exit or a signal).
+ */
+void tl_xproc_remote_end(tl_xproc_remote *r, tl_proc_end *end);
+/*
  * Tells the traced process to stop recording into our buffer (if it still
  * runs), gives the slot back, removes a dead process's object, closes.
  */
