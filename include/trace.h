@@ -66,10 +66,34 @@
  *      (docs/design/cross-process.md: the rendezvous costs an untraced
  *      process one failed open() at load; an instrumented one makes a
  *      4 KiB control object /dev/shm/tracelog.<euid>.<pid> at its first
- *      posix_trace_eventid_open). The controller's side of
- *      posix_trace_create with pid != 0 is not there yet: it is refused with
- *      EPERM (ESRCH if the process does not exist). Inheritance follows
- *      fork() only.
+ *      posix_trace_eventid_open, and its event-name map becomes
+ *      /dev/shm/tracelog.<euid>.<pid>.names). posix_trace_create and
+ *      posix_trace_create_withlog with the pid of another process trace
+ *      that process: the stream is a shared buffer the controller makes
+ *      and the traced process maps at its next trace call; every control
+ *      call works from the controller, and names the traced process opens
+ *      have the same ids on both sides. Errors: ESRCH if no such process
+ *      runs (or it is a zombie); EPERM unless the caller has CAP_SYS_PTRACE
+ *      or its effective uid and gid equal the target's real, effective and
+ *      saved uids and gids (the credential part of the kernel's ptrace
+ *      check: stricter than kill(pid, 0), which lets a user signal a setuid
+ *      program it started); ENOTSUP, at once, if the process runs no
+ *      libtracelog or has not called posix_trace_eventid_open yet (except
+ *      a child of the caller: the controller prepares its control object,
+ *      so a controller may fork, exec and trace at once); ENOSYS on a
+ *      kernel without pidfd_open (before 5.3). With a log, the controller
+ *      writes it: when the traced process ends, the controller drains what
+ *      it recorded and writes one event "tracelog_process_end" (id 9; data
+ *      int32 how: 1 exited, 2 killed by a signal, 3 killed with a core
+ *      dump, 0 unknown; int32 code: the exit status or the signal), and the
+ *      stream is SUSPENDED until shut down. With the FLUSH policy the
+ *      controller's flusher does this within a few ms; with the others, at
+ *      the next posix_trace_flush or at shutdown. If the controller dies,
+ *      the traced process goes on (its events are dropped and counted) and
+ *      a later controller can trace it again. A child of the traced
+ *      process sharing its name map through an inherited stream is not
+ *      seen with its names by a controller of its own. Inheritance
+ *      follows fork() only.
  *  P24 Events are read back in timestamp order; timestamps come from
  *      CLOCK_MONOTONIC plus the CLOCK_REALTIME offset measured when the
  *      stream was created, so they never go backwards within a stream and
@@ -93,6 +117,7 @@
 #ifndef TRACELOG_TRACE_H
 #define TRACELOG_TRACE_H
 
+#include <spawn.h> /* before the posix_spawn macros below */
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
@@ -320,6 +345,34 @@ __TRACELOG_API int tracelog_exec_returned(int result);
 #ifdef _GNU_SOURCE
 #define execvpe(...) __TRACELOG_EXEC(execvpe(__VA_ARGS__))
 #endif
+#endif
+
+/*
+ * posix_spawn and posix_spawnp: "after a fork() or spawn() operation, if
+ * the parent is being traced, its child shall be concurrently traced using
+ * the same trace stream" (POSIX_TRACE_INHERITED). Calls made from code that
+ * includes this header go through these functions: while the process has a
+ * stream created with POSIX_TRACE_INHERITED, the child gets the variables
+ * TRACELOG_STREAM (the stream's shared buffer) and TRACELOG_NAMES (the
+ * parent's event-name map) in a copy of envp, and the library, at load in
+ * the child (a program linked with libtracelog), records into that stream
+ * with the parent's ids from its first event. Without such a stream they
+ * are posix_spawn and posix_spawnp. Same arguments, results and errors
+ * (ENOMEM if the environment cannot be copied). Thread-safe; define
+ * TRACELOG_NO_SPAWN_HOOK before including <trace.h> to call the standard
+ * functions directly.
+ */
+__TRACELOG_API int tracelog_posix_spawn(pid_t *__restrict pid, const char *__restrict path,
+                                        const posix_spawn_file_actions_t *file_actions,
+                                        const posix_spawnattr_t *__restrict attrp, char *const argv[],
+                                        char *const envp[]);
+__TRACELOG_API int tracelog_posix_spawnp(pid_t *__restrict pid, const char *__restrict file,
+                                         const posix_spawn_file_actions_t *file_actions,
+                                         const posix_spawnattr_t *__restrict attrp, char *const argv[],
+                                         char *const envp[]);
+#ifndef TRACELOG_NO_SPAWN_HOOK
+#define posix_spawn(...) tracelog_posix_spawn(__VA_ARGS__)
+#define posix_spawnp(...) tracelog_posix_spawnp(__VA_ARGS__)
 #endif
 
 #ifdef __cplusplus

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -78,6 +79,28 @@ static int check_log_fd(int fd, int log_policy)
     return 0;
 }
 
+/*
+ * An inherited stream of our own: in a named buffer, so that a child made
+ * by posix_spawn can open it (spawn.c); our names move to a named map for
+ * the same reason. Forked children share the mapping as before.
+ */
+static int make_named_stream(tl_trace *t, const tl_stream_params *p)
+{
+    uint64_t bytes = tl_stream_bytes(p);
+    if (bytes == 0)
+        return EINVAL;
+    int e = tl_xproc_buffer_create((uint32_t)geteuid(), (uint32_t)getegid(), (uint32_t)getpid(), bytes,
+                                   &t->active.named);
+    if (e)
+        return e;
+    t->active.stream = tl_stream_create_in(t->active.named.map, t->active.named.size, p);
+    if (!t->active.stream)
+        return EINVAL;
+    if (tl_xproc_ensure_ctl() == 0)
+        tl_posix_names_share();
+    return 0;
+}
+
 /* The stream, and what reads it: the log, or the consumer of the getnext functions. */
 static int make_stream(tl_trace *t, int with_log, int fd)
 {
@@ -88,6 +111,10 @@ static int make_stream(tl_trace *t, int with_log, int fd)
                           .markers = posix_markers};
     if (t->active.remote) {
         int e = tl_remote_make_stream(t->active.remote, &p, &t->active.stream);
+        if (e)
+            return e;
+    } else if (t->attr.__inheritance == POSIX_TRACE_INHERITED) {
+        int e = make_named_stream(t, &p);
         if (e)
             return e;
     } else {
@@ -106,10 +133,17 @@ static void free_trace(tl_trace *t)
 {
     if (t->active.stream && !t->active.log)
         tl_consumer_free(&t->active.consumer);
-    if (t->active.remote)
+    if (t->active.remote) {
         tl_remote_close(t->active.remote); /* the stream lives in its buffer */
-    else
+    } else if (t->active.named.name[0]) {
+        if (t->active.stream)
+            tl_stream_destroy(t->active.stream); /* our mapping's pages released, the range kept */
+        else
+            munmap(t->active.named.map, t->active.named.size);
+        tl_shmobj_unlink(t->active.named.name);
+    } else {
         tl_stream_destroy(t->active.stream);
+    }
     pthread_mutex_destroy(&t->read_lock);
     free(t);
 }

@@ -15,6 +15,7 @@
 
 #include "stream/stream.h"
 #include "xproc/attach.h"
+#include "xproc/remote.h"
 #include "xproc/watch.h"
 #include "tracelog/posix.h"
 #include "tracelog/reader.h"
@@ -61,6 +62,7 @@ typedef struct tl_trace {
         _Atomic uint64_t overruns_reported;
         tl_log *log;           /* with log: it drains the stream with a consumer of its own */
         tl_remote *remote;     /* pid != 0: the stream is in a buffer another process records into */
+        tl_xproc_buffer named; /* pid 0, INHERITED: the stream's buffer has a name that spawned children open */
     } active;
 
     struct {
@@ -87,6 +89,8 @@ int tl_posix_publish_remote(tl_stream *s);
 void tl_posix_registry_init(void);
 /* posix_trace_event's slow path when a controller announced something (remote.c). */
 void tl_posix_remote_poll(void);
+/* A running inherited stream of this process with a named buffer: 1 with its name and id (spawn.c). */
+int tl_posix_inherited_buffer(char name[TL_SHM_NAME_MAX], uint64_t *id);
 /* Handles of this process's traces of the given kinds (at most max). */
 size_t tl_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds);
 pid_t tl_posix_pid(void);
@@ -113,6 +117,10 @@ uint32_t tl_posix_name_count(void);
  */
 int tl_posix_names_share(void);
 /* Another process's named map (made if it has none): 0, ENOENT, ENOTSUP, ESTALE (a dead process's), EAGAIN. */
+/* "TRACELOG_NAMES=<pid>.<start>": where a spawned child finds this process's named map; 0 or an errno. */
+int tl_posix_names_env(char *out, size_t cap);
+/* At load in a spawned child: uses the map TRACELOG_NAMES names (never moved, never removed by us). */
+int tl_posix_names_join_env(void);
 int tl_names_attach(uint32_t euid, uint32_t egid, uint32_t pid, uint64_t start, tl_names **out);
 void tl_names_detach(tl_names *m);
 /* The functions above on map m, or on the process's own map when m is NULL. */

@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -37,6 +38,7 @@
 #include "xproc/proc.h"
 #include "xproc/shmobj.h"
 
+#define TL_NAMES_ENV "TRACELOG_NAMES"
 #define USER_NAMES (TRACE_USER_EVENT_MAX - 1) /* the unnamed user event takes one slot */
 #define NAMES_MAGIC 0x4d4e4c54u               /* "TLNM" */
 #define NAMES_VERSION 1u
@@ -480,6 +482,48 @@ __attribute__((destructor)) static void unlink_named_map(void)
     tl_proc_token self;
     if (tl_proc_token_of(getpid(), &self) == 0 && self.start == m->start)
         tl_shmobj_unlink(name);
+}
+
+int tl_posix_names_env(char *out, size_t cap)
+{
+    name_map *m = atomic_load(&map);
+    if (!m || !atomic_load(&map_named))
+        return ENOENT;
+    int n = snprintf(out, cap, "%s=%u.%llu", TL_NAMES_ENV, m->pid, (unsigned long long)m->start);
+    return n > 0 && (size_t)n < cap ? 0 : ENAMETOOLONG;
+}
+
+int tl_posix_names_join_env(void)
+{
+    const char *v = getenv(TL_NAMES_ENV);
+    if (!v)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long pid = strtoull(v, &end, 10);
+    if (errno || *end != '.' || pid == 0 || pid > UINT32_MAX)
+        return EINVAL;
+    const char *start_text = end + 1;
+    unsigned long long start = strtoull(start_text, &end, 10);
+    if (errno || *end || end == start_text)
+        return EINVAL;
+    tl_proc_token t = {(uint32_t)pid, start};
+    name_map *m;
+    int e = open_named((uint32_t)geteuid(), &t, &m);
+    if (e)
+        return e;
+    pthread_mutex_lock(&create_lock);
+    tl_posix_process_init();
+    name_map *old = atomic_load(&map);
+    if (old) { /* names opened by a constructor before ours: they keep their ids in the old map */
+        pthread_mutex_unlock(&create_lock);
+        munmap(m, sizeof *m);
+        return EBUSY;
+    }
+    atomic_store(&map, m);
+    map_inherited = 1;
+    pthread_mutex_unlock(&create_lock);
+    return 0;
 }
 
 int tl_names_attach(uint32_t euid, uint32_t egid, uint32_t pid, uint64_t start, tl_names **out)

@@ -6,6 +6,7 @@
  * to leave before freeing anything.
  */
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "posix/internal.h"
@@ -79,6 +80,23 @@ void tl_posix_registry_after_fork_child(void)
             tl_posix_publish(i, NULL);
     }
     pthread_mutex_unlock(&reg_lock);
+}
+
+int tl_posix_inherited_buffer(char name[TL_SHM_NAME_MAX], uint64_t *id)
+{
+    int found = 0;
+    pthread_mutex_lock(&reg_lock);
+    for (int i = 0; i < TRACE_SYS_MAX && !found; i++) {
+        tl_trace *t = slots[i].t;
+        found = t && !t->dying && t->owner == current_pid && t->active.named.name[0] &&
+                atomic_load(&tl_posix_active[i]) != NULL;
+        if (found) {
+            memcpy(name, t->active.named.name, TL_SHM_NAME_MAX);
+            *id = t->active.named.id;
+        }
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return found;
 }
 
 size_t tl_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds)
