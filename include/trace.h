@@ -93,7 +93,9 @@
  *      a later controller can trace it again. A child of the traced
  *      process sharing its name map through an inherited stream is not
  *      seen with its names by a controller of its own. Inheritance
- *      follows fork() only.
+ *      follows fork() and posix_spawn()/posix_spawnp() (see below; a
+ *      process started by an exec function after fork() inherits only
+ *      through a controller tracing it).
  *  P24 Events are read back in timestamp order; timestamps come from
  *      CLOCK_MONOTONIC plus the CLOCK_REALTIME offset measured when the
  *      stream was created, so they never go backwards within a stream and
