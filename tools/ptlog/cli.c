@@ -187,6 +187,28 @@ static const command_help helps[] = {
      "types are unified by name; the attributes are those of the first input.\n\n"
      "Options:\n"
      "  -o, --output OUT output file (- for standard output)\n"},
+    {"record", "ptlog record [OPTIONS] -o FILE -- PROGRAM [ARGS...]",
+     "Run PROGRAM (linked with libtracelog) traced from its first event into the log\n"
+     "FILE, written by ptlog: a crash of PROGRAM loses nothing it recorded, and the\n"
+     "log ends with a tracelog_process_end event saying how it ended. Counts of\n"
+     "events, written and lost are shown live on a terminal. SIGINT and SIGTERM are\n"
+     "passed to PROGRAM; the log is finished when it ends. Exit status: PROGRAM's\n"
+     "(128 + the signal if it was killed), or ptlog's own codes below.\n\n"
+     "Options:\n"
+     "  -o, --output FILE       the log (created or truncated)\n"
+     "  --stream-policy P       flush (default), loop or until-full\n"
+     "  --log-policy P          append (default), loop or until-full\n"
+     "  --stream-size N         bytes of the stream buffer (k, M, G suffixes)\n"
+     "  --log-size N            largest log for loop and until-full (k, M, G)\n"
+     "  --event NAME            record only these event types (repeatable)\n"
+     "  --exclude NAME          do not record this event type (repeatable)\n"
+     "  -q, --quiet             no counts, no summary\n"
+     "Exit status 3: the process cannot be traced (no such process, another user's,\n"
+     "or not linked with libtracelog).\n"},
+    {"attach", "ptlog attach [OPTIONS] PID -o FILE",
+     "Trace the running process PID (linked with libtracelog, having opened an event\n"
+     "type) into the log FILE until it ends or ptlog gets SIGINT or SIGTERM. The\n"
+     "options of record apply (the stream policy is flush).\n"},
     {"help", "ptlog help [COMMAND]", "Show the help of ptlog or of COMMAND.\n"},
 };
 
@@ -210,6 +232,8 @@ static void main_help(FILE *f)
             "  convert   convert to and from JSON, JSON Lines, Chrome trace, .ptl\n"
             "  filter    write a new log with selected events\n"
             "  merge     merge several logs in timestamp order\n"
+            "  record    run a program traced, writing its log\n"
+            "  attach    trace a running process, writing its log\n"
             "  help      show the help of a command\n\n"
             "Options:\n"
             "  -h, --help     show this help\n"
@@ -605,6 +629,13 @@ int main(int argc, char **argv)
     };
     if (strcmp(cmd, "help") == 0)
         return finish_stdout(run_help(argc - 1, argv + 1));
+    if (strcmp(cmd, "record") == 0 || strcmp(cmd, "attach") == 0) {
+        if (argc > 2 && (strcmp(argv[2], "-h") == 0 || strcmp(argv[2], "--help") == 0)) {
+            command_help_print(find_help(cmd));
+            return finish_stdout(0);
+        }
+        return cmd[0] == 'r' ? ptlog_cmd_record(argc - 1, argv + 1) : ptlog_cmd_attach(argc - 1, argv + 1);
+    }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
         if (strcmp(cmd, commands[i].name) != 0)
             continue;

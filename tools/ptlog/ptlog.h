@@ -350,6 +350,9 @@ int ptlog_cmd_convert(const char *in_path, ptlog_format from, ptlog_format to, c
                       ptlog_select *sel);
 /* merge.c */
 int ptlog_cmd_merge(char **paths, size_t n, const char *out_path);
+/* record.c: ptlog as a trace controller. argv[0] is the command's name. */
+int ptlog_cmd_record(int argc, char **argv);
+int ptlog_cmd_attach(int argc, char **argv);
 
 /* json_out.c: JSON document (lines = 0) or JSON Lines (lines = 1) of all events of src. */
 int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *sel);

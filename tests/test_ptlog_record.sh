@@ -1,0 +1,73 @@
+#!/bin/bash
+# ptlog record and ptlog attach (issue 12 item 5): ptlog as the trace
+# controller of another program, writing its log.
+# - record -- samples/record: the same user events as the program's own
+#   in-process log (names, pids, threads, payloads), and the log ends with
+#   tracelog_process_end; the program's exit status is ptlog's.
+# - attach PID of a running instrumented program until it ends.
+# - errors: a program that cannot be traced, a pid without libtracelog
+#   (exit 3, no output file left), usage errors (exit 2).
+. "$(dirname "$0")/ptlog/lib.sh"
+SAMPLES=${TL_BUILD_DIR:?set TL_BUILD_DIR}/samples
+
+# The user events of a log: pid, thread, name, payload (no time, no system events).
+user_events() {
+    "$PTLOG" dump "$1" | awk '$4 !~ /^(posix_trace_|tracelog_)/ { $1 = ""; print }' | sort
+}
+
+expect_rc 0 "record samples/record" "$PTLOG" record -q -o rec.ptl -- "$SAMPLES/record" own.ptl 60
+user_events rec.ptl >got
+user_events own.ptl >want
+[ "$(wc -l <want)" -gt 100 ] && ok || bad "the in-process log has too few events: $(wc -l <want)"
+expect_same "record: the same events as the in-process path" want got
+"$PTLOG" dump rec.ptl | tail -1 | grep -q 'tracelog_process_end { how = EXITED, code = 0 }' && ok ||
+    bad "record: the log does not end with the program's end: $("$PTLOG" dump rec.ptl | tail -1)"
+expect_rc 0 "the recorded log verifies" "$PTLOG" verify -q rec.ptl
+
+# Filters: --event keeps one type, --exclude drops one.
+expect_rc 0 "record --event" "$PTLOG" record -q --event note -o only.ptl -- "$SAMPLES/record" own2.ptl 30
+n=$("$PTLOG" dump only.ptl | awk '$4 ~ /^request/' | wc -l)
+[ "$n" = 0 ] && ok || bad "--event note: $n request events recorded"
+expect_rc 0 "record --exclude" "$PTLOG" record -q --exclude note --stream-policy loop --stream-size 4M \
+    -o ex.ptl -- "$SAMPLES/record" own3.ptl 30
+n=$("$PTLOG" dump ex.ptl | awk '$4 == "note"' | wc -l)
+[ "$n" = 0 ] && ok || bad "--exclude note: $n note events recorded"
+
+# The program's exit status (a program without libtracelog records nothing, and runs normally).
+expect_rc 3 "record passes the exit status on" "$PTLOG" record -q -o sh.ptl -- sh -c 'exit 3'
+"$PTLOG" dump sh.ptl | grep -q 'tracelog_process_end { how = EXITED, code = 3 }' && ok || bad "sh -c 'exit 3': end not recorded"
+expect_rc 127 "record of a missing program" "$PTLOG" record -q -o none.ptl -- ./no-such-program
+
+# attach: a running instrumented program, until it ends (killed here once events arrive).
+"$SAMPLES/record" big.ptl 3000000 >/dev/null &
+pid=$!
+for _ in $(seq 200); do [ -e "/dev/shm/tracelog.$(id -u).$pid" ] && break; sleep 0.05; done
+"$PTLOG" attach -q "$pid" -o att.ptl &
+apid=$!
+n=0
+for _ in $(seq 200); do
+    n=$("$PTLOG" dump att.ptl 2>/dev/null | awk '$4 == "request:begin"' | wc -l)
+    [ "$n" -gt 0 ] && break
+    sleep 0.05
+done
+[ "$n" -gt 0 ] && ok || bad "attach: no request events recorded"
+kill -TERM "$pid"
+wait "$apid" && ok || bad "attach: exit status $? once the program ended"
+wait "$pid"
+"$PTLOG" dump att.ptl | tail -1 | grep -q 'tracelog_process_end' && ok || bad "attach: the end is not recorded"
+expect_rc 0 "the attached log verifies" "$PTLOG" verify -q att.ptl
+
+# Errors.
+sleep 5 &
+spid=$!
+expect_rc 3 "attach to a process without libtracelog" "$PTLOG" attach -q "$spid" -o no.ptl
+expect_err 'cannot trace process [0-9]+: it does not run libtracelog' "attach without libtracelog: message"
+[ ! -e no.ptl ] && ok || bad "attach: a failed attach left its output file"
+kill "$spid"
+expect_rc 2 "record without -o" "$PTLOG" record -- true
+expect_rc 2 "record without a program" "$PTLOG" record -o x.ptl
+expect_rc 2 "attach with a bad pid" "$PTLOG" attach -o x.ptl 12x
+expect_rc 2 "a bad policy" "$PTLOG" record --log-policy sometimes -o x.ptl -- true
+expect_rc 2 "a bad size" "$PTLOG" record --stream-size -4 -o x.ptl -- true
+
+finish

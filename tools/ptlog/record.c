@@ -1,0 +1,369 @@
+/*
+ * ptlog record and ptlog attach: ptlog as a trace controller
+ * (posix_trace_create_withlog with another process's pid; design note
+ * docs/design/cross-process.md). The traced program only needs to be
+ * linked with libtracelog: ptlog writes the log, so a crash of the program
+ * loses nothing it recorded, and the log ends with how it ended.
+ *
+ *   ptlog record [OPTIONS] -o FILE -- PROGRAM [ARGS...]
+ *   ptlog attach [OPTIONS] PID -o FILE
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <trace.h>
+#include <unistd.h>
+
+#include "ptlog.h"
+
+#define MAX_NAMES 64
+
+typedef struct rec_opts {
+    const char *output;
+    int stream_policy, log_policy;
+    size_t stream_size, log_size;
+    const char *events[MAX_NAMES], *excludes[MAX_NAMES];
+    size_t nevents, nexcludes;
+    int quiet;
+} rec_opts;
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig) { stop_signal = sig; }
+
+static int policy_of(const char *cmd, const char *what, const char *s, int allow_flush, int *out)
+{
+    if (strcmp(s, "loop") == 0)
+        *out = POSIX_TRACE_LOOP;
+    else if (strcmp(s, "until-full") == 0)
+        *out = POSIX_TRACE_UNTIL_FULL;
+    else if (allow_flush && strcmp(s, "flush") == 0)
+        *out = POSIX_TRACE_FLUSH;
+    else if (!allow_flush && strcmp(s, "append") == 0)
+        *out = POSIX_TRACE_APPEND;
+    else {
+        ptlog_msg(cmd, "%s: unknown policy '%s' (%s)", what, s, allow_flush ? "loop, until-full, flush" : "loop, until-full, append");
+        return PTLOG_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* "64M", "4096", "1G": bytes, or a usage error. */
+static int size_of(const char *cmd, const char *what, const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = 0;
+    if (*end == 'k' || *end == 'K')
+        shift = 10;
+    else if (*end == 'M')
+        shift = 20;
+    else if (*end == 'G')
+        shift = 30;
+    if (shift)
+        end++;
+    if (errno || end == s || *end || s[0] == '-' || v == 0 || v > (SIZE_MAX >> shift)) {
+        ptlog_msg(cmd, "%s: not a size: '%s' (bytes, or with k, M, G)", what, s);
+        return PTLOG_EXIT_USAGE;
+    }
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+enum { OPT_STREAM_POLICY = 256, OPT_LOG_POLICY, OPT_STREAM_SIZE, OPT_LOG_SIZE, OPT_EVENT, OPT_EXCLUDE };
+
+/* Options up to the first operand (record: the program; attach: the pid). Returns 0, or an exit code; *first gets the first operand's index. */
+static int parse(const char *cmd, int argc, char **argv, rec_opts *o, int *first)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"stream-policy", required_argument, NULL, OPT_STREAM_POLICY},
+        {"log-policy", required_argument, NULL, OPT_LOG_POLICY},
+        {"stream-size", required_argument, NULL, OPT_STREAM_SIZE},
+        {"log-size", required_argument, NULL, OPT_LOG_SIZE},
+        {"event", required_argument, NULL, OPT_EVENT},
+        {"exclude", required_argument, NULL, OPT_EXCLUDE},
+        {"quiet", no_argument, NULL, 'q'},
+        {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    o->stream_policy = POSIX_TRACE_FLUSH;
+    o->log_policy = POSIX_TRACE_APPEND;
+    optind = 1;
+    opterr = 0;
+    int c, rc = 0;
+    /* record: options end at PROGRAM (its own options follow); attach: anywhere around PID. */
+    const char *shortopts = strcmp(cmd, "record") == 0 ? "+o:q" : "o:q";
+    while (!rc && (c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': o->output = optarg; break;
+        case 'q': o->quiet = 1; break;
+        case OPT_STREAM_POLICY: rc = policy_of(cmd, "--stream-policy", optarg, 1, &o->stream_policy); break;
+        case OPT_LOG_POLICY: rc = policy_of(cmd, "--log-policy", optarg, 0, &o->log_policy); break;
+        case OPT_STREAM_SIZE: rc = size_of(cmd, "--stream-size", optarg, &o->stream_size); break;
+        case OPT_LOG_SIZE: rc = size_of(cmd, "--log-size", optarg, &o->log_size); break;
+        case OPT_EVENT:
+        case OPT_EXCLUDE: {
+            const char **list = c == OPT_EVENT ? o->events : o->excludes;
+            size_t *n = c == OPT_EVENT ? &o->nevents : &o->nexcludes;
+            if (*n == MAX_NAMES) {
+                ptlog_msg(cmd, "at most %d --event and %d --exclude options", MAX_NAMES, MAX_NAMES);
+                rc = PTLOG_EXIT_USAGE;
+            } else {
+                list[(*n)++] = optarg;
+            }
+            break;
+        }
+        default:
+            ptlog_msg(cmd, "unknown or incomplete option '%s' (see 'ptlog help %s')", argv[optind - 1], cmd);
+            rc = PTLOG_EXIT_USAGE;
+        }
+    }
+    if (!rc && !o->output) {
+        ptlog_msg(cmd, "missing -o FILE (see 'ptlog help %s')", cmd);
+        rc = PTLOG_EXIT_USAGE;
+    }
+    *first = optind;
+    return rc;
+}
+
+/* The filter: with --event, every user event type but those; --exclude takes types out. */
+static int set_filter(const char *cmd, trace_id_t trid, const rec_opts *o)
+{
+    if (!o->nevents && !o->nexcludes)
+        return 0;
+    trace_event_set_t set;
+    posix_trace_eventset_empty(&set);
+    if (o->nevents)
+        posix_trace_eventset_fill(&set, POSIX_TRACE_ALL_EVENTS);
+    for (size_t i = 0; i < o->nevents + o->nexcludes; i++) {
+        int keep = i < o->nevents;
+        const char *name = keep ? o->events[i] : o->excludes[i - o->nevents];
+        trace_event_id_t id;
+        int e = posix_trace_trid_eventid_open(trid, name, &id);
+        if (e) {
+            ptlog_msg(cmd, "event type '%s': %s", name, strerror(e));
+            return PTLOG_EXIT_USAGE;
+        }
+        (keep ? posix_trace_eventset_del : posix_trace_eventset_add)(id, &set);
+    }
+    int e = posix_trace_set_filter(trid, &set, POSIX_TRACE_SET_EVENTSET);
+    if (e)
+        ptlog_msg(cmd, "cannot set the filter: %s", strerror(e));
+    return e ? PTLOG_EXIT_INTERNAL : 0;
+}
+
+/* Creates the stream with log for pid and starts it. 0 or an exit code. */
+static int start_tracing(const char *cmd, pid_t pid, const rec_opts *o, int fd, trace_id_t *trid)
+{
+    trace_attr_t attr;
+    posix_trace_attr_init(&attr);
+    posix_trace_attr_setname(&attr, cmd);
+    posix_trace_attr_setstreamfullpolicy(&attr, o->stream_policy);
+    posix_trace_attr_setlogfullpolicy(&attr, o->log_policy);
+    if (o->stream_size)
+        posix_trace_attr_setstreamsize(&attr, o->stream_size);
+    if (o->log_size)
+        posix_trace_attr_setlogsize(&attr, o->log_size);
+    int e = posix_trace_create_withlog(pid, &attr, fd, trid);
+    if (e) {
+        const char *why = e == ESRCH    ? "no such process"
+                          : e == EPERM  ? "not permitted (another user's process?)"
+                          : e == ENOTSUP ? "it does not run libtracelog (or has made no trace call yet)"
+                                         : strerror(e);
+        ptlog_msg(cmd, "cannot trace process %d: %s", (int)pid, why);
+        return PTLOG_EXIT_INPUT;
+    }
+    int rc = set_filter(cmd, *trid, o);
+    if (!rc && (e = posix_trace_start(*trid)) != 0) {
+        ptlog_msg(cmd, "cannot start: %s", strerror(e));
+        rc = PTLOG_EXIT_INTERNAL;
+    }
+    if (rc)
+        posix_trace_shutdown(*trid);
+    return rc;
+}
+
+static void show_counts(trace_id_t trid, int live)
+{
+    tracelog_trace_stats st;
+    if (tracelog_trace_get_stats(trid, &st) != 0)
+        return;
+    fprintf(stderr, "%sevents %llu, written %llu, lost %llu%s", live ? "\r" : "",
+            (unsigned long long)st.events_delivered, (unsigned long long)st.log_events_written,
+            (unsigned long long)(st.events_lost + st.log_events_lost), live ? "   " : "\n");
+}
+
+/* Until the traced process ends (ended() says so) or ptlog gets SIGINT/SIGTERM: live counts on a terminal. */
+static void wait_loop(trace_id_t trid, int quiet, int (*ended)(pid_t), pid_t pid)
+{
+    int live = !quiet && isatty(STDERR_FILENO);
+    struct timespec tick = {0, 20000000};
+    unsigned n = 0;
+    while (!stop_signal && !ended(pid)) {
+        nanosleep(&tick, NULL);
+        if (live && ++n % 25 == 0)
+            show_counts(trid, 1);
+    }
+    if (live)
+        fputc('\n', stderr);
+}
+
+static int finish(const char *cmd, trace_id_t trid, int fd, const rec_opts *o)
+{
+    tracelog_trace_stats st;
+    int have = tracelog_trace_get_stats(trid, &st) == 0;
+    int e = posix_trace_shutdown(trid);
+    if (close(fd) != 0 && !e)
+        e = errno;
+    if (e) {
+        ptlog_msg(cmd, "%s: %s", o->output, strerror(e));
+        return PTLOG_EXIT_OUTPUT;
+    }
+    if (!o->quiet && have)
+        fprintf(stderr, "ptlog %s: %s written\n", cmd, o->output);
+    return 0;
+}
+
+static int open_output(const char *cmd, const rec_opts *o, int *fd)
+{
+    *fd = open(o->output, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (*fd < 0) {
+        ptlog_msg(cmd, "cannot create %s: %s", o->output, strerror(errno));
+        return PTLOG_EXIT_OUTPUT;
+    }
+    return 0;
+}
+
+static void catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Our child ended (not reaped: the log learns how it ended from the kernel). */
+static int child_ended(pid_t pid)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT | WNOHANG) == 0 && si.si_pid == pid;
+}
+
+int ptlog_cmd_record(int argc, char **argv)
+{
+    rec_opts o;
+    int first;
+    int rc = parse("record", argc, argv, &o, &first);
+    if (rc)
+        return rc;
+    if (first >= argc) {
+        ptlog_msg("record", "missing PROGRAM (see 'ptlog help record')");
+        return PTLOG_EXIT_USAGE;
+    }
+    int fd, go[2];
+    if ((rc = open_output("record", &o, &fd)))
+        return rc;
+    if (pipe2(go, O_CLOEXEC) != 0)
+        return ptlog_nomem();
+    pid_t pid = fork();
+    if (pid < 0) {
+        ptlog_msg("record", "fork: %s", strerror(errno));
+        return PTLOG_EXIT_INTERNAL;
+    }
+    if (pid == 0) { /* the program, once the stream exists: traced from its first event */
+        char c;
+        close(go[1]);
+        if (read(go[0], &c, 1) != 1)
+            _exit(127);
+        execvp(argv[first], argv + first);
+        fprintf(stderr, "ptlog record: %s: %s\n", argv[first], strerror(errno));
+        _exit(127);
+    }
+    close(go[0]);
+    catch_stop_signals();
+    trace_id_t trid;
+    rc = start_tracing("record", pid, &o, fd, &trid);
+    if (rc) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        close(fd);
+        unlink(o.output);
+        return rc;
+    }
+    if (write(go[1], "g", 1) != 1)
+        kill(pid, SIGKILL);
+    close(go[1]);
+    wait_loop(trid, o.quiet, child_ended, pid);
+    if (stop_signal) /* Ctrl-C or a TERM for ptlog: the program gets it too, and we wait for it */
+        kill(pid, stop_signal);
+    while (!child_ended(pid)) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    rc = finish("record", trid, fd, &o);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (rc)
+        return rc;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int process_gone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
+
+static trace_id_t attached;
+
+/* The process ended: the controller's flusher has logged it and suspended the stream. */
+static int attach_ended(pid_t pid)
+{
+    struct posix_trace_status_info si;
+    if (process_gone(pid))
+        return 1;
+    return posix_trace_get_status(attached, &si) == 0 && si.posix_stream_status == POSIX_TRACE_SUSPENDED;
+}
+
+int ptlog_cmd_attach(int argc, char **argv)
+{
+    rec_opts o;
+    int first;
+    int rc = parse("attach", argc, argv, &o, &first);
+    if (rc)
+        return rc;
+    if (first != argc - 1) {
+        ptlog_msg("attach", "%s (see 'ptlog help attach')", first >= argc ? "missing PID" : "one PID only");
+        return PTLOG_EXIT_USAGE;
+    }
+    char *end;
+    errno = 0;
+    long pid = strtol(argv[first], &end, 10);
+    if (errno || *end || end == argv[first] || pid <= 0 || pid > INT32_MAX) {
+        ptlog_msg("attach", "not a process id: '%s'", argv[first]);
+        return PTLOG_EXIT_USAGE;
+    }
+    if (o.stream_policy != POSIX_TRACE_FLUSH) {
+        ptlog_msg("attach", "--stream-policy: attach writes the log as it goes (flush only)");
+        return PTLOG_EXIT_USAGE;
+    }
+    int fd;
+    if ((rc = open_output("attach", &o, &fd)))
+        return rc;
+    catch_stop_signals();
+    rc = start_tracing("attach", (pid_t)pid, &o, fd, &attached);
+    if (rc) {
+        close(fd);
+        unlink(o.output);
+        return rc;
+    }
+    wait_loop(attached, o.quiet, attach_ended, (pid_t)pid);
+    return finish("attach", attached, fd, &o);
+}
