@@ -119,7 +119,9 @@ static int one_kill(unsigned round, uint64_t *events)
             memcpy(how_code, evs.ev[end].data, 8);
             ok &= CHECK_EQ_INT(how_code[0], 2);
             ok &= CHECK_EQ_INT(how_code[1], SIGKILL);
-            ok &= CHECK_EQ(end, (long)evs.n - 1); /* the last event of the log */
+            const pt_event *last = &evs.ev[evs.n - 1];
+            ok &= CHECK_MSG(end == (long)evs.n - 1, "round %u: the end is event %ld of %zu; the last is id %u, %zu bytes",
+                            round, end, evs.n, (unsigned)last->info.posix_event_id, last->len);
         }
         *events += next;
         pt_events_free(&evs);

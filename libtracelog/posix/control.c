@@ -221,7 +221,10 @@ static void stop_stream(tl_trace *t, uint64_t caller)
 {
     int automatic = 0;
     tl_event stop = tl_posix_system_event(POSIX_TRACE_STOP, &automatic, sizeof automatic, caller);
-    tl_stream_stop(t->active.stream, &stop);
+    if (t->active.log)
+        tl_log_stop(t->active.log, &stop);
+    else
+        tl_stream_stop(t->active.stream, &stop);
 }
 
 int posix_trace_stop(trace_id_t trid)

@@ -180,6 +180,8 @@ int tl_log_checkpoint(tl_log *l);
 int tl_log_close(tl_log *l);
 /* Frees l, writing nothing more (the stream could not be created after all). */
 void tl_log_abandon(tl_log *l);
+/* posix_trace_stop and shutdown: the stream stopped under the log's lock (a STOP never follows the traced process's end). */
+void tl_log_stop(tl_log *l, const tl_event *marker);
 /* posix_trace_clear: forgets the stream's events (the log keeps what it has). */
 void tl_log_clear(tl_log *l);
 /* Fills the flush and log fields of si, resetting what the standard resets when read. */

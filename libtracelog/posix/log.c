@@ -227,6 +227,7 @@ static int log_process_end(tl_log *l)
     tl_proc_end end;
     if (!l->remote || l->end_logged || !tl_remote_ended(l->remote, &end))
         return 0;
+    tl_stream_stop(l->stream, NULL); /* nothing recorded after the end: a controller's STOP came before (tl_log_stop) */
     int e = drain(l, UINT64_MAX);
     int32_t data[2] = {end.how, end.code};
     tracelog_event ev = {.timestamp_ns = tl_stream_now(l->stream),
@@ -236,7 +237,6 @@ static int log_process_end(tl_log *l)
                          .payload = data};
     int we = writer_errno(l, tracelog_writer_append(l->writer, &ev));
     l->end_logged = 1;
-    tl_stream_stop(l->stream, NULL);
     return e ? e : we;
 }
 
@@ -336,6 +336,13 @@ int tl_log_checkpoint(tl_log *l)
     xfsz_restore(&old);
     unlock(l);
     return e ? e : ce;
+}
+
+void tl_log_stop(tl_log *l, const tl_event *marker)
+{
+    lock(l);
+    tl_stream_stop(l->stream, marker);
+    unlock(l);
 }
 
 void tl_log_clear(tl_log *l)
