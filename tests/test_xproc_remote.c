@@ -314,19 +314,19 @@ static void test_open_errors(void)
     tl_xproc_remote_close(&r);
     xp_remove_objects((uint32_t)geteuid(), (uint32_t)pid);
     /* Not our child (a grandchild) and no object: ENOTSUP, at once. */
-    int up[2];
-    if (pipe(up))
+    int up[2], down2[2]; /* a pipe of their own: the first child reads `down` too and could take their 'q' */
+    if (pipe(up) || pipe(down2))
         TL_DIE("pipe");
     pid_t mid = pt_fork(30);
     if (mid == 0) {
         pid_t g = fork();
         if (g == 0) {
-            xp_recv(down[0], 20000);
+            xp_recv(down2[0], 20000);
             _exit(0);
         }
         if (write(up[1], &g, sizeof g) != (ssize_t)sizeof g)
             _exit(2);
-        xp_recv(down[0], 20000);
+        xp_recv(down2[0], 20000);
         waitpid(g, NULL, 0);
         _exit(0);
     }
@@ -336,9 +336,10 @@ static void test_open_errors(void)
     uint64_t t0 = xp_now_ns();
     CHECK_ERR(tl_xproc_remote_open(g, &r), ENOTSUP);
     CHECK(xp_now_ns() - t0 < SECOND / 10);
-    xp_send(down[1], 'q');
-    xp_send(down[1], 'q');
+    xp_send(down2[1], 'q');
+    xp_send(down2[1], 'q');
     CHECK_EQ_INT(xp_wait(mid), 0);
+    close(down2[0]), close(down2[1]);
     close(up[0]), close(up[1]);
     xp_send(down[1], 'q');
     CHECK_EQ_INT(xp_wait(pid), 0);
