@@ -89,6 +89,9 @@ static int one_kill(unsigned round, uint64_t *events)
     if (ok)
         ok = CHECK_ERR(pt_shutdown_and_open(trid, fd, &pre), 0);
     CHECK_EQ_INT(xp_wait(pid), 128 + SIGKILL);
+    char names[96];
+    snprintf(names, sizeof names, "/dev/shm/tracelog.%u.%d.names", (unsigned)geteuid(), (int)pid);
+    ok &= CHECK_MSG(access(names, F_OK) != 0, "round %u: %s left behind", round, names); /* the controller removed it */
     if (ok) {
         pt_events evs = {0};
         CHECK_ERR(pt_read_all(pre, 0, &evs), 0);

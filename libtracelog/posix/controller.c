@@ -34,7 +34,8 @@ int tl_remote_open(pid_t pid, tl_remote **out)
         return e;
     }
     /* Made now if the process has none yet (our child before exec): the names it opens go there. */
-    tl_names_attach(rm->r.peer.euid, rm->r.peer.egid, rm->r.peer.token.pid, rm->r.peer.token.start, &rm->names);
+    if (tl_names_attach(rm->r.peer.euid, rm->r.peer.egid, rm->r.peer.token.pid, rm->r.peer.token.start, &rm->names))
+        rm->names = NULL; /* tried again when names are needed */
     *out = rm;
     return 0;
 }
@@ -89,8 +90,9 @@ void tl_remote_close(tl_remote *rm)
         return;
     if (rm->stream) /* a producer still mapping it records nothing more */
         atomic_store(&rm->stream->state, TL_DEAD);
+    int ended = tl_xproc_remote_ended(&rm->r, 0);
     tl_xproc_remote_close(&rm->r);
     tl_xproc_buffer_destroy(&rm->b);
-    tl_names_detach(rm->names);
+    tl_names_detach(rm->names, ended);
     free(rm);
 }

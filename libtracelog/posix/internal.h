@@ -122,7 +122,8 @@ int tl_posix_names_env(char *out, size_t cap);
 /* At load in a spawned child: uses the map TRACELOG_NAMES names (never moved, never removed by us). */
 int tl_posix_names_join_env(void);
 int tl_names_attach(uint32_t euid, uint32_t egid, uint32_t pid, uint64_t start, tl_names **out);
-void tl_names_detach(tl_names *m);
+/* Unmaps m; owner_ended: also removes its name if its process is gone. */
+void tl_names_detach(tl_names *m, int owner_ended);
 /* The functions above on map m, or on the process's own map when m is NULL. */
 uint32_t tl_names_count(const tl_names *m);
 int tl_names_name_of(const tl_names *m, trace_event_id_t id, char *out, size_t cap);

@@ -533,10 +533,22 @@ int tl_names_attach(uint32_t euid, uint32_t egid, uint32_t pid, uint64_t start, 
     return open_or_make(euid, egid, &t, 0, out);
 }
 
-void tl_names_detach(tl_names *m)
+void tl_names_detach(tl_names *m, int owner_ended)
 {
-    if (m)
-        munmap(m, sizeof *m);
+    if (!m)
+        return;
+    /* A process killed cannot remove its map's name: its controller does, as for the control object. */
+    tl_proc_token t = {m->pid, m->start};
+    if (owner_ended && atomic_load(&m->magic) == NAMES_MAGIC && !tl_proc_alive(&t)) {
+        char name[TL_SHM_NAME_MAX];
+        names_name(name, m->euid, m->pid);
+        name_map *now;
+        if (open_named(m->euid, &t, &now) == 0) { /* still that process's (not a later one's with its pid) */
+            munmap(now, sizeof *now);
+            tl_shmobj_unlink(name);
+        }
+    }
+    munmap(m, sizeof *m);
 }
 
 uint32_t tl_names_count(const tl_names *m) { return m ? count_of(m) : tl_posix_name_count(); }
