@@ -755,6 +755,16 @@ static void test_sweep(void)
         }
         CHECK_EQ_INT(xp_wait(dead[i]), 0);
     }
+    /* A process that died between creating its object and sizing it leaves an empty one. */
+    pid_t cut = pt_fork(20);
+    if (cut == 0)
+        _exit(0);
+    CHECK_EQ_INT(xp_wait(cut), 0);
+    char cut_path[128];
+    snprintf(cut_path, sizeof cut_path, "/dev/shm/tracelog.%u.%d", (unsigned)geteuid(), (int)cut);
+    int cut_fd = open(cut_path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    CHECK(cut_fd >= 0);
+    close(cut_fd);
     child live = start_traced(0, 0);
     char stream[TL_SHM_NAME_MAX], path[128];
     tl_ctl_stream_name(stream, (uint32_t)geteuid(), (uint32_t)dead[0], 0x5eed);
@@ -768,6 +778,7 @@ static void test_sweep(void)
     }
     snprintf(path, sizeof path, "/dev/shm%s", stream);
     CHECK(access(path, F_OK) != 0);
+    CHECK(access(cut_path, F_OK) != 0); /* empty debris of a dead pid: swept too */
     snprintf(path, sizeof path, "/dev/shm/tracelog.%u.%d", (unsigned)geteuid(), (int)live.pid);
     CHECK(access(path, F_OK) == 0); /* alive: kept */
     CHECK_EQ_INT(stop_traced(&live), 0);

@@ -362,17 +362,28 @@ static int parse_own_name(const char *d, uint32_t euid, uint32_t *pid, int *stre
     return 1;
 }
 
-/* A control object whose maker is gone: its header's token is no live process's. */
-static int ctl_object_dead(const char *path)
+/*
+ * A control object whose maker is gone: its header's token is no live
+ * process's. One of another size was cut short while being made (its maker
+ * died between creating and sizing it): it is debris once no process has the
+ * pid in its name, and would otherwise stand in the way of the next process
+ * given that pid.
+ */
+static int ctl_object_dead(const char *path, uint32_t pid)
 {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return 0;
     struct stat st;
     tl_ctl *c = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == TL_CTL_SIZE)
+    int sized = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == TL_CTL_SIZE;
+    if (sized)
         c = mmap(NULL, TL_CTL_SIZE, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
+    if (!sized) {
+        tl_proc_token t;
+        return S_ISREG(st.st_mode) && tl_proc_token_of((pid_t)pid, &t) == ESRCH;
+    }
     if (c == MAP_FAILED)
         return 0;
     tl_proc_token t = {c->pid, c->start};
@@ -400,7 +411,7 @@ unsigned tl_ctl_sweep(unsigned max)
         /* A stream buffer of a process that is gone serves nobody new (a controller still
            draining it holds its own mapping); a control object only if its maker is gone. */
         tl_proc_token t;
-        int dead = stream ? tl_proc_token_of((pid_t)pid, &t) == ESRCH : ctl_object_dead(path);
+        int dead = stream ? tl_proc_token_of((pid_t)pid, &t) == ESRCH : ctl_object_dead(path, pid);
         if (dead && unlink(path) == 0)
             removed++;
     }
