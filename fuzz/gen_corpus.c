@@ -170,7 +170,7 @@ static uint8_t *write_log(const log_spec *s, size_t *len)
         tracelog_event ev = style_event(s->style, i, ts, payload);
         tracelog_writer_append(w, &ev); /* UNTIL_FULL: LOG_FULL once full, as intended */
         if (i % 37 == 36) {
-            tracelog_log_status st = {(uint64_t)i + 1, 0, (uint64_t)i / 50, 0, 0, 0};
+            tracelog_log_status st = {(uint64_t)i + 1, 0, (uint64_t)i / 50, 0, 0, 0, 0};
             tracelog_writer_set_status(w, &st);
             tracelog_writer_flush(w);
         }
@@ -449,7 +449,7 @@ static void cbor_seeds(void)
     tracelog_schema_free(rx);
     b.len = 0;
 
-    tracelog_log_status st = {1000, 990, 5, 5, 28, 1};
+    tracelog_log_status st = {1000, 990, 5, 5, 28, 1, 0};
     tl_status_encode(&st, &b);
     put_file("cbor_meta", "status", b.data, b.len);
     b.len = 0;

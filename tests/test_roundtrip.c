@@ -202,6 +202,17 @@ static void planned_ring(const tl_test_log_spec *spec, uint64_t *seg, uint64_t *
         *count = 2;
 }
 
+/* The durable region as spec 7.3 sizes it, with the overhead allowance max(16 KiB, L/8). */
+static uint64_t planned_durable(uint64_t L, uint64_t ring, uint64_t *allowance)
+{
+    *allowance = L / 8 > 16384 ? L / 8 : 16384;
+    uint64_t d = *allowance < 262144 ? *allowance : 262144;
+    if (L / 256 > d)
+        d = L / 256;
+    d -= TL_HEADER_SIZE + (ring > L ? ring - L : 0);
+    return d & ~(uint64_t)7;
+}
+
 static void check_loop(const tl_test_log_spec *spec, const tl_test_readout *out,
                        const uint8_t *file, size_t size)
 {
@@ -219,6 +230,7 @@ static void check_loop(const tl_test_log_spec *spec, const tl_test_readout *out,
 
     uint64_t seg, count;
     planned_ring(spec, &seg, &count);
+    uint64_t allowance, durable = planned_durable(spec->log_max_size, seg * count, &allowance);
     tl_file_header h;
     size_t need;
     tracelog_error err;
@@ -226,9 +238,10 @@ static void check_loop(const tl_test_log_spec *spec, const tl_test_readout *out,
         CHECK_EQ(h.layout, TL_LAYOUT_RING);
         CHECK_EQ(h.segment_size, seg);
         CHECK_EQ(h.segment_count, count);
-        CHECK_EQ(h.ring_offset, TL_HEADER_SIZE + (64u << 10));
+        CHECK_EQ(h.ring_offset, TL_HEADER_SIZE + durable);
     }
-    CHECK(size <= TL_HEADER_SIZE + (64u << 10) + seg * count);
+    CHECK(size <= TL_HEADER_SIZE + durable + seg * count);
+    CHECK(size <= spec->log_max_size + allowance);
     CHECK(seg * count <= spec->log_max_size);
     /* Every segment but the one being written still holds chunks. */
     CHECK(out->info.chunks >= count - 1);

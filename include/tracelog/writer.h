@@ -27,12 +27,16 @@ typedef struct tracelog_writer tracelog_writer;
 
 typedef struct tracelog_writer_options {
     tracelog_policy log_policy;      /* TRACELOG_POLICY_APPEND (default), TRACELOG_POLICY_UNTIL_FULL, TRACELOG_POLICY_LOOP */
-    uint64_t log_max_size;     /* LOOP/UNTIL_FULL: bytes of event chunks allowed (default 64 MiB;
-                                  a LOOP ring is at least 2 segments of 4 KiB) */
+    uint64_t log_max_size;     /* LOOP/UNTIL_FULL: bytes of event chunks allowed (default 64 MiB).
+                                  LOOP: with segment_size and durable_size automatic, the whole file
+                                  stays within log_max_size + max(16 KiB, log_max_size / 8) */
     uint32_t chunk_size;       /* uncompressed bytes per chunk (default 128 KiB, 4 KiB..16 MiB) */
     int compression_level;     /* zstd level (default 1, tuned for chunk bodies); 0 stores chunks uncompressed */
     uint32_t segment_size;     /* LOOP: ring segment bytes (0: automatic; at least 4 KiB) */
-    uint32_t durable_size;     /* LOOP: bytes kept for metadata and event types (0: 64 KiB; 4 KiB..64 MiB) */
+    uint32_t durable_size;     /* LOOP: bytes kept for metadata and event types (4 KiB..64 MiB;
+                                  0: automatic, from 16 KiB to 256 KiB or log_max_size / 256, see
+                                  format-spec 7.3). Names that do not fit are counted in the status
+                                  (types_dropped), and their events written unnamed */
     int preserve_attributes;   /* 1: copying another log (conversion): the metadata's log policy and
                                   size are kept as given, and tracelog_writer_set_status() sets every
                                   counter, log-side ones included (default 0) */

@@ -77,6 +77,7 @@ struct tracelog_reader {
     uint64_t status_seq;
     int have_status;
     int have_trailer, torn_tail;  /* clean = trailer is the newest block and nothing torn follows */
+    int drops_reported;
     uint64_t trailer_seq, max_seq;
     uint64_t blocks, stored_bytes, raw_bytes;
 
@@ -805,6 +806,18 @@ static void free_reader(tracelog_reader *r)
 
 static tracelog_status stream_prime(tracelog_reader *r);
 
+/* Names the writer had no room for are a loss the final status tells of: said once, at the end of the scan. */
+static void report_drops(tracelog_reader *r)
+{
+    if (r->drops_reported || !r->have_status)
+        return;
+    r->drops_reported = 1;
+    if (r->status.types_dropped)
+        problem(r, TL_COND_TYPES_DROPPED, r->hdr.header_size, 0,
+                "%llu event-type names did not fit in the log (LOOP durable region full): events unnamed",
+                (unsigned long long)r->status.types_dropped);
+}
+
 tracelog_status tracelog_reader_open(int fd, const tracelog_reader_options *opt,
                                      tracelog_reader **out, tracelog_error *err)
 {
@@ -855,6 +868,8 @@ tracelog_status tracelog_reader_open(int fd, const tracelog_reader_options *opt,
         r->meta.stream_full_policy = TRACELOG_POLICY_LOOP;
         r->meta.log_full_policy = layout_policy(r);
     }
+    if (r->src.seekable)
+        report_drops(r);
     *out = r;
     return TRACELOG_OK;
 }
@@ -979,6 +994,7 @@ static tracelog_status stream_next_chunk(tracelog_reader *r, int *got)
                         "log ends inside a block (torn write)");
             }
             r->stream_done = 1;
+            report_drops(r);
             break;
         }
         check_seq(r, pos, h.seq);

@@ -57,7 +57,6 @@ struct tracelog_writer {
 
     int final_written;    /* UNTIL_FULL: the one event allowed past the budget is written */
     int full_reported;    /* UNTIL_FULL: the status block saying so is written */
-    uint64_t names_dropped; /* LOOP: names the durable region had no room for */
     tracelog_error error; /* code != TRACELOG_OK: poisoned */
 };
 
@@ -197,24 +196,51 @@ static tracelog_status encode_types(tracelog_writer *w, size_t from, size_t to)
     return st;
 }
 
+/*
+ * Ring: how many of the types defined[from..to) fit, as one EVENT_TYPES
+ * block, in what is left of the durable region (*fit; w->block is scratch).
+ */
+static tracelog_status types_that_fit(tracelog_writer *w, size_t from, size_t to, size_t *fit)
+{
+    uint64_t room = w->hdr.ring_offset - w->durable_pos, body = 0;
+    for (*fit = 0; from + *fit < to; ++*fit) {
+        w->block.len = 0;
+        if (tl_types_encode_entry(tl_event_types_get(&w->types, w->defined[from + *fit]), &w->block) !=
+            TRACELOG_OK)
+            return TRACELOG_E_NOMEM;
+        body += w->block.len;
+        if (tl_block_span((uint32_t)(tl_cbor_head_size(*fit + 1) + body)) > room)
+            break;
+    }
+    return TRACELOG_OK;
+}
+
+/*
+ * Writes the types defined since the last call. A ring's durable region may
+ * be too full for them: those that do not fit are counted in the status
+ * (types_dropped) and their events still go to the log, unnamed, rather
+ * than the log stopping for good.
+ */
 static tracelog_status write_pending_types(tracelog_writer *w)
 {
-    size_t n = w->ndefined - w->types_written;
+    size_t from = w->types_written, n = w->ndefined - from, fit = n;
     if (n == 0)
         return TRACELOG_OK;
-    w->payload.len = 0;
-    tracelog_status st = encode_types(w, w->types_written, w->ndefined);
-    if (st == TRACELOG_OK)
-        st = write_block(w, TL_BLOCK_EVENT_TYPES, w->payload.data, w->payload.len, NULL);
-    if (st == TRACELOG_E_LIMIT) {
-        /* A ring's durable region is full: the events still go to the log,
-           unnamed, rather than the log stopping for good. */
-        w->names_dropped += n;
-        st = TRACELOG_OK;
+    tracelog_status st = is_ring(w) ? types_that_fit(w, from, w->ndefined, &fit) : TRACELOG_OK;
+    if (st == TRACELOG_OK && fit > 0) {
+        w->payload.len = 0;
+        st = encode_types(w, from, from + fit);
+        if (st == TRACELOG_OK)
+            st = write_block(w, TL_BLOCK_EVENT_TYPES, w->payload.data, w->payload.len, NULL);
     }
-    if (st == TRACELOG_OK)
-        w->types_written = w->ndefined;
-    return st;
+    if (st != TRACELOG_OK)
+        return st;
+    if (fit < n) {
+        w->status.types_dropped += n - fit;
+        w->status_dirty = 1;
+    }
+    w->types_written = w->ndefined;
+    return TRACELOG_OK;
 }
 
 static tracelog_status add_index(tracelog_writer *w, tl_index_entry e)
@@ -323,6 +349,28 @@ static tracelog_status check_options(const tracelog_writer_options *o, int seeka
     return TRACELOG_OK;
 }
 
+#define TL_DURABLE_MIN 4096u
+#define TL_DURABLE_MAX (64u << 20)
+
+/*
+ * The durable region of a LOOP log of budget L whose ring takes `ring`
+ * bytes, so that the whole file stays within L plus the overhead allowance
+ * max(16 KiB, L/8) (format-spec 7.3): the allowance up to 256 KiB (room for
+ * POSIX's TRACE_USER_EVENT_MAX names of the longest length), or L/256 when
+ * larger, less the file header and what the ring exceeds L by.
+ */
+static uint64_t default_durable(uint64_t L, uint64_t ring)
+{
+    uint64_t allowance = L / 8 > (16u << 10) ? L / 8 : (16u << 10);
+    uint64_t want = allowance < (256u << 10) ? allowance : (256u << 10);
+    if (L / 256 > want)
+        want = L / 256;
+    uint64_t excess = ring > L ? ring - L : 0;
+    if (want < TL_HEADER_SIZE + excess + TL_DURABLE_MIN) /* only with a segment size given */
+        return TL_DURABLE_MIN;
+    return (want - TL_HEADER_SIZE - excess) & ~(uint64_t)7;
+}
+
 /* Chooses the ring geometry of a LOOP log (format-spec: ring layout). */
 static void plan_ring(tracelog_writer *w)
 {
@@ -337,11 +385,11 @@ static void plan_ring(tracelog_writer *w)
         count = 2;
     if (count > (1u << 20))
         count = 1u << 20;
-    uint64_t durable = o->durable_size ? tl_align8(o->durable_size) : (64u << 10);
-    if (durable < 4096)
-        durable = 4096;
-    if (durable > (64u << 20))
-        durable = 64u << 20;
+    uint64_t durable = o->durable_size ? tl_align8(o->durable_size) : default_durable(o->log_max_size, seg * count);
+    if (durable < TL_DURABLE_MIN)
+        durable = TL_DURABLE_MIN;
+    if (durable > TL_DURABLE_MAX)
+        durable = TL_DURABLE_MAX;
     w->hdr.layout = TL_LAYOUT_RING;
     w->hdr.segment_size = (uint32_t)seg;
     w->hdr.segment_count = (uint32_t)count;

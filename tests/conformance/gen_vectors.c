@@ -22,7 +22,7 @@
 static tracelog_event E[3];
 static const uint32_t IDS[2] = {1, 2};
 static const char *const NAMES[2] = {"start", "tick"};
-static const tracelog_log_status ST3 = {3, 3, 0, 0, 0, 0};
+static const tracelog_log_status ST3 = {3, 3, 0, 0, 0, 0, 0};
 
 #define AT_SEQ(s) (&(bopt){.has_seq = 1, .seq = (s)})
 
@@ -170,8 +170,8 @@ static void valid_vectors(void)
     c.zstd_checksum = 1;
     w_chunk(&c, E, -1, NULL);
     chunk_free(&c);
-    w_status(&(tracelog_log_status){6, 6, 0, 0, 0, 0}, NULL);
-    w_trailer(&(tracelog_log_status){6, 6, 0, 0, 0, 0}, NULL, NULL);
+    w_status(&(tracelog_log_status){6, 6, 0, 0, 0, 0, 0}, NULL);
+    w_trailer(&(tracelog_log_status){6, 6, 0, 0, 0, 0, 0}, NULL, NULL);
     vec_end();
 
     vec_begin("valid-several-chunks", "three chunks with STATUS blocks between them; each chunk starts from the "
@@ -183,8 +183,8 @@ static void valid_vectors(void)
     w_status(&ST3, NULL);
     w_events(E + 1, 2, NULL);
     w_events(E, 1, NULL);
-    w_status(&(tracelog_log_status){6, 6, 0, 0, 0, 0}, NULL);
-    w_trailer(&(tracelog_log_status){6, 6, 0, 0, 0, 0}, NULL, NULL);
+    w_status(&(tracelog_log_status){6, 6, 0, 0, 0, 0, 0}, NULL);
+    w_trailer(&(tracelog_log_status){6, 6, 0, 0, 0, 0, 0}, NULL, NULL);
     vec_end();
 
     vec_begin("valid-checkpoint", "a TRAILER written at a checkpoint, more blocks, then a final TRAILER: clean "
@@ -195,7 +195,7 @@ static void valid_vectors(void)
     w_events(E, 3, NULL);
     w_trailer(&ST3, NULL, NULL);
     w_events(E, 2, NULL);
-    w_trailer(&(tracelog_log_status){5, 5, 0, 0, 0, 0}, NULL, NULL);
+    w_trailer(&(tracelog_log_status){5, 5, 0, 0, 0, 0, 0}, NULL, NULL);
     vec_end();
 
     vec_begin("valid-checkpoint-not-closed", "a checkpoint TRAILER followed by a CHUNK: not clean (8.6)");
@@ -340,7 +340,7 @@ static void damage_vectors(void)
     w_meta(&META_STD, NULL);
     w_types(IDS, NAMES, 2, NULL);
     w_events(E, 3, NULL);
-    w_status(&(tracelog_log_status){1, 1, 0, 0, 0, 0}, NULL);
+    w_status(&(tracelog_log_status){1, 1, 0, 0, 0, 0, 0}, NULL);
     uint64_t s = w_status(&ST3, &(bopt){.bad_payload_crc = 1});
     expect_problem("PAYLOAD_CRC_MISMATCH", s, 120);
     vec_end();
@@ -373,7 +373,7 @@ static void damage_vectors(void)
     w_meta(&META_STD, NULL);
     w_types(IDS, NAMES, 2, NULL);
     w_events(E, 3, NULL);
-    s = w_status(&(tracelog_log_status){9, 9, 0, 0, 0, 0}, AT_SEQ(10));
+    s = w_status(&(tracelog_log_status){9, 9, 0, 0, 0, 0, 0}, AT_SEQ(10));
     uint64_t tr = w_trailer(&ST3, NULL, AT_SEQ(4));
     expect_problem("SEQUENCE_BREAK", s, 0);
     expect_problem("SEQUENCE_BREAK", tr, 0);
@@ -815,7 +815,7 @@ static void status_trailer_vectors(void)
     w_events(E, 3, NULL);
     cb_map(&b, 2), cb_text(&b, "events_written"), cb_uint(&b, 3), cb_text(&b, "future"), cb_raw(&b, "82 F5 20");
     w_block(4, b.p, b.len, NULL);
-    V.want.status = (tracelog_log_status){0, 3, 0, 0, 0, 0};
+    V.want.status = (tracelog_log_status){0, 3, 0, 0, 0, 0, 0};
     vec_end();
 
     struct { const char *name, *about, *hex; } bad[] = {
@@ -829,7 +829,7 @@ static void status_trailer_vectors(void)
         w_meta(&META_STD, NULL);
         w_types(IDS, NAMES, 2, NULL);
         w_events(E, 3, NULL);
-        w_status(&(tracelog_log_status){1, 2, 3, 4, 5, 1}, NULL);
+        w_status(&(tracelog_log_status){1, 2, 3, 4, 5, 1, 0}, NULL);
         b.len = 0;
         cb_raw(&b, bad[i].hex);
         expect_problem("BAD_STATUS", w_block(4, b.p, b.len, NULL), 0);
@@ -839,7 +839,7 @@ static void status_trailer_vectors(void)
     vec_begin("status-after-trailer", "a STATUS block after the TRAILER: the status is its, and the log is not "
               "clean (8.6)");
     example_log();
-    w_status(&(tracelog_log_status){7, 3, 4, 0, 0, 0}, NULL);
+    w_status(&(tracelog_log_status){7, 3, 4, 0, 0, 0, 0}, NULL);
     vec_end();
 
     vec_begin("trailer-no-status", "a TRAILER without \"status\": the status stays that of the STATUS block "
@@ -849,7 +849,7 @@ static void status_trailer_vectors(void)
     w_types(IDS, NAMES, 2, NULL);
     w_events(E, 3, NULL);
     w_status(&ST3, NULL);
-    w_trailer(&(tracelog_log_status){8, 8, 8, 8, 8, 1}, &(topt){.no_status = 1}, NULL);
+    w_trailer(&(tracelog_log_status){8, 8, 8, 8, 8, 1, 0}, &(topt){.no_status = 1}, NULL);
     vec_end();
 
     vec_begin("trailer-no-event-types", "a TRAILER without \"event_types\": valid, clean (5.5)");
@@ -884,7 +884,7 @@ static void status_trailer_vectors(void)
         vec_header(NULL);
         w_meta(&META_STD, NULL);
         w_events(E, 3, NULL);
-        w_status(&(tracelog_log_status){1, 1, 0, 0, 0, 0}, NULL);
+        w_status(&(tracelog_log_status){1, 1, 0, 0, 0, 0, 0}, NULL);
         V.defined[0].id = 1, V.defined[0].name = "start"; /* named by the trailer only */
         V.ndefined = 1;
         expect_problem("BAD_TRAILER", w_trailer(&ST3, &badt[i].t, NULL), 0);
@@ -896,6 +896,28 @@ static void status_trailer_vectors(void)
     w_meta(&META_STD, NULL);
     w_events(E, 3, NULL);
     expect_problem("BAD_TRAILER", w_block(5, "\x8BPTLEND\n\x8BPTLEND\n", 16, NULL), 0);
+    vec_end();
+
+    vec_begin("status-types-dropped", "1.1: a STATUS and TRAILER counting 2 event-type names the writer could not "
+              "write: TYPES_DROPPED at the header, events of unknown ids read unnamed; not clean (5.4, 8.6, 8.8)");
+    vec_header(NULL);
+    w_meta(&META_STD, NULL);
+    w_types(IDS, NAMES, 1, NULL); /* "tick" (id 2) is one of the names dropped */
+    w_events(E, 3, NULL);
+    tracelog_log_status dropped = {3, 3, 0, 0, 0, 0, 2};
+    w_status(&dropped, NULL);
+    w_trailer(&dropped, NULL, NULL);
+    expect_problem("TYPES_DROPPED", 64, 0);
+    vec_end();
+
+    vec_begin("status-types-dropped-superseded", "1.1: types_dropped in an older STATUS only: the final status "
+              "(highest seq) has none, so no problem; clean (5.4, 8.6)");
+    vec_header(NULL);
+    w_meta(&META_STD, NULL);
+    w_types(IDS, NAMES, 2, NULL);
+    w_events(E, 3, NULL);
+    w_status(&(tracelog_log_status){3, 3, 0, 0, 0, 0, 1}, NULL);
+    w_trailer(&ST3, NULL, NULL);
     vec_end();
 
     vec_begin("trailer-payload-crc", "the TRAILER's payload checksum fails: not clean (8.6)");
@@ -1185,7 +1207,7 @@ static uint64_t durable_types(uint32_t id, const char *name, uint64_t seq, int b
 static void ring_vectors(void)
 {
     tracelog_metadata m = ring_meta();
-    tracelog_log_status st = {4, 4, 0, 0, 0, 0};
+    tracelog_log_status st = {4, 4, 0, 0, 0, 0, 0};
 
     vec_begin("ring-first-lap", "a LOOP ring of 4 segments in its first lap: segments 0 and 1 used, the file ends "
               "after the last block; clean (2.2, 8.5)");
@@ -1202,7 +1224,7 @@ static void ring_vectors(void)
     vec_end();
 
     /* A wrapped ring of 3 segments: laps 1 and 2; segment 0 rewritten last. */
-    tracelog_log_status wrapped = {7, 7, 0, 2, 0, 1}; /* chunks 2 and 3 overwritten; full since the wrap */
+    tracelog_log_status wrapped = {7, 7, 0, 2, 0, 1, 0}; /* chunks 2 and 3 overwritten; full since the wrap */
     for (int variant = 0; variant < 5; variant++) {
         static const char *const names[] = {"ring-wrapped", "ring-segment-bad-start", "ring-segment-end-lost",
                                             "ring-durable-types-lost", "ring-trailer-then-durable-types"};

@@ -235,10 +235,13 @@ void vec_print_result(FILE *f, const vec_reading *r)
     const tracelog_log_status *s = &r->status;
     fprintf(f,
             "  \"status\": {\"events_recorded\": %llu, \"events_written\": %llu, \"stream_overruns\": %llu, "
-            "\"log_overruns\": %llu, \"flush_error\": %d, \"log_full\": %s},\n",
+            "\"log_overruns\": %llu, \"flush_error\": %d, \"log_full\": %s",
             (unsigned long long)s->events_recorded, (unsigned long long)s->events_written,
             (unsigned long long)s->stream_overruns, (unsigned long long)s->log_overruns, s->flush_error,
             s->log_full ? "true" : "false");
+    if (s->types_dropped) /* 1.1: only when not zero, as writers write it */
+        fprintf(f, ", \"types_dropped\": %llu", (unsigned long long)s->types_dropped);
+    fputs("},\n", f);
     vec_problem *sorted = malloc((r->nproblems ? r->nproblems : 1) * sizeof *sorted);
     if (!sorted) {
         fprintf(stderr, "out of memory\n");

@@ -391,6 +391,7 @@ int tl_test_check_status_eq(const tracelog_log_status *a, const tracelog_log_sta
     NUM_(log_overruns);
     NUM_(flush_error);
     NUM_(log_full);
+    NUM_(types_dropped);
 #undef NUM_
     return ok;
 }
