@@ -58,6 +58,7 @@ typedef struct tracelog_log_status {
     uint32_t log_full;         /* 1 once the log reached its size budget */
     uint64_t types_dropped;    /* event-type names a LOOP log's durable region had no room for
                                   (their events read unnamed; format 1.1) */
+    uint64_t threads_dropped;  /* thread definitions (kernel tids) it had no room for (format 1.1) */
 } tracelog_log_status;
 
 /*

@@ -82,6 +82,10 @@ TRACELOG_API tracelog_status tracelog_writer_define_event_schema(tracelog_writer
 
 /*
  * Buffers one event (payload copied). Writes a chunk when the buffer is full.
+ * ev->kernel_tid, when not 0, goes to the log's thread table once per thread
+ * (format 1.1, format-spec 5.6), not with every event; a (pid, tid) seen
+ * again with another kernel tid (a reused pthread_t) ends the chunk in
+ * progress, so that every event reads back with its own.
  * Errors: TRACELOG_E_INVAL (payload larger than the chunk size), TRACELOG_E_LOG_FULL
  * (UNTIL_FULL log is full: the event is counted as a log overrun), TRACELOG_E_IO.
  */

@@ -59,6 +59,7 @@ enum tl_block_type {
     TL_BLOCK_STATUS = 4,
     TL_BLOCK_TRAILER = 5,
     TL_BLOCK_PADDING = 6,
+    TL_BLOCK_THREADS = 7, /* format 1.1 */
 };
 
 typedef struct tl_block_header {

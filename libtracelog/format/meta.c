@@ -191,7 +191,7 @@ tracelog_status tl_meta_decode(const uint8_t *p, size_t len, tracelog_policy def
 tracelog_status tl_status_encode(const tracelog_log_status *st, tl_buf *out)
 {
     /* The 1.1 counters are written only when not zero: a log that lost nothing keeps 1.0's STATUS. */
-    PUT(tl_cbor_put_map(out, 6 + (st->types_dropped != 0)));
+    PUT(tl_cbor_put_map(out, 6 + (st->types_dropped != 0) + (st->threads_dropped != 0)));
     PUT(put_kv_uint(out, "events_recorded", st->events_recorded));
     PUT(put_kv_uint(out, "events_written", st->events_written));
     PUT(put_kv_uint(out, "stream_overruns", st->stream_overruns));
@@ -200,6 +200,8 @@ tracelog_status tl_status_encode(const tracelog_log_status *st, tl_buf *out)
     PUT(tl_cbor_put_text(out, "log_full") || tl_cbor_put_bool(out, st->log_full));
     if (st->types_dropped)
         PUT(put_kv_uint(out, "types_dropped", st->types_dropped));
+    if (st->threads_dropped)
+        PUT(put_kv_uint(out, "threads_dropped", st->threads_dropped));
     return TRACELOG_OK;
 }
 
@@ -211,6 +213,7 @@ tracelog_status tl_status_decode(tl_cbor_in *in, tracelog_log_status *st, const 
         {"stream_overruns", offsetof(tracelog_log_status, stream_overruns)},
         {"log_overruns", offsetof(tracelog_log_status, log_overruns)},
         {"types_dropped", offsetof(tracelog_log_status, types_dropped)},
+        {"threads_dropped", offsetof(tracelog_log_status, threads_dropped)},
     };
     tl_cbor_item map, k, v;
     memset(st, 0, sizeof *st);

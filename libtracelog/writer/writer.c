@@ -20,6 +20,7 @@
 #include "format/event_types.h"
 #include "format/format.h"
 #include "format/meta.h"
+#include "format/threads.h"
 #include "format/trailer.h"
 #include "writer/io.h"
 
@@ -37,6 +38,11 @@ struct tracelog_writer {
     tracelog_event_types types;
     uint32_t *defined;    /* the ids of types, in definition order */
     size_t ndefined, defined_cap, types_written;
+
+    tl_thread_map threads;   /* (pid, tid) -> kernel tid, as defined so far (format 1.1) */
+    tl_thread_def *pending;  /* definitions not written yet, in order */
+    size_t npending, pending_cap;
+    tl_thread_def last_thread; /* of the last event: most events skip the lookup */
 
     tl_chunk_builder chunk;
     tl_buf payload, block;
@@ -152,7 +158,7 @@ static tracelog_status write_block(tracelog_writer *w, uint16_t type, const uint
     if (len > UINT32_MAX - 8)
         return TRACELOG_E_LIMIT;
     uint64_t span = tl_block_span((uint32_t)len);
-    int durable = type == TL_BLOCK_METADATA || type == TL_BLOCK_EVENT_TYPES;
+    int durable = type == TL_BLOCK_METADATA || type == TL_BLOCK_EVENT_TYPES || type == TL_BLOCK_THREADS;
     uint64_t off;
     if (!is_ring(w)) {
         off = w->pos;
@@ -187,26 +193,26 @@ static tracelog_status write_block(tracelog_writer *w, uint16_t type, const uint
     return TRACELOG_OK;
 }
 
-/* Appends the EVENT_TYPES array of the types defined[from..to) to w->payload. */
-static tracelog_status encode_types(tracelog_writer *w, size_t from, size_t to)
+/* Encodes entry i of a batch of pending definitions into out. */
+typedef tracelog_status (*entry_encoder)(const tracelog_writer *w, size_t i, tl_buf *out);
+
+static tracelog_status encode_type(const tracelog_writer *w, size_t i, tl_buf *out)
 {
-    tracelog_status st = tl_types_encode_head(to - from, &w->payload);
-    for (size_t i = from; i < to && st == TRACELOG_OK; i++)
-        st = tl_types_encode_entry(tl_event_types_get(&w->types, w->defined[i]), &w->payload);
-    return st;
+    return tl_types_encode_entry(tl_event_types_get(&w->types, w->defined[w->types_written + i]), out);
 }
 
-/*
- * Ring: how many of the types defined[from..to) fit, as one EVENT_TYPES
- * block, in what is left of the durable region (*fit; w->block is scratch).
- */
-static tracelog_status types_that_fit(tracelog_writer *w, size_t from, size_t to, size_t *fit)
+static tracelog_status encode_thread(const tracelog_writer *w, size_t i, tl_buf *out)
 {
-    uint64_t room = w->hdr.ring_offset - w->durable_pos, body = 0;
-    for (*fit = 0; from + *fit < to; ++*fit) {
+    return tl_threads_encode_entry(&w->pending[i], out);
+}
+
+/* Ring: how many of a batch's n entries fit, as one block, in the durable region below limit (w->block is scratch). */
+static tracelog_status batch_fit(tracelog_writer *w, size_t n, entry_encoder encode, uint64_t limit, size_t *fit)
+{
+    uint64_t room = limit > w->durable_pos ? limit - w->durable_pos : 0, body = 0;
+    for (*fit = 0; *fit < n; ++*fit) {
         w->block.len = 0;
-        if (tl_types_encode_entry(tl_event_types_get(&w->types, w->defined[from + *fit]), &w->block) !=
-            TRACELOG_OK)
+        if (encode(w, *fit, &w->block) != TRACELOG_OK)
             return TRACELOG_E_NOMEM;
         body += w->block.len;
         if (tl_block_span((uint32_t)(tl_cbor_head_size(*fit + 1) + body)) > room)
@@ -216,31 +222,66 @@ static tracelog_status types_that_fit(tracelog_writer *w, size_t from, size_t to
 }
 
 /*
- * Writes the types defined since the last call. A ring's durable region may
- * be too full for them: those that do not fit are counted in the status
- * (types_dropped) and their events still go to the log, unnamed, rather
- * than the log stopping for good.
+ * Writes a batch of n pending definitions as one block: all of them in a
+ * sequential log; in a ring, as many as fit in the durable region below
+ * limit. The others are counted in *dropped (a status counter): their
+ * events still go to the log, without them, rather than the log stopping
+ * for good.
  */
-static tracelog_status write_pending_types(tracelog_writer *w)
+static tracelog_status write_batch(tracelog_writer *w, uint16_t type, size_t n, entry_encoder encode,
+                                   uint64_t limit, uint64_t *dropped)
 {
-    size_t from = w->types_written, n = w->ndefined - from, fit = n;
-    if (n == 0)
-        return TRACELOG_OK;
-    tracelog_status st = is_ring(w) ? types_that_fit(w, from, w->ndefined, &fit) : TRACELOG_OK;
+    size_t fit = n;
+    tracelog_status st = is_ring(w) ? batch_fit(w, n, encode, limit, &fit) : TRACELOG_OK;
     if (st == TRACELOG_OK && fit > 0) {
         w->payload.len = 0;
-        st = encode_types(w, from, from + fit);
+        st = tl_cbor_put_array(&w->payload, fit) ? TRACELOG_E_NOMEM : TRACELOG_OK;
+        for (size_t i = 0; i < fit && st == TRACELOG_OK; i++)
+            st = encode(w, i, &w->payload);
         if (st == TRACELOG_OK)
-            st = write_block(w, TL_BLOCK_EVENT_TYPES, w->payload.data, w->payload.len, NULL);
+            st = write_block(w, type, w->payload.data, w->payload.len, NULL);
     }
-    if (st != TRACELOG_OK)
-        return st;
-    if (fit < n) {
-        w->status.types_dropped += n - fit;
+    if (st == TRACELOG_OK && fit < n) {
+        *dropped += n - fit;
         w->status_dirty = 1;
     }
-    w->types_written = w->ndefined;
-    return TRACELOG_OK;
+    return st;
+}
+
+/* Writes the types defined since the last call (EVENT_TYPES). */
+static tracelog_status write_pending_types(tracelog_writer *w)
+{
+    size_t n = w->ndefined - w->types_written;
+    if (n == 0)
+        return TRACELOG_OK;
+    tracelog_status st = write_batch(w, TL_BLOCK_EVENT_TYPES, n, encode_type, w->hdr.ring_offset,
+                                     &w->status.types_dropped);
+    if (st == TRACELOG_OK)
+        w->types_written = w->ndefined;
+    return st;
+}
+
+/* Writes the thread definitions made since the last call (THREADS). */
+static tracelog_status write_pending_threads(tracelog_writer *w)
+{
+    if (w->npending == 0)
+        return TRACELOG_OK;
+    /* In a ring they leave the last quarter of the durable region to event
+       names, which are worth more: a program that keeps starting threads
+       would fill it otherwise. */
+    uint64_t limit = w->hdr.ring_offset - (w->hdr.ring_offset - TL_HEADER_SIZE) / 4;
+    tracelog_status st = write_batch(w, TL_BLOCK_THREADS, w->npending, encode_thread, limit,
+                                     &w->status.threads_dropped);
+    if (st == TRACELOG_OK)
+        w->npending = 0;
+    return st;
+}
+
+/* Definitions go before the chunk that follows them, so that a log cut short still has them. */
+static tracelog_status write_pending(tracelog_writer *w)
+{
+    tracelog_status st = write_pending_types(w);
+    return st == TRACELOG_OK ? write_pending_threads(w) : st;
 }
 
 static tracelog_status add_index(tracelog_writer *w, tl_index_entry e)
@@ -268,7 +309,7 @@ static tracelog_status emit_chunk(tracelog_writer *w)
     tl_chunk_builder *c = &w->chunk;
     if (c->count == 0)
         return TRACELOG_OK;
-    tracelog_status st = write_pending_types(w);
+    tracelog_status st = write_pending(w);
     if (st == TRACELOG_OK)
         st = tl_chunk_finish(c, w->cctx, w->opt.compression_level, &w->payload);
     if (st != TRACELOG_OK)
@@ -551,6 +592,34 @@ tracelog_status tracelog_writer_define_event_schema(tracelog_writer *w, uint32_t
     return TRACELOG_OK;
 }
 
+/*
+ * Keeps the thread table up to date with ev's kernel tid (0: unknown, no
+ * change). pthread_t values are reused: a thread handle seen with another
+ * kernel tid ends the chunk in progress, since a definition applies to the
+ * chunks after it (format-spec 5.6). Once per thread, not per event.
+ */
+static tracelog_status note_thread(tracelog_writer *w, const tracelog_event *ev)
+{
+    const tl_thread_def *last = &w->last_thread;
+    if (!ev->kernel_tid || (ev->kernel_tid == last->ktid && ev->pid == last->pid && ev->tid == last->tid))
+        return TRACELOG_OK;
+    uint32_t known = tl_thread_map_get(&w->threads, ev->pid, ev->tid);
+    if (known != ev->kernel_tid) {
+        tracelog_status st = known ? emit_chunk(w) : TRACELOG_OK;
+        if (st != TRACELOG_OK)
+            return st;
+        tl_thread_def *p = tl_grow(w->pending, &w->pending_cap, w->npending + 1, sizeof *p);
+        if (!p)
+            return TRACELOG_E_NOMEM;
+        w->pending = p;
+        if (tl_thread_map_set(&w->threads, ev->pid, ev->tid, ev->kernel_tid))
+            return TRACELOG_E_NOMEM;
+        w->pending[w->npending++] = (tl_thread_def){ev->tid, ev->pid, ev->kernel_tid};
+    }
+    w->last_thread = (tl_thread_def){ev->tid, ev->pid, ev->kernel_tid};
+    return TRACELOG_OK;
+}
+
 tracelog_status tracelog_writer_append(tracelog_writer *w, const tracelog_event *ev)
 {
     if (!w || !ev)
@@ -564,14 +633,14 @@ tracelog_status tracelog_writer_append(tracelog_writer *w, const tracelog_event 
     size_t bound = tl_chunk_event_bound(ev);
     if (bound > w->chunk_limit - TL_CHUNK_TABLE_SIZE)
         return TRACELOG_E_INVAL;
-    if (!tl_chunk_fits(&w->chunk, ev, w->chunk_limit)) {
-        tracelog_status st = emit_chunk(w);
-        if (st == TRACELOG_E_LOG_FULL)
-            mark_full(w, 1);
-        if (st != TRACELOG_OK)
-            return st;
-    }
-    return tl_chunk_add(&w->chunk, ev);
+    tracelog_status st = TRACELOG_OK;
+    if (!tl_chunk_fits(&w->chunk, ev, w->chunk_limit))
+        st = emit_chunk(w);
+    if (st == TRACELOG_OK)
+        st = note_thread(w, ev);
+    if (st == TRACELOG_E_LOG_FULL)
+        mark_full(w, 1);
+    return st == TRACELOG_OK ? tl_chunk_add(&w->chunk, ev) : st;
 }
 
 tracelog_status tracelog_writer_append_final(tracelog_writer *w, const tracelog_event *ev)
@@ -586,7 +655,9 @@ tracelog_status tracelog_writer_append_final(tracelog_writer *w, const tracelog_
         return TRACELOG_E_INVAL;
     /* One chunk of its own, beyond the budget: the spec allows this one. */
     tl_chunk_builder_reset(&w->chunk);
-    tracelog_status st = tl_chunk_add(&w->chunk, ev);
+    tracelog_status st = note_thread(w, ev); /* the chunk is empty: never ends one */
+    if (st == TRACELOG_OK)
+        st = tl_chunk_add(&w->chunk, ev);
     if (st != TRACELOG_OK)
         return st;
     uint64_t saved = w->opt.log_max_size;
@@ -633,7 +704,7 @@ tracelog_status tracelog_writer_flush(tracelog_writer *w)
        sync must not succeed after a failed one: the data may be lost). */
     if (w->error.code != TRACELOG_OK)
         return w->error.code;
-    tracelog_status st = write_pending_types(w);
+    tracelog_status st = write_pending(w);
     tracelog_status chunk_st = st == TRACELOG_OK ? emit_chunk(w) : st;
     if (chunk_st != TRACELOG_OK && chunk_st != TRACELOG_E_LOG_FULL)
         return chunk_st;
@@ -684,6 +755,8 @@ static void free_writer(tracelog_writer *w)
 {
     tl_event_types_clear(&w->types);
     free(w->defined);
+    tl_thread_map_free(&w->threads);
+    free(w->pending);
     tl_chunk_builder_free(&w->chunk);
     tl_buf_free(&w->payload);
     tl_buf_free(&w->block);

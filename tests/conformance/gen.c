@@ -341,7 +341,7 @@ uint64_t w_types(const uint32_t *ids, const char *const *names, size_t n, const 
 
 static void status_cbor(bytes *b, const tracelog_log_status *st)
 {
-    cb_map(b, 6 + (st->types_dropped != 0));
+    cb_map(b, 6 + (st->types_dropped != 0) + (st->threads_dropped != 0));
     cb_text(b, "events_recorded"), cb_uint(b, st->events_recorded);
     cb_text(b, "events_written"), cb_uint(b, st->events_written);
     cb_text(b, "stream_overruns"), cb_uint(b, st->stream_overruns);
@@ -350,6 +350,8 @@ static void status_cbor(bytes *b, const tracelog_log_status *st)
     cb_text(b, "log_full"), cb_bool(b, (int)st->log_full);
     if (st->types_dropped)
         cb_text(b, "types_dropped"), cb_uint(b, st->types_dropped);
+    if (st->threads_dropped)
+        cb_text(b, "threads_dropped"), cb_uint(b, st->threads_dropped);
 }
 
 static void keep_status(const tracelog_log_status *st, uint64_t seq)
