@@ -61,6 +61,9 @@ TRACELOG_API tracelog_status tracelog_writer_create(int fd, const tracelog_metad
  * Names event type id. Names are written before the first chunk that follows,
  * so a log cut short still names its events. Re-defining an id with the same
  * name is a no-op; with another name, TRACELOG_E_INVAL. name: 1..TRACELOG_TEXT_MAX bytes.
+ * A log holds at most 65536 event types (what a reader accepts by default,
+ * format-spec 9.1): a new id beyond that is TRACELOG_E_LIMIT, and the writer
+ * stays usable (events of that id are written unnamed).
  */
 TRACELOG_API tracelog_status tracelog_writer_define_event(tracelog_writer *w, uint32_t id, const char *name);
 
@@ -74,7 +77,9 @@ TRACELOG_API tracelog_status tracelog_writer_define_event(tracelog_writer *w, ui
  * (err may be NULL): a malformed schema gives TRACELOG_E_INVAL or
  * TRACELOG_E_LIMIT with err->offset the byte position in schema, and the
  * writer stays usable; TRACELOG_E_INVAL for a bad name, TRACELOG_E_NOMEM, or
- * the error that poisoned the writer.
+ * the error that poisoned the writer. TRACELOG_E_LIMIT also for a new id
+ * beyond 65536 types, or a schema that would take the log's schemas beyond
+ * 4 MiB of canonical text (format-spec 9.1).
  */
 TRACELOG_API tracelog_status tracelog_writer_define_event_schema(tracelog_writer *w, uint32_t id,
                                                                  const char *name, const char *schema,

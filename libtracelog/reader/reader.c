@@ -41,7 +41,6 @@
  * ones included): bounds what a file can make the reader hold in parsed
  * schemas, which take about 10 bytes per byte of text (format-spec 9.2).
  */
-#define TL_READER_SCHEMA_BYTES (4u << 20)
 
 typedef struct chunk_ref {
     uint64_t offset; /* of the block header */
@@ -120,9 +119,9 @@ void tracelog_reader_options_init(tracelog_reader_options *opt)
     memset(opt, 0, sizeof *opt);
     opt->max_block_size = 64u << 20;
     opt->max_chunk_size = 64u << 20;
-    opt->max_event_types = 65536;
+    opt->max_event_types = TL_LOG_EVENT_TYPES_MAX;
     opt->max_problems = 1000;
-    opt->max_threads = 1u << 20;
+    opt->max_threads = TL_LOG_THREADS_MAX;
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
     opt->ignore_checksums = 1;
 #endif
@@ -192,10 +191,10 @@ static tracelog_status entry_schema(tracelog_reader *r, uint32_t id, const tl_cb
     }
     const tl_type_entry *known = tl_event_types_get(&r->types, id);
     if ((!known || !tl_schema_equal(known->schema, s)) &&
-        r->types.schema_bytes + tl_schema_text_len(s) > TL_READER_SCHEMA_BYTES) {
+        r->types.schema_bytes + tl_schema_text_len(s) > TL_LOG_SCHEMA_BYTES_MAX) {
         problem(r, TL_COND_TOO_MANY_SCHEMA_BYTES, r->types_block, 0,
                 "event type %u: schema ignored: the log's schemas exceed %u bytes", id,
-                TL_READER_SCHEMA_BYTES);
+                TL_LOG_SCHEMA_BYTES_MAX);
         tracelog_schema_free(s);
         return TRACELOG_OK;
     }

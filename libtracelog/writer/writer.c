@@ -20,6 +20,7 @@
 #include "format/event_types.h"
 #include "format/format.h"
 #include "format/meta.h"
+#include "format/schema.h"
 #include "format/threads.h"
 #include "format/trailer.h"
 #include "writer/io.h"
@@ -43,6 +44,7 @@ struct tracelog_writer {
     tl_thread_def *pending;  /* definitions not written yet, in order */
     size_t npending, pending_cap;
     tl_thread_def last_thread; /* of the last event: most events skip the lookup */
+    uint64_t thread_defs;      /* definitions made (at most TL_LOG_THREADS_MAX) */
 
     tl_chunk_builder chunk;
     tl_buf payload, block;
@@ -579,6 +581,15 @@ tracelog_status tracelog_writer_define_event_schema(tracelog_writer *w, uint32_t
                     : tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET,
                               "event type %u is already defined with another name or schema", id);
     }
+    /* Refused here, where the caller learns of it, rather than written and refused by every reader. */
+    if (w->types.n >= TL_LOG_EVENT_TYPES_MAX || (parsed && w->types.schema_bytes + tl_schema_text_len(parsed) >
+                                                               TL_LOG_SCHEMA_BYTES_MAX)) {
+        tracelog_schema_free(parsed);
+        return tl_fail(err, TRACELOG_E_LIMIT, 0, TL_NO_OFFSET,
+                       "event type %u: a log holds at most %u event types and %u bytes of schemas "
+                       "(what a reader accepts, format-spec 9.1)",
+                       id, TL_LOG_EVENT_TYPES_MAX, TL_LOG_SCHEMA_BYTES_MAX);
+    }
     uint32_t *d = tl_grow(w->defined, &w->defined_cap, w->ndefined + 1, sizeof *d);
     if (!d) {
         tracelog_schema_free(parsed);
@@ -604,7 +615,14 @@ static tracelog_status note_thread(tracelog_writer *w, const tracelog_event *ev)
     if (!ev->kernel_tid || (ev->kernel_tid == last->ktid && ev->pid == last->pid && ev->tid == last->tid))
         return TRACELOG_OK;
     uint32_t known = tl_thread_map_get(&w->threads, ev->pid, ev->tid);
-    if (known != ev->kernel_tid) {
+    if (known != ev->kernel_tid && w->thread_defs >= TL_LOG_THREADS_MAX) {
+        /* More than a reader keeps: counted and reported, not written. The
+           map still learns it, so that its next events are not counted again. */
+        if (tl_thread_map_set(&w->threads, ev->pid, ev->tid, ev->kernel_tid))
+            return TRACELOG_E_NOMEM;
+        w->status.threads_dropped++;
+        w->status_dirty = 1;
+    } else if (known != ev->kernel_tid) {
         tracelog_status st = known ? emit_chunk(w) : TRACELOG_OK;
         if (st != TRACELOG_OK)
             return st;
@@ -615,6 +633,7 @@ static tracelog_status note_thread(tracelog_writer *w, const tracelog_event *ev)
         if (tl_thread_map_set(&w->threads, ev->pid, ev->tid, ev->kernel_tid))
             return TRACELOG_E_NOMEM;
         w->pending[w->npending++] = (tl_thread_def){ev->tid, ev->pid, ev->kernel_tid};
+        w->thread_defs++;
     }
     w->last_thread = (tl_thread_def){ev->tid, ev->pid, ev->kernel_tid};
     return TRACELOG_OK;
