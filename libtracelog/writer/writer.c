@@ -50,9 +50,6 @@ struct tracelog_writer {
     tl_buf payload, block;
     ZSTD_CCtx *cctx;
 
-    tl_index_entry *index; /* sequential logs (a ring is found by scanning its segments) */
-    size_t nindex, index_cap;
-
     tracelog_log_status status;
     int status_dirty;
     uint64_t chunk_bytes; /* bytes of chunk blocks written (UNTIL_FULL budget) */
@@ -286,18 +283,6 @@ static tracelog_status write_pending(tracelog_writer *w)
     return st == TRACELOG_OK ? write_pending_threads(w) : st;
 }
 
-static tracelog_status add_index(tracelog_writer *w, tl_index_entry e)
-{
-    if (is_ring(w))
-        return TRACELOG_OK;
-    tl_index_entry *p = tl_grow(w->index, &w->index_cap, w->nindex + 1, sizeof *p);
-    if (!p)
-        return TRACELOG_E_NOMEM;
-    w->index = p;
-    w->index[w->nindex++] = e;
-    return TRACELOG_OK;
-}
-
 static void mark_full(tracelog_writer *w, uint64_t lost)
 {
     w->status.log_overruns += lost;
@@ -323,11 +308,9 @@ static tracelog_status emit_chunk(tracelog_writer *w)
         tl_chunk_builder_reset(c);
         return TRACELOG_E_LOG_FULL;
     }
-    tl_index_entry e = {0, w->seq, c->min_ts, c->max_ts, c->count};
-    st = write_block(w, TL_BLOCK_CHUNK, w->payload.data, w->payload.len, &e.offset);
+    st = write_block(w, TL_BLOCK_CHUNK, w->payload.data, w->payload.len, NULL);
     if (st != TRACELOG_OK)
         return st;
-    e.seq = w->seq - 1;
     if (is_ring(w))
         w->seg_events[w->segment] += c->count;
     if (!w->opt.preserve_attributes) /* a copy's counters are the caller's */
@@ -335,7 +318,7 @@ static tracelog_status emit_chunk(tracelog_writer *w)
     w->chunk_bytes += span;
     w->status_dirty = 1;
     tl_chunk_builder_reset(c);
-    return add_index(w, e);
+    return TRACELOG_OK;
 }
 
 /*
@@ -747,12 +730,16 @@ tracelog_status tracelog_writer_sync(tracelog_writer *w)
     return e ? poison(w, TRACELOG_E_IO, e, TL_NO_OFFSET, "fdatasync failed") : st;
 }
 
-/* A ring keeps its names in the durable region, which is never overwritten:
-   its trailer lists none (it must fit in one segment) and no chunk index. */
+/*
+ * A ring keeps its names in the durable region, which is never overwritten:
+ * its trailer lists none (it must fit in one segment). No trailer carries a
+ * chunk index (format 1.1, spec 5.5: it grew without bound and no reader
+ * needs it; the chunk headers found by the open scan hold the same).
+ */
 static tracelog_status encode_trailer(tracelog_writer *w)
 {
     tl_trailer t = {&w->status, &w->types, w->defined, is_ring(w) ? 0 : w->ndefined,
-                    w->index, w->nindex, is_ring(w) ? 0 : w->pos};
+                    NULL, 0, is_ring(w) ? 0 : w->pos};
     return tl_trailer_encode(&t, &w->payload);
 }
 
@@ -780,7 +767,6 @@ static void free_writer(tracelog_writer *w)
     tl_buf_free(&w->payload);
     tl_buf_free(&w->block);
     ZSTD_freeCCtx(w->cctx);
-    free(w->index);
     free(w->seg_events);
     free(w);
 }

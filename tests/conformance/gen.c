@@ -527,7 +527,7 @@ uint64_t w_trailer(const tracelog_log_status *st, const topt *t, const bopt *o)
         b_u8(&cbor, 0x00);
     int ring = V.layout == 1;
     uint64_t off = o && o->has_at ? o->at : V.file.len;
-    size_t n = ring ? 0 : V.nindex;
+    size_t n = ring || t->no_index ? 0 : V.nindex;
     b_u32(&p, (uint32_t)cbor.len);
     b_put(&p, cbor.p, cbor.len);
     b_fill(&p, t->pad_byte, (8 - (4 + cbor.len) % 8) % 8);

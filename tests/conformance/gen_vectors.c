@@ -852,6 +852,16 @@ static void status_trailer_vectors(void)
     w_trailer(&(tracelog_log_status){8, 8, 8, 8, 8, 1, 0, 0}, &(topt){.no_status = 1}, NULL);
     vec_end();
 
+    vec_begin("trailer-no-index", "format 1.1: a TRAILER of a sequential log with index_count 0 after a chunk, as "
+              "1.1 writers write it: valid, clean (5.5)");
+    vec_header(&(hopt){.has_minor = 1, .minor = 1});
+    w_meta(&META_STD, NULL);
+    w_types(IDS, NAMES, 2, NULL);
+    w_events(E, 3, NULL);
+    w_status(&ST3, NULL);
+    w_trailer(&ST3, &(topt){.no_index = 1}, NULL);
+    vec_end();
+
     vec_begin("trailer-no-event-types", "a TRAILER without \"event_types\": valid, clean (5.5)");
     vec_header(NULL);
     w_meta(&META_STD, NULL);
