@@ -1,7 +1,7 @@
 /*
  * fuzz_cbor_meta: any bytes through the CBOR decoders of the METADATA,
- * EVENT_TYPES and STATUS payloads (libtracelog/format/meta.h), each on the
- * whole input.
+ * EVENT_TYPES, STATUS and THREADS payloads (libtracelog/format/meta.h,
+ * event_types.h, threads.h), each on the whole input.
  *
  * Properties:
  *  - decoding never crashes, reads out of bounds or allocates (the pull
@@ -15,6 +15,7 @@
 #include "format/event_types.h"
 #include "format/meta.h"
 #include "format/schema.h"
+#include "format/threads.h"
 #include "fuzz_helpers.h"
 
 static void check_meta(const uint8_t *data, size_t size)
@@ -136,10 +137,56 @@ static void check_status(const uint8_t *data, size_t size)
     tl_buf_free(&e2);
 }
 
+typedef struct thread_list {
+    tl_thread_def d[64];
+    size_t n;
+} thread_list;
+
+static tracelog_status collect_thread(void *ctx, const tl_thread_def *d)
+{
+    thread_list *l = ctx;
+    FUZZ_ASSERT(d->ktid != 0, "a thread entry with kernel tid 0 was accepted");
+    if (l->n == 64)
+        return TRACELOG_E_LIMIT; /* the sink's status comes back */
+    l->d[l->n++] = *d;
+    return TRACELOG_OK;
+}
+
+static void check_threads(const uint8_t *data, size_t size)
+{
+    thread_list a = {.n = 0}, b = {.n = 0};
+    const char *why = NULL;
+    tl_cbor_in in = {data, data + size};
+    tracelog_status st = tl_threads_decode(&in, collect_thread, &a, &why);
+    FUZZ_ASSERT(in.p >= data && in.p <= data + size, "threads_decode moved past its input");
+    if (st != TRACELOG_OK) {
+        FUZZ_ASSERT(st == TRACELOG_E_CORRUPT || st == TRACELOG_E_LIMIT, "threads_decode: %s",
+                    tracelog_status_name(st));
+        FUZZ_ASSERT(why != NULL && *why);
+        return;
+    }
+    tl_buf e1 = {0}, e2 = {0};
+    FUZZ_ASSERT(tl_cbor_put_array(&e1, a.n) == 0);
+    for (size_t i = 0; i < a.n; i++)
+        FUZZ_ASSERT(tl_threads_encode_entry(&a.d[i], &e1) == TRACELOG_OK);
+    tl_cbor_in in2 = {e1.data, e1.data + e1.len};
+    st = tl_threads_decode(&in2, collect_thread, &b, &why);
+    FUZZ_ASSERT(st == TRACELOG_OK, "re-encoded threads do not decode: %s", why);
+    FUZZ_ASSERT(in2.p == e1.data + e1.len, "re-encoded threads: bytes left over");
+    FUZZ_ASSERT(a.n == b.n && memcmp(a.d, b.d, a.n * sizeof *a.d) == 0, "threads changed through encode/decode");
+    FUZZ_ASSERT(tl_cbor_put_array(&e2, b.n) == 0);
+    for (size_t i = 0; i < b.n; i++)
+        FUZZ_ASSERT(tl_threads_encode_entry(&b.d[i], &e2) == TRACELOG_OK);
+    FUZZ_ASSERT(e1.len == e2.len && memcmp(e1.data, e2.data, e1.len) == 0, "threads encoding not canonical");
+    tl_buf_free(&e1);
+    tl_buf_free(&e2);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_meta(data, size);
     check_types(data, size);
     check_status(data, size);
+    check_threads(data, size);
     return 0;
 }

@@ -24,6 +24,7 @@
 
 #include "format/event_types.h"
 #include "format/meta.h"
+#include "format/threads.h"
 #include "tracelog.h"
 
 #define MAX_SEED (20 * 1024)
@@ -118,6 +119,8 @@ static tracelog_event style_event(int style, int i, uint64_t ts, uint8_t *buf)
             buf[k] = (uint8_t)(i + k * 3); /* compressible, not constant */
         ev.event_id = (uint32_t)(i % 3 == 0 ? 1 : i % 3 == 1 ? 2 : 7);
         ev.tid = 7000 + (uint64_t)(i % 2);
+        /* kernel tids: a THREADS block, and a new one when a thread handle is reused (every 150 events) */
+        ev.kernel_tid = 5000 + (uint32_t)(i % 2) + (uint32_t)(i / 150) * 2;
         ev.address = 0x400000 + (uint64_t)(i % 7) * 16;
         ev.truncation = (uint32_t)(i % 11 == 0);
         ev.payload_len = plen;
@@ -170,7 +173,7 @@ static uint8_t *write_log(const log_spec *s, size_t *len)
         tracelog_event ev = style_event(s->style, i, ts, payload);
         tracelog_writer_append(w, &ev); /* UNTIL_FULL: LOG_FULL once full, as intended */
         if (i % 37 == 36) {
-            tracelog_log_status st = {(uint64_t)i + 1, 0, (uint64_t)i / 50, 0, 0, 0};
+            tracelog_log_status st = {(uint64_t)i + 1, 0, (uint64_t)i / 50, 0, 0, 0, 0, 0};
             tracelog_writer_set_status(w, &st);
             tracelog_writer_flush(w);
         }
@@ -449,9 +452,22 @@ static void cbor_seeds(void)
     tracelog_schema_free(rx);
     b.len = 0;
 
-    tracelog_log_status st = {1000, 990, 5, 5, 28, 1};
+    tracelog_log_status st = {1000, 990, 5, 5, 28, 1, 0, 0};
     tl_status_encode(&st, &b);
     put_file("cbor_meta", "status", b.data, b.len);
+    b.len = 0;
+
+    /* format 1.1 */
+    tracelog_log_status dropped = {1000, 990, 5, 5, 28, 1, 3, 7};
+    tl_status_encode(&dropped, &b);
+    put_file("cbor_meta", "status-1.1-dropped", b.data, b.len);
+    b.len = 0;
+    const tl_thread_def threads[] = {{0x7f0000001000ull, 4242, 4242}, {0x7f0000002000ull, 4242, 4250},
+                                     {UINT64_MAX, UINT32_MAX, UINT32_MAX}};
+    tl_cbor_put_array(&b, 3);
+    for (size_t i = 0; i < 3; i++)
+        tl_threads_encode_entry(&threads[i], &b);
+    put_file("cbor_meta", "threads-1.1", b.data, b.len);
     b.len = 0;
 
     /* Hand-made oddities: an unknown key with a nested value, an indefinite

@@ -8,8 +8,10 @@
  *
  * Writes DIR/append.ptl, DIR/until_full.ptl, DIR/loop.ptl (one per log
  * policy), DIR/cut_short.ptl (append.ptl cut inside its last chunk, as a
- * crash would leave it) and DIR/damaged.ptl (append.ptl with one byte of its
- * second chunk altered). samples/golden/README.md says how to refresh them.
+ * crash would leave it), DIR/damaged.ptl (append.ptl with one byte of its
+ * second chunk altered) and DIR/threads.ptl (format 1.1: kernel thread ids,
+ * one thread handle reused). samples/golden/README.md says how to refresh
+ * them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -73,7 +75,20 @@ static void golden_event(unsigned i, tracelog_event *ev, unsigned char *buf)
     }
 }
 
-static int write_log(const char *dir, const char *file, tracelog_policy policy, uint64_t log_size, unsigned n)
+/*
+ * threads.ptl's kernel tids: the main thread is the process (4242), the
+ * other handle is thread 4250 until event 200, then a new thread, 4301,
+ * that got the same pthread_t.
+ */
+static uint32_t kernel_tid_of(unsigned i, uint64_t tid)
+{
+    if (tid == 0x7f1a2b3c4d40ull)
+        return 4242;
+    return i < 200 ? 4250 : 4301;
+}
+
+static int write_log(const char *dir, const char *file, tracelog_policy policy, uint64_t log_size, unsigned n,
+                     int threads)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, file);
@@ -105,17 +120,20 @@ static int write_log(const char *dir, const char *file, tracelog_policy policy, 
     for (size_t t = 0; t < sizeof types / sizeof *types; t++)
         tracelog_writer_define_event(w, types[t].id, types[t].name);
     unsigned char buf[64];
-    tracelog_event ev = {BASE_NS, EV_START, 4242, 0, 0x7f1a2b3c4d40ull, 0x55d0c0de0f00ull, 0, 0, NULL};
+    tracelog_event ev = {BASE_NS, EV_START, 4242, threads ? 4242 : 0, 0x7f1a2b3c4d40ull, 0x55d0c0de0f00ull, 0, 0, NULL};
     tracelog_writer_append(w, &ev);
     for (unsigned i = 0; i < n; i++) {
         golden_event(i, &ev, buf);
+        if (threads)
+            ev.kernel_tid = kernel_tid_of(i, ev.tid);
         tracelog_status st = tracelog_writer_append(w, &ev);
         if (st != TRACELOG_OK && st != TRACELOG_E_LOG_FULL)
             break;
         if (i % 100 == 99)
             tracelog_writer_flush(w); /* as a periodic flush would */
     }
-    ev = (tracelog_event){BASE_NS + 2000000000ull, EV_STOP, 4242, 0, 0x7f1a2b3c4d40ull, 0x55d0c0de0f40ull, 0, 4,
+    ev = (tracelog_event){BASE_NS + 2000000000ull, EV_STOP, 4242, threads ? 4242 : 0, 0x7f1a2b3c4d40ull,
+                          0x55d0c0de0f40ull, 0, 4,
                           "\0\0\0\0"};
     if (tracelog_writer_append(w, &ev) == TRACELOG_E_LOG_FULL)
         tracelog_writer_append_final(w, &ev);
@@ -182,9 +200,10 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *dir = argv[1];
-    if (write_log(dir, "append.ptl", TRACELOG_POLICY_APPEND, 0, 400) ||
-        write_log(dir, "until_full.ptl", TRACELOG_POLICY_UNTIL_FULL, 2000, 400) ||
-        write_log(dir, "loop.ptl", TRACELOG_POLICY_LOOP, 8192, 1200))
+    if (write_log(dir, "append.ptl", TRACELOG_POLICY_APPEND, 0, 400, 0) ||
+        write_log(dir, "until_full.ptl", TRACELOG_POLICY_UNTIL_FULL, 2000, 400, 0) ||
+        write_log(dir, "loop.ptl", TRACELOG_POLICY_LOOP, 8192, 1200, 0) ||
+        write_log(dir, "threads.ptl", TRACELOG_POLICY_APPEND, 0, 300, 1))
         return 1;
     long third = chunk_offset(dir, 2), second = chunk_offset(dir, 1);
     if (third < 0 || second < 0 || derive(dir, "cut_short.ptl", third + 100, -1) ||

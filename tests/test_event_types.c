@@ -168,7 +168,7 @@ static tracelog_status collect(void *ctx, uint32_t id, const char *name, size_t 
 
 static void make_trailer(tl_buf *out, size_t ntypes, size_t nindex)
 {
-    static tracelog_log_status st = {10, 9, 1, 2, 5, 1};
+    static tracelog_log_status st = {10, 9, 1, 2, 5, 1, 3, 4};
     static const uint32_t order[] = {30, 2, 7};
     static const tl_index_entry index[] = {{64, 1, 100, 200, 5}, {512, 3, 150, 400, 7}};
     tracelog_event_types types;

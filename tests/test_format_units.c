@@ -901,9 +901,9 @@ static tracelog_status decode_status_exact(const tl_buf *b, tracelog_log_status 
 static void test_status(void)
 {
     tracelog_log_status cases[] = {
-        {0, 0, 0, 0, 0, 0},
-        {UINT64_MAX, 12345, 1, 1ull << 40, 28, 1},
-        {7, 6, UINT64_MAX, 0, INT32_MAX, 0},
+        {0, 0, 0, 0, 0, 0, 0, 0},
+        {UINT64_MAX, 12345, 1, 1ull << 40, 28, 1, 0, 9},
+        {7, 6, UINT64_MAX, 0, INT32_MAX, 0, UINT64_MAX, 0}, /* 1.1: types_dropped, threads_dropped */
     };
     tl_buf b = {0};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -7,9 +7,9 @@
  * never once per event, and asked again in a forked child.
  *
  * The events are taken from the stream through the library's internal
- * consumer (posix_trace_event_info has no field for the kernel id). Whether
- * the log file keeps the id is up to the writer (format 1.1): that check is
- * marked KNOWN-FAIL until the writer stores it.
+ * consumer (posix_trace_event_info has no field for the kernel id). The log
+ * file keeps the id too (format 1.1 THREADS blocks): read back through
+ * tracelog_reader, every event has its thread's kernel id.
  */
 #define _GNU_SOURCE
 
@@ -247,8 +247,7 @@ static void test_log(void)
     }
     tracelog_reader_close(r);
     CHECK_EQ(n, PER_THREAD);
-    KNOWN_FAIL_UNLESS(right == n, "the log keeps each event's kernel thread id (%zu of %zu): the writer of this "
-                                  "branch does not store it yet (format 1.1, branch writer-format)", right, n);
+    CHECK_EQ(right, n); /* the log keeps each event's kernel thread id (format 1.1 THREADS blocks) */
     close(fd);
 }
 

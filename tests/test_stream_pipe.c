@@ -76,6 +76,7 @@ static void test_append_through_pipe(void)
     tl_test_events want = {0};
     tl_test_gen_events(j.spec.seed, 0, j.spec.n_events, 0, &want);
     CHECK_EVENTS_EQ(out.events.ev, out.events.n, want.ev, want.n);
+    CHECK_KERNEL_TIDS_EQ(out.events.ev, out.events.n, want.ev, want.n);
     CHECK_METADATA_EQ(&out.meta, &j.res.meta);
     if (CHECK_EQ(out.ntypes, TL_TEST_NTYPES))
         for (size_t i = 0; i < TL_TEST_NTYPES; i++) {
@@ -111,6 +112,7 @@ static void test_until_full_through_pipe(void)
     tl_test_events want = {0};
     tl_test_gen_events(j.spec.seed, 0, k, 0, &want);
     CHECK_EVENTS_EQ(out.events.ev, out.events.n, want.ev, want.n);
+    CHECK_KERNEL_TIDS_EQ(out.events.ev, out.events.n, want.ev, want.n);
     CHECK_LOG_STATUS_EQ(&out.status, &j.res.status);
     CHECK_EQ(out.status.events_written, k);
     CHECK_EQ(out.status.log_full, 1);
@@ -150,6 +152,7 @@ static void test_seek_refused(void)
     tl_test_events want = {0};
     tl_test_gen_events(j.spec.seed, 0, j.spec.n_events, 0, &want);
     CHECK_EVENTS_EQ(got.ev, got.n, want.ev, want.n);
+    CHECK_KERNEL_TIDS_EQ(got.ev, got.n, want.ev, want.n);
     tl_test_events_free(&want);
     tl_test_events_free(&got);
     tl_test_log_result_free(&j.res);
@@ -221,6 +224,7 @@ static void test_abandoned_writer(void)
     tl_test_gen_events(j.spec.seed, 0, j.res.flushed_events, 0, &want);
     CHECK_STATUS(out.open_status, TRACELOG_OK);
     CHECK_EVENTS_EQ(out.events.ev, out.events.n, want.ev, want.n);
+    CHECK_KERNEL_TIDS_EQ(out.events.ev, out.events.n, want.ev, want.n);
     CHECK_EQ(out.info.clean, 0);
     CHECK_EQ(out.status.events_written, 300); /* from the last STATUS block */
     CHECK_EQ(out.nproblems, 0);               /* it ends between blocks: nothing is damaged */
@@ -315,6 +319,7 @@ static void test_live_reading(void)
     tl_test_events want = {0};
     tl_test_gen_events(35, 0, LOCKSTEP_ROUNDS * LOCKSTEP_EVENTS, 0, &want);
     CHECK_EVENTS_EQ(got.ev, got.n, want.ev, want.n);
+    CHECK_KERNEL_TIDS_EQ(got.ev, got.n, want.ev, want.n);
     tl_test_events_free(&want);
     tl_test_events_free(&got);
     pthread_cond_destroy(&ls.cv);

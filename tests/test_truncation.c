@@ -85,6 +85,7 @@ static void check_readout(const small_log *l, const expectation *x, const tl_tes
         return;
     CHECK_STATUS(out->next_status, TRACELOG_END);
     CHECK_EVENTS_EQ(out->events.ev, out->events.n, l->all.ev, x->events);
+    CHECK_KERNEL_TIDS_EQ(out->events.ev, out->events.n, l->all.ev, x->events);
     CHECK_EQ(out->info.clean, x->clean);
     if (x->cut)
         CHECK(tl_test_readout_problems(out, TRACELOG_E_TRUNCATED) >= 1);
@@ -153,6 +154,7 @@ static void test_pipe_lengths(void)
             tl_test_read_fd(fd, NULL, &file);
             CHECK_STATUS(piped.open_status, file.open_status);
             CHECK_EVENTS_EQ(piped.events.ev, piped.events.n, file.events.ev, file.events.n);
+            CHECK_KERNEL_TIDS_EQ(piped.events.ev, piped.events.n, file.events.ev, file.events.n);
             CHECK_EQ(piped.info.clean, file.info.clean);
             CHECK_LOG_STATUS_EQ(&piped.status, &file.status);
             CHECK_MSG(same_problems(&piped, &file), "pipe and file readers report different problems");

@@ -56,6 +56,9 @@ typedef struct tracelog_log_status {
     uint64_t log_overruns;     /* events lost from the log (overwritten by LOOP, discarded by UNTIL_FULL) */
     int32_t flush_error;       /* first errno of a failed flush, 0 if none */
     uint32_t log_full;         /* 1 once the log reached its size budget */
+    uint64_t types_dropped;    /* event-type names a LOOP log's durable region had no room for
+                                  (their events read unnamed; format 1.1) */
+    uint64_t threads_dropped;  /* thread definitions (kernel tids) it had no room for (format 1.1) */
 } tracelog_log_status;
 
 /*

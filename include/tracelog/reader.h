@@ -27,6 +27,7 @@ typedef struct tracelog_reader_options {
     uint32_t max_chunk_size;   /* largest uncompressed chunk, payloads rebuilt from planes included (default 64 MiB) */
     uint32_t max_event_types;  /* largest event-type table (default 65536) */
     uint32_t max_problems;     /* problems kept in detail; more are only counted (default 1000) */
+    uint32_t max_threads;      /* thread definitions kept (format 1.1; default 1,048,576) */
     int ignore_checksums;      /* 1: accept blocks whose checksums fail (salvage, fuzzing) */
 } tracelog_reader_options;
 
@@ -57,7 +58,8 @@ TRACELOG_API void tracelog_reader_close(tracelog_reader *r);
 /*
  * Next event, oldest first (LOOP logs: from the oldest surviving chunk).
  * Returns TRACELOG_OK and fills *ev, or TRACELOG_END. ev->payload is borrowed: valid until
- * the next call on r. Damaged chunks are skipped and recorded as problems;
+ * the next call on r. ev->kernel_tid comes from the log's thread definitions
+ * (0 when none names the event's thread: logs of format 1.0 have none). Damaged chunks are skipped and recorded as problems;
  * only TRACELOG_E_IO and TRACELOG_E_NOMEM are returned as errors.
  */
 TRACELOG_API tracelog_status tracelog_reader_next(tracelog_reader *r, tracelog_event *ev);
@@ -102,6 +104,18 @@ TRACELOG_API const char *tracelog_reader_event_name(const tracelog_reader *r, ui
  */
 TRACELOG_API const tracelog_schema *tracelog_reader_event_schema(const tracelog_reader *r,
                                                                  uint32_t id);
+
+/*
+ * Thread definitions (format 1.1): which kernel thread (gettid) each
+ * (pid, pthread tid) of the events was, in the order the log defines them
+ * (seekable: all of the log; pipe: those read so far). A pthread_t value
+ * may be reused by a later thread, so one (pid, tid) may have several
+ * definitions: tracelog_reader_next() fills tracelog_event.kernel_tid from
+ * the latest one before the event. TRACELOG_E_INVAL past the end.
+ */
+TRACELOG_API size_t tracelog_reader_thread_count(const tracelog_reader *r);
+TRACELOG_API tracelog_status tracelog_reader_thread(const tracelog_reader *r, size_t index, uint32_t *pid,
+                                                    uint64_t *tid, uint32_t *kernel_tid);
 
 /* Summary of the log (from the header scan; events counted from chunk headers). */
 typedef struct tracelog_reader_info {

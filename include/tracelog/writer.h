@@ -27,12 +27,16 @@ typedef struct tracelog_writer tracelog_writer;
 
 typedef struct tracelog_writer_options {
     tracelog_policy log_policy;      /* TRACELOG_POLICY_APPEND (default), TRACELOG_POLICY_UNTIL_FULL, TRACELOG_POLICY_LOOP */
-    uint64_t log_max_size;     /* LOOP/UNTIL_FULL: bytes of event chunks allowed (default 64 MiB;
-                                  a LOOP ring is at least 2 segments of 4 KiB) */
+    uint64_t log_max_size;     /* LOOP/UNTIL_FULL: bytes of event chunks allowed (default 64 MiB).
+                                  LOOP: with segment_size and durable_size automatic, the whole file
+                                  stays within log_max_size + max(16 KiB, log_max_size / 8) */
     uint32_t chunk_size;       /* uncompressed bytes per chunk (default 128 KiB, 4 KiB..16 MiB) */
     int compression_level;     /* zstd level (default 1, tuned for chunk bodies); 0 stores chunks uncompressed */
     uint32_t segment_size;     /* LOOP: ring segment bytes (0: automatic; at least 4 KiB) */
-    uint32_t durable_size;     /* LOOP: bytes kept for metadata and event types (0: 64 KiB; 4 KiB..64 MiB) */
+    uint32_t durable_size;     /* LOOP: bytes kept for metadata and event types (4 KiB..64 MiB;
+                                  0: automatic, from 16 KiB to 256 KiB or log_max_size / 256, see
+                                  format-spec 7.3). Names that do not fit are counted in the status
+                                  (types_dropped), and their events written unnamed */
     int preserve_attributes;   /* 1: copying another log (conversion): the metadata's log policy and
                                   size are kept as given, and tracelog_writer_set_status() sets every
                                   counter, log-side ones included (default 0) */
@@ -57,6 +61,9 @@ TRACELOG_API tracelog_status tracelog_writer_create(int fd, const tracelog_metad
  * Names event type id. Names are written before the first chunk that follows,
  * so a log cut short still names its events. Re-defining an id with the same
  * name is a no-op; with another name, TRACELOG_E_INVAL. name: 1..TRACELOG_TEXT_MAX bytes.
+ * A log holds at most 65536 event types (what a reader accepts by default,
+ * format-spec 9.1): a new id beyond that is TRACELOG_E_LIMIT, and the writer
+ * stays usable (events of that id are written unnamed).
  */
 TRACELOG_API tracelog_status tracelog_writer_define_event(tracelog_writer *w, uint32_t id, const char *name);
 
@@ -70,7 +77,9 @@ TRACELOG_API tracelog_status tracelog_writer_define_event(tracelog_writer *w, ui
  * (err may be NULL): a malformed schema gives TRACELOG_E_INVAL or
  * TRACELOG_E_LIMIT with err->offset the byte position in schema, and the
  * writer stays usable; TRACELOG_E_INVAL for a bad name, TRACELOG_E_NOMEM, or
- * the error that poisoned the writer.
+ * the error that poisoned the writer. TRACELOG_E_LIMIT also for a new id
+ * beyond 65536 types, or a schema that would take the log's schemas beyond
+ * 4 MiB of canonical text (format-spec 9.1).
  */
 TRACELOG_API tracelog_status tracelog_writer_define_event_schema(tracelog_writer *w, uint32_t id,
                                                                  const char *name, const char *schema,
@@ -78,6 +87,10 @@ TRACELOG_API tracelog_status tracelog_writer_define_event_schema(tracelog_writer
 
 /*
  * Buffers one event (payload copied). Writes a chunk when the buffer is full.
+ * ev->kernel_tid, when not 0, goes to the log's thread table once per thread
+ * (format 1.1, format-spec 5.6), not with every event; a (pid, tid) seen
+ * again with another kernel tid (a reused pthread_t) ends the chunk in
+ * progress, so that every event reads back with its own.
  * Errors: TRACELOG_E_INVAL (payload larger than the chunk size), TRACELOG_E_LOG_FULL
  * (UNTIL_FULL log is full: the event is counted as a log overrun), TRACELOG_E_IO.
  */

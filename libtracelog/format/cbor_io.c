@@ -134,6 +134,11 @@ int tl_cbor_is_key(const tl_cbor_item *item, const char *key)
     return item->kind == TL_CBOR_TEXT && item->len == n && memcmp(item->ptr, key, n) == 0;
 }
 
+size_t tl_cbor_head_size(uint64_t v)
+{
+    return v < 24 ? 1 : v <= UINT8_MAX ? 2 : v <= UINT16_MAX ? 3 : v <= UINT32_MAX ? 5 : 9;
+}
+
 typedef size_t (*head_encoder)(size_t, unsigned char *, size_t);
 
 static int put_head(tl_buf *b, head_encoder enc, size_t v)

@@ -49,6 +49,9 @@ int tl_cbor_check(const uint8_t *p, size_t len);
 /* True if item is the text `key`. */
 int tl_cbor_is_key(const tl_cbor_item *item, const char *key);
 
+/* Bytes of the shortest head whose argument is v (1, 2, 3, 5 or 9). */
+size_t tl_cbor_head_size(uint64_t v);
+
 /* Writers append to b; each returns 0, or -1 when out of memory. */
 int tl_cbor_put_uint(tl_buf *b, uint64_t v);
 int tl_cbor_put_text(tl_buf *b, const char *s);

@@ -19,6 +19,15 @@
 #define TL_INCOMPAT_KNOWN TL_INCOMPAT_KEYED_CHUNKS /* incompatible feature bits this version understands */
 #define TL_COMPAT_KNOWN 0u       /* compatible feature bits this version writes */
 
+/*
+ * Limits shared by writer and reader (spec 9.1): a writer never writes more
+ * than a reader with its default options accepts, so no name, schema or
+ * thread definition written is refused by a default reader.
+ */
+#define TL_LOG_EVENT_TYPES_MAX 65536u      /* distinct event ids per log */
+#define TL_LOG_SCHEMA_BYTES_MAX (4u << 20) /* canonical schema text per log */
+#define TL_LOG_THREADS_MAX (1u << 20)      /* thread definitions per log */
+
 #define TL_LAYOUT_SEQUENTIAL 0   /* blocks follow one another to the end of the file */
 #define TL_LAYOUT_RING 1         /* durable region, then a ring of segments (LOOP logs) */
 
@@ -59,6 +68,7 @@ enum tl_block_type {
     TL_BLOCK_STATUS = 4,
     TL_BLOCK_TRAILER = 5,
     TL_BLOCK_PADDING = 6,
+    TL_BLOCK_THREADS = 7, /* format 1.1 */
 };
 
 typedef struct tl_block_header {

@@ -190,13 +190,18 @@ tracelog_status tl_meta_decode(const uint8_t *p, size_t len, tracelog_policy def
 
 tracelog_status tl_status_encode(const tracelog_log_status *st, tl_buf *out)
 {
-    PUT(tl_cbor_put_map(out, 6));
+    /* The 1.1 counters are written only when not zero: a log that lost nothing keeps 1.0's STATUS. */
+    PUT(tl_cbor_put_map(out, 6 + (st->types_dropped != 0) + (st->threads_dropped != 0)));
     PUT(put_kv_uint(out, "events_recorded", st->events_recorded));
     PUT(put_kv_uint(out, "events_written", st->events_written));
     PUT(put_kv_uint(out, "stream_overruns", st->stream_overruns));
     PUT(put_kv_uint(out, "log_overruns", st->log_overruns));
     PUT(put_kv_uint(out, "flush_error", (uint64_t)(st->flush_error < 0 ? 0 : st->flush_error)));
     PUT(tl_cbor_put_text(out, "log_full") || tl_cbor_put_bool(out, st->log_full));
+    if (st->types_dropped)
+        PUT(put_kv_uint(out, "types_dropped", st->types_dropped));
+    if (st->threads_dropped)
+        PUT(put_kv_uint(out, "threads_dropped", st->threads_dropped));
     return TRACELOG_OK;
 }
 
@@ -207,6 +212,8 @@ tracelog_status tl_status_decode(tl_cbor_in *in, tracelog_log_status *st, const 
         {"events_written", offsetof(tracelog_log_status, events_written)},
         {"stream_overruns", offsetof(tracelog_log_status, stream_overruns)},
         {"log_overruns", offsetof(tracelog_log_status, log_overruns)},
+        {"types_dropped", offsetof(tracelog_log_status, types_dropped)},
+        {"threads_dropped", offsetof(tracelog_log_status, threads_dropped)},
     };
     tl_cbor_item map, k, v;
     memset(st, 0, sizeof *st);
@@ -216,7 +223,7 @@ tracelog_status tl_status_decode(tl_cbor_in *in, tracelog_log_status *st, const 
         if (tl_cbor_next(in, &k) || k.kind != TL_CBOR_TEXT || tl_cbor_next(in, &v))
             CORRUPT("status: bad entry");
         int done = 0;
-        for (size_t f = 0; f < 4 && !done; f++)
+        for (size_t f = 0; f < sizeof fields / sizeof *fields && !done; f++)
             if (tl_cbor_is_key(&k, fields[f].key)) {
                 if (v.kind != TL_CBOR_UINT)
                     CORRUPT("status: bad counter");

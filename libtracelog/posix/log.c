@@ -472,7 +472,6 @@ static int start_writer(tl_log *l)
     tracelog_writer_options_init(&opt);
     opt.log_policy = policy_of(l->attr.__log_policy);
     opt.log_max_size = l->attr.__log_size ? l->attr.__log_size : 1;
-    opt.durable_size = 256u << 10; /* room for TRACE_USER_EVENT_MAX names of the longest length */
     tracelog_error err;
     sigset_t old;
     xfsz_block(&old); /* the header is written here */

@@ -32,6 +32,7 @@
 #include "format/schema.h"
 #include "format/format.h"
 #include "format/meta.h"
+#include "format/threads.h"
 #include "format/trailer.h"
 #include "reader/source.h"
 
@@ -40,7 +41,6 @@
  * ones included): bounds what a file can make the reader hold in parsed
  * schemas, which take about 10 bytes per byte of text (format-spec 9.2).
  */
-#define TL_READER_SCHEMA_BYTES (4u << 20)
 
 typedef struct chunk_ref {
     uint64_t offset; /* of the block header */
@@ -52,6 +52,12 @@ typedef struct chunk_ref {
 } chunk_ref;
 
 _Static_assert(TL_COND_COUNT <= 256, "a problem's condition is kept in a byte");
+/* A thread definition and the block that made it (seekable logs keep them all). */
+typedef struct thread_def_at {
+    tl_thread_def d;
+    uint64_t seq;   /* of its THREADS block: it names the threads of later chunks */
+    uint64_t order; /* keeps the order of definitions with the same seq when sorted */
+} thread_def_at;
 
 struct tracelog_reader {
     tl_source src;
@@ -65,6 +71,16 @@ struct tracelog_reader {
     tracelog_event_types types; /* a later definition renames; names handed out stay valid */
     uint64_t types_block;       /* offset of the block whose event types are being decoded */
 
+    /* Threads: the map gives the kernel tid of the events being read. Every
+       definition is kept (defs, at most max_threads); on a pipe it applies
+       as it arrives, a seekable reader applies those made before each chunk
+       it loads. */
+    tl_thread_map threads;
+    thread_def_at *defs;
+    size_t ndefs, defs_cap, next_def;
+    uint64_t threads_seq;  /* the map holds the definitions made before this seq */
+    tl_thread_def cache;   /* the last lookup (ktid 0: none) */
+
     chunk_ref *chunks;
     size_t nchunks, chunks_cap;
 
@@ -77,6 +93,7 @@ struct tracelog_reader {
     uint64_t status_seq;
     int have_status;
     int have_trailer, torn_tail;  /* clean = trailer is the newest block and nothing torn follows */
+    int drops_reported;
     uint64_t trailer_seq, max_seq;
     uint64_t blocks, stored_bytes, raw_bytes;
 
@@ -102,8 +119,9 @@ void tracelog_reader_options_init(tracelog_reader_options *opt)
     memset(opt, 0, sizeof *opt);
     opt->max_block_size = 64u << 20;
     opt->max_chunk_size = 64u << 20;
-    opt->max_event_types = 65536;
+    opt->max_event_types = TL_LOG_EVENT_TYPES_MAX;
     opt->max_problems = 1000;
+    opt->max_threads = TL_LOG_THREADS_MAX;
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
     opt->ignore_checksums = 1;
 #endif
@@ -173,10 +191,10 @@ static tracelog_status entry_schema(tracelog_reader *r, uint32_t id, const tl_cb
     }
     const tl_type_entry *known = tl_event_types_get(&r->types, id);
     if ((!known || !tl_schema_equal(known->schema, s)) &&
-        r->types.schema_bytes + tl_schema_text_len(s) > TL_READER_SCHEMA_BYTES) {
+        r->types.schema_bytes + tl_schema_text_len(s) > TL_LOG_SCHEMA_BYTES_MAX) {
         problem(r, TL_COND_TOO_MANY_SCHEMA_BYTES, r->types_block, 0,
                 "event type %u: schema ignored: the log's schemas exceed %u bytes", id,
-                TL_READER_SCHEMA_BYTES);
+                TL_LOG_SCHEMA_BYTES_MAX);
         tracelog_schema_free(s);
         return TRACELOG_OK;
     }
@@ -193,6 +211,81 @@ static tracelog_status add_type(void *ctx, uint32_t id, const char *name, size_t
     tracelog_schema *s;
     tracelog_status st = entry_schema(r, id, schema, &s);
     return st == TRACELOG_OK ? tl_event_types_set_typed(&r->types, id, name, len, s, 1) : st;
+}
+
+/* ---- threads ------------------------------------------------------------- */
+
+typedef struct threads_block {
+    tracelog_reader *r;
+    uint64_t seq;
+} threads_block;
+
+/* Keeps a definition; on a pipe, blocks arrive in order, so it also applies now. */
+static tracelog_status add_thread(void *ctx, const tl_thread_def *d)
+{
+    tracelog_reader *r = ((threads_block *)ctx)->r;
+    if (r->ndefs >= r->opt.max_threads)
+        return TRACELOG_E_LIMIT;
+    thread_def_at *p = tl_grow(r->defs, &r->defs_cap, r->ndefs + 1, sizeof *p);
+    if (!p)
+        return TRACELOG_E_NOMEM;
+    r->defs = p;
+    if (!r->src.seekable) {
+        if (tl_thread_map_set(&r->threads, d->pid, d->tid, d->ktid))
+            return TRACELOG_E_NOMEM;
+        r->cache.ktid = 0;
+    }
+    r->defs[r->ndefs] = (thread_def_at){*d, ((threads_block *)ctx)->seq, r->ndefs};
+    r->ndefs++;
+    return TRACELOG_OK;
+}
+
+static int by_def_seq(const void *a, const void *b)
+{
+    const thread_def_at *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* After the open scan: definitions in the order they were written (a ring's blocks are scanned out of it). */
+static void sort_defs(tracelog_reader *r)
+{
+    for (size_t i = 1; i < r->ndefs; i++)
+        if (r->defs[i].seq < r->defs[i - 1].seq) {
+            qsort(r->defs, r->ndefs, sizeof *r->defs, by_def_seq);
+            return;
+        }
+}
+
+/* Seekable: makes the map hold the definitions made before seq, the chunk about to be read. */
+static tracelog_status sync_threads(tracelog_reader *r, uint64_t seq)
+{
+    if (seq < r->threads_seq) { /* rewind or seek back: start again */
+        tl_thread_map_reset(&r->threads);
+        r->next_def = 0;
+    }
+    r->cache.ktid = 0;
+    for (; r->next_def < r->ndefs && r->defs[r->next_def].seq < seq; r->next_def++) {
+        const tl_thread_def *d = &r->defs[r->next_def].d;
+        if (tl_thread_map_set(&r->threads, d->pid, d->tid, d->ktid))
+            return TRACELOG_E_NOMEM; /* tried again with the same chunk */
+    }
+    r->threads_seq = seq;
+    return TRACELOG_OK;
+}
+
+static uint32_t kernel_tid_of(tracelog_reader *r, const tracelog_event *ev)
+{
+    if (r->threads.n == 0)
+        return 0;
+    if (!r->cache.ktid || r->cache.pid != ev->pid || r->cache.tid != ev->tid) {
+        uint32_t k = tl_thread_map_get(&r->threads, ev->pid, ev->tid);
+        if (!k)
+            return 0;
+        r->cache = (tl_thread_def){ev->tid, ev->pid, k};
+    }
+    return r->cache.ktid;
 }
 
 /* ---- blocks -------------------------------------------------------------- */
@@ -380,6 +473,30 @@ static void keep_status(tracelog_reader *r, const tracelog_log_status *st, uint6
     }
 }
 
+static tracelog_status check_thread(void *ctx, const tl_thread_def *d)
+{
+    (void)ctx, (void)d;
+    return TRACELOG_OK;
+}
+
+static void take_threads(tracelog_reader *r, uint64_t off, uint64_t seq)
+{
+    const char *why = "";
+    tl_cbor_in in = {r->payload.data, r->payload.data + r->payload.len};
+    if (!cbor_payload_ok(r, TL_COND_BAD_THREADS, off, r->payload.data, r->payload.len))
+        return;
+    /* Valid as a whole or not at all, as EVENT_TYPES: check every entry before applying any. */
+    tl_cbor_in check = in;
+    threads_block b = {r, seq};
+    tracelog_status st = tl_threads_decode(&check, check_thread, NULL, &why);
+    if (st == TRACELOG_OK)
+        st = tl_threads_decode(&in, add_thread, &b, &why);
+    if (st == TRACELOG_E_LIMIT)
+        problem(r, TL_COND_TOO_MANY_THREADS, off, 0, "threads: more definitions than the reader keeps (max_threads)");
+    else if (st != TRACELOG_OK)
+        problem(r, st == TRACELOG_E_NOMEM ? TL_COND_OUT_OF_MEMORY : TL_COND_BAD_THREADS, off, 0, "%s", why);
+}
+
 static void take_status(tracelog_reader *r, uint64_t off, uint64_t seq)
 {
     const char *why = "";
@@ -457,7 +574,8 @@ static tracelog_status handle_block(tracelog_reader *r, uint64_t off, const tl_b
     case TL_BLOCK_METADATA:
     case TL_BLOCK_EVENT_TYPES:
     case TL_BLOCK_STATUS:
-    case TL_BLOCK_TRAILER: {
+    case TL_BLOCK_TRAILER:
+    case TL_BLOCK_THREADS: {
         int e = load_payload(r, off, h);
         if (e == -2)
             return TRACELOG_E_NOMEM;
@@ -471,6 +589,8 @@ static tracelog_status handle_block(tracelog_reader *r, uint64_t off, const tl_b
             take_types(r, off);
         else if (h->type == TL_BLOCK_STATUS)
             take_status(r, off, h->seq);
+        else if (h->type == TL_BLOCK_THREADS)
+            take_threads(r, off, h->seq);
         else
             take_trailer(r, off, h->seq);
         return TRACELOG_OK;
@@ -791,6 +911,8 @@ static tracelog_status read_header(tracelog_reader *r, tracelog_error *err)
 static void free_reader(tracelog_reader *r)
 {
     tl_event_types_clear(&r->types);
+    tl_thread_map_free(&r->threads);
+    free(r->defs);
     free(r->chunks);
     free(r->problems);
     free(r->conditions);
@@ -804,6 +926,22 @@ static void free_reader(tracelog_reader *r)
 }
 
 static tracelog_status stream_prime(tracelog_reader *r);
+
+/* Names the writer had no room for are a loss the final status tells of: said once, at the end of the scan. */
+static void report_drops(tracelog_reader *r)
+{
+    if (r->drops_reported || !r->have_status)
+        return;
+    r->drops_reported = 1;
+    if (r->status.types_dropped)
+        problem(r, TL_COND_TYPES_DROPPED, r->hdr.header_size, 0,
+                "%llu event-type names did not fit in the log (LOOP durable region full): events unnamed",
+                (unsigned long long)r->status.types_dropped);
+    if (r->status.threads_dropped)
+        problem(r, TL_COND_THREADS_DROPPED, r->hdr.header_size, 0,
+                "%llu thread definitions did not fit in the log (LOOP durable region full): kernel tids lost",
+                (unsigned long long)r->status.threads_dropped);
+}
 
 tracelog_status tracelog_reader_open(int fd, const tracelog_reader_options *opt,
                                      tracelog_reader **out, tracelog_error *err)
@@ -854,6 +992,10 @@ tracelog_status tracelog_reader_open(int fd, const tracelog_reader_options *opt,
         /* The defaults of missing keys, so that callers always get valid policies. */
         r->meta.stream_full_policy = TRACELOG_POLICY_LOOP;
         r->meta.log_full_policy = layout_policy(r);
+    }
+    if (r->src.seekable) {
+        report_drops(r);
+        sort_defs(r);
     }
     *out = r;
     return TRACELOG_OK;
@@ -952,7 +1094,9 @@ static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i)
         c->bad = 1;
         return TRACELOG_E_CORRUPT;
     }
-    tracelog_status st = decode_chunk(r, c->offset, &h);
+    tracelog_status st = sync_threads(r, c->seq);
+    if (st == TRACELOG_OK)
+        st = decode_chunk(r, c->offset, &h);
     if (st == TRACELOG_E_CORRUPT)
         c->bad = 1;
     if (st == TRACELOG_OK)
@@ -979,6 +1123,7 @@ static tracelog_status stream_next_chunk(tracelog_reader *r, int *got)
                         "log ends inside a block (torn write)");
             }
             r->stream_done = 1;
+            report_drops(r);
             break;
         }
         check_seq(r, pos, h.seq);
@@ -1029,8 +1174,10 @@ tracelog_status tracelog_reader_next(tracelog_reader *r, tracelog_event *ev)
         return TRACELOG_OK;
     }
     for (;;) {
-        if (r->cur_open && cursor_next(r, ev) == TRACELOG_OK)
+        if (r->cur_open && cursor_next(r, ev) == TRACELOG_OK) {
+            ev->kernel_tid = kernel_tid_of(r, ev);
             return TRACELOG_OK;
+        }
         if (!r->src.seekable) {
             int got;
             tracelog_status st = stream_next_chunk(r, &got);
@@ -1147,6 +1294,23 @@ void tracelog_reader_get_status(const tracelog_reader *r, tracelog_log_status *s
     memset(st, 0, sizeof *st);
     if (r && r->have_status)
         *st = r->status;
+}
+
+size_t tracelog_reader_thread_count(const tracelog_reader *r) { return r ? r->ndefs : 0; }
+
+tracelog_status tracelog_reader_thread(const tracelog_reader *r, size_t index, uint32_t *pid, uint64_t *tid,
+                                       uint32_t *kernel_tid)
+{
+    if (index >= tracelog_reader_thread_count(r))
+        return TRACELOG_E_INVAL;
+    const tl_thread_def *d = &r->defs[index].d;
+    if (pid)
+        *pid = d->pid;
+    if (tid)
+        *tid = d->tid;
+    if (kernel_tid)
+        *kernel_tid = d->ktid;
+    return TRACELOG_OK;
 }
 
 size_t tracelog_reader_problem_count(const tracelog_reader *r) { return r ? r->nproblems : 0; }

@@ -20,6 +20,8 @@
 #include "format/event_types.h"
 #include "format/format.h"
 #include "format/meta.h"
+#include "format/schema.h"
+#include "format/threads.h"
 #include "format/trailer.h"
 #include "writer/io.h"
 
@@ -38,12 +40,15 @@ struct tracelog_writer {
     uint32_t *defined;    /* the ids of types, in definition order */
     size_t ndefined, defined_cap, types_written;
 
+    tl_thread_map threads;   /* (pid, tid) -> kernel tid, as defined so far (format 1.1) */
+    tl_thread_def *pending;  /* definitions not written yet, in order */
+    size_t npending, pending_cap;
+    tl_thread_def last_thread; /* of the last event: most events skip the lookup */
+    uint64_t thread_defs;      /* definitions made (at most TL_LOG_THREADS_MAX) */
+
     tl_chunk_builder chunk;
     tl_buf payload, block;
     ZSTD_CCtx *cctx;
-
-    tl_index_entry *index; /* sequential logs (a ring is found by scanning its segments) */
-    size_t nindex, index_cap;
 
     tracelog_log_status status;
     int status_dirty;
@@ -57,7 +62,6 @@ struct tracelog_writer {
 
     int final_written;    /* UNTIL_FULL: the one event allowed past the budget is written */
     int full_reported;    /* UNTIL_FULL: the status block saying so is written */
-    uint64_t names_dropped; /* LOOP: names the durable region had no room for */
     tracelog_error error; /* code != TRACELOG_OK: poisoned */
 };
 
@@ -153,7 +157,7 @@ static tracelog_status write_block(tracelog_writer *w, uint16_t type, const uint
     if (len > UINT32_MAX - 8)
         return TRACELOG_E_LIMIT;
     uint64_t span = tl_block_span((uint32_t)len);
-    int durable = type == TL_BLOCK_METADATA || type == TL_BLOCK_EVENT_TYPES;
+    int durable = type == TL_BLOCK_METADATA || type == TL_BLOCK_EVENT_TYPES || type == TL_BLOCK_THREADS;
     uint64_t off;
     if (!is_ring(w)) {
         off = w->pos;
@@ -188,45 +192,95 @@ static tracelog_status write_block(tracelog_writer *w, uint16_t type, const uint
     return TRACELOG_OK;
 }
 
-/* Appends the EVENT_TYPES array of the types defined[from..to) to w->payload. */
-static tracelog_status encode_types(tracelog_writer *w, size_t from, size_t to)
+/* Encodes entry i of a batch of pending definitions into out. */
+typedef tracelog_status (*entry_encoder)(const tracelog_writer *w, size_t i, tl_buf *out);
+
+static tracelog_status encode_type(const tracelog_writer *w, size_t i, tl_buf *out)
 {
-    tracelog_status st = tl_types_encode_head(to - from, &w->payload);
-    for (size_t i = from; i < to && st == TRACELOG_OK; i++)
-        st = tl_types_encode_entry(tl_event_types_get(&w->types, w->defined[i]), &w->payload);
+    return tl_types_encode_entry(tl_event_types_get(&w->types, w->defined[w->types_written + i]), out);
+}
+
+static tracelog_status encode_thread(const tracelog_writer *w, size_t i, tl_buf *out)
+{
+    return tl_threads_encode_entry(&w->pending[i], out);
+}
+
+/* Ring: how many of a batch's n entries fit, as one block, in the durable region below limit (w->block is scratch). */
+static tracelog_status batch_fit(tracelog_writer *w, size_t n, entry_encoder encode, uint64_t limit, size_t *fit)
+{
+    uint64_t room = limit > w->durable_pos ? limit - w->durable_pos : 0, body = 0;
+    for (*fit = 0; *fit < n; ++*fit) {
+        w->block.len = 0;
+        if (encode(w, *fit, &w->block) != TRACELOG_OK)
+            return TRACELOG_E_NOMEM;
+        body += w->block.len;
+        if (tl_block_span((uint32_t)(tl_cbor_head_size(*fit + 1) + body)) > room)
+            break;
+    }
+    return TRACELOG_OK;
+}
+
+/*
+ * Writes a batch of n pending definitions as one block: all of them in a
+ * sequential log; in a ring, as many as fit in the durable region below
+ * limit. The others are counted in *dropped (a status counter): their
+ * events still go to the log, without them, rather than the log stopping
+ * for good.
+ */
+static tracelog_status write_batch(tracelog_writer *w, uint16_t type, size_t n, entry_encoder encode,
+                                   uint64_t limit, uint64_t *dropped)
+{
+    size_t fit = n;
+    tracelog_status st = is_ring(w) ? batch_fit(w, n, encode, limit, &fit) : TRACELOG_OK;
+    if (st == TRACELOG_OK && fit > 0) {
+        w->payload.len = 0;
+        st = tl_cbor_put_array(&w->payload, fit) ? TRACELOG_E_NOMEM : TRACELOG_OK;
+        for (size_t i = 0; i < fit && st == TRACELOG_OK; i++)
+            st = encode(w, i, &w->payload);
+        if (st == TRACELOG_OK)
+            st = write_block(w, type, w->payload.data, w->payload.len, NULL);
+    }
+    if (st == TRACELOG_OK && fit < n) {
+        *dropped += n - fit;
+        w->status_dirty = 1;
+    }
     return st;
 }
 
+/* Writes the types defined since the last call (EVENT_TYPES). */
 static tracelog_status write_pending_types(tracelog_writer *w)
 {
     size_t n = w->ndefined - w->types_written;
     if (n == 0)
         return TRACELOG_OK;
-    w->payload.len = 0;
-    tracelog_status st = encode_types(w, w->types_written, w->ndefined);
-    if (st == TRACELOG_OK)
-        st = write_block(w, TL_BLOCK_EVENT_TYPES, w->payload.data, w->payload.len, NULL);
-    if (st == TRACELOG_E_LIMIT) {
-        /* A ring's durable region is full: the events still go to the log,
-           unnamed, rather than the log stopping for good. */
-        w->names_dropped += n;
-        st = TRACELOG_OK;
-    }
+    tracelog_status st = write_batch(w, TL_BLOCK_EVENT_TYPES, n, encode_type, w->hdr.ring_offset,
+                                     &w->status.types_dropped);
     if (st == TRACELOG_OK)
         w->types_written = w->ndefined;
     return st;
 }
 
-static tracelog_status add_index(tracelog_writer *w, tl_index_entry e)
+/* Writes the thread definitions made since the last call (THREADS). */
+static tracelog_status write_pending_threads(tracelog_writer *w)
 {
-    if (is_ring(w))
+    if (w->npending == 0)
         return TRACELOG_OK;
-    tl_index_entry *p = tl_grow(w->index, &w->index_cap, w->nindex + 1, sizeof *p);
-    if (!p)
-        return TRACELOG_E_NOMEM;
-    w->index = p;
-    w->index[w->nindex++] = e;
-    return TRACELOG_OK;
+    /* In a ring they leave the last quarter of the durable region to event
+       names, which are worth more: a program that keeps starting threads
+       would fill it otherwise. */
+    uint64_t limit = w->hdr.ring_offset - (w->hdr.ring_offset - TL_HEADER_SIZE) / 4;
+    tracelog_status st = write_batch(w, TL_BLOCK_THREADS, w->npending, encode_thread, limit,
+                                     &w->status.threads_dropped);
+    if (st == TRACELOG_OK)
+        w->npending = 0;
+    return st;
+}
+
+/* Definitions go before the chunk that follows them, so that a log cut short still has them. */
+static tracelog_status write_pending(tracelog_writer *w)
+{
+    tracelog_status st = write_pending_types(w);
+    return st == TRACELOG_OK ? write_pending_threads(w) : st;
 }
 
 static void mark_full(tracelog_writer *w, uint64_t lost)
@@ -242,7 +296,7 @@ static tracelog_status emit_chunk(tracelog_writer *w)
     tl_chunk_builder *c = &w->chunk;
     if (c->count == 0)
         return TRACELOG_OK;
-    tracelog_status st = write_pending_types(w);
+    tracelog_status st = write_pending(w);
     if (st == TRACELOG_OK)
         st = tl_chunk_finish(c, w->cctx, w->opt.compression_level, &w->payload);
     if (st != TRACELOG_OK)
@@ -254,11 +308,9 @@ static tracelog_status emit_chunk(tracelog_writer *w)
         tl_chunk_builder_reset(c);
         return TRACELOG_E_LOG_FULL;
     }
-    tl_index_entry e = {0, w->seq, c->min_ts, c->max_ts, c->count};
-    st = write_block(w, TL_BLOCK_CHUNK, w->payload.data, w->payload.len, &e.offset);
+    st = write_block(w, TL_BLOCK_CHUNK, w->payload.data, w->payload.len, NULL);
     if (st != TRACELOG_OK)
         return st;
-    e.seq = w->seq - 1;
     if (is_ring(w))
         w->seg_events[w->segment] += c->count;
     if (!w->opt.preserve_attributes) /* a copy's counters are the caller's */
@@ -266,7 +318,7 @@ static tracelog_status emit_chunk(tracelog_writer *w)
     w->chunk_bytes += span;
     w->status_dirty = 1;
     tl_chunk_builder_reset(c);
-    return add_index(w, e);
+    return TRACELOG_OK;
 }
 
 /*
@@ -323,6 +375,28 @@ static tracelog_status check_options(const tracelog_writer_options *o, int seeka
     return TRACELOG_OK;
 }
 
+#define TL_DURABLE_MIN 4096u
+#define TL_DURABLE_MAX (64u << 20)
+
+/*
+ * The durable region of a LOOP log of budget L whose ring takes `ring`
+ * bytes, so that the whole file stays within L plus the overhead allowance
+ * max(16 KiB, L/8) (format-spec 7.3): the allowance up to 256 KiB (room for
+ * POSIX's TRACE_USER_EVENT_MAX names of the longest length), or L/256 when
+ * larger, less the file header and what the ring exceeds L by.
+ */
+static uint64_t default_durable(uint64_t L, uint64_t ring)
+{
+    uint64_t allowance = L / 8 > (16u << 10) ? L / 8 : (16u << 10);
+    uint64_t want = allowance < (256u << 10) ? allowance : (256u << 10);
+    if (L / 256 > want)
+        want = L / 256;
+    uint64_t excess = ring > L ? ring - L : 0;
+    if (want < TL_HEADER_SIZE + excess + TL_DURABLE_MIN) /* only with a segment size given */
+        return TL_DURABLE_MIN;
+    return (want - TL_HEADER_SIZE - excess) & ~(uint64_t)7;
+}
+
 /* Chooses the ring geometry of a LOOP log (format-spec: ring layout). */
 static void plan_ring(tracelog_writer *w)
 {
@@ -337,11 +411,11 @@ static void plan_ring(tracelog_writer *w)
         count = 2;
     if (count > (1u << 20))
         count = 1u << 20;
-    uint64_t durable = o->durable_size ? tl_align8(o->durable_size) : (64u << 10);
-    if (durable < 4096)
-        durable = 4096;
-    if (durable > (64u << 20))
-        durable = 64u << 20;
+    uint64_t durable = o->durable_size ? tl_align8(o->durable_size) : default_durable(o->log_max_size, seg * count);
+    if (durable < TL_DURABLE_MIN)
+        durable = TL_DURABLE_MIN;
+    if (durable > TL_DURABLE_MAX)
+        durable = TL_DURABLE_MAX;
     w->hdr.layout = TL_LAYOUT_RING;
     w->hdr.segment_size = (uint32_t)seg;
     w->hdr.segment_count = (uint32_t)count;
@@ -490,6 +564,15 @@ tracelog_status tracelog_writer_define_event_schema(tracelog_writer *w, uint32_t
                     : tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET,
                               "event type %u is already defined with another name or schema", id);
     }
+    /* Refused here, where the caller learns of it, rather than written and refused by every reader. */
+    if (w->types.n >= TL_LOG_EVENT_TYPES_MAX || (parsed && w->types.schema_bytes + tl_schema_text_len(parsed) >
+                                                               TL_LOG_SCHEMA_BYTES_MAX)) {
+        tracelog_schema_free(parsed);
+        return tl_fail(err, TRACELOG_E_LIMIT, 0, TL_NO_OFFSET,
+                       "event type %u: a log holds at most %u event types and %u bytes of schemas "
+                       "(what a reader accepts, format-spec 9.1)",
+                       id, TL_LOG_EVENT_TYPES_MAX, TL_LOG_SCHEMA_BYTES_MAX);
+    }
     uint32_t *d = tl_grow(w->defined, &w->defined_cap, w->ndefined + 1, sizeof *d);
     if (!d) {
         tracelog_schema_free(parsed);
@@ -500,6 +583,42 @@ tracelog_status tracelog_writer_define_event_schema(tracelog_writer *w, uint32_t
     if (st != TRACELOG_OK)
         return tl_fail(err, st, 0, TL_NO_OFFSET, "event type %u: %s", id, tracelog_strerror(st));
     w->defined[w->ndefined++] = id;
+    return TRACELOG_OK;
+}
+
+/*
+ * Keeps the thread table up to date with ev's kernel tid (0: unknown, no
+ * change). pthread_t values are reused: a thread handle seen with another
+ * kernel tid ends the chunk in progress, since a definition applies to the
+ * chunks after it (format-spec 5.6). Once per thread, not per event.
+ */
+static tracelog_status note_thread(tracelog_writer *w, const tracelog_event *ev)
+{
+    const tl_thread_def *last = &w->last_thread;
+    if (!ev->kernel_tid || (ev->kernel_tid == last->ktid && ev->pid == last->pid && ev->tid == last->tid))
+        return TRACELOG_OK;
+    uint32_t known = tl_thread_map_get(&w->threads, ev->pid, ev->tid);
+    if (known != ev->kernel_tid && w->thread_defs >= TL_LOG_THREADS_MAX) {
+        /* More than a reader keeps: counted and reported, not written. The
+           map still learns it, so that its next events are not counted again. */
+        if (tl_thread_map_set(&w->threads, ev->pid, ev->tid, ev->kernel_tid))
+            return TRACELOG_E_NOMEM;
+        w->status.threads_dropped++;
+        w->status_dirty = 1;
+    } else if (known != ev->kernel_tid) {
+        tracelog_status st = known ? emit_chunk(w) : TRACELOG_OK;
+        if (st != TRACELOG_OK)
+            return st;
+        tl_thread_def *p = tl_grow(w->pending, &w->pending_cap, w->npending + 1, sizeof *p);
+        if (!p)
+            return TRACELOG_E_NOMEM;
+        w->pending = p;
+        if (tl_thread_map_set(&w->threads, ev->pid, ev->tid, ev->kernel_tid))
+            return TRACELOG_E_NOMEM;
+        w->pending[w->npending++] = (tl_thread_def){ev->tid, ev->pid, ev->kernel_tid};
+        w->thread_defs++;
+    }
+    w->last_thread = (tl_thread_def){ev->tid, ev->pid, ev->kernel_tid};
     return TRACELOG_OK;
 }
 
@@ -516,14 +635,14 @@ tracelog_status tracelog_writer_append(tracelog_writer *w, const tracelog_event 
     size_t bound = tl_chunk_event_bound(ev);
     if (bound > w->chunk_limit - TL_CHUNK_TABLE_SIZE)
         return TRACELOG_E_INVAL;
-    if (!tl_chunk_fits(&w->chunk, ev, w->chunk_limit)) {
-        tracelog_status st = emit_chunk(w);
-        if (st == TRACELOG_E_LOG_FULL)
-            mark_full(w, 1);
-        if (st != TRACELOG_OK)
-            return st;
-    }
-    return tl_chunk_add(&w->chunk, ev);
+    tracelog_status st = TRACELOG_OK;
+    if (!tl_chunk_fits(&w->chunk, ev, w->chunk_limit))
+        st = emit_chunk(w);
+    if (st == TRACELOG_OK)
+        st = note_thread(w, ev);
+    if (st == TRACELOG_E_LOG_FULL)
+        mark_full(w, 1);
+    return st == TRACELOG_OK ? tl_chunk_add(&w->chunk, ev) : st;
 }
 
 tracelog_status tracelog_writer_append_final(tracelog_writer *w, const tracelog_event *ev)
@@ -538,7 +657,9 @@ tracelog_status tracelog_writer_append_final(tracelog_writer *w, const tracelog_
         return TRACELOG_E_INVAL;
     /* One chunk of its own, beyond the budget: the spec allows this one. */
     tl_chunk_builder_reset(&w->chunk);
-    tracelog_status st = tl_chunk_add(&w->chunk, ev);
+    tracelog_status st = note_thread(w, ev); /* the chunk is empty: never ends one */
+    if (st == TRACELOG_OK)
+        st = tl_chunk_add(&w->chunk, ev);
     if (st != TRACELOG_OK)
         return st;
     uint64_t saved = w->opt.log_max_size;
@@ -585,7 +706,7 @@ tracelog_status tracelog_writer_flush(tracelog_writer *w)
        sync must not succeed after a failed one: the data may be lost). */
     if (w->error.code != TRACELOG_OK)
         return w->error.code;
-    tracelog_status st = write_pending_types(w);
+    tracelog_status st = write_pending(w);
     tracelog_status chunk_st = st == TRACELOG_OK ? emit_chunk(w) : st;
     if (chunk_st != TRACELOG_OK && chunk_st != TRACELOG_E_LOG_FULL)
         return chunk_st;
@@ -609,12 +730,16 @@ tracelog_status tracelog_writer_sync(tracelog_writer *w)
     return e ? poison(w, TRACELOG_E_IO, e, TL_NO_OFFSET, "fdatasync failed") : st;
 }
 
-/* A ring keeps its names in the durable region, which is never overwritten:
-   its trailer lists none (it must fit in one segment) and no chunk index. */
+/*
+ * A ring keeps its names in the durable region, which is never overwritten:
+ * its trailer lists none (it must fit in one segment). No trailer carries a
+ * chunk index (format 1.1, spec 5.5: it grew without bound and no reader
+ * needs it; the chunk headers found by the open scan hold the same).
+ */
 static tracelog_status encode_trailer(tracelog_writer *w)
 {
     tl_trailer t = {&w->status, &w->types, w->defined, is_ring(w) ? 0 : w->ndefined,
-                    w->index, w->nindex, is_ring(w) ? 0 : w->pos};
+                    NULL, 0, is_ring(w) ? 0 : w->pos};
     return tl_trailer_encode(&t, &w->payload);
 }
 
@@ -636,11 +761,12 @@ static void free_writer(tracelog_writer *w)
 {
     tl_event_types_clear(&w->types);
     free(w->defined);
+    tl_thread_map_free(&w->threads);
+    free(w->pending);
     tl_chunk_builder_free(&w->chunk);
     tl_buf_free(&w->payload);
     tl_buf_free(&w->block);
     ZSTD_freeCCtx(w->cctx);
-    free(w->index);
     free(w->seg_events);
     free(w);
 }

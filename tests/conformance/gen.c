@@ -341,13 +341,17 @@ uint64_t w_types(const uint32_t *ids, const char *const *names, size_t n, const 
 
 static void status_cbor(bytes *b, const tracelog_log_status *st)
 {
-    cb_map(b, 6);
+    cb_map(b, 6 + (st->types_dropped != 0) + (st->threads_dropped != 0));
     cb_text(b, "events_recorded"), cb_uint(b, st->events_recorded);
     cb_text(b, "events_written"), cb_uint(b, st->events_written);
     cb_text(b, "stream_overruns"), cb_uint(b, st->stream_overruns);
     cb_text(b, "log_overruns"), cb_uint(b, st->log_overruns);
     cb_text(b, "flush_error"), cb_uint(b, (uint64_t)st->flush_error);
     cb_text(b, "log_full"), cb_bool(b, (int)st->log_full);
+    if (st->types_dropped)
+        cb_text(b, "types_dropped"), cb_uint(b, st->types_dropped);
+    if (st->threads_dropped)
+        cb_text(b, "threads_dropped"), cb_uint(b, st->threads_dropped);
 }
 
 static void keep_status(const tracelog_log_status *st, uint64_t seq)
@@ -523,7 +527,7 @@ uint64_t w_trailer(const tracelog_log_status *st, const topt *t, const bopt *o)
         b_u8(&cbor, 0x00);
     int ring = V.layout == 1;
     uint64_t off = o && o->has_at ? o->at : V.file.len;
-    size_t n = ring ? 0 : V.nindex;
+    size_t n = ring || t->no_index ? 0 : V.nindex;
     b_u32(&p, (uint32_t)cbor.len);
     b_put(&p, cbor.p, cbor.len);
     b_fill(&p, t->pad_byte, (8 - (4 + cbor.len) % 8) % 8);

@@ -138,6 +138,7 @@ typedef struct topt {
     const bytes *extra_key; /* a key and value appended to the map */
     int bad_status;         /* "status" holds a wrong type */
     int garbage_index;      /* index entries and trailer_offset that point nowhere */
+    int no_index;           /* index_count 0, as format 1.1 writers write (5.5) */
 } topt;
 uint64_t w_trailer(const tracelog_log_status *st, const topt *t, const bopt *o);
 

@@ -22,7 +22,7 @@
 static tracelog_event E[3];
 static const uint32_t IDS[2] = {1, 2};
 static const char *const NAMES[2] = {"start", "tick"};
-static const tracelog_log_status ST3 = {3, 3, 0, 0, 0, 0};
+static const tracelog_log_status ST3 = {3, 3, 0, 0, 0, 0, 0, 0};
 
 #define AT_SEQ(s) (&(bopt){.has_seq = 1, .seq = (s)})
 
@@ -170,8 +170,8 @@ static void valid_vectors(void)
     c.zstd_checksum = 1;
     w_chunk(&c, E, -1, NULL);
     chunk_free(&c);
-    w_status(&(tracelog_log_status){6, 6, 0, 0, 0, 0}, NULL);
-    w_trailer(&(tracelog_log_status){6, 6, 0, 0, 0, 0}, NULL, NULL);
+    w_status(&(tracelog_log_status){6, 6, 0, 0, 0, 0, 0, 0}, NULL);
+    w_trailer(&(tracelog_log_status){6, 6, 0, 0, 0, 0, 0, 0}, NULL, NULL);
     vec_end();
 
     vec_begin("valid-several-chunks", "three chunks with STATUS blocks between them; each chunk starts from the "
@@ -183,8 +183,8 @@ static void valid_vectors(void)
     w_status(&ST3, NULL);
     w_events(E + 1, 2, NULL);
     w_events(E, 1, NULL);
-    w_status(&(tracelog_log_status){6, 6, 0, 0, 0, 0}, NULL);
-    w_trailer(&(tracelog_log_status){6, 6, 0, 0, 0, 0}, NULL, NULL);
+    w_status(&(tracelog_log_status){6, 6, 0, 0, 0, 0, 0, 0}, NULL);
+    w_trailer(&(tracelog_log_status){6, 6, 0, 0, 0, 0, 0, 0}, NULL, NULL);
     vec_end();
 
     vec_begin("valid-checkpoint", "a TRAILER written at a checkpoint, more blocks, then a final TRAILER: clean "
@@ -195,7 +195,7 @@ static void valid_vectors(void)
     w_events(E, 3, NULL);
     w_trailer(&ST3, NULL, NULL);
     w_events(E, 2, NULL);
-    w_trailer(&(tracelog_log_status){5, 5, 0, 0, 0, 0}, NULL, NULL);
+    w_trailer(&(tracelog_log_status){5, 5, 0, 0, 0, 0, 0, 0}, NULL, NULL);
     vec_end();
 
     vec_begin("valid-checkpoint-not-closed", "a checkpoint TRAILER followed by a CHUNK: not clean (8.6)");
@@ -208,13 +208,13 @@ static void valid_vectors(void)
     vec_end();
 
     static const uint8_t junk[24] = "unknown block payload!!";
-    vec_begin("valid-unknown-block-types", "blocks of types 0, 7 and 65535 between the others: skipped by length, "
+    vec_begin("valid-unknown-block-types", "blocks of types 0, 8 and 65535 between the others: skipped by length, "
               "counted in the sequence (4.5)");
     vec_header(NULL);
     w_meta(&META_STD, NULL);
     w_block(0, junk, 5, NULL);
     w_types(IDS, NAMES, 2, NULL);
-    w_block(7, junk, 24, NULL);
+    w_block(8, junk, 24, NULL);
     w_events(E, 3, NULL);
     w_block(65535, junk, 0, NULL);
     w_status(&ST3, NULL);
@@ -340,7 +340,7 @@ static void damage_vectors(void)
     w_meta(&META_STD, NULL);
     w_types(IDS, NAMES, 2, NULL);
     w_events(E, 3, NULL);
-    w_status(&(tracelog_log_status){1, 1, 0, 0, 0, 0}, NULL);
+    w_status(&(tracelog_log_status){1, 1, 0, 0, 0, 0, 0, 0}, NULL);
     uint64_t s = w_status(&ST3, &(bopt){.bad_payload_crc = 1});
     expect_problem("PAYLOAD_CRC_MISMATCH", s, 120);
     vec_end();
@@ -373,7 +373,7 @@ static void damage_vectors(void)
     w_meta(&META_STD, NULL);
     w_types(IDS, NAMES, 2, NULL);
     w_events(E, 3, NULL);
-    s = w_status(&(tracelog_log_status){9, 9, 0, 0, 0, 0}, AT_SEQ(10));
+    s = w_status(&(tracelog_log_status){9, 9, 0, 0, 0, 0, 0, 0}, AT_SEQ(10));
     uint64_t tr = w_trailer(&ST3, NULL, AT_SEQ(4));
     expect_problem("SEQUENCE_BREAK", s, 0);
     expect_problem("SEQUENCE_BREAK", tr, 0);
@@ -815,7 +815,7 @@ static void status_trailer_vectors(void)
     w_events(E, 3, NULL);
     cb_map(&b, 2), cb_text(&b, "events_written"), cb_uint(&b, 3), cb_text(&b, "future"), cb_raw(&b, "82 F5 20");
     w_block(4, b.p, b.len, NULL);
-    V.want.status = (tracelog_log_status){0, 3, 0, 0, 0, 0};
+    V.want.status = (tracelog_log_status){0, 3, 0, 0, 0, 0, 0, 0};
     vec_end();
 
     struct { const char *name, *about, *hex; } bad[] = {
@@ -829,7 +829,7 @@ static void status_trailer_vectors(void)
         w_meta(&META_STD, NULL);
         w_types(IDS, NAMES, 2, NULL);
         w_events(E, 3, NULL);
-        w_status(&(tracelog_log_status){1, 2, 3, 4, 5, 1}, NULL);
+        w_status(&(tracelog_log_status){1, 2, 3, 4, 5, 1, 0, 0}, NULL);
         b.len = 0;
         cb_raw(&b, bad[i].hex);
         expect_problem("BAD_STATUS", w_block(4, b.p, b.len, NULL), 0);
@@ -839,7 +839,7 @@ static void status_trailer_vectors(void)
     vec_begin("status-after-trailer", "a STATUS block after the TRAILER: the status is its, and the log is not "
               "clean (8.6)");
     example_log();
-    w_status(&(tracelog_log_status){7, 3, 4, 0, 0, 0}, NULL);
+    w_status(&(tracelog_log_status){7, 3, 4, 0, 0, 0, 0, 0}, NULL);
     vec_end();
 
     vec_begin("trailer-no-status", "a TRAILER without \"status\": the status stays that of the STATUS block "
@@ -849,7 +849,17 @@ static void status_trailer_vectors(void)
     w_types(IDS, NAMES, 2, NULL);
     w_events(E, 3, NULL);
     w_status(&ST3, NULL);
-    w_trailer(&(tracelog_log_status){8, 8, 8, 8, 8, 1}, &(topt){.no_status = 1}, NULL);
+    w_trailer(&(tracelog_log_status){8, 8, 8, 8, 8, 1, 0, 0}, &(topt){.no_status = 1}, NULL);
+    vec_end();
+
+    vec_begin("trailer-no-index", "format 1.1: a TRAILER of a sequential log with index_count 0 after a chunk, as "
+              "1.1 writers write it: valid, clean (5.5)");
+    vec_header(&(hopt){.has_minor = 1, .minor = 1});
+    w_meta(&META_STD, NULL);
+    w_types(IDS, NAMES, 2, NULL);
+    w_events(E, 3, NULL);
+    w_status(&ST3, NULL);
+    w_trailer(&ST3, &(topt){.no_index = 1}, NULL);
     vec_end();
 
     vec_begin("trailer-no-event-types", "a TRAILER without \"event_types\": valid, clean (5.5)");
@@ -884,7 +894,7 @@ static void status_trailer_vectors(void)
         vec_header(NULL);
         w_meta(&META_STD, NULL);
         w_events(E, 3, NULL);
-        w_status(&(tracelog_log_status){1, 1, 0, 0, 0, 0}, NULL);
+        w_status(&(tracelog_log_status){1, 1, 0, 0, 0, 0, 0, 0}, NULL);
         V.defined[0].id = 1, V.defined[0].name = "start"; /* named by the trailer only */
         V.ndefined = 1;
         expect_problem("BAD_TRAILER", w_trailer(&ST3, &badt[i].t, NULL), 0);
@@ -896,6 +906,28 @@ static void status_trailer_vectors(void)
     w_meta(&META_STD, NULL);
     w_events(E, 3, NULL);
     expect_problem("BAD_TRAILER", w_block(5, "\x8BPTLEND\n\x8BPTLEND\n", 16, NULL), 0);
+    vec_end();
+
+    vec_begin("status-types-dropped", "1.1: a STATUS and TRAILER counting 2 event-type names the writer could not "
+              "write: TYPES_DROPPED at the header, events of unknown ids read unnamed; not clean (5.4, 8.6, 8.8)");
+    vec_header(NULL);
+    w_meta(&META_STD, NULL);
+    w_types(IDS, NAMES, 1, NULL); /* "tick" (id 2) is one of the names dropped */
+    w_events(E, 3, NULL);
+    tracelog_log_status dropped = {3, 3, 0, 0, 0, 0, 2, 0};
+    w_status(&dropped, NULL);
+    w_trailer(&dropped, NULL, NULL);
+    expect_problem("TYPES_DROPPED", 64, 0);
+    vec_end();
+
+    vec_begin("status-types-dropped-superseded", "1.1: types_dropped in an older STATUS only: the final status "
+              "(highest seq) has none, so no problem; clean (5.4, 8.6)");
+    vec_header(NULL);
+    w_meta(&META_STD, NULL);
+    w_types(IDS, NAMES, 2, NULL);
+    w_events(E, 3, NULL);
+    w_status(&(tracelog_log_status){3, 3, 0, 0, 0, 0, 1, 0}, NULL);
+    w_trailer(&ST3, NULL, NULL);
     vec_end();
 
     vec_begin("trailer-payload-crc", "the TRAILER's payload checksum fails: not clean (8.6)");
@@ -1185,7 +1217,7 @@ static uint64_t durable_types(uint32_t id, const char *name, uint64_t seq, int b
 static void ring_vectors(void)
 {
     tracelog_metadata m = ring_meta();
-    tracelog_log_status st = {4, 4, 0, 0, 0, 0};
+    tracelog_log_status st = {4, 4, 0, 0, 0, 0, 0, 0};
 
     vec_begin("ring-first-lap", "a LOOP ring of 4 segments in its first lap: segments 0 and 1 used, the file ends "
               "after the last block; clean (2.2, 8.5)");
@@ -1202,7 +1234,7 @@ static void ring_vectors(void)
     vec_end();
 
     /* A wrapped ring of 3 segments: laps 1 and 2; segment 0 rewritten last. */
-    tracelog_log_status wrapped = {7, 7, 0, 2, 0, 1}; /* chunks 2 and 3 overwritten; full since the wrap */
+    tracelog_log_status wrapped = {7, 7, 0, 2, 0, 1, 0, 0}; /* chunks 2 and 3 overwritten; full since the wrap */
     for (int variant = 0; variant < 5; variant++) {
         static const char *const names[] = {"ring-wrapped", "ring-segment-bad-start", "ring-segment-end-lost",
                                             "ring-durable-types-lost", "ring-trailer-then-durable-types"};
@@ -1438,6 +1470,85 @@ static void keyed_vectors(void)
                  KEYED_HEADER, KEYED_ROWS, (const int[]){76, 0xe9, -1}, E, 1, "BAD_EVENT", 0);
 }
 
+/* A THREADS payload (5.7) of n definitions; bad: the last entry has no ktid. */
+static void threads_cbor(bytes *b, const uint64_t (*defs)[3], size_t n, int bad)
+{
+    cb_array(b, n);
+    for (size_t i = 0; i < n; i++) {
+        int drop_ktid = bad && i == n - 1;
+        cb_map(b, drop_ktid ? 2 : 3);
+        cb_text(b, "pid"), cb_uint(b, defs[i][0]);
+        cb_text(b, "tid"), cb_uint(b, defs[i][1]);
+        if (!drop_ktid)
+            cb_text(b, "ktid"), cb_uint(b, defs[i][2]);
+    }
+}
+
+static uint64_t w_threads(const uint64_t (*defs)[3], size_t n, int bad)
+{
+    bytes b = {0};
+    threads_cbor(&b, defs, n, bad);
+    uint64_t off = w_block(7, b.p, b.len, NULL);
+    b_free(&b);
+    return off;
+}
+
+/* Events of E with the kernel tids a reader gives them. */
+static void with_ktids(tracelog_event out[3], uint32_t k7, uint32_t k8)
+{
+    for (int i = 0; i < 3; i++) {
+        out[i] = E[i];
+        out[i].kernel_tid = out[i].tid == 7 ? k7 : k8;
+    }
+}
+
+static void threads_vectors(void)
+{
+    static const uint64_t first[][3] = {{42, 7, 100}, {42, 8, 101}, {43, 7, 999}};
+    static const uint64_t reuse[][3] = {{42, 7, 102}};
+    tracelog_event ev[3];
+    vec_begin("threads-kernel-tids", "format 1.1 THREADS blocks: a chunk before any definition has kernel tid 0; "
+              "definitions name the threads of later chunks; thread 7 reused by kernel thread 102 (5.7)");
+    vec_header(&(hopt){.has_minor = 1, .minor = 1});
+    w_meta(&META_STD, NULL);
+    w_types(IDS, NAMES, 2, NULL);
+    w_events(E, 3, NULL);
+    w_threads(first, 3, 0);
+    with_ktids(ev, 100, 101);
+    w_events(ev, 3, NULL);
+    w_threads(reuse, 1, 0);
+    with_ktids(ev, 102, 101);
+    w_events(ev, 3, NULL);
+    w_status(&(tracelog_log_status){9, 9, 0, 0, 0, 0, 0, 0}, NULL);
+    w_trailer(&(tracelog_log_status){9, 9, 0, 0, 0, 0, 0, 0}, NULL, NULL);
+    vec_end();
+
+    vec_begin("status-threads-dropped", "1.1: a final status counting 3 thread definitions the writer could not "
+              "write: THREADS_DROPPED at the header; events of threads never defined read kernel tid 0; not clean "
+              "(5.4, 5.7, 8.8)");
+    vec_header(&(hopt){.has_minor = 1, .minor = 1});
+    w_meta(&META_STD, NULL);
+    w_types(IDS, NAMES, 2, NULL);
+    w_events(E, 3, NULL);
+    tracelog_log_status dropped = {3, 3, 0, 0, 0, 0, 0, 3};
+    w_status(&dropped, NULL);
+    w_trailer(&dropped, NULL, NULL);
+    expect_problem("THREADS_DROPPED", 64, 0);
+    vec_end();
+
+    vec_begin("threads-bad-entry", "a THREADS block whose last entry has no ktid: the block is ignored as a "
+              "whole, BAD_THREADS (5.7); an earlier valid block still applies");
+    vec_header(&(hopt){.has_minor = 1, .minor = 1});
+    w_meta(&META_STD, NULL);
+    w_types(IDS, NAMES, 2, NULL);
+    w_threads(reuse, 1, 0);
+    expect_problem("BAD_THREADS", w_threads(first, 3, 1), 0);
+    with_ktids(ev, 102, 0);
+    w_events(ev, 3, NULL);
+    w_trailer(&ST3, NULL, NULL);
+    vec_end();
+}
+
 int main(int argc, char **argv)
 {
     int check = argc == 3 && strcmp(argv[1], "--check") == 0;
@@ -1462,5 +1573,6 @@ int main(int argc, char **argv)
     chunk_vectors();
     keyed_vectors();
     ring_vectors();
+    threads_vectors();
     return gen_finish();
 }

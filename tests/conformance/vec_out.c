@@ -151,8 +151,11 @@ void vec_print_events(FILE *f, const vec_reading *r)
             print_text(f, "name", t->name, t->len);
         else
             fputs("\"name\": null", f);
-        fprintf(f, ", \"pid\": %u, \"tid\": %llu, \"addr\": %llu, \"trunc\": %u, \"payload\": \"", e->pid,
-                (unsigned long long)e->tid, (unsigned long long)e->address, e->truncation);
+        fprintf(f, ", \"pid\": %u, \"tid\": %llu, ", e->pid, (unsigned long long)e->tid);
+        if (e->kernel_tid) /* format 1.1 (spec 5.7): only when the log names the thread */
+            fprintf(f, "\"ktid\": %u, ", e->kernel_tid);
+        fprintf(f, "\"addr\": %llu, \"trunc\": %u, \"payload\": \"", (unsigned long long)e->address,
+                e->truncation);
         print_hex(f, e->payload, e->payload_len);
         fputs("\"}\n", f);
     }
@@ -235,10 +238,15 @@ void vec_print_result(FILE *f, const vec_reading *r)
     const tracelog_log_status *s = &r->status;
     fprintf(f,
             "  \"status\": {\"events_recorded\": %llu, \"events_written\": %llu, \"stream_overruns\": %llu, "
-            "\"log_overruns\": %llu, \"flush_error\": %d, \"log_full\": %s},\n",
+            "\"log_overruns\": %llu, \"flush_error\": %d, \"log_full\": %s",
             (unsigned long long)s->events_recorded, (unsigned long long)s->events_written,
             (unsigned long long)s->stream_overruns, (unsigned long long)s->log_overruns, s->flush_error,
             s->log_full ? "true" : "false");
+    if (s->types_dropped) /* 1.1: only when not zero, as writers write it */
+        fprintf(f, ", \"types_dropped\": %llu", (unsigned long long)s->types_dropped);
+    if (s->threads_dropped)
+        fprintf(f, ", \"threads_dropped\": %llu", (unsigned long long)s->threads_dropped);
+    fputs("},\n", f);
     vec_problem *sorted = malloc((r->nproblems ? r->nproblems : 1) * sizeof *sorted);
     if (!sorted) {
         fprintf(stderr, "out of memory\n");

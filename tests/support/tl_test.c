@@ -268,6 +268,18 @@ int tl_test_check_events_eq(const tracelog_event *got, size_t ngot, const tracel
                    ngot, nwant);
 }
 
+int tl_test_check_kernel_tids_eq(const tracelog_event *got, size_t ngot, const tracelog_event *want,
+                                 size_t nwant, const char *file, int line)
+{
+    if (ngot != nwant)
+        return verdict(0, file, line, "kernel tids: %zu events, want %zu", ngot, nwant);
+    for (size_t i = 0; i < ngot; i++)
+        if (got[i].kernel_tid != want[i].kernel_tid)
+            return verdict(0, file, line, "event %zu (of %zu): kernel tid %u, want %u", i, ngot, got[i].kernel_tid,
+                           want[i].kernel_tid);
+    return verdict(1, file, line, "%s", "");
+}
+
 /* ---- deterministic logs ------------------------------------------------------ */
 
 const uint32_t tl_test_type_ids[TL_TEST_NTYPES] = {1, 2, 3, 42, 100000};
@@ -301,6 +313,10 @@ void tl_test_gen_event(uint64_t seed, uint64_t i, uint32_t payload_max, tracelog
     case 2: ev->tid = 0x7f0000801000ull; break;
     default: ev->tid = UINT64_MAX; break;
     }
+    /* Two long-lived thread handles have kernel tids, renewed every 1000
+       events as if a new thread had reused the handle; the others none. */
+    if ((i / 11) % 4 >= 2)
+        ev->kernel_tid = 1 + (uint32_t)(splitmix64(ev->tid ^ ((uint64_t)ev->pid << 40) ^ (i / 1000)) % 4000000);
     uint64_t a = (h >> 16) % 32;
     ev->address = a == 0 ? 0 : a == 1 ? UINT64_MAX : 0x400000 + ((h >> 24) % 64) * 16;
     uint64_t t = (h >> 32) % 9;
@@ -391,6 +407,8 @@ int tl_test_check_status_eq(const tracelog_log_status *a, const tracelog_log_sta
     NUM_(log_overruns);
     NUM_(flush_error);
     NUM_(log_full);
+    NUM_(types_dropped);
+    NUM_(threads_dropped);
 #undef NUM_
     return ok;
 }

@@ -95,6 +95,15 @@ int tl_test_check_events_eq(const tracelog_event *got, size_t ngot, const tracel
                             size_t nwant, const char *file, int line);
 #define CHECK_EVENTS_EQ(got, ngot, want, nwant) \
     tl_test_check_events_eq((got), (ngot), (want), (nwant), __FILE__, __LINE__)
+/*
+ * The kernel tids of two event lists are equal (CHECK_EVENTS_EQ compares
+ * what the chunks hold; the kernel tid comes from the log's thread table,
+ * which damage can take away while the chunks survive).
+ */
+int tl_test_check_kernel_tids_eq(const tracelog_event *got, size_t ngot, const tracelog_event *want,
+                                 size_t nwant, const char *file, int line);
+#define CHECK_KERNEL_TIDS_EQ(got, ngot, want, nwant) \
+    tl_test_check_kernel_tids_eq((got), (ngot), (want), (nwant), __FILE__, __LINE__)
 
 /* ---- deterministic logs ------------------------------------------------------ */
 

@@ -188,6 +188,10 @@ static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
     *p++ = '0';
     *p++ = 'x';
     p += ptlog_fmt_hex64(ev->tid, p);
+    if (ev->kernel_tid) { /* the kernel's thread id, as top, perf and gdb show it */
+        memcpy(p, " tid ", 5);
+        p += 5 + ptlog_fmt_u64(ev->kernel_tid, p + 5);
+    }
     *p++ = ' ';
     if (d->opts->color) {
         memcpy(p, C_NAME, sizeof C_NAME - 1);

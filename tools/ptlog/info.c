@@ -101,6 +101,7 @@ typedef struct info_view {
     tracelog_reader_info ri;
     tracelog_log_status st;
     uint64_t events, first, last;
+    size_t threads;   /* thread definitions (kernel tids) of a format 1.1 log */
     int have_stats;
     info_pass *pass;
 } info_view;
@@ -171,6 +172,11 @@ static void text_report(ptlog_out *o, const info_view *v)
          (unsigned long long)v->st.events_recorded, (unsigned long long)v->st.events_written,
          (unsigned long long)v->st.stream_overruns, (unsigned long long)v->st.log_overruns,
          v->st.log_full ? "yes" : "no", v->st.flush_error);
+    if (v->st.types_dropped || v->st.threads_dropped)
+        line(o, "dropped:", "%llu event-type names, %llu thread ids (LOOP durable region full)",
+             (unsigned long long)v->st.types_dropped, (unsigned long long)v->st.threads_dropped);
+    if (v->threads)
+        line(o, "threads:", "%zu kernel thread ids recorded", v->threads);
     line(o, "blocks:", "%llu", (unsigned long long)ri->blocks);
     line(o, "chunks:", "%llu", (unsigned long long)ri->chunks);
     line(o, "events:", "%llu", (unsigned long long)v->events);
@@ -272,7 +278,14 @@ static void json_report(ptlog_out *o, const info_view *v)
     ju(o, "stream_overruns", v->st.stream_overruns);
     ju(o, "log_overruns", v->st.log_overruns);
     ju(o, "flush_error", (uint64_t)(v->st.flush_error < 0 ? 0 : v->st.flush_error));
-    ptlog_out_puts(o, v->st.log_full ? ",\"log_full\":true}" : ",\"log_full\":false}");
+    ptlog_out_puts(o, v->st.log_full ? ",\"log_full\":true" : ",\"log_full\":false");
+    if (v->st.types_dropped || v->st.threads_dropped) {
+        ju(o, "types_dropped", v->st.types_dropped);
+        ju(o, "threads_dropped", v->st.threads_dropped);
+    }
+    ptlog_out_puts(o, "}");
+    if (v->threads)
+        ju(o, "threads", v->threads);
     ju(o, "blocks", ri->blocks);
     ju(o, "chunks", ri->chunks);
     ju(o, "events", v->events);
@@ -372,6 +385,7 @@ int ptlog_cmd_info(const char *path, const ptlog_info_opts *opts, const char *ou
         rc = ptlog_report_problems(src->name, r) ? PTLOG_EXIT_LOSS : PTLOG_EXIT_OK;
     }
     tracelog_reader_get_status(r, &v.st);
+    v.threads = tracelog_reader_thread_count(r);
     if (rc <= PTLOG_EXIT_LOSS) {
         ptlog_out out;
         int orc = ptlog_out_open(&out, out_path);

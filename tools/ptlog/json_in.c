@@ -347,6 +347,10 @@ static int parse_status(json_src *s, const json_t *o)
     if (!rc)
         rc = u64_field(s, o, "flush_error", "status.flush_error", INT32_MAX, &fe);
     st->flush_error = (int32_t)fe;
+    if (!rc)
+        rc = u64_field(s, o, "types_dropped", "status.types_dropped", UINT64_MAX, &st->types_dropped);
+    if (!rc)
+        rc = u64_field(s, o, "threads_dropped", "status.threads_dropped", UINT64_MAX, &st->threads_dropped);
     const json_t *full = json_object_get(o, "log_full");
     if (!rc && full) {
         if (!json_is_boolean(full))
@@ -396,8 +400,10 @@ static int parse_header(json_src *s, const json_t *o)
 /* ---- events ---------------------------------------------------------------------------- */
 
 /* An event's fields before the checks shared by both parsers. */
+#define NUM_FIELDS 6 /* the integer fields of an event */
+
 typedef struct raw_event {
-    uint64_t v[5];       /* ts, pid, tid, address, truncation */
+    uint64_t v[NUM_FIELDS]; /* ts, pid, tid, address, truncation, ktid */
     int has_ts, has_id;
     uint64_t id;
     const char *name;    /* NULL: absent or null */
@@ -406,8 +412,8 @@ typedef struct raw_event {
     size_t data_len;
 } raw_event;
 
-static const char *const num_keys[5] = {"ts", "pid", "tid", "address", "truncation"};
-static const uint64_t num_max[5] = {UINT64_MAX, UINT32_MAX, UINT64_MAX, UINT64_MAX, 2};
+static const char *const num_keys[NUM_FIELDS] = {"ts", "pid", "tid", "address", "truncation", "ktid"};
+static const uint64_t num_max[NUM_FIELDS] = {UINT64_MAX, UINT32_MAX, UINT64_MAX, UINT64_MAX, 2, UINT32_MAX};
 
 static int hexval(int c)
 {
@@ -458,7 +464,7 @@ static int build_event(json_src *s, const raw_event *r, tracelog_event *ev)
     memset(ev, 0, sizeof *ev);
     if (!r->has_ts)
         return bad_value(s, ctx, "ts", "missing (integer nanoseconds since the epoch)");
-    for (size_t i = 0; i < 5; i++)
+    for (size_t i = 0; i < NUM_FIELDS; i++)
         if (r->v[i] > num_max[i])
             return bad_value(s, ctx, num_keys[i], u64_expect(num_max[i]));
     ev->timestamp_ns = r->v[0];
@@ -466,6 +472,7 @@ static int build_event(json_src *s, const raw_event *r, tracelog_event *ev)
     ev->tid = r->v[2];
     ev->address = r->v[3];
     ev->truncation = (uint32_t)r->v[4];
+    ev->kernel_tid = (uint32_t)r->v[5];
     int rc = resolve_type(s, ctx, r, &ev->event_id);
     if (rc)
         return rc;
@@ -508,7 +515,7 @@ static int event_from_json(json_src *s, const json_t *o, tracelog_event *ev)
         return bad_value(s, ctx, "ts", "expected an event object");
     raw_event r;
     memset(&r, 0, sizeof r);
-    for (size_t i = 0; i < 5; i++) {
+    for (size_t i = 0; i < NUM_FIELDS; i++) {
         const json_t *v = json_object_get(o, num_keys[i]);
         if (v && get_u64(v, UINT64_MAX, &r.v[i]))
             return bad_value(s, ctx, num_keys[i], u64_expect(num_max[i]));
@@ -634,27 +641,27 @@ static int fast_parse(const char *p, size_t n, raw_event *r)
                 return 0;
             p = skip_blank(p, end);
             int k = -1;
-            static const char *const keys[] = {"ts", "pid", "tid", "address", "truncation", "id", "name", "data"};
-            for (int i = 0; i < 8; i++)
+            static const char *const keys[] = {"ts", "pid", "tid", "address", "truncation", "ktid", "id", "name", "data"};
+            for (int i = 0; i < NUM_FIELDS + 3; i++)
                 if (strlen(keys[i]) == klen && memcmp(keys[i], key, klen) == 0)
                     k = i;
             if (k < 0 || (seen & (1u << k)))
                 return 0; /* unknown or repeated key */
             seen |= 1u << k;
-            if (k < 5) {
+            if (k < NUM_FIELDS) {
                 if (!(p = plain_u64(p, end, &r->v[k])))
                     return 0;
                 if (k == 0)
                     r->has_ts = 1;
-            } else if (k == 5) {
+            } else if (k == NUM_FIELDS) {
                 if (!(p = plain_u64(p, end, &r->id)))
                     return 0;
                 r->has_id = 1;
             } else if (end - p >= 4 && memcmp(p, "null", 4) == 0) {
                 p += 4;
             } else {
-                const char **str = k == 6 ? &r->name : &r->data;
-                size_t *len = k == 6 ? &r->name_len : &r->data_len;
+                const char **str = k == NUM_FIELDS + 1 ? &r->name : &r->data;
+                size_t *len = k == NUM_FIELDS + 1 ? &r->name_len : &r->data_len;
                 if (p == end || *p != '"' || !(p = plain_string(p, end, str, len)))
                     return 0;
             }

@@ -254,7 +254,12 @@ static void put_status(ptlog_out *out, ptlog_src *src)
     kv_u64(out, "stream_overruns", st.stream_overruns, 1);
     kv_u64(out, "log_overruns", st.log_overruns, 1);
     kv_u64(out, "flush_error", (uint64_t)(st.flush_error < 0 ? 0 : st.flush_error), 1);
-    ptlog_out_puts(out, st.log_full ? ",\"log_full\":true}" : ",\"log_full\":false}");
+    ptlog_out_puts(out, st.log_full ? ",\"log_full\":true" : ",\"log_full\":false");
+    if (st.types_dropped) /* format 1.1 counters: only when not 0, as in the .ptl STATUS */
+        kv_u64(out, "types_dropped", st.types_dropped, 1);
+    if (st.threads_dropped)
+        kv_u64(out, "threads_dropped", st.threads_dropped, 1);
+    ptlog_out_puts(out, "}");
 }
 
 /* ---- events ----------------------------------------------------------------------- */
@@ -517,6 +522,10 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
     p = put_u64_fast(p + 7, ev->pid);
     memcpy(p, ",\"tid\":", 7);
     p = put_u64_fast(p + 7, ev->tid);
+    if (ev->kernel_tid) { /* known only in logs of format 1.1 on */
+        memcpy(p, ",\"ktid\":", 8);
+        p = put_u64_fast(p + 8, ev->kernel_tid);
+    }
     memcpy(p, ",\"address\":", 11);
     p = put_u64_fast(p + 11, ev->address);
     memcpy(p, ",\"truncation\":", 14);

@@ -1,0 +1,162 @@
+/*
+ * Limits symmetric between writer and reader (format-spec 9.1, issue 14
+ * "Names can be lost"): a writer never writes more event types, schema text
+ * or thread definitions than a reader with its default options accepts, and
+ * what it cannot write is never lost silently: define_event says LIMIT to
+ * its caller; thread definitions beyond the limit are counted in the status
+ * (threads_dropped) and a reader reports THREADS_DROPPED.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format/format.h"
+#include "tl_test.h"
+
+static tracelog_writer *new_writer(int fd)
+{
+    tracelog_writer_options o;
+    tracelog_writer_options_init(&o);
+    tracelog_writer *w = NULL;
+    tracelog_error err;
+    if (!CHECK_STATUS(tracelog_writer_create(fd, NULL, &o, &w, &err), TRACELOG_OK))
+        TL_DIE("cannot create a writer: %s", err.message);
+    return w;
+}
+
+static tracelog_reader *open_default(int fd)
+{
+    tracelog_reader *r = NULL;
+    if (lseek(fd, 0, SEEK_SET) != 0 || !CHECK_STATUS(tracelog_reader_open(fd, NULL, &r, NULL), TRACELOG_OK))
+        TL_DIE("cannot read the log back");
+    return r;
+}
+
+/* How many problems of condition cond r reported. */
+static size_t problems_named(const tracelog_reader *r, const char *cond)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < tracelog_reader_problem_count(r); i++)
+        n += strcmp(tracelog_reader_problem_condition(r, i), cond) == 0;
+    return n;
+}
+
+/* 65536 event types are written and read by a default reader; the next one is refused at definition. */
+static void test_event_types(void)
+{
+    int fd = tl_test_tmpfd();
+    tracelog_writer *w = new_writer(fd);
+    char name[32];
+    tracelog_status st = TRACELOG_OK;
+    uint32_t id;
+    for (id = 0; id < TL_LOG_EVENT_TYPES_MAX && st == TRACELOG_OK; id++) {
+        snprintf(name, sizeof name, "type %u", id);
+        st = tracelog_writer_define_event(w, id, name);
+    }
+    CHECK_STATUS(st, TRACELOG_OK);
+    tracelog_error err;
+    CHECK_STATUS(tracelog_writer_define_event_schema(w, id, "one too many", NULL, &err), TRACELOG_E_LIMIT);
+    CHECK_MSG(strstr(err.message, "65536") != NULL, "the error names the limit: %s", err.message);
+    CHECK_STATUS(tracelog_writer_define_event(w, 7, "type 7"), TRACELOG_OK); /* known ids still fine */
+    tracelog_event ev = {.timestamp_ns = TL_TEST_TS_BASE, .event_id = TL_LOG_EVENT_TYPES_MAX - 1};
+    CHECK_STATUS(tracelog_writer_append(w, &ev), TRACELOG_OK);
+    CHECK_STATUS(tracelog_writer_close(w, NULL), TRACELOG_OK);
+
+    tracelog_reader *r = open_default(fd);
+    CHECK_EQ(tracelog_reader_event_type_count(r), TL_LOG_EVENT_TYPES_MAX);
+    CHECK_EQ(problems_named(r, "TOO_MANY_EVENT_TYPES"), 0);
+    CHECK_STR_EQ(tracelog_reader_event_name(r, TL_LOG_EVENT_TYPES_MAX - 1), "type 65535");
+    tracelog_reader_info info;
+    tracelog_reader_get_info(r, &info);
+    CHECK(info.clean);
+    tracelog_reader_close(r);
+    close(fd);
+}
+
+/* A schema of 256 u64 fields with 63-byte names: about 18 KB of canonical text. */
+static void big_schema(char *out, size_t cap, unsigned salt)
+{
+    size_t len = 0;
+    for (unsigned f = 0; f < 256; f++)
+        len += (size_t)snprintf(out + len, cap - len, "u64 f%03u_%04u_%053u; ", f, salt, 0u);
+}
+
+/* Schema text is refused beyond the 4 MiB a default reader keeps; what was accepted reads back whole. */
+static void test_schema_bytes(void)
+{
+    static char schema[24000];
+    int fd = tl_test_tmpfd();
+    tracelog_writer *w = new_writer(fd);
+    tracelog_status st = TRACELOG_OK;
+    tracelog_error err;
+    uint32_t id;
+    char name[32];
+    for (id = 1; id < 1000 && st == TRACELOG_OK; id++) {
+        big_schema(schema, sizeof schema, id);
+        snprintf(name, sizeof name, "typed %u", id);
+        st = tracelog_writer_define_event_schema(w, id, name, schema, &err);
+    }
+    uint32_t accepted = id - 2;
+    CHECK_STATUS(st, TRACELOG_E_LIMIT);
+    CHECK_MSG(accepted > 200 && accepted < 260, "%u schemas of about 18 KB fit in 4 MiB", accepted);
+    CHECK_STATUS(tracelog_writer_define_event(w, id + 1, "untyped still fine"), TRACELOG_OK);
+    CHECK_STATUS(tracelog_writer_close(w, NULL), TRACELOG_OK);
+
+    tracelog_reader *r = open_default(fd);
+    CHECK_EQ(problems_named(r, "TOO_MANY_SCHEMA_BYTES"), 0);
+    CHECK_EQ(tracelog_reader_problem_count(r), 0);
+    size_t typed = 0;
+    for (uint32_t i = 1; i <= accepted; i++)
+        typed += tracelog_reader_event_schema(r, i) != NULL;
+    CHECK_EQ(typed, accepted);
+    tracelog_reader_close(r);
+    close(fd);
+}
+
+/*
+ * 2^20 thread definitions are written and kept by a default reader; the
+ * next threads are counted (threads_dropped) and reported, not lost silently.
+ */
+static void test_threads(void)
+{
+    const uint32_t extra = 3;
+    int fd = tl_test_tmpfd();
+    tracelog_writer *w = new_writer(fd);
+    CHECK_STATUS(tracelog_writer_define_event(w, 1, "tick"), TRACELOG_OK);
+    tracelog_status st = TRACELOG_OK;
+    for (uint32_t i = 0; i < TL_LOG_THREADS_MAX + extra && st == TRACELOG_OK; i++) {
+        tracelog_event ev = {.timestamp_ns = TL_TEST_TS_BASE + i, .event_id = 1, .pid = 1 + i / 1000,
+                             .kernel_tid = 1 + i, .tid = 0x7f0000000000ull + i};
+        st = tracelog_writer_append(w, &ev);
+        if (i == TL_LOG_THREADS_MAX + extra - 1) /* the last one again: not counted twice */
+            st = st == TRACELOG_OK ? tracelog_writer_append(w, &ev) : st;
+    }
+    CHECK_STATUS(st, TRACELOG_OK);
+    CHECK_STATUS(tracelog_writer_close(w, NULL), TRACELOG_OK);
+
+    tracelog_reader *r = open_default(fd);
+    CHECK_EQ(tracelog_reader_thread_count(r), TL_LOG_THREADS_MAX);
+    CHECK_EQ(problems_named(r, "TOO_MANY_THREADS"), 0);
+    CHECK_EQ(problems_named(r, "THREADS_DROPPED"), 1);
+    tracelog_log_status s;
+    tracelog_reader_get_status(r, &s);
+    CHECK_EQ(s.threads_dropped, extra);
+    tracelog_event ev;
+    uint64_t n = 0, named = 0;
+    while (tracelog_reader_next(r, &ev) == TRACELOG_OK) {
+        n++;
+        named += ev.kernel_tid == (uint32_t)(ev.tid - 0x7f0000000000ull) + 1;
+    }
+    CHECK_EQ(n, TL_LOG_THREADS_MAX + extra + 1);
+    CHECK_EQ(named, TL_LOG_THREADS_MAX);
+    tracelog_reader_close(r);
+    close(fd);
+}
+
+int main(void)
+{
+    TL_TEST_RUN(test_event_types);
+    TL_TEST_RUN(test_schema_bytes);
+    TL_TEST_RUN(test_threads);
+    return tl_test_finish();
+}
