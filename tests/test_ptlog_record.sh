@@ -10,9 +10,12 @@
 . "$(dirname "$0")/ptlog/lib.sh"
 SAMPLES=${TL_BUILD_DIR:?set TL_BUILD_DIR}/samples
 
-# The user events of a log: pid, thread, name, payload (no time, no system events).
+# dump's columns: time, pid, thread, then "tid KTID" where the kernel tid is known, then the name.
+NAME='function name() { return $4 == "tid" ? $6 : $4 }'
+
+# The user events of a log: pid, thread, kernel tid, name, payload (no time, no system events).
 user_events() {
-    "$PTLOG" dump "$1" | awk '$4 !~ /^(posix_trace_|tracelog_)/ { $1 = ""; print }' | sort
+    "$PTLOG" dump "$1" | awk "$NAME"' name() !~ /^(posix_trace_|tracelog_)/ { $1 = ""; print }' | sort
 }
 
 expect_rc 0 "record samples/record" "$PTLOG" record -q -o rec.ptl -- "$SAMPLES/record" own.ptl 60
@@ -26,12 +29,16 @@ expect_rc 0 "the recorded log verifies" "$PTLOG" verify -q rec.ptl
 
 # Filters: --event keeps one type, --exclude drops one.
 expect_rc 0 "record --event" "$PTLOG" record -q --event note -o only.ptl -- "$SAMPLES/record" own2.ptl 30
-n=$("$PTLOG" dump only.ptl | awk '$4 ~ /^request/' | wc -l)
+n=$("$PTLOG" dump only.ptl | awk "$NAME"' name() ~ /^request/' | wc -l)
 [ "$n" = 0 ] && ok || bad "--event note: $n request events recorded"
+n=$("$PTLOG" dump only.ptl | awk "$NAME"' name() == "note"' | wc -l)
+[ "$n" -gt 0 ] && ok || bad "--event note: no note event recorded"
 expect_rc 0 "record --exclude" "$PTLOG" record -q --exclude note --stream-policy loop --stream-size 4M \
     -o ex.ptl -- "$SAMPLES/record" own3.ptl 30
-n=$("$PTLOG" dump ex.ptl | awk '$4 == "note"' | wc -l)
+n=$("$PTLOG" dump ex.ptl | awk "$NAME"' name() == "note"' | wc -l)
 [ "$n" = 0 ] && ok || bad "--exclude note: $n note events recorded"
+n=$("$PTLOG" dump ex.ptl | awk "$NAME"' name() ~ /^request/' | wc -l)
+[ "$n" -gt 0 ] && ok || bad "--exclude note: no request event recorded"
 
 # The program's exit status (a program without libtracelog records nothing, and runs normally).
 expect_rc 3 "record passes the exit status on" "$PTLOG" record -q -o sh.ptl -- sh -c 'exit 3'
@@ -46,7 +53,7 @@ for _ in $(seq 200); do [ -e "/dev/shm/tracelog.$(id -u).$pid" ] && break; sleep
 apid=$!
 n=0
 for _ in $(seq 200); do
-    n=$("$PTLOG" dump att.ptl 2>/dev/null | awk '$4 == "request:begin"' | wc -l)
+    n=$("$PTLOG" dump att.ptl 2>/dev/null | awk "$NAME"' name() == "request:begin"' | wc -l)
     [ "$n" -gt 0 ] && break
     sleep 0.05
 done
