@@ -222,10 +222,10 @@ static void put_ts(chrome_writer *c, uint64_t ts)
  * args of an event. Those of an E are added to its slice's, whose B has the
  * thread: an E has only its payload, as end_data and end_truncation.
  */
-static void put_args(ptlog_out *out, ptlog_src *src, const tracelog_event *ev, const char *name, int end)
+static void put_args(ptlog_out *out, ptlog_src *src, const tracelog_event *ev, int end)
 {
     tracelog_fields f;
-    int typed = ptlog_event_fields(src, ev, name, &f) && f.present;
+    int typed = ptlog_event_fields(src, ev, &f) && f.present;
     if (end && !ev->payload_len && !ev->truncation && !typed)
         return;
     ptlog_out_puts(out, ",\"args\":{");
@@ -290,7 +290,7 @@ static int chrome_event(void *ctx, const tracelog_event *ev, const char *name)
                                                                                      : ",\"ph\":\"E\",\"ts\":");
     put_ts(c, ev->timestamp_ns);
     put_ids(out, p, t);
-    put_args(out, c->src, ev, name == unknown ? NULL : name, ph == 'E');
+    put_args(out, c->src, ev, ph == 'E');
     ptlog_out_puts(out, "}");
     return 0;
 }

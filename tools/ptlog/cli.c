@@ -607,7 +607,6 @@ static int finish_stdout(int rc)
 
 int main(int argc, char **argv)
 {
-    atexit(ptlog_fields_cleanup);
     if (argc < 2) {
         usage_error(NULL, "missing command");
         return PTLOG_EXIT_USAGE;

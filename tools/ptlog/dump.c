@@ -227,7 +227,7 @@ static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
         }
         out->len += (size_t)(p - o);
     }
-    int typed = !d->opts->hex && ptlog_fields_dump(out, d->src, ev, name, put_set_name, d);
+    int typed = !d->opts->hex && ptlog_fields_dump(out, d->src, ev, put_set_name, d);
     if (!typed && ev->payload_len)
         put_payload(d, ev->payload, ev->payload_len);
     ptlog_out_room(out, 1)[0] = '\n';

@@ -1,79 +1,25 @@
 /*
- * Typed payloads: the schema of an event (the one its log stores, or for a
- * v1.0 log's system event the library's built-in one) and its fields as
- * dump shows them. The rules are in README.md ("Typed events").
+ * Typed payloads: the schema of an event (the one its log stores) and its
+ * fields as dump shows them. The rules are in README.md ("Typed events").
  *
- * A system event named as the standard names it, in a log that stores no
- * schema for it (format 1.0, or JSON written before schemas), is decoded
- * with the built-in schema of libtracelog/format/system_schemas.c, but
- * only when its payload has exactly that schema's size: a guessed schema
- * is trusted less than a stored one, whose mismatches are decoded as far
- * as they fit and flagged.
+ * A type whose log stores no schema (format 1.0, JSON written before
+ * schemas, or an ignored schema) is opaque, system events included: the
+ * format says readers do not guess a schema from a name (ptl-format.md
+ * 5.6.6), since nothing but the writer knows what a name's payload is.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/schema.h"
 #include "ptlog.h"
 
-#define SYSTEM_IDS 9
-
-static const char *const system_names[SYSTEM_IDS] = {
-    NULL,
-    "posix_trace_error",
-    "posix_trace_start",
-    "posix_trace_stop",
-    "posix_trace_overflow",
-    "posix_trace_resume",
-    "posix_trace_filter",
-    "posix_trace_flush_start",
-    "posix_trace_flush_stop",
-};
-
-/* Parsed once per run; a parse failure (never expected) leaves the event untyped. */
-static tracelog_schema *builtin[SYSTEM_IDS];
-static unsigned char builtin_tried[SYSTEM_IDS];
-
-static const tracelog_schema *builtin_schema(uint32_t id, const char *name)
+const tracelog_schema *ptlog_event_schema(ptlog_src *src, uint32_t event_id)
 {
-    if (id == 0 || id >= SYSTEM_IDS || !name || strcmp(name, system_names[id]) != 0)
-        return NULL;
-    if (!builtin_tried[id]) {
-        builtin_tried[id] = 1;
-        const char *text = tl_system_event_schema(id);
-        if (text && tracelog_schema_parse(text, &builtin[id], NULL) != TRACELOG_OK)
-            builtin[id] = NULL;
-    }
-    return builtin[id];
+    return src->type_schema ? src->type_schema(src, event_id) : NULL;
 }
 
-void ptlog_fields_cleanup(void)
+int ptlog_event_fields(ptlog_src *src, const tracelog_event *ev, tracelog_fields *f)
 {
-    for (size_t i = 0; i < SYSTEM_IDS; i++) {
-        tracelog_schema_free(builtin[i]);
-        builtin[i] = NULL;
-        builtin_tried[i] = 0;
-    }
-}
-
-const tracelog_schema *ptlog_event_schema(ptlog_src *src, const tracelog_event *ev, const char *name,
-                                          int *guessed)
-{
-    const tracelog_schema *s = src->type_schema ? src->type_schema(src, ev->event_id) : NULL;
-    *guessed = 0;
-    if (s)
-        return s;
-    s = builtin_schema(ev->event_id, name);
-    if (!s || tracelog_schema_size(s) != ev->payload_len)
-        return NULL;
-    *guessed = 1;
-    return s;
-}
-
-int ptlog_event_fields(ptlog_src *src, const tracelog_event *ev, const char *name, tracelog_fields *f)
-{
-    int guessed;
-    const tracelog_schema *s = ptlog_event_schema(src, ev, name, &guessed);
+    const tracelog_schema *s = ptlog_event_schema(src, ev->event_id);
     if (!s)
         return 0;
     tracelog_fields_decode(s, ev->payload, ev->payload_len, f); /* cannot fail: s and f are set */
@@ -178,11 +124,11 @@ static void put_size_flag(ptlog_out *out, const tracelog_fields *f)
     ptlog_out_puts(out, text);
 }
 
-int ptlog_fields_dump(ptlog_out *out, ptlog_src *src, const tracelog_event *ev, const char *name,
+int ptlog_fields_dump(ptlog_out *out, ptlog_src *src, const tracelog_event *ev,
                       ptlog_name_writer put_name, void *ctx)
 {
     tracelog_fields f;
-    if (!ptlog_event_fields(src, ev, name, &f))
+    if (!ptlog_event_fields(src, ev, &f))
         return 0;
     put_size_flag(out, &f);
     if (f.present == 0 && f.size_check == 0)

@@ -495,10 +495,10 @@ void ptlog_json_field_members(ptlog_out *out, const tracelog_fields *f, const ch
 }
 
 /* ,"fields":{...} (and "fields_size" when the payload's size is not the schema's), or nothing. */
-static void put_fields(ptlog_out *out, ptlog_src *src, const tracelog_event *ev, const char *name)
+static void put_fields(ptlog_out *out, ptlog_src *src, const tracelog_event *ev)
 {
     tracelog_fields f;
-    if (!ptlog_event_fields(src, ev, name, &f))
+    if (!ptlog_event_fields(src, ev, &f))
         return;
     ptlog_out_puts(out, ",\"fields\":{");
     ptlog_json_field_members(out, &f, "", 0);
@@ -542,7 +542,7 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
         put_data_hex(out, ev->payload, ev->payload_len);
         ptlog_out_write(out, "\"", 1);
     }
-    put_fields(out, w->src, ev, name);
+    put_fields(out, w->src, ev);
     if (w->lines)
         ptlog_out_write(out, "}\n", 2);
     else

@@ -277,7 +277,7 @@ typedef struct ptlog_where ptlog_where;
 /* Parses text; on a bad expression prints its column and returns PTLOG_EXIT_USAGE. */
 int ptlog_where_parse(const char *text, ptlog_where **out);
 /* 1 if ev's fields make the expression true, 0 if not, -1 out of memory. */
-int ptlog_where_match(ptlog_where *w, ptlog_src *src, const tracelog_event *ev, const char *name);
+int ptlog_where_match(ptlog_where *w, ptlog_src *src, const tracelog_event *ev);
 void ptlog_where_free(ptlog_where *w);
 
 typedef struct ptlog_select {
@@ -374,15 +374,10 @@ int ptlog_write_chrome(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
 
 /* fields.c: typed payloads (README.md, "Typed events"). */
 typedef void (*ptlog_name_writer)(void *ctx, uint32_t id, const char *name);
-/*
- * The schema ev is read with: the one src stores for its type, else for a
- * system event named as the standard names it the library's built-in one
- * when the payload has exactly its size (*guessed = 1). NULL: untyped.
- */
-const tracelog_schema *ptlog_event_schema(ptlog_src *src, const tracelog_event *ev, const char *name,
-                                          int *guessed);
+/* The schema src stores for event_id's type; NULL: untyped (no guess from a name, spec 5.6.6). */
+const tracelog_schema *ptlog_event_schema(ptlog_src *src, uint32_t event_id);
 /* Decodes ev with ptlog_event_schema's schema into *f: 1, or 0 when untyped. */
-int ptlog_event_fields(ptlog_src *src, const tracelog_event *ev, const char *name, tracelog_fields *f);
+int ptlog_event_fields(ptlog_src *src, const tracelog_event *ev, tracelog_fields *f);
 /* Calls fn with tracelog_fields_format's text of present field i. 0, or -1 (no memory). */
 int ptlog_field_text(const tracelog_fields *f, size_t i, void (*fn)(void *ctx, const char *s, size_t n),
                      void *ctx);
@@ -391,10 +386,8 @@ int ptlog_field_text(const tracelog_fields *f, size_t i, void (*fn)(void *ctx, c
  * returns 1; returns 0, writing nothing, for an untyped one. Event names in
  * event sets are written by put_name (name NULL for an id src does not name).
  */
-int ptlog_fields_dump(ptlog_out *out, ptlog_src *src, const tracelog_event *ev, const char *name,
+int ptlog_fields_dump(ptlog_out *out, ptlog_src *src, const tracelog_event *ev,
                       ptlog_name_writer put_name, void *ctx);
-/* Frees the built-in schemas parsed so far. */
-void ptlog_fields_cleanup(void);
 
 /* ptl_out.c: a new .ptl log of the selected events, with src's attributes and types. */
 int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel);

@@ -187,7 +187,7 @@ int ptlog_src_events(ptlog_src *src, ptlog_select *sel,
     while (rc == 1 && kept < limit) {
         const char *name = src->type_name(src, ev.event_id);
         int keep = ptlog_select_event(sel, &ev, name);
-        if (keep && sel->where && (keep = ptlog_where_match(sel->where, src, &ev, name)) < 0) {
+        if (keep && sel->where && (keep = ptlog_where_match(sel->where, src, &ev)) < 0) {
             code = ptlog_nomem();
             break;
         }

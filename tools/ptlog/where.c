@@ -472,11 +472,11 @@ static int eval(const ptlog_where *w, int id, const tracelog_fields *f, const bi
     }
 }
 
-int ptlog_where_match(ptlog_where *w, ptlog_src *src, const tracelog_event *ev, const char *name)
+int ptlog_where_match(ptlog_where *w, ptlog_src *src, const tracelog_event *ev)
 {
     tracelog_fields f;
     const binding *b = NULL;
-    int typed = ptlog_event_fields(src, ev, name, &f);
+    int typed = ptlog_event_fields(src, ev, &f);
     if (typed && !(b = bind(w, f.schema)))
         return -1;
     return eval(w, w->root, typed ? &f : NULL, b) == TRUE;
