@@ -73,6 +73,19 @@ expect_rc 0 "filter" "$PTLOG" filter typed.ptl -o filtered.ptl
 "$PTLOG" convert --to jsonl filtered.ptl -o filtered.jsonl && cmp -s typed.jsonl filtered.jsonl && ok || bad "filter keeps schemas"
 expect_rc 0 "merge" "$PTLOG" merge typed.ptl rt.json.ptl -o merged.ptl
 "$PTLOG" dump merged.ptl | grep -c 'net.rx { len = 500, port = 443' | grep -qx 2 && ok || bad "merge keeps schemas"
+# Inputs giving one name different schemas (or a schema and none) are
+# refused, naming both inputs and both schemas; no output is left behind.
+printf '{"attributes":{},"event_types":[{"id":40,"name":"m.x","schema":"u32 a"}]}\n{"id":40,"ts":1,"data":"01000000"}\n' >ma.jsonl
+printf '{"attributes":{},"event_types":[{"id":7,"name":"m.x","schema":"u16 a; u16 b"}]}\n{"id":7,"ts":2,"data":"01000200"}\n' >mb.jsonl
+printf '{"attributes":{},"event_types":[{"id":40,"name":"m.x"}]}\n{"id":40,"ts":3,"data":"01000000"}\n' >mc.jsonl
+rm -f conflict.ptl
+expect_rc 3 "merge of two schemas for a name" "$PTLOG" merge ma.jsonl mb.jsonl -o conflict.ptl
+expect_err '^ptlog: mb\.jsonl: event type "m\.x" has schema "u16 a; u16 b" here but "u32 a" in ma\.jsonl: merge keeps one schema per name$' "merge conflict message"
+[ ! -e conflict.ptl ] && ok || bad "a refused merge left conflict.ptl"
+expect_rc 3 "merge of a schema and none" "$PTLOG" merge ma.jsonl mc.jsonl -o conflict.ptl
+expect_err '^ptlog: mc\.jsonl: event type "m\.x" has schema none here but "u32 a" in ma\.jsonl' "merge conflict with none"
+expect_rc 0 "merge of one schema twice" "$PTLOG" merge ma.jsonl ma.jsonl -o same.ptl
+"$PTLOG" dump --relative same.ptl | grep -c 'm.x { a = 1 }' | grep -qx 2 && ok || bad "merge of equal schemas"
 
 # --where: field conditions on dump, filter and convert.
 where_ts() { # where_ts EXPR: the relative times dump --where keeps, one line

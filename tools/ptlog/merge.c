@@ -2,12 +2,16 @@
  * ptlog merge: a k-way merge by timestamp of several logs, each read as a
  * stream (one decoded chunk in memory per input). Event types are unified
  * by name: an input's id keeps its value unless the output already uses it
- * for another name, in which case it gets the next free id. Attributes come
- * from the first input; stream-side status counters are summed.
+ * for another name, in which case it gets the next free id. A name whose
+ * inputs give it different schemas (or a schema in one, none in another)
+ * is refused, naming both inputs: keeping either would decode the other's
+ * payloads with a layout they were not recorded with. Attributes come from
+ * the first input; stream-side status counters are summed.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "ptlog.h"
 
 typedef struct input {
@@ -17,6 +21,11 @@ typedef struct input {
     ptlog_idmap map;    /* input id -> output id */
 } input;
 
+typedef struct type_origin {
+    size_t input;
+    uint32_t id;
+} type_origin;
+
 typedef struct merger {
     input *in;
     size_t n;
@@ -25,6 +34,9 @@ typedef struct merger {
     tracelog_event_types *names; /* output id -> name */
     ptlog_idmap used;   /* output ids in use (named or not) */
     uint64_t next_id;
+    type_origin *definer; /* the input and id that defined each output id, in definition order */
+    size_t ndefiner, definer_cap;
+    ptlog_idmap definer_of; /* output id -> index into definer */
     tracelog_writer *w;
     ptlog_out *out;
 } merger;
@@ -71,6 +83,45 @@ static int use_id(merger *m, uint64_t id)
     return 0;
 }
 
+static const char *schema_text(ptlog_src *src, uint32_t id)
+{
+    const tracelog_schema *s = src->type_schema ? src->type_schema(src, id) : NULL;
+    return s ? tracelog_schema_text(s) : NULL;
+}
+
+static int same_schema(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Records that (in, id) defined output id oid. */
+static int note_definer(merger *m, const input *in, uint32_t id, uint32_t oid)
+{
+    type_origin *v = tl_grow(m->definer, &m->definer_cap, m->ndefiner + 1, sizeof *v);
+    if (!v)
+        return -1;
+    m->definer = v;
+    m->definer[m->ndefiner] = (type_origin){(size_t)(in - m->in), id};
+    return ptlog_idmap_put(&m->definer_of, oid, m->ndefiner++);
+}
+
+/* Refuses name when `in` gives it another schema than the input that defined oid. */
+static int check_schema(merger *m, input *in, uint32_t id, const char *name, uint32_t oid)
+{
+    size_t k = ptlog_idmap_get(&m->definer_of, oid);
+    if (k == SIZE_MAX)
+        return 0;
+    input *first = &m->in[m->definer[k].input];
+    const char *a = schema_text(first->src, m->definer[k].id);
+    const char *b = schema_text(in->src, id);
+    if (same_schema(a, b))
+        return 0;
+    ptlog_msg(in->src->name, "event type \"%s\" has schema %s%s%s here but %s%s%s in %s: merge keeps one schema per name",
+              name, b ? "\"" : "", b ? b : "none", b ? "\"" : "", a ? "\"" : "", a ? a : "none", a ? "\"" : "",
+              first->src->name);
+    return PTLOG_EXIT_INPUT;
+}
+
 /* Output id of (input, id); defines it in the writer when new. Exit code or 0. */
 static int map_id(merger *m, input *in, uint32_t id, uint32_t *out)
 {
@@ -84,6 +135,9 @@ static int map_id(merger *m, input *in, uint32_t id, uint32_t *out)
     uint64_t oid;
     if (name && tracelog_event_types_find(m->names, name, &found)) {
         oid = found;
+        int rc = check_schema(m, in, id, name, found);
+        if (rc)
+            return rc;
     } else {
         oid = ptlog_idmap_get(&m->used, id) == SIZE_MAX ? id : m->next_id;
         if (oid > UINT32_MAX) {
@@ -93,11 +147,11 @@ static int map_id(merger *m, input *in, uint32_t id, uint32_t *out)
         if (use_id(m, oid))
             return ptlog_nomem();
         if (name) {
-            if (tracelog_event_types_add(m->names, (uint32_t)oid, name) != TRACELOG_OK)
+            if (tracelog_event_types_add(m->names, (uint32_t)oid, name) != TRACELOG_OK ||
+                note_definer(m, in, id, (uint32_t)oid))
                 return ptlog_nomem(); /* oid is new and name valid: only memory can fail */
-            const tracelog_schema *schema = in->src->type_schema ? in->src->type_schema(in->src, id) : NULL;
-            tracelog_status st = tracelog_writer_define_event_schema(
-                m->w, (uint32_t)oid, name, schema ? tracelog_schema_text(schema) : NULL, NULL);
+            tracelog_status st =
+                tracelog_writer_define_event_schema(m->w, (uint32_t)oid, name, schema_text(in->src, id), NULL);
             if (st != TRACELOG_OK)
                 return ptlog_writer_error(ptlog_out_name(m->out), m->w, st);
         }
@@ -269,5 +323,7 @@ done:
     free(m.heap);
     tracelog_event_types_free(m.names);
     ptlog_idmap_free(&m.used);
+    ptlog_idmap_free(&m.definer_of);
+    free(m.definer);
     return rc;
 }
