@@ -441,6 +441,68 @@ static void test_reader_ignores_bad_schemas(void)
     tl_buf_free(&l.file);
 }
 
+static size_t count_problems(tracelog_reader *r, uint64_t offset)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < tracelog_reader_problem_count(r); i++) {
+        tracelog_problem p;
+        tracelog_reader_problem(r, i, &p);
+        n += p.offset == offset;
+    }
+    return n;
+}
+
+/* One EVENT_TYPES block of entries {id, name, schema text}. */
+static uint64_t types_block(raw_log *l, size_t n, const uint32_t *ids, const char *const *schemas)
+{
+    tl_buf t = {0};
+    put(&t, tl_cbor_put_array(&t, n));
+    for (size_t i = 0; i < n; i++)
+        entry_text(&t, ids[i], ids[i] == 50 ? "fifty" : "fifty.one", schemas[i], strlen(schemas[i]));
+    uint64_t off = l->file.len;
+    raw_block(l, TL_BLOCK_EVENT_TYPES, &t);
+    tl_buf_free(&t);
+    return off;
+}
+
+/*
+ * A bad schema given again to the same id (as a TRAILER repeats the table)
+ * is reported once; another bad value, or the same one after a good schema,
+ * is reported again (it changes what the reader keeps or why).
+ */
+static void test_bad_schema_reported_once(void)
+{
+    raw_log l;
+    raw_start(&l);
+    const uint32_t ids[] = {50, 51};
+    const char *const b1[] = {"u33 x", "u99 y"};
+    const char *const b2[] = {"u33 x", "u8 good"};
+    const char *const b3[] = {"u33 x", "u99 y"};
+    const char *const b4[] = {"u34 x", "u99 y"};
+    uint64_t o1 = types_block(&l, 2, ids, b1); /* both reported */
+    uint64_t o2 = types_block(&l, 2, ids, b2); /* 50 repeated: not reported; 51 good */
+    uint64_t o3 = types_block(&l, 2, ids, b3); /* 50 repeated; 51 bad after good: reported */
+    uint64_t o4 = types_block(&l, 2, ids, b4); /* 50 another bad value: reported; 51 repeated */
+    int fd = tl_test_tmpfd();
+    tl_test_fd_set(fd, l.file.data, l.file.len);
+    tracelog_reader *r = NULL;
+    tracelog_error err;
+    if (CHECK_STATUS(tracelog_reader_open(fd, NULL, &r, &err), TRACELOG_OK)) {
+        CHECK_EQ(tracelog_reader_problem_count(r), 4);
+        CHECK_EQ(count_problems(r, o1), 2);
+        CHECK_EQ(count_problems(r, o2), 0);
+        CHECK(find_problem(r, TRACELOG_E_CORRUPT, o3, "event type 51: schema ignored"));
+        CHECK_EQ(count_problems(r, o3), 1);
+        CHECK(find_problem(r, TRACELOG_E_CORRUPT, o4, "event type 50: schema ignored: schema byte 0: unknown type 'u34'"));
+        CHECK_EQ(count_problems(r, o4), 1);
+        CHECK(tracelog_reader_event_schema(r, 50) == NULL);
+        CHECK(tracelog_reader_event_schema(r, 51) == NULL);
+    }
+    tracelog_reader_close(r);
+    close(fd);
+    tl_buf_free(&l.file);
+}
+
 /* One block of payload p at the end of the log being built in f (seq: the block count so far). */
 static void craft_block(tl_buf *f, uint32_t salt32, uint64_t *seq, uint16_t type, const tl_buf *p)
 {
@@ -558,6 +620,7 @@ int main(void)
     TL_TEST_RUN(test_roundtrip);
     TL_TEST_RUN(test_define_errors);
     TL_TEST_RUN(test_reader_ignores_bad_schemas);
+    TL_TEST_RUN(test_bad_schema_reported_once);
     TL_TEST_RUN(test_schema_budget);
     return tl_test_finish();
 }

@@ -25,6 +25,7 @@
 
 #include "common/array.h"
 #include "common/bytes.h"
+#include "common/crc32c.h"
 #include "common/error.h"
 #include "format/chunk.h"
 #include "format/condition.h"
@@ -59,6 +60,12 @@ typedef struct thread_def_at {
     uint64_t order; /* keeps the order of definitions with the same seq when sorted */
 } thread_def_at;
 
+/* A schema value ignored for an id: key id + 1 (0: free slot). */
+typedef struct tl_ignored_slot {
+    uint64_t key;
+    uint64_t tag;
+} tl_ignored_slot;
+
 struct tracelog_reader {
     tl_source src;
     int own_fd;
@@ -69,6 +76,8 @@ struct tracelog_reader {
     int have_meta;
 
     tracelog_event_types types; /* a later definition renames; names handed out stay valid */
+    tl_ignored_slot *ignored;   /* id -> tag of the schema value last ignored for it (open addressing) */
+    size_t ignored_n, ignored_cap;
     uint64_t types_block;       /* offset of the block whose event types are being decoded */
 
     /* Threads: the map gives the kernel tid of the events being read. Every
@@ -163,20 +172,87 @@ static void problem(tracelog_reader *r, tl_condition cond, uint64_t off, uint64_
 
 /* ---- event types --------------------------------------------------------- */
 
+static size_t ignored_slot(const tl_ignored_slot *v, size_t cap, uint32_t id)
+{
+    uint64_t key = (uint64_t)id + 1;
+    size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 32) & (cap - 1);
+    while (v[i].key && v[i].key != key)
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+static uint64_t ignored_get(const tracelog_reader *r, uint32_t id)
+{
+    return r->ignored_cap ? r->ignored[ignored_slot(r->ignored, r->ignored_cap, id)].tag : 0;
+}
+
+/* Sets id's tag (0: none ignored). TRACELOG_E_NOMEM. */
+static tracelog_status ignored_set(tracelog_reader *r, uint32_t id, uint64_t tag)
+{
+    if (!tag && !ignored_get(r, id))
+        return TRACELOG_OK;
+    if (2 * (r->ignored_n + 1) > r->ignored_cap) {
+        size_t cap = r->ignored_cap ? 2 * r->ignored_cap : 64;
+        tl_ignored_slot *v = calloc(cap, sizeof *v);
+        if (!v)
+            return TRACELOG_E_NOMEM;
+        for (size_t i = 0; i < r->ignored_cap; i++)
+            if (r->ignored[i].key)
+                v[ignored_slot(v, cap, (uint32_t)(r->ignored[i].key - 1))] = r->ignored[i];
+        free(r->ignored);
+        r->ignored = v;
+        r->ignored_cap = cap;
+    }
+    size_t i = ignored_slot(r->ignored, r->ignored_cap, id);
+    r->ignored_n += !r->ignored[i].key;
+    r->ignored[i] = (tl_ignored_slot){(uint64_t)id + 1, tag};
+    return TRACELOG_OK;
+}
+
+/*
+ * A tag of a schema value the reader ignores, so that the same value given
+ * again to the same id (a TRAILER repeats the table) is reported once.
+ */
+static uint64_t ignored_tag(const tl_cbor_item *item)
+{
+    if (item->kind != TL_CBOR_TEXT)
+        return 1;
+    return (uint64_t)tl_crc32c(0, item->ptr, item->len) << 32 | (uint32_t)item->len | 2;
+}
+
+/* Reports an ignored schema, unless id's last ignored value was this one. */
+static void ignored(tracelog_reader *r, uint32_t id, const tl_cbor_item *item, uint64_t *tag, tl_condition cond,
+                    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void ignored(tracelog_reader *r, uint32_t id, const tl_cbor_item *item, uint64_t *tag, tl_condition cond,
+                    const char *fmt, ...)
+{
+    *tag = ignored_tag(item);
+    if (ignored_get(r, id) == *tag)
+        return;
+    char message[sizeof ((tracelog_problem *)0)->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    problem(r, cond, r->types_block, 0, "%s", message);
+}
+
 /*
  * The schema an entry gives its type (section 5.6.6) into *out: NULL when
  * it gives none or one the reader ignores, which is reported as a problem
- * of the block being decoded (the entry's name applies all the same).
- * TRACELOG_E_NOMEM only.
+ * of the block being decoded (the entry's name applies all the same) and
+ * tagged in *tag (0 otherwise). TRACELOG_E_NOMEM only.
  */
 static tracelog_status entry_schema(tracelog_reader *r, uint32_t id, const tl_cbor_item *item,
-                                    tracelog_schema **out)
+                                    tracelog_schema **out, uint64_t *tag)
 {
     *out = NULL;
+    *tag = 0;
     if (!item)
         return TRACELOG_OK;
     if (item->kind != TL_CBOR_TEXT) {
-        problem(r, TL_COND_BAD_SCHEMA, r->types_block, 0, "event type %u: schema is not text: ignored", id);
+        ignored(r, id, item, tag, TL_COND_BAD_SCHEMA, "event type %u: schema is not text: ignored", id);
         return TRACELOG_OK;
     }
     tracelog_schema *s = NULL;
@@ -185,16 +261,15 @@ static tracelog_status entry_schema(tracelog_reader *r, uint32_t id, const tl_cb
     if (st == TRACELOG_E_NOMEM)
         return st;
     if (st != TRACELOG_OK) {
-        problem(r, st == TRACELOG_E_LIMIT ? TL_COND_SCHEMA_TOO_LARGE : TL_COND_BAD_SCHEMA, r->types_block, 0,
+        ignored(r, id, item, tag, st == TRACELOG_E_LIMIT ? TL_COND_SCHEMA_TOO_LARGE : TL_COND_BAD_SCHEMA,
                 "event type %u: schema ignored: %s", id, err.message);
         return TRACELOG_OK;
     }
     const tl_type_entry *known = tl_event_types_get(&r->types, id);
     if ((!known || !tl_schema_equal(known->schema, s)) &&
         r->types.schema_bytes + tl_schema_text_len(s) > TL_LOG_SCHEMA_BYTES_MAX) {
-        problem(r, TL_COND_TOO_MANY_SCHEMA_BYTES, r->types_block, 0,
-                "event type %u: schema ignored: the log's schemas exceed %u bytes", id,
-                TL_LOG_SCHEMA_BYTES_MAX);
+        ignored(r, id, item, tag, TL_COND_TOO_MANY_SCHEMA_BYTES,
+                "event type %u: schema ignored: the log's schemas exceed %u bytes", id, TL_LOG_SCHEMA_BYTES_MAX);
         tracelog_schema_free(s);
         return TRACELOG_OK;
     }
@@ -209,8 +284,11 @@ static tracelog_status add_type(void *ctx, uint32_t id, const char *name, size_t
     if (r->types.n >= r->opt.max_event_types && !tl_event_types_get(&r->types, id))
         return TRACELOG_E_LIMIT;
     tracelog_schema *s;
-    tracelog_status st = entry_schema(r, id, schema, &s);
-    return st == TRACELOG_OK ? tl_event_types_set_typed(&r->types, id, name, len, s, 1) : st;
+    uint64_t tag;
+    tracelog_status st = entry_schema(r, id, schema, &s, &tag);
+    if (st == TRACELOG_OK)
+        st = tl_event_types_set_typed(&r->types, id, name, len, s, 1);
+    return st == TRACELOG_OK ? ignored_set(r, id, tag) : st;
 }
 
 /* ---- threads ------------------------------------------------------------- */
@@ -913,6 +991,7 @@ static void free_reader(tracelog_reader *r)
     tl_event_types_clear(&r->types);
     tl_thread_map_free(&r->threads);
     free(r->defs);
+    free(r->ignored);
     free(r->chunks);
     free(r->problems);
     free(r->conditions);
