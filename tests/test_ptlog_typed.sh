@@ -87,6 +87,21 @@ expect_err '^ptlog: mc\.jsonl: event type "m\.x" has schema none here but "u32 a
 expect_rc 0 "merge of one schema twice" "$PTLOG" merge ma.jsonl ma.jsonl -o same.ptl
 "$PTLOG" dump --relative same.ptl | grep -c 'm.x { a = 1 }' | grep -qx 2 && ok || bad "merge of equal schemas"
 
+# Importing typed JSON: fields/fields_size are checked as JSON and not read
+# (data is authoritative); a bad value is still an error with its position,
+# whichever parser (the fast path or jansson) meets it.
+for v in '1e400' '123456789012345678901' '{"a":1,"a":2}' '[1,2,' '1.' '01' 'tru' '"x'; do
+    printf '{"attributes":{}}\n{"ts":1,"id":3,"data":"01","fields":%s}\n' "$v" >bad.jsonl
+    expect_rc 3 "fields $v" "$PTLOG" dump bad.jsonl
+    grep -q '^ptlog: bad.jsonl:2:[0-9]*: ' "$T/err" && ok || bad "fields $v: $(cat "$T/err")"
+done
+for v in '{"a":-1.5e-07,"b":[true,false,null],"c":{"d":"e"}}' '{"x":[{"y":[{"z":[1]}]}]}' '"long"'; do
+    printf '{"attributes":{}}\n{"ts":1,"id":3,"data":"01","fields":%s,"fields_size":"short"}\n' "$v" >ok.jsonl
+    expect_rc 0 "fields $v" "$PTLOG" dump --relative ok.jsonl
+    printf '0.000000000 0 0x0 event#3 01\n' >want.txt
+    expect_same "fields $v ignored" want.txt "$T/out"
+done
+
 # --where: field conditions on dump, filter and convert.
 where_ts() { # where_ts EXPR: the relative times dump --where keeps, one line
     "$PTLOG" dump --relative --where "$1" typed.ptl | cut -c5-11 | tr '\n' ' '

@@ -3,8 +3,9 @@
  * memory stays bounded whatever the number of events (one value of at most
  * 64 MiB is held at a time, found in linear time). Schema in README.md.
  *
- * Events are parsed by a fast path that accepts only flat, plainly written
- * objects (what ptlog writes); anything else goes through jansson, which
+ * Events are parsed by a fast path that accepts only plainly written
+ * objects (what ptlog writes, typed events' fields included); anything
+ * else goes through jansson, which
  * also produces the error messages. Every value is checked; errors name the
  * file, line and column (syntax) or the event index and key (values).
  */
@@ -618,6 +619,107 @@ static const char *plain_u64(const char *p, const char *end, uint64_t *v)
     return p;
 }
 
+/*
+ * A JSON number that jansson reads without a range error: an integer of at
+ * most 18 digits, or a real of at most 24 characters with an exponent of at
+ * most 2 digits (below 1e123). Others go to jansson, which decides.
+ */
+static const char *plain_number(const char *p, const char *end)
+{
+    const char *start = p, *digits;
+    int real = 0;
+    if (p < end && *p == '-')
+        p++;
+    if (p == end || *p < '0' || *p > '9')
+        return NULL;
+    if (*p == '0')
+        p++;
+    else
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+    if (p < end && *p == '.') {
+        real = 1;
+        digits = ++p;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+        if (p == digits)
+            return NULL;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        real = 1;
+        if (++p < end && (*p == '+' || *p == '-'))
+            p++;
+        digits = p;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+        if (p == digits || p - digits > 2)
+            return NULL;
+    }
+    if (p - start > (real ? 24 : 18 + (*start == '-')))
+        return NULL;
+    return p;
+}
+
+#define PLAIN_MEMBERS_MAX 32 /* a larger object goes to jansson (its duplicate check) */
+
+static const char *plain_value(const char *p, const char *end, int depth);
+
+/* An object or array of plain values, without repeated keys; p at '{' or '['. */
+static const char *plain_container(const char *p, const char *end, int depth)
+{
+    char close = *p == '{' ? '}' : ']';
+    const char *keys[PLAIN_MEMBERS_MAX];
+    size_t lens[PLAIN_MEMBERS_MAX], n = 0;
+    p = skip_blank(p + 1, end);
+    if (p < end && *p == close)
+        return p + 1;
+    for (;; n++) {
+        if (close == '}') {
+            if (n == PLAIN_MEMBERS_MAX || p == end || *p != '"' || !(p = plain_string(p, end, &keys[n], &lens[n])))
+                return NULL;
+            for (size_t i = 0; i < n; i++)
+                if (lens[i] == lens[n] && memcmp(keys[i], keys[n], lens[n]) == 0)
+                    return NULL; /* jansson refuses it (JSON_REJECT_DUPLICATES): let it say so */
+            p = skip_blank(p, end);
+            if (p == end || *p++ != ':')
+                return NULL;
+            p = skip_blank(p, end);
+        }
+        if (!(p = plain_value(p, end, depth + 1)))
+            return NULL;
+        p = skip_blank(p, end);
+        if (p < end && *p == close)
+            return p + 1;
+        if (p == end || *p++ != ',')
+            return NULL;
+        p = skip_blank(p, end);
+    }
+}
+
+/* A value made of plain strings, numbers, literals, arrays and objects, nested 4 deep at most. */
+static const char *plain_value(const char *p, const char *end, int depth)
+{
+    const char *str;
+    size_t len;
+    if (p == end || depth > 4)
+        return NULL;
+    switch (*p) {
+    case '"':
+        return plain_string(p, end, &str, &len);
+    case '{':
+    case '[':
+        return plain_container(p, end, depth);
+    case 't':
+        return end - p >= 4 && memcmp(p, "true", 4) == 0 ? p + 4 : NULL;
+    case 'f':
+        return end - p >= 5 && memcmp(p, "false", 5) == 0 ? p + 5 : NULL;
+    case 'n':
+        return end - p >= 4 && memcmp(p, "null", 4) == 0 ? p + 4 : NULL;
+    default:
+        return plain_number(p, end);
+    }
+}
+
 /* 1: parsed into *r; 0: not plain enough, use jansson. */
 static int fast_parse(const char *p, size_t n, raw_event *r)
 {
@@ -641,8 +743,10 @@ static int fast_parse(const char *p, size_t n, raw_event *r)
                 return 0;
             p = skip_blank(p, end);
             int k = -1;
-            static const char *const keys[] = {"ts", "pid", "tid", "address", "truncation", "ktid", "id", "name", "data"};
-            for (int i = 0; i < NUM_FIELDS + 3; i++)
+            /* fields and fields_size (typed events) are derived from data: checked as JSON, not read */
+            static const char *const keys[] = {"ts",   "pid",  "tid",  "address", "truncation", "ktid",
+                                               "id",   "name", "data", "fields",  "fields_size"};
+            for (int i = 0; i < NUM_FIELDS + 5; i++)
                 if (strlen(keys[i]) == klen && memcmp(keys[i], key, klen) == 0)
                     k = i;
             if (k < 0 || (seen & (1u << k)))
@@ -657,6 +761,9 @@ static int fast_parse(const char *p, size_t n, raw_event *r)
                 if (!(p = plain_u64(p, end, &r->id)))
                     return 0;
                 r->has_id = 1;
+            } else if (k >= NUM_FIELDS + 3) {
+                if (!(p = plain_value(p, end, 0)))
+                    return 0;
             } else if (end - p >= 4 && memcmp(p, "null", 4) == 0) {
                 p += 4;
             } else {
