@@ -495,12 +495,38 @@ static void measure_cheap(stream *s, const char *key, const char *label)
         s->issued += (cfg.runs * n + n / 10 + 1);
 }
 
+/*
+ * A typed event (tracelog_eventid_open_typed: its schema describes the 16 B
+ * payload) against an untyped one of the same size, runs interleaved: the
+ * schema is used only when the log's type table is written, so the two
+ * should cost the same.
+ */
+static void measure_typed(stream *s)
+{
+    trace_event_id_t typed;
+    must(tracelog_eventid_open_typed("bench_typed", "u32 len; u16 port; u16 flags; f64 latency", &typed),
+         "tracelog_eventid_open_typed");
+    long long n = fit_events(s, 16);
+    figure *plain = fig_new("event_nolog_16b_untyped_1t_ns", "posix_trace_event 16 B, no log, untyped (same runs)", "ns");
+    figure *with = fig_new("event_nolog_16b_typed_1t_ns", "posix_trace_event 16 B, no log, typed (4 fields)", "ns");
+    for (int r = 0; r < cfg.runs; r++) {
+        double share;
+        uint64_t t = record(s, 1, n, 16, event_ids[0], &share, 0);
+        fig_add(plain, (double)t / (double)n, share);
+        must(posix_trace_clear(s->trid), "posix_trace_clear");
+        t = record(s, 1, n, 16, typed, &share, 0);
+        fig_add(with, (double)t / (double)n, share);
+        must(posix_trace_clear(s->trid), "posix_trace_clear");
+    }
+}
+
 static void measure_no_log(void)
 {
     stream s;
     stream_open(&s, 0, POSIX_TRACE_LOOP, cfg.stream_size, NULL);
     warm(&s, 2);
     measure_recording(&s, "nolog", "no log");
+    measure_typed(&s);
 
     /* A full LOOP stream: every event first drops the oldest one. */
     record(&s, 1, (long long)(s.lane_bytes / rec_bytes(16)) + 1000, 16, event_ids[0], NULL, 0);

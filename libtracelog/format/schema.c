@@ -845,6 +845,8 @@ static int put_double_fixed(out *o, double v)
     if (!(a >= 1e-4 && a < 1e15))
         return 0;
     for (unsigned k = 0; k < sizeof pow10 / sizeof *pow10; k++) {
+        if (a * pow10[k] < 0.5)
+            continue; /* m would be 0, which is not a: no call to round() */
         double m = round(a * pow10[k]);
         if (m >= 1e15)
             return 0;

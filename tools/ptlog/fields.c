@@ -113,6 +113,31 @@ static void put_event_set(ptlog_out *out, ptlog_src *src, const uint8_t *p, size
     ptlog_out_puts(out, "]");
 }
 
+/* The text of scalar field i, formatted in place in out's buffer when it fits (most do). */
+static void put_scalar(ptlog_out *out, const tracelog_fields *f, size_t i)
+{
+    enum { ROOM = 128 };
+    size_t len;
+    if (tracelog_fields_format(f, i, ptlog_out_room(out, ROOM), ROOM, &len) == TRACELOG_OK && len < ROOM) {
+        out->len += len;
+        return;
+    }
+    if (ptlog_field_text(f, i, put_raw, out))
+        ptlog_out_puts(out, "?");
+}
+
+/* ", name = " (" name = " for the first field) in one copy. */
+static void put_field_name(ptlog_out *out, const char *name, int first)
+{
+    size_t n = strlen(name);
+    char *o = ptlog_out_room(out, n + 5);
+    size_t k = first ? 1 : 2;
+    memcpy(o, first ? " " : ", ", k);
+    memcpy(o + k, name, n);
+    memcpy(o + k + n, " = ", 3);
+    out->len += k + n + 3;
+}
+
 /* " [short: 6 of 24 bytes]" or " [long: ...]" when the payload's size is not the schema's. */
 static void put_size_flag(ptlog_out *out, const tracelog_fields *f)
 {
@@ -137,9 +162,7 @@ int ptlog_fields_dump(ptlog_out *out, ptlog_src *src, const tracelog_event *ev,
     for (size_t i = 0; i < f.present; i++) {
         tracelog_field_info info;
         tracelog_schema_field(f.schema, i, &info);
-        ptlog_out_puts(out, i ? ", " : " ");
-        ptlog_out_puts(out, info.name);
-        ptlog_out_puts(out, " = ");
+        put_field_name(out, info.name, i == 0);
         const char *text;
         const uint8_t *bytes;
         size_t n;
@@ -157,8 +180,7 @@ int ptlog_fields_dump(ptlog_out *out, ptlog_src *src, const tracelog_event *ev,
             put_event_set(out, src, bytes, n, put_name, ctx);
             break;
         default:
-            if (ptlog_field_text(&f, i, put_raw, out))
-                ptlog_out_puts(out, "?");
+            put_scalar(out, &f, i);
             break;
         }
     }
