@@ -52,28 +52,6 @@ static void put_raw(void *ctx, const char *s, size_t n)
     ptlog_out_write(ctx, s, n);
 }
 
-/* s[0..n) as dump quotes text, in slices so that any length fits the buffer. */
-static void put_quoted(ptlog_out *out, const char *s, size_t n)
-{
-    const size_t slice = 8192;
-    if (n <= slice) {
-        out->len += ptlog_text_quote(s, n, ptlog_out_room(out, 4 * slice + 2));
-        return;
-    }
-    ptlog_out_write(out, "\"", 1);
-    for (size_t off = 0; off < n;) {
-        size_t k = n - off < slice ? n - off : slice;
-        while (off + k < n && k > 1 && (s[off + k] & 0xC0) == 0x80) /* whole UTF-8 sequences */
-            k--;
-        char *o = ptlog_out_room(out, 4 * slice + 2);
-        size_t w = ptlog_text_quote(s + off, k, o);
-        memmove(o, o + 1, w - 2);
-        out->len += w - 2;
-        off += k;
-    }
-    ptlog_out_write(out, "\"", 1);
-}
-
 static void put_hex(ptlog_out *out, const uint8_t *p, size_t n)
 {
     const size_t slice = 8192;
@@ -169,7 +147,7 @@ int ptlog_fields_dump(ptlog_out *out, ptlog_src *src, const tracelog_event *ev,
         switch (info.type) {
         case TRACELOG_FIELD_CHAR:
             tracelog_fields_string(&f, i, &text, &n);
-            put_quoted(out, text, n);
+            ptlog_out_quoted(out, text, n, ptlog_text_quote, 4);
             break;
         case TRACELOG_FIELD_BYTES:
             tracelog_fields_bytes(&f, i, &bytes, &n);

@@ -101,25 +101,7 @@ static size_t json_quote(const char *s, size_t n, char *dst)
 
 void ptlog_json_string(ptlog_out *out, const char *s, size_t n)
 {
-    /* in slices, so that any length fits the buffer */
-    const size_t slice = 4096;
-    if (n <= slice) {
-        out->len += json_quote(s, n, ptlog_out_room(out, 6 * n + 2));
-        return;
-    }
-    ptlog_out_write(out, "\"", 1);
-    for (size_t off = 0; off < n;) {
-        size_t k = n - off < slice ? n - off : slice;
-        /* do not split a UTF-8 sequence */
-        while (off + k < n && k > 1 && (s[off + k] & 0xC0) == 0x80)
-            k--;
-        char *o = ptlog_out_room(out, 6 * slice + 2);
-        size_t w = json_quote(s + off, k, o);
-        memmove(o, o + 1, w - 2);
-        out->len += w - 2;
-        off += k;
-    }
-    ptlog_out_write(out, "\"", 1);
+    ptlog_out_quoted(out, s, n, json_quote, 6);
 }
 
 /*

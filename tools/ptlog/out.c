@@ -166,6 +166,27 @@ void ptlog_out_write(ptlog_out *o, const void *p, size_t n)
 
 void ptlog_out_puts(ptlog_out *o, const char *s) { ptlog_out_write(o, s, strlen(s)); }
 
+void ptlog_out_quoted(ptlog_out *o, const char *s, size_t n, ptlog_quote_fn quote, size_t grow)
+{
+    const size_t slice = 4096; /* so that any length fits the buffer: grow * slice + 2 <= 64 KiB */
+    if (n <= slice) {
+        o->len += quote(s, n, ptlog_out_room(o, grow * n + 2));
+        return;
+    }
+    ptlog_out_write(o, "\"", 1);
+    for (size_t off = 0; off < n;) {
+        size_t k = n - off < slice ? n - off : slice;
+        while (off + k < n && k > 1 && (s[off + k] & 0xC0) == 0x80) /* whole UTF-8 sequences */
+            k--;
+        char *dst = ptlog_out_room(o, grow * slice + 2);
+        size_t w = quote(s + off, k, dst);
+        memmove(dst, dst + 1, w - 2); /* the slice without its quotes */
+        o->len += w - 2;
+        off += k;
+    }
+    ptlog_out_write(o, "\"", 1);
+}
+
 const char *ptlog_out_name(const ptlog_out *o) { return o->path ? o->path : "<stdout>"; }
 
 int ptlog_out_finish(ptlog_out *o)

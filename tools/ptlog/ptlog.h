@@ -90,6 +90,10 @@ static inline char *ptlog_out_room(ptlog_out *o, size_t n)
 }
 void ptlog_out_write(ptlog_out *o, const void *p, size_t n);
 void ptlog_out_puts(ptlog_out *o, const char *s);
+/* Writes "s[0..n)" into dst, quoted and escaped (at most grow * n + 2 bytes); returns its length. */
+typedef size_t (*ptlog_quote_fn)(const char *s, size_t n, char *dst);
+/* s[0..n) through quote, in slices (never inside a UTF-8 sequence) so that any length fits. */
+void ptlog_out_quoted(ptlog_out *o, const char *s, size_t n, ptlog_quote_fn quote, size_t grow);
 /* Flushes, syncs, closes and renames into place. Exit code (4 on failure). */
 int ptlog_out_finish(ptlog_out *o);
 /* Discards the output: the temporary file is removed. */
