@@ -25,6 +25,7 @@
 #include "format/event_types.h"
 #include "format/meta.h"
 #include "format/threads.h"
+#include "stream/produce.h"
 #include "tracelog.h"
 
 #define MAX_SEED (20 * 1024)
@@ -493,6 +494,90 @@ static void cbor_seeds(void)
     tl_buf_free(&b);
 }
 
+/* ---- shared stream buffers ----------------------------------------------- */
+
+/* A stream as the consumer finds it in shared memory: 2 lanes of 4 KiB. */
+static tl_stream *seed_stream(uint32_t policy, void *map, uint64_t size)
+{
+    tl_stream_params p = {.policy = policy, .stream_size = 4096, .max_data = 256, .max_sys_data = 256,
+                          .nlanes = 2, .markers = {1, 2, 3, 4}};
+    memset(map, 0, size);
+    tl_stream *s = tl_stream_create_in(map, size, &p);
+    if (!s)
+        die("tl_stream_create_in");
+    tl_stream_start(s, NULL);
+    return s;
+}
+
+static void seed_events(tl_stream *s, uint32_t lane, int n, uint32_t len)
+{
+    static const uint8_t payload[256] = "shared buffer seed payload";
+    for (int i = 0; i < n; i++) {
+        tl_event ev = {.event_id = 10 + (uint32_t)i % 7, .pid = 42, .ktid = 43, .tid = lane + 1,
+                       .addr = (uint64_t)i, .len = len, .data = payload};
+        tl_stream_record(s, lane, &ev);
+    }
+}
+
+static void put_stream(const char *name, const uint8_t *map, size_t size)
+{
+    while (size && !map[size - 1])
+        size--; /* the fuzz target zero-fills the rest */
+    put_file("shared_buffer", name, map, size);
+}
+
+static void shared_buffer_seeds(void)
+{
+    tl_stream_params p = {.policy = TRACELOG_POLICY_FLUSH, .stream_size = 4096, .max_data = 256,
+                          .max_sys_data = 256, .nlanes = 2};
+    uint64_t size = tl_stream_bytes(&p);
+    uint8_t *map = aligned_alloc(4096, (size + 4095) & ~(uint64_t)4095);
+    if (!map)
+        die("aligned_alloc");
+    tl_event sys = {.event_id = 3, .len = 4, .data = "\1\0\0\0"};
+
+    tl_stream *s = seed_stream(TRACELOG_POLICY_FLUSH, map, size);
+    seed_events(s, 0, 5, 16);
+    seed_events(s, 1, 3, 0);
+    put_stream("two-lanes", map, size);
+
+    /* A lane that wrapped: PAD at the end of the lap, records from its start on. */
+    s = seed_stream(TRACELOG_POLICY_FLUSH, map, size);
+    tl_consumer c;
+    if (tl_consumer_init(&c, s))
+        die("tl_consumer_init");
+    seed_events(s, 0, 40, 40);
+    tl_event ev;
+    for (int i = 0; i < 30; i++)
+        tl_consumer_take(&c, &ev, 1);
+    seed_events(s, 0, 20, 40);
+    put_stream("wrapped", map, size);
+
+    /* FLUSH: a full lane, then a LOSS record once there is room again. */
+    s = seed_stream(TRACELOG_POLICY_FLUSH, map, size);
+    tl_consumer_free(&c);
+    if (tl_consumer_init(&c, s))
+        die("tl_consumer_init");
+    seed_events(s, 1, 80, 64);
+    for (int i = 0; i < 10; i++)
+        tl_consumer_take(&c, &ev, 1);
+    seed_events(s, 1, 2, 64);
+    put_stream("flush-loss", map, size);
+    tl_consumer_free(&c);
+
+    /* LOOP: older records overwritten. */
+    s = seed_stream(TRACELOG_POLICY_LOOP, map, size);
+    seed_events(s, 0, 100, 24);
+    put_stream("loop-overwritten", map, size);
+
+    /* UNTIL_FULL stopped itself (STOP in the system lane). */
+    s = seed_stream(TRACELOG_POLICY_UNTIL_FULL, map, size);
+    seed_events(s, 0, 120, 32);
+    tl_stream_record_system(s, &sys);
+    put_stream("until-full-stopped", map, size);
+    free(map);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -506,6 +591,7 @@ int main(int argc, char **argv)
     programs();
     keyed_programs();
     cbor_seeds();
+    shared_buffer_seeds();
     printf("gen_corpus: %u files written under %s\n", files_written, root);
     return 0;
 }

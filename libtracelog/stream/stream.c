@@ -250,7 +250,30 @@ static void futex_wake(_Atomic uint32_t *word)
 
 void tl_stream_wait_begin(tl_stream *s) { atomic_fetch_add(&s->waiters, 1); }
 void tl_stream_wait_end(tl_stream *s) { atomic_fetch_sub(&s->waiters, 1); }
-void tl_stream_wake_readers(tl_stream *s) { sem_post(&s->reader_sem); }
+/*
+ * glibc aborts the process when the futex call of sem_post fails, which it
+ * does for a semaphore whose "private" word (after the 64-bit count) is not
+ * a futex flag: a process sharing the stream could scribble that word. The
+ * semaphore is process-shared (sem_init above): the word is 128 (glibc's
+ * flag for a shared futex) unless scribbled.
+ */
+static int sem_sane(sem_t *sem)
+{
+#if defined(__GLIBC__) && UINTPTR_MAX == UINT64_MAX
+    unsigned priv;
+    memcpy(&priv, (char *)sem + 8, sizeof priv);
+    return priv == 128;
+#else
+    (void)sem;
+    return 1;
+#endif
+}
+
+void tl_stream_wake_readers(tl_stream *s)
+{
+    if (sem_sane(&s->reader_sem))
+        sem_post(&s->reader_sem);
+}
 
 int tl_stream_sleep(tl_stream *s, const struct timespec *until)
 {

@@ -282,7 +282,9 @@ typedef struct tl_consumer {
     int64_t realtime_offset;
     uint8_t *buf;          /* copy of the delivered event's data */
     size_t buf_cap;
-    tl_event queue[3];     /* synthesized OVERFLOW/RESUME, then the event */
+    /* Synthesized OVERFLOW/RESUME pairs, then the event: a record can bring three pairs (garbage
+       dropped before it, LOOP overwrites, a FLUSH loss: the last two only together in a scribbled buffer). */
+    tl_event queue[7];
     uint32_t qhead, qlen;
     int batch;             /* a batch is open (see consume.c) */
     int batch_later;       /* it saw records newer than its watermark */
@@ -291,9 +293,24 @@ typedef struct tl_consumer {
     uint64_t batch_head[TL_MAX_LANES + 1]; /* each lane's head when it started */
     uint64_t last_ts;      /* timestamp of the last event delivered */
     uint64_t clamped;      /* events delivered with last_ts instead of an older own timestamp */
+    uint64_t garbage;      /* times a lane held garbage (a shared buffer scribbled over): counted losses */
+    uint64_t garbage_lanes;                 /* lanes whose garbage is not marked yet */
+    uint64_t garbage_ts[TL_MAX_LANES + 1];  /* and the time of the last event before it */
+    uint64_t deferred[TL_MAX_LANES + 1];    /* position + 1 of the record each lane deferred last */
 } tl_consumer;
 
 int tl_consumer_init(tl_consumer *c, tl_stream *s); /* 0, or -1 (out of memory) */
+/*
+ * The consumer of a stream another process writes into, mapped at map
+ * (size bytes): its geometry is checked first (tl_stream_check), and the
+ * consumer uses only its own copy of it afterwards. Whatever the other
+ * process writes in the lanes, the consumer stays inside the mapping and
+ * ends: a record that cannot be one (bad kind, size, length, alignment, a
+ * timestamp after the time it was seen) is dropped with the rest of what
+ * its lane cannot parse, counted in the lane's overruns and in `garbage`,
+ * and marked by OVERFLOW and RESUME. 0, EINVAL or ENOMEM.
+ */
+int tl_consumer_init_shared(tl_consumer *c, void *map, uint64_t size);
 void tl_consumer_free(tl_consumer *c);
 
 typedef enum tl_take { TL_TAKE_EVENT, TL_TAKE_EMPTY, TL_TAKE_WAIT } tl_take;

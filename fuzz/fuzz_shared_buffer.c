@@ -1,0 +1,56 @@
+/*
+ * fuzz_shared_buffer: any bytes as a stream's shared mapping, drained by
+ * the consumer, as a controller drains the buffer of a traced process that
+ * may have scribbled over it or died mid-write (issue 12, item 6;
+ * libtracelog/stream/consume.c). The input is the start of the mapping
+ * (header, lane counters, then the rings); the rest is zero, as a fresh
+ * mapping is. The seeds are real streams (fuzz/gen_corpus.c).
+ *
+ * Properties:
+ *  - a mapping whose geometry fails tl_stream_check is refused;
+ *  - otherwise the consumer never crashes or reads outside the mapping,
+ *    and ends: it reports an empty stream within a bound set by the rings'
+ *    size (no hang on a garbage record);
+ *  - every event it hands out carries at most max_data (max_sys_data)
+ *    bytes, in the consumer's own buffer.
+ */
+#define _GNU_SOURCE
+#include "fuzz_helpers.h"
+#include "stream/stream.h"
+
+#define MAP_BYTES (300u << 10) /* more than a 2-lane stream of 4 KiB lanes takes */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static uint8_t map[MAP_BYTES] __attribute__((aligned(4096)));
+    memset(map, 0, sizeof map);
+    memcpy(map, data, size < sizeof map ? size : sizeof map);
+    uint64_t map_size = ((const tl_stream *)map)->total_size; /* the mapping as large as it claims, if it fits */
+    if (map_size > sizeof map)
+        map_size = sizeof map;
+    tl_consumer c;
+    int e = tl_consumer_init_shared(&c, map, map_size);
+    if (e) {
+        FUZZ_ASSERT(e == EINVAL || e == ENOMEM, "init: %d", e);
+        return 0;
+    }
+    /* Every record takes 8 bytes at least (a dropped one) and gives at most three events. */
+    uint64_t bound = map_size / 8 * 3 + 64, taken = 0;
+    tl_event ev;
+    for (;;) {
+        FUZZ_ASSERT(taken < bound, "no end after %llu events", (unsigned long long)taken);
+        tl_take r = tl_consumer_take(&c, &ev, 1);
+        FUZZ_ASSERT(r == TL_TAKE_EVENT || r == TL_TAKE_EMPTY, "take: %d", (int)r);
+        if (r == TL_TAKE_EMPTY)
+            break;
+        FUZZ_ASSERT(ev.len <= c.buf_cap, "len %u over %zu", ev.len, c.buf_cap);
+        FUZZ_ASSERT(ev.len == 0 || ev.data == c.buf);
+        if (ev.len) /* touch the data: ASan checks it is the consumer's */
+            FUZZ_ASSERT(((const uint8_t *)ev.data)[ev.len - 1] == c.buf[ev.len - 1]);
+        taken++;
+    }
+    for (unsigned i = 0; tl_consumer_take_unmarked_loss(&c, &ev); i++)
+        FUZZ_ASSERT(i <= 2 * (TL_MAX_LANES + 1), "unmarked losses do not end");
+    tl_consumer_free(&c);
+    return 0;
+}
