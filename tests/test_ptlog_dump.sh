@@ -122,7 +122,7 @@ expect_rc 3 "directory" "$PTLOG" dump adir
 expect_err '^ptlog: adir: is a directory$' "directory"
 : >empty.ptl
 expect_rc 3 "empty file" "$PTLOG" dump empty.ptl
-expect_err '^ptlog: empty.ptl: empty input' "empty file"
+expect_err '^ptlog: empty.ptl: empty input: truncated' "empty file"
 echo 'just some text' >foreign.txt
 expect_rc 3 "foreign file" "$PTLOG" dump foreign.txt
 expect_err '^ptlog: foreign.txt: not a .ptl log, JSON or JSON Lines' "foreign file"
@@ -132,7 +132,7 @@ head -c 20 small.ptl >tiny.ptl
 expect_rc 3 "header cut short" "$PTLOG" dump tiny.ptl
 expect_err '^ptlog: tiny.ptl: truncated' "header cut short"
 expect_rc 3 "empty stdin" "$PTLOG" dump - </dev/null
-expect_err '^ptlog: <stdin>: empty input' "empty stdin"
+expect_err '^ptlog: <stdin>: empty input: truncated' "empty stdin"
 
 # Usage errors: exit 2.
 expect_rc 2 "--relative --local" "$PTLOG" dump --relative --local small.ptl

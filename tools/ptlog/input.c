@@ -89,7 +89,8 @@ int ptlog_in_open(ptlog_in *in, const char *path)
         in->head_len += (size_t)k;
     }
     if (in->head_len == 0) {
-        ptlog_msg(in->name, "empty input: not a .ptl log");
+        /* spec 3.3: an empty file is a log whose creation was cut short (TRUNCATED_HEADER) */
+        ptlog_msg(in->name, "empty input: truncated (0 bytes: too short to hold a .ptl header)");
         ptlog_in_close(in);
         return PTLOG_EXIT_INPUT;
     }
