@@ -22,7 +22,16 @@ expect_rc 0 "record samples/record" "$PTLOG" record -q -o rec.ptl -- "$SAMPLES/r
 user_events rec.ptl >got
 user_events own.ptl >want
 [ "$(wc -l <want)" -gt 100 ] && ok || bad "the in-process log has too few events: $(wc -l <want)"
-expect_same "record: the same events as the in-process path" want got
+# Under a slow build (sanitizers) the controller's FLUSH stream can fill up before it is
+# drained: such events are lost, but never silently. Every recorded event is one of the
+# program's own, and every one missing is counted in the log's stream overruns.
+missing=$(comm -23 want got | wc -l)
+extra=$(comm -13 want got | wc -l)
+overruns=$("$PTLOG" info rec.ptl | sed -n 's/^status:.*stream overruns \([0-9]*\),.*/\1/p')
+[ "$extra" = 0 ] && ok || bad "record: $extra events that the program did not record: $(comm -13 want got | head -3)"
+[ "$missing" -le "${overruns:-0}" ] && ok ||
+    bad "record: $missing events missing, ${overruns:-?} stream overruns reported: $(comm -23 want got | head -3)"
+[ "$missing" -le $(($(wc -l <want) / 100)) ] && ok || bad "record: $missing of $(wc -l <want) events lost"
 "$PTLOG" dump rec.ptl | tail -1 | grep -q 'tracelog_process_end { how = EXITED, code = 0 }' && ok ||
     bad "record: the log does not end with the program's end: $("$PTLOG" dump rec.ptl | tail -1)"
 expect_rc 0 "the recorded log verifies" "$PTLOG" verify -q rec.ptl
