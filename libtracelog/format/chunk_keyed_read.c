@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "format/chunk.h"
 #include "format/planes.h"
 
@@ -81,13 +82,10 @@ static int get_u32(const uint8_t **p, const uint8_t *end, uint32_t *out)
 static tracelog_status read_keys(tl_chunk_cursor *c, const keyed_layout *l, uint64_t *plane_bytes,
                                  const char **why)
 {
-    if (l->nkeys > c->keys_cap) {
-        tl_key_read *k = realloc(c->keys, l->nkeys * sizeof *k);
-        if (!k)
-            return TRACELOG_E_NOMEM;
-        c->keys = k;
-        c->keys_cap = l->nkeys;
-    }
+    tl_key_read *keys = tl_grow(c->keys, &c->keys_cap, l->nkeys, sizeof *keys);
+    if (!keys)
+        return TRACELOG_E_NOMEM;
+    c->keys = keys;
     const uint8_t *p = l->keys;
     uint64_t tid = 0, addr = 0, events = 0, v;
     *plane_bytes = 0;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "format/chunk.h"
 #include "format/planes.h"
 
@@ -338,13 +339,10 @@ static uint8_t *write_planes_group(const tl_chunk_builder *b, const tl_key_build
 /* The payload area: one group per key, in key order, its payloads in event order. */
 static tracelog_status write_payload_area(tl_chunk_builder *b, uint8_t **o)
 {
-    if (b->count > b->order_cap) {
-        uint32_t *p = realloc(b->order, b->count * sizeof *p);
-        if (!p)
-            return TRACELOG_E_NOMEM;
-        b->order = p;
-        b->order_cap = b->count;
-    }
+    uint32_t *order = tl_grow(b->order, &b->order_cap, b->count, sizeof *order);
+    if (!order)
+        return TRACELOG_E_NOMEM;
+    b->order = order;
     /* Group the payload offsets by key (a counting sort: last_off becomes a write position). */
     uint32_t pos = 0;
     for (uint32_t k = 0; k < b->nkeys; k++) {

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/buf.h"
 #include "common/bytes.h"
 #include "common/error.h"
@@ -283,14 +284,10 @@ static int put_field(parser *p, const field *f)
 static tracelog_status push_item(parser *p, item it)
 {
     tracelog_schema *sc = p->sc;
-    if (sc->nitems == p->items_cap) {
-        size_t cap = p->items_cap ? 2 * p->items_cap : 16;
-        item *n = realloc(sc->items, cap * sizeof *n);
-        if (!n)
-            return no_memory(p);
-        sc->items = n;
-        p->items_cap = cap;
-    }
+    item *n = tl_grow(sc->items, &p->items_cap, sc->nitems + 1, sizeof *n);
+    if (!n)
+        return no_memory(p);
+    sc->items = n;
     sc->items[sc->nitems++] = it;
     return TRACELOG_OK;
 }
@@ -399,14 +396,10 @@ static tracelog_status lay_out(parser *p, field *f, size_t field_pos)
 static tracelog_status push_field(parser *p, const field *f)
 {
     tracelog_schema *sc = p->sc;
-    if (sc->nfields == p->fields_cap) {
-        size_t cap = p->fields_cap ? 2 * p->fields_cap : 8;
-        field *n = realloc(sc->fields, cap * sizeof *n);
-        if (!n)
-            return no_memory(p);
-        sc->fields = n;
-        p->fields_cap = cap;
-    }
+    field *n = tl_grow(sc->fields, &p->fields_cap, sc->nfields + 1, sizeof *n);
+    if (!n)
+        return no_memory(p);
+    sc->fields = n;
     if (put_field(p, f))
         return no_memory(p);
     sc->fields[sc->nfields++] = *f;

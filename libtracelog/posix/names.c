@@ -360,10 +360,8 @@ static int make_named(uint32_t euid, uint32_t egid, const tl_proc_token *t)
 {
     char name[TL_SHM_NAME_MAX], tmp[TL_SHM_NAME_MAX];
     names_name(name, euid, t->pid);
-    snprintf(tmp, sizeof tmp, "%.40s.new.%d", name, (int)getpid());
-    tl_shmobj_unlink(tmp); /* left by a process of ours that died here, pid reused */
     int fd;
-    int e = tl_shmobj_create(tmp, sizeof(name_map), euid, egid, &fd);
+    int e = tl_shmobj_create_staged(name, sizeof(name_map), euid, egid, tmp, &fd);
     if (e)
         return e;
     name_map *m;
@@ -376,13 +374,8 @@ static int make_named(uint32_t euid, uint32_t egid, const tl_proc_token *t)
         init_lock(m);
         atomic_store(&m->magic, NAMES_MAGIC);
         munmap(m, sizeof *m);
-        char from[96], to[96];
-        snprintf(from, sizeof from, "/dev/shm%s", tmp);
-        snprintf(to, sizeof to, "/dev/shm%s", name);
-        e = link(from, to) ? errno : 0;
     }
-    tl_shmobj_unlink(tmp);
-    return e;
+    return tl_shmobj_publish(tmp, name, e);
 }
 
 /* The named map of t, made if there is none (a stale one replaced only if `replace_stale`). */

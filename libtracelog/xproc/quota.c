@@ -36,10 +36,8 @@ static int map_table(int fd, tl_quota_table **t)
 static int publish_new(const char *name, uint32_t entries, uint32_t euid)
 {
     char tmp[TL_SHM_NAME_MAX];
-    snprintf(tmp, sizeof tmp, "%.40s.new.%d", name, (int)getpid());
-    tl_shmobj_unlink(tmp); /* left by a process of ours that died here, pid reused */
     int fd;
-    int e = tl_shmobj_create(tmp, TL_QUOTA_SIZE, euid, (uint32_t)getegid(), &fd);
+    int e = tl_shmobj_create_staged(name, TL_QUOTA_SIZE, euid, (uint32_t)getegid(), tmp, &fd);
     if (e)
         return e;
     tl_quota_table *t = NULL;
@@ -51,13 +49,8 @@ static int publish_new(const char *name, uint32_t entries, uint32_t euid)
         t->euid = euid;
         t->magic = TL_QUOTA_MAGIC;
         munmap(t, TL_QUOTA_SIZE);
-        char from[80], to[80];
-        snprintf(from, sizeof from, "/dev/shm%s", tmp);
-        snprintf(to, sizeof to, "/dev/shm%s", name);
-        e = link(from, to) ? errno : 0;
     }
-    tl_shmobj_unlink(tmp);
-    return e;
+    return tl_shmobj_publish(tmp, name, e);
 }
 
 int tl_quota_open(const char *name, uint32_t entries, tl_quota *q)

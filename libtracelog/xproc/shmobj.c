@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -92,6 +93,28 @@ int tl_shmobj_open(const char *name, uint32_t owner_uid, uint64_t size, int *fd,
         *size_out = (uint64_t)st.st_size;
     *fd = f;
     return 0;
+}
+
+int tl_shmobj_create_staged(const char *name, uint64_t size, uint32_t owner_uid, uint32_t owner_gid,
+                            char tmp[TL_SHM_NAME_MAX], int *fd)
+{
+    snprintf(tmp, TL_SHM_NAME_MAX, "%.40s.new.%d", name, (int)getpid());
+    tl_shmobj_unlink(tmp); /* left by a process of ours that died here, pid reused */
+    return tl_shmobj_create(tmp, size, owner_uid, owner_gid, fd);
+}
+
+int tl_shmobj_publish(const char *tmp, const char *name, int built)
+{
+    char from[sizeof SHM_DIR + TL_SHM_NAME_MAX], to[sizeof SHM_DIR + TL_SHM_NAME_MAX];
+    int e = built;
+    if (!e)
+        e = shm_path(tmp, from, sizeof from);
+    if (!e)
+        e = shm_path(name, to, sizeof to);
+    if (!e)
+        e = link(from, to) ? errno : 0;
+    tl_shmobj_unlink(tmp);
+    return e;
 }
 
 int tl_shmobj_unlink(const char *name)
