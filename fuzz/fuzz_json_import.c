@@ -23,55 +23,14 @@
  *    (the `ptl -> json -> ptl` round trip of tools/ptlog/README.md).
  *
  * The importer lives in the tool, so this target links the .c files of tools/ptlog
- * except cli.c (fuzz/CMakeLists.txt); the few functions cli.c defines for
- * the other files (messages, progress) are defined here.
+ * except cli.c, which holds main() (fuzz/CMakeLists.txt). Messages are
+ * silenced and counted (ptlog_msg_silence, ptlog_msg_count).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <stdarg.h>
 
 #include "fuzz_helpers.h"
 #include "ptlog.h"
-
-/* ---- what cli.c provides to the rest of the tool ------------------------- */
-
-static unsigned long messages; /* printed since the last reset */
-
-void ptlog_msg(const char *where, const char *fmt, ...)
-{
-    char line[1024];
-    int n = where ? snprintf(line, sizeof line, "ptlog: %s: ", where) : snprintf(line, sizeof line, "ptlog: ");
-    if (n < 0 || (size_t)n >= sizeof line)
-        n = 0;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
-    va_end(ap);
-    FUZZ_ASSERT(line[n] != 0, "empty message");
-    if (getenv("FUZZ_JSON_VERBOSE"))
-        fprintf(stderr, "%s\n", line);
-    messages++;
-}
-
-int ptlog_nomem(void)
-{
-    ptlog_msg(NULL, "out of memory");
-    return PTLOG_EXIT_INTERNAL;
-}
-
-void ptlog_progress_init(ptlog_progress *p, uint64_t total)
-{
-    memset(p, 0, sizeof *p);
-    p->total = total;
-}
-
-void ptlog_progress_update(ptlog_progress *p, uint64_t done)
-{
-    (void)p;
-    (void)done;
-}
-
-void ptlog_progress_end(ptlog_progress *p) { (void)p; }
 
 /* ---- a source that digests what the importer returns --------------------- */
 
@@ -213,16 +172,24 @@ static void result_free(import_result *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Messages printed since mark (a ptlog_msg_count() value); none of them may be empty. */
+static unsigned long messages_since(unsigned long mark)
+{
+    unsigned long n = ptlog_msg_count() - mark;
+    FUZZ_ASSERT(n == 0 || ptlog_msg_last()[0] != 0, "empty message");
+    return n;
+}
+
 /* Imports the input at path (lines: JSON Lines) into a .ptl written to ptl_fd. */
 static void import(const char *path, int lines, int ptl_fd, import_result *res)
 {
     memset(res, 0, sizeof *res);
     ptlog_in *in = malloc(sizeof *in);
     FUZZ_CHECK_SYS(in != NULL);
-    messages = 0;
+    unsigned long mark = ptlog_msg_count();
     int rc = ptlog_in_open(in, path);
     if (rc) { /* only an empty input is refused here */
-        FUZZ_ASSERT(rc == PTLOG_EXIT_INPUT && messages > 0, "ptlog_in_open: %d", rc);
+        FUZZ_ASSERT(rc == PTLOG_EXIT_INPUT && messages_since(mark) > 0, "ptlog_in_open: %d", rc);
         free(in);
         res->rc = rc;
         return;
@@ -232,7 +199,7 @@ static void import(const char *path, int lines, int ptl_fd, import_result *res)
     rc = ptlog_json_src_open(in, lines, &src);
     if (rc) {
         FUZZ_ASSERT(rc == PTLOG_EXIT_INPUT, "open (%s) returned %d", lines ? "lines" : "document", rc);
-        FUZZ_ASSERT(messages > 0, "open failed without a message");
+        FUZZ_ASSERT(messages_since(mark) > 0, "open failed without a message");
         ptlog_in_close(in);
         free(in);
         res->rc = rc;
@@ -251,6 +218,7 @@ static void import(const char *path, int lines, int ptl_fd, import_result *res)
     free(out.buf);
     FUZZ_ASSERT(rc == 0 || rc == PTLOG_EXIT_INPUT, "import (%s) returned %d", lines ? "lines" : "document",
                 rc);
+    unsigned long messages = messages_since(mark);
     FUZZ_ASSERT((rc == 0) == (messages == 0), "exit %d after %lu messages", rc, messages);
     res->rc = rc;
     res->events = d.events;
@@ -320,7 +288,7 @@ static void check_round_trip(int ptl_fd, int lines, const import_result *first)
     char path[64];
     fd_path(ptl_fd, path, sizeof path);
     ptlog_src *src;
-    messages = 0;
+    unsigned long mark = ptlog_msg_count();
     int rc = ptlog_src_open(path, PTLOG_FMT_PTL, &src);
     FUZZ_ASSERT(rc == 0, "ptlog cannot open the log it wrote: %d", rc);
     int json_fd = memfd_create("json-out", MFD_CLOEXEC);
@@ -331,7 +299,7 @@ static void check_round_trip(int ptl_fd, int lines, const import_result *first)
     memset(&sel, 0, sizeof sel);
     rc = ptlog_write_json(src, &out, lines, &sel);
     src->close(src);
-    FUZZ_ASSERT(rc == 0 && messages == 0, "export to %s: %d", lines ? "jsonl" : "json", rc);
+    FUZZ_ASSERT(rc == 0 && messages_since(mark) == 0, "export to %s: %d", lines ? "jsonl" : "json", rc);
     FUZZ_ASSERT(ptlog_out_finish(&out) == 0); /* no path: flushes, keeps the descriptor */
     FUZZ_CHECK_SYS(lseek(json_fd, 0, SEEK_SET) == 0);
 
@@ -365,6 +333,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0; /* the pipe must hold the whole input */
     uint8_t choice = size ? data[size - 1] : 0;
     if (saved_stdin < 0) {
+        ptlog_msg_silence(getenv("FUZZ_JSON_VERBOSE") == NULL);
         saved_stdin = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 10);
         if (saved_stdin < 0) /* no standard input at all: /dev/null takes its place */
             saved_stdin = open("/dev/null", O_RDONLY | O_CLOEXEC);

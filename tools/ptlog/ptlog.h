@@ -29,17 +29,22 @@ enum {
     PTLOG_EXIT_INTERNAL = 5  /* internal error (out of memory) */
 };
 
-/* ---- messages (cli.c) ------------------------------------------------------ */
+/* ---- messages (msg.c) ------------------------------------------------------ */
 
 /* "ptlog: <where>: <message>" on stderr. where may be NULL. */
 void ptlog_msg(const char *where, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Reports out of memory and returns PTLOG_EXIT_INTERNAL. */
 int ptlog_nomem(void);
+/* For tests and fuzzers: messages are still counted and kept, but not printed. */
+void ptlog_msg_silence(int silent);
+/* Messages so far, and the text of the last one (without its "ptlog: where: " prefix). */
+unsigned long ptlog_msg_count(void);
+const char *ptlog_msg_last(void);
 /* Name shown for a path ("-" is "<stdin>"). */
 const char *ptlog_display_name(const char *path);
 
 /*
- * ---- progress (cli.c) ----------------------------------------------------------
+ * ---- progress (msg.c) ----------------------------------------------------------
  * A "\rptlog: N events (P%)" line on stderr, only when stderr is a terminal
  * that the command's output does not share (so never inside output lines),
  * and erased before any message is printed.
