@@ -115,6 +115,21 @@ n=$("$PTLOG" dump nine.ptl | tr -cd f | wc -c)
 [ "$n" = $((9 * MIB)) ] && ok || bad "9 MiB payload: $n bytes dumped"
 rm -f mid.* nine.*
 
+# ---- more event types than a .ptl log holds (format-spec 9.1: 65536) --------------------------
+# The input is valid but asks what no log can hold: exit 3 naming the type, and no output left.
+python3 -c '
+for i in range(65537):
+    print("{\"ts\":%d,\"id\":%d,\"name\":\"t%d\"}" % (i + 1, i + 16, i))' >types.jsonl
+expect_rc 3 "65537 event types" "$PTLOG" convert types.jsonl --to ptl -o types.ptl
+expect_err 'types.jsonl: cannot write event type "t65536": event type 65552: a log holds at most 65536 event types' \
+    "65537 event types: the limit is named"
+[ -e types.ptl ] && bad "output left after the type limit" || ok
+sed -i '$d' types.jsonl
+expect_rc 0 "exactly 65536 event types" "$PTLOG" convert types.jsonl --to ptl -o types.ptl
+n=$("$PTLOG" info --json types.ptl | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["event_types"]))' 2>/dev/null)
+[ "$n" = 65536 ] && ok || bad "65536 event types: info counts '$n'"
+rm -f types.jsonl types.ptl
+
 # ---- the last line without its newline is read -------------------------------------------------
 printf '{"ts":1,"id":1,"name":"a"}\n{"ts":2,"id":1,"name":"a","data":"ff"}' >nonl.jsonl
 printf '0.000000000 0 0x0 a\n0.000000001 0 0x0 a ff\n' >want

@@ -150,10 +150,10 @@ static int map_id(merger *m, input *in, uint32_t id, uint32_t *out)
             if (tracelog_event_types_add(m->names, (uint32_t)oid, name) != TRACELOG_OK ||
                 note_definer(m, in, id, (uint32_t)oid))
                 return ptlog_nomem(); /* oid is new and name valid: only memory can fail */
-            tracelog_status st =
-                tracelog_writer_define_event_schema(m->w, (uint32_t)oid, name, schema_text(in->src, id), NULL);
-            if (st != TRACELOG_OK)
-                return ptlog_writer_error(ptlog_out_name(m->out), m->w, st);
+            int rc = ptlog_writer_define(m->w, in->src->name, ptlog_out_name(m->out), (uint32_t)oid, name,
+                                         schema_text(in->src, id));
+            if (rc)
+                return rc;
         }
     }
     if (ptlog_idmap_put(&in->map, id, (size_t)oid))

@@ -48,21 +48,32 @@ int ptlog_writer_error(const char *out_name, tracelog_writer *w, tracelog_status
     return PTLOG_EXIT_OUTPUT;
 }
 
+int ptlog_writer_define(tracelog_writer *w, const char *in_name, const char *out_name, uint32_t id,
+                        const char *name, const char *schema)
+{
+    tracelog_error err;
+    tracelog_status st = tracelog_writer_define_event_schema(w, id, name, schema, &err);
+    if (st == TRACELOG_OK)
+        return 0;
+    if (st == TRACELOG_E_NOMEM)
+        return ptlog_nomem();
+    /* A name change or a table over the format's limits: the input asks what no .ptl log can hold. */
+    if (st == TRACELOG_E_INVAL || st == TRACELOG_E_LIMIT) {
+        ptlog_msg(in_name, "cannot write event type \"%s\": %s", name, err.message);
+        return PTLOG_EXIT_INPUT;
+    }
+    return ptlog_writer_error(out_name, w, st);
+}
+
 static int define_type(ptl_sink *k, uint32_t id, const char *name)
 {
     if (ptlog_idmap_get(&k->defined, id) != SIZE_MAX)
         return 0;
     const tracelog_schema *schema = k->src->type_schema ? k->src->type_schema(k->src, id) : NULL;
-    tracelog_status st = tracelog_writer_define_event_schema(k->w, id, name,
-                                                             schema ? tracelog_schema_text(schema) : NULL, NULL);
-    if (st == TRACELOG_E_NOMEM)
-        return ptlog_nomem();
-    if (st == TRACELOG_E_INVAL) {
-        ptlog_msg(k->src->name, "event type %u changes its name to \"%s\": cannot be written", id, name);
-        return PTLOG_EXIT_INPUT;
-    }
-    if (st != TRACELOG_OK)
-        return ptlog_writer_error(ptlog_out_name(k->out), k->w, st);
+    int rc = ptlog_writer_define(k->w, k->src->name, ptlog_out_name(k->out), id, name,
+                                 schema ? tracelog_schema_text(schema) : NULL);
+    if (rc)
+        return rc;
     return ptlog_idmap_put(&k->defined, id, 1) ? ptlog_nomem() : 0;
 }
 

@@ -408,6 +408,10 @@ int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
 uint32_t ptlog_chunk_size_for(const tracelog_metadata *m);
 /* Reports a writer failure on out_name and returns its exit code. */
 int ptlog_writer_error(const char *out_name, tracelog_writer *w, tracelog_status st);
+/* Defines event type id in w. What the input asks and no log can hold (a name changed, more types or
+   schema text than format-spec 9.1 allows) is reported on in_name, exit 3; other failures as above. */
+int ptlog_writer_define(tracelog_writer *w, const char *in_name, const char *out_name, uint32_t id,
+                        const char *name, const char *schema);
 
 /* Shared by the ptl writers: metadata and status names. */
 /* tracelog_policy_name, or "unknown" for a value read from a damaged file. */
