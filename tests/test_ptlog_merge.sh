@@ -55,4 +55,19 @@ run bash -c "cat in2.ptl | '$PTLOG' merge in1.jsonl - in3.ptl in4.jsonl in5.json
 keys "$T/out" >got
 expect_same "merge: standard input and JSON Lines inputs" want got
 
+# merge is a source: any output format, and the event selection of filter.
+expect_rc 0 "merge --to jsonl" "$PTLOG" merge in1.ptl in2.ptl in3.ptl in4.ptl in5.ptl --to jsonl -o mj.jsonl
+keys mj.jsonl >got
+expect_same "merge --to jsonl: the same events as merge then convert" want got
+run "$PTLOG" merge in1.ptl in5.ptl --to jsonl
+keys "$T/out" >got
+for k in 1 5; do keys "in$k.jsonl"; done | sort -s -n -k1,1 -k2,2 -k3,3 >want15
+expect_same "merge --to jsonl without -o writes standard output" want15 got
+expect_rc 0 "merge --event" "$PTLOG" merge in1.ptl in2.ptl in3.ptl --event e2 -o sel.ptl
+"$PTLOG" convert sel.ptl --to jsonl -o sel.jsonl
+keys in2.jsonl >want2
+keys sel.jsonl >got
+expect_same "merge --event e2: only input 2's events" want2 got
+expect_rc 2 "merge --to ptl without -o" "$PTLOG" merge in1.ptl in2.ptl --to ptl
+
 finish

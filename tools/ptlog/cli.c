@@ -91,11 +91,14 @@ static const command_help helps[] = {
      "event types as IN (a .ptl log, JSON or JSON Lines).\n\n"
      "Options:\n"
      "  -o, --output OUT output file (- for standard output)\n"},
-    {"merge", "ptlog merge IN... -o OUT",
-     "Merge the events of several logs into one .ptl log in timestamp order. Event\n"
-     "types are unified by name; the attributes are those of the first input.\n\n"
+    {"merge", "ptlog merge [OPTIONS] IN... -o OUT",
+     "Merge the events of several logs (.ptl, JSON or JSON Lines) into one log in\n"
+     "timestamp order. Event types are unified by name; the attributes are those of\n"
+     "the first input.\n\n"
      "Options:\n"
-     "  -o, --output OUT output file (- for standard output)\n"},
+     "  --to FORMAT      ptl (default), json, jsonl or chrome\n"
+     "  -o, --output OUT output file (- for standard output; required for ptl)\n"
+     "The event selection options of filter also apply.\n"},
     {"record", "ptlog record [OPTIONS] -o FILE -- PROGRAM [ARGS...]",
      "Run PROGRAM (linked with libtracelog) traced from its first event into the log\n"
      "FILE, written by ptlog: a crash of PROGRAM loses nothing it recorded, and the\n"
@@ -464,6 +467,8 @@ static int run_filter(int argc, char **argv, args *a)
 static int run_merge(int argc, char **argv, args *a)
 {
     static const struct option opts[] = {
+        SELECT_OPTIONS,
+        {"to", required_argument, NULL, OPT_TO},
         {"output", required_argument, NULL, OPT_OUTPUT},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
@@ -473,16 +478,19 @@ static int run_merge(int argc, char **argv, args *a)
         return rc;
     if (a->npos == 0)
         return usage_error(a->cmd, "missing input files");
-    if (!a->output)
+    if (a->to == PTLOG_FMT_AUTO)
+        a->to = PTLOG_FMT_PTL;
+    if (a->to == PTLOG_FMT_PTL && !a->output)
         return usage_error(a->cmd, "missing -o OUT (use -o - for standard output)");
     size_t stdin_count = 0;
     for (size_t i = 0; i < a->npos; i++)
         stdin_count += strcmp(a->pos[i], "-") == 0;
     if (stdin_count > 1)
         return usage_error(a->cmd, "standard input (-) can be given only once");
-    if ((rc = check_binary_output(a)) || (rc = check_output_not_input(a, a->pos, a->npos)))
+    if ((a->to == PTLOG_FMT_PTL && (rc = check_binary_output(a))) ||
+        (rc = check_output_not_input(a, a->pos, a->npos)))
         return rc;
-    return ptlog_cmd_merge(a->pos, a->npos, a->output);
+    return ptlog_cmd_merge(a->pos, a->npos, a->to, a->output, &a->sel);
 }
 
 static int run_help(int argc, char **argv)

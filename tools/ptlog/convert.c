@@ -1,15 +1,10 @@
-/* ptlog convert and ptlog filter: any source to any sink, through a temp file. */
+/* ptlog convert, filter and merge: any source to any sink, through a temp file. */
 #include "ptlog.h"
 
-int ptlog_cmd_convert(const char *in_path, ptlog_format from, ptlog_format to, const char *out_path,
-                      ptlog_select *sel)
+int ptlog_convert_src(ptlog_src *src, ptlog_format to, const char *out_path, ptlog_select *sel)
 {
-    ptlog_src *src;
-    int rc = ptlog_src_open(in_path, from, &src);
-    if (rc)
-        return rc;
     ptlog_out out;
-    rc = ptlog_out_open(&out, out_path);
+    int rc = ptlog_out_open(&out, out_path);
     if (rc) {
         src->close(src);
         return rc;
@@ -36,4 +31,19 @@ int ptlog_cmd_convert(const char *in_path, ptlog_format from, ptlog_format to, c
     }
     int wrc = ptlog_out_finish(&out);
     return wrc ? wrc : rc;
+}
+
+int ptlog_cmd_convert(const char *in_path, ptlog_format from, ptlog_format to, const char *out_path,
+                      ptlog_select *sel)
+{
+    ptlog_src *src;
+    int rc = ptlog_src_open(in_path, from, &src);
+    return rc ? rc : ptlog_convert_src(src, to, out_path, sel);
+}
+
+int ptlog_cmd_merge(char **paths, size_t n, ptlog_format to, const char *out_path, ptlog_select *sel)
+{
+    ptlog_src *src;
+    int rc = ptlog_merge_src_open(paths, n, &src);
+    return rc ? rc : ptlog_convert_src(src, to, out_path, sel);
 }

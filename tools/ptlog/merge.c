@@ -1,6 +1,7 @@
 /*
- * ptlog merge: a k-way merge by timestamp of several logs, each read as a
- * stream (one decoded chunk in memory per input). Event types are unified
+ * ptlog merge: a source (ptlog_src) that merges several inputs by timestamp
+ * with a k-way heap, each input read as a stream (one decoded chunk in memory
+ * per input); any sink of convert writes its events (.ptl by default). Event types are unified
  * by name: an input's id keeps its value unless the output already uses it
  * for another name, in which case it gets the next free id. A name whose
  * inputs give it different schemas (or a schema in one, none in another)
@@ -27,6 +28,7 @@ typedef struct type_origin {
 } type_origin;
 
 typedef struct merger {
+    ptlog_src base;
     input *in;
     size_t n;
     size_t *heap;       /* indexes of inputs with a current event, min-heap by (ts, index) */
@@ -37,8 +39,7 @@ typedef struct merger {
     type_origin *definer; /* the input and id that defined each output id, in definition order */
     size_t ndefiner, definer_cap;
     ptlog_idmap definer_of; /* output id -> index into definer */
-    tracelog_writer *w;
-    ptlog_out *out;
+    size_t pending;     /* input whose event was returned last: advanced on the next call */
 } merger;
 
 static int before(const merger *m, size_t a, size_t b)
@@ -122,7 +123,7 @@ static int check_schema(merger *m, input *in, uint32_t id, const char *name, uin
     return PTLOG_EXIT_INPUT;
 }
 
-/* Output id of (input, id); defines it in the writer when new. Exit code or 0. */
+/* Output id of (input, id), named in m->names when new. Exit code or 0. */
 static int map_id(merger *m, input *in, uint32_t id, uint32_t *out)
 {
     size_t v = ptlog_idmap_get(&in->map, id);
@@ -150,10 +151,6 @@ static int map_id(merger *m, input *in, uint32_t id, uint32_t *out)
             if (tracelog_event_types_add(m->names, (uint32_t)oid, name) != TRACELOG_OK ||
                 note_definer(m, in, id, (uint32_t)oid))
                 return ptlog_nomem(); /* oid is new and name valid: only memory can fail */
-            int rc = ptlog_writer_define(m->w, in->src->name, ptlog_out_name(m->out), (uint32_t)oid, name,
-                                         schema_text(in->src, id));
-            if (rc)
-                return rc;
         }
     }
     if (ptlog_idmap_put(&in->map, id, (size_t)oid))
@@ -195,46 +192,100 @@ static int advance(merger *m, size_t i, int push)
     return 0;
 }
 
-static int run(merger *m)
+/* Removes input i from the heap's top, or sifts its new event into place. */
+static void reheap_top(merger *m)
 {
-    int rc = map_all_types(m);
-    for (size_t i = 0; i < m->n && !rc; i++)
-        rc = advance(m, i, 1);
-    ptlog_progress prog;
-    uint64_t total = 0, done = 0;
-    for (size_t i = 0; i < m->n; i++)
-        total += m->in[i].src->total_events;
-    ptlog_progress_init(&prog, total);
-    while (!rc && m->nheap > 0) {
-        size_t i = m->heap[0];
-        input *in = &m->in[i];
-        tracelog_event ev = in->ev;
-        rc = map_id(m, in, ev.event_id, &ev.event_id);
+    if (!m->in[m->heap[0]].has_ev)
+        m->heap[0] = m->heap[--m->nheap];
+    if (m->nheap)
+        sift_down(m, 0);
+}
+
+static int merge_next(ptlog_src *s, tracelog_event *ev)
+{
+    merger *m = (merger *)s;
+    /* The event returned last points into its input's chunk: that input moves on only now. */
+    if (m->pending != SIZE_MAX) {
+        int rc = advance(m, m->pending, 0);
+        m->pending = SIZE_MAX;
         if (rc)
-            break;
-        tracelog_status st = tracelog_writer_append(m->w, &ev);
-        if (st != TRACELOG_OK) {
-            rc = ptlog_writer_error(ptlog_out_name(m->out), m->w, st);
-            break;
-        }
-        if ((++done & 0xffff) == 0)
-            ptlog_progress_update(&prog, done);
-        /* the payload was copied by append: the input may move on */
-        rc = advance(m, i, 0);
-        if (rc)
-            break;
-        if (in->has_ev) {
-            sift_down(m, 0);
-        } else {
-            m->heap[0] = m->heap[--m->nheap];
-            if (m->nheap)
-                sift_down(m, 0);
-        }
+            return -rc;
+        reheap_top(m);
     }
-    ptlog_progress_end(&prog);
-    if (!rc)
-        rc = map_all_types(m); /* types named late (streams) */
-    return rc;
+    if (m->nheap == 0) {
+        int rc = map_all_types(m); /* types named late (streams) */
+        return rc ? -rc : 0;
+    }
+    size_t i = m->heap[0];
+    *ev = m->in[i].ev;
+    int rc = map_id(m, &m->in[i], ev->event_id, &ev->event_id);
+    if (rc)
+        return -rc;
+    m->pending = i;
+    return 1;
+}
+
+static const char *merge_type_name(ptlog_src *s, uint32_t id)
+{
+    return tracelog_event_types_name(((merger *)s)->names, id);
+}
+
+static const tracelog_schema *merge_type_schema(ptlog_src *s, uint32_t id)
+{
+    merger *m = (merger *)s;
+    size_t k = ptlog_idmap_get(&m->definer_of, id);
+    if (k == SIZE_MAX)
+        return NULL;
+    ptlog_src *in = m->in[m->definer[k].input].src;
+    return in->type_schema ? in->type_schema(in, m->definer[k].id) : NULL;
+}
+
+static size_t merge_type_count(ptlog_src *s) { return tracelog_event_types_count(((merger *)s)->names); }
+
+static void merge_type_at(ptlog_src *s, size_t i, uint32_t *id, const char **name)
+{
+    tracelog_event_types_at(((merger *)s)->names, i, id, name);
+}
+
+/* Stream-side counters are summed; the first flush error is kept. */
+static void merge_get_status(ptlog_src *s, tracelog_log_status *sum)
+{
+    merger *m = (merger *)s;
+    memset(sum, 0, sizeof *sum);
+    for (size_t i = 0; i < m->n; i++) {
+        tracelog_log_status st;
+        m->in[i].src->get_status(m->in[i].src, &st);
+        sum->events_recorded += st.events_recorded;
+        sum->stream_overruns += st.stream_overruns;
+        if (!sum->flush_error)
+            sum->flush_error = st.flush_error;
+    }
+}
+
+static int merge_finish(ptlog_src *s)
+{
+    merger *m = (merger *)s;
+    int loss = 0;
+    for (size_t i = 0; i < m->n; i++)
+        loss |= m->in[i].src->finish(m->in[i].src) == PTLOG_EXIT_LOSS;
+    return loss ? PTLOG_EXIT_LOSS : PTLOG_EXIT_OK;
+}
+
+static void merge_close(ptlog_src *s)
+{
+    merger *m = (merger *)s;
+    for (size_t i = 0; m->in && i < m->n; i++) {
+        if (m->in[i].src)
+            m->in[i].src->close(m->in[i].src);
+        ptlog_idmap_free(&m->in[i].map);
+    }
+    free(m->in);
+    free(m->heap);
+    tracelog_event_types_free(m->names);
+    ptlog_idmap_free(&m->used);
+    ptlog_idmap_free(&m->definer_of);
+    free(m->definer);
+    free(m);
 }
 
 static int open_all(merger *m, char **paths)
@@ -247,83 +298,54 @@ static int open_all(merger *m, char **paths)
     return 0;
 }
 
-static void sum_status(merger *m, tracelog_log_status *sum)
+/* The merged attributes: the first input's, with the largest max_data_size of all. */
+static void merge_describe(merger *m)
 {
-    memset(sum, 0, sizeof *sum);
+    ptlog_src *b = &m->base;
+    b->name = "merge";
+    b->meta = m->in[0].src->meta;
+    b->format_major = m->in[0].src->format_major;
+    b->format_minor = m->in[0].src->format_minor;
+    b->upfront = 1;
     for (size_t i = 0; i < m->n; i++) {
-        tracelog_log_status st;
-        m->in[i].src->get_status(m->in[i].src, &st);
-        sum->events_recorded += st.events_recorded;
-        sum->stream_overruns += st.stream_overruns;
-        if (!sum->flush_error)
-            sum->flush_error = st.flush_error;
+        ptlog_src *in = m->in[i].src;
+        if (in->meta.max_data_size > b->meta.max_data_size)
+            b->meta.max_data_size = in->meta.max_data_size;
+        b->upfront &= in->upfront;
+        b->total_events += in->total_events;
     }
+    b->next = merge_next;
+    b->type_name = merge_type_name;
+    b->type_schema = merge_type_schema;
+    b->type_count = merge_type_count;
+    b->type_at = merge_type_at;
+    b->get_status = merge_get_status;
+    b->seek_time = NULL; /* --begin filters */
+    b->finish = merge_finish;
+    b->close = merge_close;
 }
 
-int ptlog_cmd_merge(char **paths, size_t n, const char *out_path)
+int ptlog_merge_src_open(char **paths, size_t n, ptlog_src **out)
 {
-    merger m;
-    memset(&m, 0, sizeof m);
-    m.n = n;
-    m.in = calloc(n, sizeof *m.in);
-    m.heap = calloc(n, sizeof *m.heap);
-    m.names = tracelog_event_types_new();
-    int rc = m.in && m.heap && m.names ? open_all(&m, paths) : ptlog_nomem();
-    ptlog_out out;
-    if (!rc)
-        rc = ptlog_out_open(&out, out_path);
-    if (rc)
-        goto done;
-    m.out = &out;
-    tracelog_writer_options opt;
-    tracelog_writer_options_init(&opt);
-    tracelog_metadata meta = m.in[0].src->meta;
-    for (size_t i = 1; i < n; i++)
-        if (m.in[i].src->meta.max_data_size > meta.max_data_size)
-            meta.max_data_size = m.in[i].src->meta.max_data_size;
-    opt.chunk_size = ptlog_chunk_size_for(&meta);
-    tracelog_error err;
-    tracelog_status st = tracelog_writer_create(out.fd, &meta, &opt, &m.w, &err);
-    if (st != TRACELOG_OK) {
-        ptlog_msg(ptlog_out_name(&out), "cannot start the log: %s", err.message);
-        rc = st == TRACELOG_E_NOMEM ? PTLOG_EXIT_INTERNAL : st == TRACELOG_E_IO ? PTLOG_EXIT_OUTPUT : PTLOG_EXIT_INPUT;
-        ptlog_out_abort(&out);
-        goto done;
-    }
-    rc = run(&m);
-    int loss = 0;
-    for (size_t i = 0; i < n && !rc; i++)
-        loss |= m.in[i].src->finish(m.in[i].src) == PTLOG_EXIT_LOSS;
+    merger *m = calloc(1, sizeof *m);
+    if (!m)
+        return ptlog_nomem();
+    m->n = n;
+    m->pending = SIZE_MAX;
+    m->in = calloc(n, sizeof *m->in);
+    m->heap = calloc(n, sizeof *m->heap);
+    m->names = tracelog_event_types_new();
+    int rc = m->in && m->heap && m->names ? open_all(m, paths) : ptlog_nomem();
     if (!rc) {
-        tracelog_log_status sum;
-        sum_status(&m, &sum);
-        tracelog_writer_set_status(m.w, &sum);
-        st = tracelog_writer_close(m.w, &err);
-        if (st != TRACELOG_OK) {
-            ptlog_msg(ptlog_out_name(&out), "cannot write the output: %s", err.message);
-            rc = PTLOG_EXIT_OUTPUT;
-        }
-    } else {
-        tracelog_writer_abandon(m.w);
+        merge_describe(m);
+        rc = map_all_types(m);
     }
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = advance(m, i, 1);
     if (rc) {
-        ptlog_out_abort(&out);
-    } else {
-        rc = ptlog_out_finish(&out);
-        if (!rc && loss)
-            rc = PTLOG_EXIT_LOSS;
+        merge_close(&m->base);
+        return rc;
     }
-done:
-    for (size_t i = 0; m.in && i < n; i++) {
-        if (m.in[i].src)
-            m.in[i].src->close(m.in[i].src);
-        ptlog_idmap_free(&m.in[i].map);
-    }
-    free(m.in);
-    free(m.heap);
-    tracelog_event_types_free(m.names);
-    ptlog_idmap_free(&m.used);
-    ptlog_idmap_free(&m.definer_of);
-    free(m.definer);
-    return rc;
+    *out = &m->base;
+    return 0;
 }

@@ -357,8 +357,12 @@ int ptlog_cmd_verify(const char *path, int quiet);
 /* convert.c */
 int ptlog_cmd_convert(const char *in_path, ptlog_format from, ptlog_format to, const char *out_path,
                       ptlog_select *sel);
-/* merge.c */
-int ptlog_cmd_merge(char **paths, size_t n, const char *out_path);
+/* Writes src's selected events to out_path in format `to`, then closes src. Exit code. */
+int ptlog_convert_src(ptlog_src *src, ptlog_format to, const char *out_path, ptlog_select *sel);
+/* Merges the inputs by timestamp (merge.c) into out_path, in format `to`. */
+int ptlog_cmd_merge(char **paths, size_t n, ptlog_format to, const char *out_path, ptlog_select *sel);
+/* merge.c: a source of the events of n inputs in timestamp order, types unified by name. */
+int ptlog_merge_src_open(char **paths, size_t n, ptlog_src **out);
 /* record.c: ptlog as a trace controller. argv[0] is the command's name. */
 int ptlog_cmd_record(int argc, char **argv);
 int ptlog_cmd_attach(int argc, char **argv);
