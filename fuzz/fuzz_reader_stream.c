@@ -1,12 +1,15 @@
 /*
- * fuzz_reader_stream: the reader fed through a pipe in random-sized slices
- * gives what the seekable reader gives (promise 1, and "a log piped to the
- * reader reads the same as the file").
+ * fuzz_reader_stream: the reader fed through a pipe in random-sized slices,
+ * and through a read function (tracelog_reader_open_read) in the same
+ * slices, gives what the seekable reader gives (promise 1, and "a log piped
+ * to the reader reads the same as the file").
  *
  * The input is the file, byte for byte (the same corpus as fuzz_reader
  * works here). A thread writes it into a pipe whose buffer is one page, in
  * slices whose sizes come from the input's last 16 bytes (read, not
- * consumed), while this thread reads the pipe with the stream reader.
+ * consumed), while this thread reads the pipe with the stream reader; then
+ * a read function returns the same slices, every other call first failing
+ * with EINTR.
  *
  * Properties, against the same bytes read from a memfd:
  *  - open fails with the same status (NOT_SEEKABLE for a ring (LOOP) log:
@@ -53,14 +56,19 @@ static size_t slice_size(uint8_t b)
     return b < 192 ? (size_t)b + 1 : (size_t)(b - 191) * 1024;
 }
 
+/* The next slice of f at pos: its size seed i, at most the rest of the data. */
+static size_t next_slice(const feeder *f, size_t pos, size_t i)
+{
+    size_t n = f->nsizes ? slice_size(f->sizes[i % f->nsizes]) : f->size;
+    return n > f->size - pos ? f->size - pos : n;
+}
+
 static void *feed(void *arg)
 {
     feeder *f = arg;
     size_t pos = 0, i = 0;
     while (pos < f->size) {
-        size_t n = f->nsizes ? slice_size(f->sizes[i++ % f->nsizes]) : f->size;
-        if (n > f->size - pos)
-            n = f->size - pos;
+        size_t n = next_slice(f, pos, i++);
         ssize_t k = write(f->fd, f->data + pos, n);
         if (k < 0 && errno == EINTR)
             continue;
@@ -117,21 +125,48 @@ static void read_seekable(const uint8_t *data, size_t size, outcome *o)
     close(fd);
 }
 
-static void read_stream(const uint8_t *data, size_t size, outcome *o)
-{
-    int p[2];
-    FUZZ_CHECK_SYS(pipe2(p, O_CLOEXEC) == 0);
-    (void)fcntl(p[1], F_SETPIPE_SZ, 4096); /* best effort: more, smaller reads */
-    size_t nsizes = size < 16 ? size : 16;
-    feeder f = {p[1], data, size, data + size - nsizes, nsizes};
-    pthread_t t;
-    FUZZ_CHECK_SYS(pthread_create(&t, NULL, feed, &f) == 0);
+/* The read function's state: the data in f's slices, and the calls so far. */
+typedef struct slicer {
+    feeder f;
+    size_t pos, i;
+    unsigned calls;
+} slicer;
 
+static long read_slices(void *ctx, void *buf, size_t n)
+{
+    slicer *s = ctx;
+    if (++s->calls % 2 == 0) {
+        errno = EINTR;
+        return -1;
+    }
+    size_t k = next_slice(&s->f, s->pos, s->i++);
+    if (k > n)
+        k = n;
+    memcpy(buf, s->f.data + s->pos, k);
+    s->pos += k;
+    return (long)k;
+}
+
+/* Reads data forward only: through a pipe, or (fn) through a read function. */
+static void read_stream(const uint8_t *data, size_t size, int fn, outcome *o)
+{
+    size_t nsizes = size < 16 ? size : 16;
+    feeder f = {-1, data, size, data + size - nsizes, nsizes};
+    slicer sl = {f, 0, 0, 0};
+    int p[2] = {-1, -1};
+    pthread_t t;
+    if (!fn) {
+        FUZZ_CHECK_SYS(pipe2(p, O_CLOEXEC) == 0);
+        (void)fcntl(p[1], F_SETPIPE_SZ, 4096); /* best effort: more, smaller reads */
+        f.fd = p[1];
+        FUZZ_CHECK_SYS(pthread_create(&t, NULL, feed, &f) == 0);
+    }
     tracelog_reader_options opt = fuzz_reader_options(1);
     tracelog_reader *r = NULL;
     tracelog_error err;
     memset(&err, 0, sizeof err);
-    o->open_status = tracelog_reader_open(p[0], &opt, &r, &err);
+    o->open_status = fn ? tracelog_reader_open_read(read_slices, &sl, &opt, &r, &err)
+                        : tracelog_reader_open(p[0], &opt, &r, &err);
     if (o->open_status == TRACELOG_OK) {
         tracelog_reader_info info;
         tracelog_reader_get_info(r, &info);
@@ -144,36 +179,46 @@ static void read_stream(const uint8_t *data, size_t size, outcome *o)
         FUZZ_ASSERT(r == NULL);
         fuzz_check_error(&err, o->open_status);
     }
+    if (fn)
+        return;
     close(p[0]); /* unblocks the feeder if the reader stopped early */
     FUZZ_CHECK_SYS(pthread_join(t, NULL) == 0);
 }
 
-static void run(const uint8_t *data, size_t size)
+/* What a forward-only reader gave (stream) against the seekable one (file). */
+static void compare(const uint8_t *data, const outcome *file, const outcome *stream)
 {
-    outcome file, pipe_;
-    memset(&file, 0, sizeof file);
-    memset(&pipe_, 0, sizeof pipe_);
-    read_seekable(data, size, &file);
-    read_stream(data, size, &pipe_);
-    int ring = file.open_status == TRACELOG_OK && data[40] == 1; /* header: layout byte */
+    int ring = file->open_status == TRACELOG_OK && data[40] == 1; /* header: layout byte */
     if (ring) {
-        FUZZ_ASSERT(pipe_.open_status == TRACELOG_E_NOT_SEEKABLE, "ring log on a pipe: open returned %s",
-                    tracelog_status_name(pipe_.open_status));
+        FUZZ_ASSERT(stream->open_status == TRACELOG_E_NOT_SEEKABLE, "ring log on a pipe: open returned %s",
+                    tracelog_status_name(stream->open_status));
         return;
     }
-    FUZZ_ASSERT(pipe_.open_status == file.open_status, "open: %s from a pipe, %s from a file",
-                tracelog_status_name(pipe_.open_status), tracelog_status_name(file.open_status));
-    if (file.open_status != TRACELOG_OK)
+    FUZZ_ASSERT(stream->open_status == file->open_status, "open: %s from a pipe, %s from a file",
+                tracelog_status_name(stream->open_status), tracelog_status_name(file->open_status));
+    if (file->open_status != TRACELOG_OK)
         return;
-    FUZZ_ASSERT(pipe_.events.count == file.events.count, "%llu events from a pipe, %llu from a file",
-                (unsigned long long)pipe_.events.count, (unsigned long long)file.events.count);
-    FUZZ_ASSERT(pipe_.events.h == file.events.h, "different events from a pipe and from a file");
-    FUZZ_ASSERT(fuzz_meta_equal(&pipe_.meta, &file.meta), "different metadata");
-    FUZZ_ASSERT(memcmp(&pipe_.status, &file.status, sizeof file.status) == 0, "different status");
-    FUZZ_ASSERT(pipe_.clean == file.clean, "clean: %d from a pipe, %d from a file", pipe_.clean, file.clean);
-    FUZZ_ASSERT(pipe_.types.count == file.types.count && pipe_.types.h == file.types.h,
+    FUZZ_ASSERT(stream->events.count == file->events.count, "%llu events from a pipe, %llu from a file",
+                (unsigned long long)stream->events.count, (unsigned long long)file->events.count);
+    FUZZ_ASSERT(stream->events.h == file->events.h, "different events from a pipe and from a file");
+    FUZZ_ASSERT(fuzz_meta_equal(&stream->meta, &file->meta), "different metadata");
+    FUZZ_ASSERT(memcmp(&stream->status, &file->status, sizeof file->status) == 0, "different status");
+    FUZZ_ASSERT(stream->clean == file->clean, "clean: %d from a pipe, %d from a file", stream->clean, file->clean);
+    FUZZ_ASSERT(stream->types.count == file->types.count && stream->types.h == file->types.h,
                 "different event types (%llu from a pipe, %llu from a file)",
-                (unsigned long long)pipe_.types.count, (unsigned long long)file.types.count);
+                (unsigned long long)stream->types.count, (unsigned long long)file->types.count);
+}
+
+static void run(const uint8_t *data, size_t size)
+{
+    outcome file, stream;
+    memset(&file, 0, sizeof file);
+    read_seekable(data, size, &file);
+    for (int fn = 0; fn <= 1; fn++) {
+        memset(&stream, 0, sizeof stream);
+        read_stream(data, size, fn, &stream);
+        compare(data, &file, &stream);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

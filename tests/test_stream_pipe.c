@@ -3,7 +3,9 @@
  * tracelog_reader_open reads the other. Everything comes back; the reader
  * delivers flushed events without waiting for the end of the stream; seeking
  * is refused; a LOOP log cannot be written or read through a pipe; a writer
- * that dies mid-way leaves exactly what it flushed.
+ * that dies mid-way leaves exactly what it flushed. tracelog_reader_open_read
+ * reads the same from a function: bytes in small pieces and interrupted calls
+ * give every event back; a failing or lying function ends in TRACELOG_E_IO.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
@@ -326,6 +328,87 @@ static void test_live_reading(void)
     pthread_mutex_destroy(&ls.mu);
 }
 
+/* A read function over bytes in memory: at most `piece` bytes per call, EINTR every third
+   call, and from byte `fail_at` on, an error (or, with `lie`, a count larger than asked). */
+typedef struct byte_feed {
+    const uint8_t *buf;
+    size_t len, pos, piece, fail_at;
+    int lie;
+    unsigned calls;
+} byte_feed;
+
+static long feed_read(void *ctx, void *buf, size_t n)
+{
+    byte_feed *f = ctx;
+    if (++f->calls % 3 == 0) {
+        errno = EINTR;
+        return -1;
+    }
+    if (f->pos >= f->fail_at) {
+        if (f->lie)
+            return (long)n + 1;
+        errno = EIO;
+        return -1;
+    }
+    size_t k = f->len - f->pos;
+    if (k > n)
+        k = n;
+    if (k > f->piece)
+        k = f->piece;
+    memcpy(buf, f->buf + f->pos, k);
+    f->pos += k;
+    return (long)k;
+}
+
+static void test_read_function(void)
+{
+    tl_test_log_spec spec;
+    tl_test_log_spec_init(&spec, TRACELOG_POLICY_APPEND, 3000);
+    spec.seed = 35;
+    spec.flush_every = 700;
+    tl_test_log_result res;
+    CHECK_EQ_INT(tl_test_write_log_mem(&spec, &res), 0);
+    tl_test_events want = {0};
+    tl_test_gen_events(spec.seed, 0, spec.n_events, 0, &want);
+
+    byte_feed f = {res.bytes, res.len, 0, 7, SIZE_MAX, 0, 0};
+    tl_test_readout out;
+    tl_test_read_fn(feed_read, &f, NULL, &out);
+    CHECK_STATUS(out.open_status, TRACELOG_OK);
+    CHECK_STATUS(out.next_status, TRACELOG_END);
+    CHECK_EVENTS_EQ(out.events.ev, out.events.n, want.ev, want.n);
+    CHECK_LOG_STATUS_EQ(&out.status, &res.status);
+    CHECK_EQ(out.info.clean, 1);
+    CHECK_EQ(out.info.seekable, 0);
+    CHECK(f.calls > res.len / 7); /* it really came in pieces */
+    tl_test_readout_free(&out);
+
+    /* The function fails half-way: the events before are delivered, then the error. */
+    for (int lie = 0; lie <= 1; lie++) {
+        byte_feed bad = {res.bytes, res.len, 0, 4096, res.len / 2, lie, 0};
+        tl_test_read_fn(feed_read, &bad, NULL, &out);
+        CHECK_STATUS(out.open_status, TRACELOG_OK);
+        CHECK_STATUS(out.next_status, TRACELOG_E_IO);
+        CHECK(out.events.n > 0 && out.events.n < want.n);
+        CHECK_EVENTS_EQ(out.events.ev, out.events.n, want.ev, out.events.n);
+        tl_test_readout_free(&out);
+    }
+
+    tracelog_reader *r = (tracelog_reader *)1;
+    CHECK_STATUS(tracelog_reader_open_read(NULL, &f, NULL, &r, NULL), TRACELOG_E_INVAL);
+    tl_test_events_free(&want);
+    tl_test_log_result_free(&res);
+
+    /* A LOOP log needs a file. */
+    tl_test_log_spec_init(&spec, TRACELOG_POLICY_LOOP, 200);
+    CHECK_EQ_INT(tl_test_write_log_mem(&spec, &res), 0);
+    byte_feed loop = {res.bytes, res.len, 0, 1 << 20, SIZE_MAX, 0, 0};
+    tl_test_read_fn(feed_read, &loop, NULL, &out);
+    CHECK_STATUS(out.open_status, TRACELOG_E_NOT_SEEKABLE);
+    tl_test_readout_free(&out);
+    tl_test_log_result_free(&res);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN); /* a failing reader closes its end early: the writer gets EPIPE */
@@ -335,5 +418,6 @@ int main(void)
     TL_TEST_RUN(test_loop_needs_a_file);
     TL_TEST_RUN(test_abandoned_writer);
     TL_TEST_RUN(test_live_reading);
+    TL_TEST_RUN(test_read_function);
     return tl_test_finish();
 }

@@ -48,6 +48,27 @@ TRACELOG_API void tracelog_reader_options_init(tracelog_reader_options *opt);
 TRACELOG_API tracelog_status tracelog_reader_open(int fd, const tracelog_reader_options *opt,
                                 tracelog_reader **out, tracelog_error *err);
 
+/*
+ * Where tracelog_reader_open_read gets the log's bytes: reads up to n bytes
+ * into buf and returns how many, 0 at the end of the data, or -1 with errno
+ * set (on EINTR the reader calls again; other errors end reading with
+ * TRACELOG_E_IO). It is called from the reader's functions only, on the
+ * caller's thread.
+ */
+typedef long (*tracelog_read_fn)(void *ctx, void *buf, size_t n);
+
+/*
+ * Opens a log whose bytes come from read(ctx, ...), forward only, as from a
+ * pipe (for example bytes the caller already read to detect the format,
+ * then the rest of a pipe, with no thread or extra pipe in between).
+ * rewind/seek return TRACELOG_E_NOT_SEEKABLE, and a LOOP log is refused with
+ * it. The reader keeps ctx until tracelog_reader_close and never frees it.
+ * Errors as tracelog_reader_open; TRACELOG_E_INVAL for a NULL read or out.
+ */
+TRACELOG_API tracelog_status tracelog_reader_open_read(tracelog_read_fn read, void *ctx,
+                                                       const tracelog_reader_options *opt,
+                                                       tracelog_reader **out, tracelog_error *err);
+
 /* Opens path read-only and owns that descriptor. */
 TRACELOG_API tracelog_status tracelog_reader_open_path(const char *path, const tracelog_reader_options *opt,
                                      tracelog_reader **out, tracelog_error *err);

@@ -1022,26 +1022,30 @@ static void report_drops(tracelog_reader *r)
                 (unsigned long long)r->status.threads_dropped);
 }
 
-tracelog_status tracelog_reader_open(int fd, const tracelog_reader_options *opt,
-                                     tracelog_reader **out, tracelog_error *err)
+/* A reader with its options, before its source is set. NULL when out of memory. */
+static tracelog_reader *reader_new(const tracelog_reader_options *opt)
 {
-    if (!out || fd < 0)
-        return tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "bad file descriptor or NULL out");
-    *out = NULL;
     tracelog_reader *r = calloc(1, sizeof *r);
     if (!r)
-        return tl_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
+        return NULL;
     if (opt)
         r->opt = *opt;
     else
         tracelog_reader_options_init(&r->opt);
     if (r->opt.max_problems == 0)
         r->opt.max_problems = 1;
-    int e = tl_source_init(&r->src, fd);
+    return r;
+}
+
+/* Reads the header and indexes (or primes) the log of r's source. Frees r on failure. */
+static tracelog_status reader_start(tracelog_reader *r, int source_errno, tracelog_reader **out,
+                                    tracelog_error *err)
+{
     r->dctx = ZSTD_createDCtx();
     tracelog_status st = TRACELOG_OK;
-    if (e)
-        st = tl_fail(err, e == EISDIR ? TRACELOG_E_INVAL : TRACELOG_E_IO, e, 0, "%s", strerror(e));
+    if (source_errno)
+        st = tl_fail(err, source_errno == EISDIR ? TRACELOG_E_INVAL : TRACELOG_E_IO, source_errno, 0, "%s",
+                     strerror(source_errno));
     else if (!r->dctx)
         st = tl_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
     else
@@ -1078,6 +1082,31 @@ tracelog_status tracelog_reader_open(int fd, const tracelog_reader_options *opt,
     }
     *out = r;
     return TRACELOG_OK;
+}
+
+tracelog_status tracelog_reader_open(int fd, const tracelog_reader_options *opt,
+                                     tracelog_reader **out, tracelog_error *err)
+{
+    if (!out || fd < 0)
+        return tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "bad file descriptor or NULL out");
+    *out = NULL;
+    tracelog_reader *r = reader_new(opt);
+    if (!r)
+        return tl_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
+    return reader_start(r, tl_source_init(&r->src, fd), out, err);
+}
+
+tracelog_status tracelog_reader_open_read(tracelog_read_fn read, void *ctx, const tracelog_reader_options *opt,
+                                          tracelog_reader **out, tracelog_error *err)
+{
+    if (!out || !read)
+        return tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "NULL read function or out");
+    *out = NULL;
+    tracelog_reader *r = reader_new(opt);
+    if (!r)
+        return tl_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
+    tl_source_init_read(&r->src, read, ctx);
+    return reader_start(r, 0, out, err);
 }
 
 tracelog_status tracelog_reader_open_path(const char *path, const tracelog_reader_options *opt,

@@ -19,6 +19,14 @@ int tl_source_init(tl_source *s, int fd)
     return 0;
 }
 
+void tl_source_init_read(tl_source *s, tracelog_read_fn fn, void *ctx)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+    s->read_fn = fn;
+    s->read_ctx = ctx;
+}
+
 void tl_source_free(tl_source *s) { tl_buf_free(&s->win); }
 
 static ssize_t read_file(tl_source *s, uint64_t off, void *buf, size_t n)
@@ -37,15 +45,28 @@ static ssize_t read_file(tl_source *s, uint64_t off, void *buf, size_t n)
     return (ssize_t)got;
 }
 
+/* One read from the stream: bytes read, 0 at its end, or -1 with errno set (EINTR retried). */
+static ssize_t stream_read(tl_source *s, void *buf, size_t n)
+{
+    for (;;) {
+        ssize_t k = s->read_fn ? (ssize_t)s->read_fn(s->read_ctx, buf, n) : read(s->fd, buf, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k > (ssize_t)n) { /* a read function that claims more than it was given room for */
+            errno = EIO;
+            return -1;
+        }
+        return k;
+    }
+}
+
 /* Reads from the stream until the window reaches `end` or the stream ends. */
 static int fill(tl_source *s, uint64_t end)
 {
     char discard[4096];
     while (!s->eof && s->pos < s->base) { /* bytes released before they were read */
         uint64_t gap = s->base - s->pos;
-        ssize_t k = read(s->fd, discard, gap < sizeof discard ? (size_t)gap : sizeof discard);
-        if (k < 0 && errno == EINTR)
-            continue;
+        ssize_t k = stream_read(s, discard, gap < sizeof discard ? (size_t)gap : sizeof discard);
         if (k < 0)
             return -1;
         if (k == 0)
@@ -61,9 +82,7 @@ static int fill(tl_source *s, uint64_t end)
             errno = ENOMEM;
             return -1;
         }
-        ssize_t k = read(s->fd, s->win.data + s->win.len, want);
-        if (k < 0 && errno == EINTR)
-            continue;
+        ssize_t k = stream_read(s, s->win.data + s->win.len, want);
         if (k < 0)
             return -1;
         if (k == 0)

@@ -1,7 +1,7 @@
 /*
  * Where the reader's bytes come from: a seekable file read with pread, or a
- * forward-only stream (pipe, socket, terminal) read with read() through a
- * bounded window.
+ * forward-only stream (pipe, socket, terminal, or the caller's read
+ * function) read through a bounded window.
  */
 #ifndef TRACELOG_READER_SOURCE_H
 #define TRACELOG_READER_SOURCE_H
@@ -11,9 +11,12 @@
 #include <sys/types.h>
 
 #include "common/buf.h"
+#include "tracelog/reader.h"
 
 typedef struct tl_source {
-    int fd;
+    int fd;           /* -1 with a read function */
+    tracelog_read_fn read_fn; /* stream: reads instead of read(fd), with read_ctx */
+    void *read_ctx;
     int seekable;
     uint64_t size;    /* file size (seekable), or bytes seen so far (stream) */
     int eof;          /* stream: read() returned 0 */
@@ -25,6 +28,8 @@ typedef struct tl_source {
 
 /* 0, or an errno value. */
 int tl_source_init(tl_source *s, int fd);
+/* A forward-only stream whose bytes come from fn(ctx, ...). */
+void tl_source_init_read(tl_source *s, tracelog_read_fn fn, void *ctx);
 void tl_source_free(tl_source *s);
 
 /*

@@ -601,11 +601,9 @@ void tl_test_log_result_free(tl_test_log_result *res)
 /* More events than any test writes: a reader that loops forever is a failure, not a hang. */
 #define MAX_EVENTS_READ 10000000u
 
-void tl_test_read_fd(int fd, const tracelog_reader_options *opt, tl_test_readout *out)
+/* Reads everything from r (opened with out->open_status), then closes it. */
+static void read_all(tracelog_reader *r, tl_test_readout *out)
 {
-    memset(out, 0, sizeof *out);
-    tracelog_reader *r = NULL;
-    out->open_status = tracelog_reader_open(fd, opt, &r, &out->open_err);
     if (out->open_status != TRACELOG_OK) {
         CHECK(r == NULL);
         return;
@@ -643,6 +641,22 @@ void tl_test_read_fd(int fd, const tracelog_reader_options *opt, tl_test_readout
     for (size_t i = 0; i < out->nproblems; i++)
         CHECK_STATUS(tracelog_reader_problem(r, i, &out->problems[i]), TRACELOG_OK);
     tracelog_reader_close(r);
+}
+
+void tl_test_read_fd(int fd, const tracelog_reader_options *opt, tl_test_readout *out)
+{
+    memset(out, 0, sizeof *out);
+    tracelog_reader *r = NULL;
+    out->open_status = tracelog_reader_open(fd, opt, &r, &out->open_err);
+    read_all(r, out);
+}
+
+void tl_test_read_fn(tracelog_read_fn fn, void *ctx, const tracelog_reader_options *opt, tl_test_readout *out)
+{
+    memset(out, 0, sizeof *out);
+    tracelog_reader *r = NULL;
+    out->open_status = tracelog_reader_open_read(fn, ctx, opt, &r, &out->open_err);
+    read_all(r, out);
 }
 
 void tl_test_read_bytes(const void *buf, size_t len, const tracelog_reader_options *opt,

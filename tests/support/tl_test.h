@@ -197,6 +197,8 @@ typedef struct tl_test_readout {
 
 /* Opens a reader on fd, reads every event, then collects everything else. */
 void tl_test_read_fd(int fd, const tracelog_reader_options *opt, tl_test_readout *out);
+/* The same with tracelog_reader_open_read. */
+void tl_test_read_fn(tracelog_read_fn fn, void *ctx, const tracelog_reader_options *opt, tl_test_readout *out);
 /* The same on bytes put in a temporary file. */
 void tl_test_read_bytes(const void *buf, size_t len, const tracelog_reader_options *opt,
                         tl_test_readout *out);

@@ -1,8 +1,9 @@
 /*
  * Opening inputs ("-" is standard input), looking at their first bytes to
  * detect the format, and giving the whole input back from its start: by
- * pread on regular files, and through a feeder thread for pipes (the bytes
- * already read for detection cannot be pushed back into a pipe). A LOOP
+ * pread on regular files, and on pipes by serving the bytes read for
+ * detection before the rest (they cannot be pushed back into a pipe;
+ * ptlog_in_read is what the .ptl reader and the JSON parsers call). A LOOP
  * log's ring is read in segment order, which a pipe cannot give, so a LOOP
  * log from a pipe is first copied to an unlinked temporary file.
  *
@@ -18,7 +19,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -120,83 +120,6 @@ long ptlog_in_read(ptlog_in *in, void *buf, size_t n)
     return read_some(in->fd, buf, n);
 }
 
-/* What the feeder thread needs, copied: it may outlive the ptlog_in. */
-typedef struct feeder {
-    int rfd, wfd;
-    size_t head_len;
-    unsigned char head[4096];
-} feeder;
-
-static int write_all_fd(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/*
- * Copies head + rest of the pipe into wfd. When the consumer stops early it
- * keeps its end open and the process exits with this thread blocked, so no
- * SIGPIPE can kill the process.
- */
-static void *feed(void *arg)
-{
-    feeder *f = arg;
-    char buf[1 << 16];
-    if (write_all_fd(f->wfd, f->head, f->head_len) == 0)
-        for (;;) {
-            long k = read_some(f->rfd, buf, sizeof buf);
-            if (k <= 0 || write_all_fd(f->wfd, buf, (size_t)k) != 0)
-                break;
-        }
-    close(f->wfd);
-    free(f);
-    return NULL;
-}
-
-int ptlog_in_fd_from_start(ptlog_in *in, int *fd)
-{
-    if (in->seekable) {
-        *fd = in->fd;
-        return PTLOG_EXIT_OK;
-    }
-    int p[2];
-    if (pipe(p) != 0) {
-        ptlog_msg(in->name, "cannot create a pipe: %s", strerror(errno));
-        return PTLOG_EXIT_INTERNAL;
-    }
-    feeder *f = malloc(sizeof *f);
-    if (!f) {
-        close(p[0]);
-        close(p[1]);
-        return ptlog_nomem();
-    }
-    f->rfd = in->fd;
-    f->wfd = p[1];
-    f->head_len = in->head_len;
-    memcpy(f->head, in->head, in->head_len);
-    pthread_t t;
-    if (pthread_create(&t, NULL, feed, f) != 0) {
-        free(f);
-        close(p[0]);
-        close(p[1]);
-        ptlog_msg(in->name, "cannot start a thread");
-        return PTLOG_EXIT_INTERNAL;
-    }
-    pthread_detach(t);
-    in->own_fd = 0; /* the feeder reads it from now on */
-    *fd = p[0];
-    return PTLOG_EXIT_OK;
-}
-
 void ptlog_in_close(ptlog_in *in)
 {
     if (in->own_fd && in->fd >= 0)
@@ -293,6 +216,21 @@ const char *ptlog_format_name(ptlog_format f)
 }
 
 /* ---- LOOP logs from pipes ------------------------------------------------------- */
+
+static int write_all_fd(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
 
 /*
  * Does the head start a .ptl ring log (format-spec 3.1, 3.3)? Then *end is

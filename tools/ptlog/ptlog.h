@@ -269,8 +269,6 @@ typedef struct ptlog_in {
 int ptlog_in_open(ptlog_in *in, const char *path);
 /* Reads as if the head had never been looked at. Like read(2). */
 long ptlog_in_read(ptlog_in *in, void *buf, size_t n);
-/* A file descriptor that yields the whole input from its start (a feeder thread for pipes). */
-int ptlog_in_fd_from_start(ptlog_in *in, int *fd);
 void ptlog_in_close(ptlog_in *in);
 ptlog_format ptlog_detect(const unsigned char *p, size_t n);
 

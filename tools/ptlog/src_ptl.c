@@ -114,17 +114,18 @@ static int open_error(const char *name, tracelog_status st, const tracelog_error
     return PTLOG_EXIT_INPUT;
 }
 
+/* The reader's source on a pipe: the detection head first, then the rest of the pipe. */
+static long read_input(void *in, void *buf, size_t n) { return ptlog_in_read(in, buf, n); }
+
 int ptlog_ptl_src_open(ptlog_in *in, ptlog_src **out, tracelog_reader **reader)
 {
-    int fd, rc = ptlog_in_fd_from_start(in, &fd);
-    if (rc)
-        return rc;
     ptl_src *p = calloc(1, sizeof *p);
     if (!p)
         return ptlog_nomem();
     tracelog_error err;
     memset(&err, 0, sizeof err);
-    tracelog_status st = tracelog_reader_open(fd, NULL, &p->r, &err);
+    tracelog_status st = in->seekable ? tracelog_reader_open(in->fd, NULL, &p->r, &err)
+                                      : tracelog_reader_open_read(read_input, in, NULL, &p->r, &err);
     if (st != TRACELOG_OK) {
         free(p);
         return open_error(in->name, st, &err);
