@@ -898,6 +898,28 @@ static tracelog_status decode_status_exact(const tl_buf *b, tracelog_log_status 
     return s;
 }
 
+/* Policy names: each parses back to its policy; nothing else parses. */
+static void test_policy_names(void)
+{
+    const tracelog_policy all[] = {TRACELOG_POLICY_LOOP, TRACELOG_POLICY_UNTIL_FULL, TRACELOG_POLICY_FLUSH,
+                                   TRACELOG_POLICY_APPEND};
+    for (size_t i = 0; i < 4; i++) {
+        tracelog_policy p = (tracelog_policy)0;
+        CHECK_STATUS(tracelog_policy_parse(tracelog_policy_name(all[i]), &p), TRACELOG_OK);
+        CHECK_EQ(p, all[i]);
+    }
+    const char *bad[] = {"", "LOOP", "until-full", "until_full ", "append\n", "flushx"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tracelog_policy p = TRACELOG_POLICY_LOOP;
+        CHECK_STATUS(tracelog_policy_parse(bad[i], &p), TRACELOG_E_INVAL);
+        CHECK_EQ(p, TRACELOG_POLICY_LOOP);
+    }
+    tracelog_policy p;
+    CHECK_STATUS(tracelog_policy_parse(NULL, &p), TRACELOG_E_INVAL);
+    CHECK_STATUS(tracelog_policy_parse("loop", NULL), TRACELOG_E_INVAL);
+    CHECK(tracelog_policy_name((tracelog_policy)99) == NULL);
+}
+
 static void test_status(void)
 {
     tracelog_log_status cases[] = {
@@ -1089,6 +1111,7 @@ static void test_event_types(void)
 int main(void)
 {
     TL_TEST_RUN(test_crc32c);
+    TL_TEST_RUN(test_policy_names);
     TL_TEST_RUN(test_varint_roundtrip);
     TL_TEST_RUN(test_varint_rejects);
     TL_TEST_RUN(test_zigzag);

@@ -118,6 +118,13 @@ typedef enum tracelog_policy {
  */
 TRACELOG_API const char *tracelog_policy_name(tracelog_policy policy);
 
+/*
+ * The policy a name of tracelog_policy_name stands for: sets *policy and
+ * returns TRACELOG_OK, or returns TRACELOG_E_INVAL for any other text (the
+ * match is exact) or a NULL argument. Thread-safe.
+ */
+TRACELOG_API tracelog_status tracelog_policy_parse(const char *name, tracelog_policy *policy);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,13 +17,26 @@ const char *tracelog_policy_name(tracelog_policy p)
     return NULL;
 }
 
+static const tracelog_policy all_policies[] = {TRACELOG_POLICY_LOOP, TRACELOG_POLICY_UNTIL_FULL,
+                                               TRACELOG_POLICY_FLUSH, TRACELOG_POLICY_APPEND};
+
+tracelog_status tracelog_policy_parse(const char *name, tracelog_policy *policy)
+{
+    if (!name || !policy)
+        return TRACELOG_E_INVAL;
+    for (size_t i = 0; i < sizeof all_policies / sizeof *all_policies; i++)
+        if (strcmp(name, tracelog_policy_name(all_policies[i])) == 0) {
+            *policy = all_policies[i];
+            return TRACELOG_OK;
+        }
+    return TRACELOG_E_INVAL;
+}
+
 static int policy_from(const tl_cbor_item *it, tracelog_policy *out)
 {
-    static const tracelog_policy all[] = {TRACELOG_POLICY_LOOP, TRACELOG_POLICY_UNTIL_FULL,
-                                          TRACELOG_POLICY_FLUSH, TRACELOG_POLICY_APPEND};
-    for (size_t i = 0; i < 4; i++)
-        if (tl_cbor_is_key(it, tracelog_policy_name(all[i]))) {
-            *out = all[i];
+    for (size_t i = 0; i < sizeof all_policies / sizeof *all_policies; i++)
+        if (tl_cbor_is_key(it, tracelog_policy_name(all_policies[i]))) {
+            *out = all_policies[i];
             return 0;
         }
     return -1;

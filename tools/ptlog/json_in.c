@@ -187,7 +187,7 @@ static int policy_field(json_src *s, const json_t *obj, const char *key, const c
     if (!v)
         return 0;
     tracelog_policy p;
-    if (!json_is_string(v) || ptlog_policy_parse(json_string_value(v), &p) || p == bad)
+    if (!json_is_string(v) || tracelog_policy_parse(json_string_value(v), &p) != TRACELOG_OK || p == bad)
         return bad_value(s, NULL, path,
                          bad == TRACELOG_POLICY_APPEND ? "expected \"loop\", \"until_full\" or \"flush\""
                                                        : "expected \"loop\", \"until_full\" or \"append\"");

@@ -157,18 +157,6 @@ static void kv_u64(ptlog_out *out, const char *key, uint64_t v, int comma)
     ptlog_json_u64(out, v);
 }
 
-int ptlog_policy_parse(const char *s, tracelog_policy *p)
-{
-    static const tracelog_policy all[] = {TRACELOG_POLICY_LOOP, TRACELOG_POLICY_UNTIL_FULL,
-                                          TRACELOG_POLICY_FLUSH, TRACELOG_POLICY_APPEND};
-    for (size_t i = 0; i < 4; i++)
-        if (strcmp(s, tracelog_policy_name(all[i])) == 0) {
-            *p = all[i];
-            return 0;
-        }
-    return -1;
-}
-
 /* The metadata with the CBOR key names of the METADATA block (format/meta.c). */
 void ptlog_json_attributes(ptlog_out *out, const tracelog_metadata *m)
 {

@@ -422,7 +422,6 @@ static inline const char *ptlog_policy_text(tracelog_policy p)
     const char *name = tracelog_policy_name(p);
     return name ? name : "unknown";
 }
-int ptlog_policy_parse(const char *s, tracelog_policy *p);
 
 /* Runs the source to its end through `each`; returns the exit code. */
 int ptlog_src_events(ptlog_src *src, ptlog_select *sel,
