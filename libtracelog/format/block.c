@@ -1,3 +1,4 @@
+/* Block headers (format-spec section 4): encoding, decoding and the payload checksum. */
 #include "format/format.h"
 
 #include <string.h>

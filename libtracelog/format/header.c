@@ -1,3 +1,4 @@
+/* The file header (format-spec section 3): encoding and checked decoding. */
 #include "format/format.h"
 
 #include <string.h>

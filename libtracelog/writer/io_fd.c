@@ -1,3 +1,4 @@
+/* The writer's output channel on a file descriptor: pwrite on files, write on pipes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/text.h"
 #include "ptlog.h"
 
 /* A progress line is on the terminal: a message first erases it, so it never lands inside one. */
@@ -32,7 +33,7 @@ void ptlog_msg(const char *where, const char *fmt, ...)
     vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
     msg_count++;
-    snprintf(msg_last, sizeof msg_last, "%s", line + n);
+    tl_copy_text(msg_last, sizeof msg_last, line + n);
     if (msg_silent)
         return;
     /* Messages quote names and texts from files: no control byte reaches the terminal. */
