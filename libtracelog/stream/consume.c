@@ -190,18 +190,22 @@ static int copy_out(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos)
 /*
  * A record reserved before the batch began but stamped after its
  * watermark: a producer that took a fresh timestamp after reserving, which
- * the next batch delivers. Deferred by two batches in a row, it cannot be
+ * a later batch delivers. Deferred again by a later batch, it cannot be
  * (that batch's watermark was taken after the record was seen complete):
- * its timestamp is garbage, and waiting for it would never end.
+ * its timestamp is garbage, and waiting for it would never end. Seen again
+ * in the same batch (the batch goes on after each event it delivers, and
+ * across calls that returned TL_TAKE_WAIT) it is only deferred: dropping
+ * it then lost good events, with an OVERFLOW marker but no loss counted.
  */
 static void defer(tl_consumer *c, uint32_t i, uint64_t pos, const tl_rec *h)
 {
     if (c->deferred[i] != pos + 1) {
         c->deferred[i] = pos + 1;
-        c->batch_later = 1;
-        return;
+        c->deferred_in[i] = c->batch_seq;
     }
-    drop_garbage(c, i, pos, pos + (h->kind_size & 0x0fffffff));
+    c->batch_later = 1; /* a later batch takes it, or what follows it once it is dropped */
+    if (c->deferred_in[i] != c->batch_seq)
+        drop_garbage(c, i, pos, pos + (h->kind_size & 0x0fffffff));
 }
 
 /* All lanes empty: an UNTIL_FULL stream that stopped itself starts again (START before the next event). */
@@ -234,6 +238,7 @@ static void start_batch(tl_consumer *c)
         if (c->batch_used >> i & 1)
             c->batch_head[i] = atomic_load(&c->lanes[i].head);
     c->batch = 1;
+    c->batch_seq++;
     c->batch_later = 0;
 }
 

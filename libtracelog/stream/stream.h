@@ -291,12 +291,14 @@ typedef struct tl_consumer {
     uint64_t batch_used;   /* lanes in the batch */
     uint64_t batch_w;      /* its watermark */
     uint64_t batch_head[TL_MAX_LANES + 1]; /* each lane's head when it started */
+    uint64_t batch_seq;    /* batches opened so far */
     uint64_t last_ts;      /* timestamp of the last event delivered */
     uint64_t clamped;      /* events delivered with last_ts instead of an older own timestamp */
     uint64_t garbage;      /* times a lane held garbage (a shared buffer scribbled over): counted losses */
     uint64_t garbage_lanes;                 /* lanes whose garbage is not marked yet */
     uint64_t garbage_ts[TL_MAX_LANES + 1];  /* and the time of the last event before it */
     uint64_t deferred[TL_MAX_LANES + 1];    /* position + 1 of the record each lane deferred last */
+    uint64_t deferred_in[TL_MAX_LANES + 1]; /* and the batch that deferred it */
 } tl_consumer;
 
 int tl_consumer_init(tl_consumer *c, tl_stream *s); /* 0, or -1 (out of memory) */
