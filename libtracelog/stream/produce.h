@@ -13,20 +13,11 @@
 #include "stream/stream.h"
 #include "tracelog/common.h"
 
-static inline tl_lane *tl_stream_lane(tl_stream *s, uint32_t i)
-{
-    return (tl_lane *)((char *)s + s->lanes_offset) + i;
-}
+/* Lane i (at most the lane count: the system lane). */
+static inline tl_lane *tl_stream_lane(tl_stream *s, uint32_t i) { return (tl_lane *)((char *)s + TL_LANES_OFFSET) + i; }
 
-static inline uint8_t *tl_stream_lane_data(tl_stream *s, uint32_t i)
-{
-    return (uint8_t *)s + s->data_offset + (uint64_t)i * s->lane_size;
-}
-
-static inline uint64_t tl_stream_lane_cap(const tl_stream *s, uint32_t i)
-{
-    return i == s->nlanes ? TL_SYS_LANE_SIZE : s->lane_size;
-}
+/* A field another thread may zero under us (tl_stream_destroy), read exactly once. */
+#define TL_READ_ONCE(field) (*(const volatile __typeof__(field) *)&(field))
 
 /* LOOP, no room: discards the oldest records until `need` bytes after h fit (stream.c). */
 void tl_stream_overwrite(tl_stream *s, tl_lane *l, uint8_t *base, uint64_t h, uint64_t need, uint64_t cap);
@@ -71,9 +62,15 @@ static inline void tl_stream_write_rec(uint8_t *at, uint32_t kind, uint32_t size
  */
 static inline int tl_stream_record(tl_stream *s, uint32_t lane, const tl_event *ev)
 {
+    /* The geometry, once: if the stream was destroyed meanwhile, a field reads 0 and the event is dropped;
+       otherwise every address below lies in the lanes and data the stream had (see TL_LANES_OFFSET). */
+    uint32_t nlanes = TL_READ_ONCE(s->nlanes), policy = TL_READ_ONCE(s->policy);
+    uint64_t lane_size = TL_READ_ONCE(s->lane_size);
+    if (nlanes == 0 || lane_size == 0 || policy == 0 || lane > nlanes)
+        return 0;
     tl_lane *l = tl_stream_lane(s, lane);
-    uint8_t *base = tl_stream_lane_data(s, lane);
-    uint64_t cap = tl_stream_lane_cap(s, lane);
+    uint8_t *base = (uint8_t *)s + tl_stream_data_offset(nlanes) + (uint64_t)lane * lane_size;
+    uint64_t cap = lane == nlanes ? TL_SYS_LANE_SIZE : lane_size;
     uint64_t bit = 1ull << lane;
     if (!(atomic_load_explicit(&s->used_lanes, memory_order_relaxed) & bit))
         atomic_fetch_or(&s->used_lanes, bit);
@@ -82,12 +79,12 @@ static inline int tl_stream_record(tl_stream *s, uint32_t lane, const tl_event *
     for (;;) {
         uint64_t h = atomic_load_explicit(&l->head, memory_order_relaxed);
         uint64_t ts = tl_stream_now(s);
-        uint64_t lost = s->policy == TRACELOG_POLICY_FLUSH ? atomic_load(&l->lost) : 0;
+        uint64_t lost = policy == TRACELOG_POLICY_FLUSH ? atomic_load(&l->lost) : 0;
         uint32_t size = tl_rec_size(len) + (lost ? TL_REC_HEADER : 0);
         uint64_t rem = cap - (h & (cap - 1));
         uint64_t pad = rem < size ? rem : 0; /* records never wrap; a tail under 16 bytes is skipped implicitly */
         uint64_t need = pad + size;
-        if (s->policy == TRACELOG_POLICY_LOOP && lane != s->nlanes && !tl_stream_has_room(l, h, need, cap))
+        if (policy == TRACELOG_POLICY_LOOP && lane != nlanes && !tl_stream_has_room(l, h, need, cap))
             tl_stream_overwrite(s, l, base, h, need, cap);
         if (!tl_stream_has_room(l, h, need, cap)) {
             tl_stream_lose(s, l, ts);
@@ -101,7 +98,7 @@ static inline int tl_stream_record(tl_stream *s, uint32_t lane, const tl_event *
             ts = tl_stream_now(s);
         /* Stopped (or auto-stopped) since we looked: STOP is taken after the state
            changes, so an event of ours could land after it. It becomes a hole. */
-        int stopped = lane != s->nlanes && atomic_load(&s->state) != TL_RUNNING;
+        int stopped = lane != nlanes && atomic_load(&s->state) != TL_RUNNING;
         crossed = (h ^ (h + need)) >> 16 != 0;
         if (pad >= 16) {
             /* Only commit and kind_size: a pad can be as short as 16 bytes, less than a full header, and
@@ -130,7 +127,7 @@ static inline int tl_stream_record(tl_stream *s, uint32_t lane, const tl_event *
         recorded = !stopped;
         break;
     }
-    if (crossed && s->policy == TRACELOG_POLICY_FLUSH)
+    if (crossed && policy == TRACELOG_POLICY_FLUSH)
         tl_stream_wake_drainer_early(s, l, cap);
     if (recorded && atomic_load_explicit(&s->waiters, memory_order_relaxed))
         tl_stream_wake_readers(s); /* sem_post: async-signal-safe; only while a reader sleeps */

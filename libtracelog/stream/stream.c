@@ -56,12 +56,6 @@ typedef struct layout {
     uint64_t lane_size, lanes_offset, data_offset, total_size;
 } layout;
 
-static uint64_t data_offset_for(uint32_t nlanes)
-{
-    uint64_t lanes_off = (sizeof(tl_stream) + 63) & ~(uint64_t)63;
-    return (lanes_off + sizeof(tl_lane) * (nlanes + 1) + 4095) & ~(uint64_t)4095;
-}
-
 /* The layout for p: 0, EINVAL or ENOMEM. */
 static int layout_of(const tl_stream_params *p, layout *l)
 {
@@ -86,10 +80,10 @@ static int layout_of(const tl_stream_params *p, layout *l)
     uint64_t lane = 4096;
     while (lane < p->stream_size || lane < min_lane)
         lane *= 2;
-    uint64_t data_off = data_offset_for(nlanes);
+    uint64_t data_off = tl_stream_data_offset(nlanes);
     if (lane > (UINT64_MAX - data_off - TL_SYS_LANE_SIZE) / nlanes)
         return ENOMEM; /* the size would wrap around: no mapping could hold it */
-    *l = (layout){nlanes, lane, (sizeof(tl_stream) + 63) & ~(uint64_t)63, data_off,
+    *l = (layout){nlanes, lane, TL_LANES_OFFSET, data_off,
                   data_off + lane * nlanes + TL_SYS_LANE_SIZE};
     return 0;
 }
@@ -163,8 +157,8 @@ int tl_stream_check(const void *map, uint64_t size)
     if (!power_of_two(n) || n > TL_MAX_LANES / 2 || !power_of_two(s->lane_size) || s->lane_size < 4096 ||
         s->lane_size > TL_MAX_LANE_SIZE || s->max_data > TL_MAX_DATA_LIMIT || s->max_sys_data > TL_MAX_SYS_DATA)
         return EINVAL;
-    uint64_t data_off = data_offset_for(n);
-    if (s->lanes_offset != ((sizeof(tl_stream) + 63) & ~(uint64_t)63) || s->data_offset != data_off ||
+    uint64_t data_off = tl_stream_data_offset(n);
+    if (s->lanes_offset != TL_LANES_OFFSET || s->data_offset != data_off ||
         s->total_size != data_off + s->lane_size * n + TL_SYS_LANE_SIZE || s->total_size > size)
         return EINVAL;
     return 0;

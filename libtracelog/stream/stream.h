@@ -181,6 +181,19 @@ int tl_stream_check(const void *map, uint64_t size);
 /* Marks the stream dead and releases its memory (see stream.c for why the address range stays reserved). */
 void tl_stream_destroy(tl_stream *s);
 
+/*
+ * Where the lanes and their data start. Producers make every address from
+ * these and from the geometry they read once per event, never from the
+ * offset fields: a stream destroyed under a producer reads 0 in every field
+ * (tl_stream_destroy), and an address made from a 0 would point into the
+ * header, where a late write would garble the geometry for the next one.
+ */
+#define TL_LANES_OFFSET ((((uint64_t)sizeof(tl_stream)) + 63) & ~(uint64_t)63)
+static inline uint64_t tl_stream_data_offset(uint32_t nlanes)
+{
+    return (TL_LANES_OFFSET + sizeof(tl_lane) * ((uint64_t)nlanes + 1) + 4095) & ~(uint64_t)4095;
+}
+
 /* Bytes one record with len data bytes takes in a lane. */
 static inline uint32_t tl_rec_size(uint32_t len) { return (TL_REC_HEADER + len + 7u) & ~7u; }
 /* What each user lane holds (a power of two, at least the stream size asked for). */
