@@ -11,7 +11,10 @@
  *    problem, or at least "not clean" when the cut falls between two blocks,
  *    as a crash leaves a log), and the events read are events of the log,
  *    unaltered, in order;
- *  - complete logs, wherever the writer stopped in its ring, report nothing.
+ *  - complete logs, wherever the writer stopped in its ring, report nothing;
+ *  - (format 1.1) a segment whose SEGMENT block is damaged, cut, or an older
+ *    lap's is still read from its first block of the current lap: its events
+ *    are delivered, no older lap's event is, and the head is reported.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -20,7 +23,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/bytes.h"
 #include "format/format.h"
+#include "format/segment.h"
 #include "tl_test.h"
 
 typedef struct ring_log {
@@ -205,11 +210,151 @@ static void test_every_cut(void)
     tl_test_context(NULL);
 }
 
+static uint64_t seg_start(const ring_log *l, uint32_t i)
+{
+    return l->hdr.ring_offset + (uint64_t)i * l->hdr.segment_size;
+}
+
+/* A wrapped ring with segment headers, or -1. */
+static int make_wrapped(ring_log *l)
+{
+    if (make_ring(l, 1000, 11) != 0 || !CHECK(l->res.status.log_full) ||
+        !CHECK(l->hdr.compat_flags & TL_COMPAT_SEGMENT_HEADERS) || !CHECK_EQ(l->full.nproblems, 0) ||
+        !CHECK(l->res.len > seg_start(l, l->hdr.segment_count - 1))) {
+
+        free_ring(l);
+        return -1;
+    }
+    return 0;
+}
+
+/* out holds exactly a problem about segment i's head, at its start, of length len. */
+static void check_head_reported(const tl_test_readout *out, uint32_t i, uint64_t off, uint64_t len, const char *what)
+{
+    char prefix[80];
+    snprintf(prefix, sizeof prefix, "ring segment %u %s", i, what);
+    const tracelog_problem *p = find_problem(out, prefix);
+    if (!CHECK(p != NULL)) {
+        tl_test_readout_dump(out);
+        return;
+    }
+    CHECK_EQ(p->offset, off);
+    CHECK_EQ(p->length, len);
+    CHECK_EQ(out->nproblems, 1);
+    CHECK_EQ(out->info.clean, 0);
+}
+
+/*
+ * Every byte of every SEGMENT block damaged: a CRC says so, the segment is
+ * read from the block after it, every event arrives, and the damage is one
+ * problem covering the SEGMENT block (no second report of its lost seq).
+ */
+static void test_segment_header_every_byte(void)
+{
+    ring_log l;
+    if (make_wrapped(&l) != 0)
+        return;
+    uint8_t *copy = malloc(l.res.len);
+    if (!CHECK(copy != NULL)) {
+        free_ring(&l);
+        return;
+    }
+    for (uint32_t i = 0; i < l.hdr.segment_count; i++) {
+        uint64_t o = seg_start(&l, i);
+        for (size_t k = 0; k < TL_SEGMENT_SPAN; k++) {
+            tl_test_context("segment %u, byte %zu of its SEGMENT block inverted", i, k);
+            memcpy(copy, l.res.bytes, l.res.len);
+            copy[o + k] ^= 0xFF;
+            tl_test_readout out;
+            tl_test_read_bytes(copy, l.res.len, NULL, &out);
+            CHECK_STATUS(out.open_status, TRACELOG_OK);
+            CHECK_EVENTS_EQ(out.events.ev, out.events.n, l.full.events.ev, l.full.events.n);
+            check_head_reported(&out, i, o, TL_SEGMENT_SPAN, "has no valid SEGMENT block");
+            tl_test_readout_free(&out);
+        }
+    }
+    tl_test_context(NULL);
+    free(copy);
+    free_ring(&l);
+}
+
+/* Every cut inside a SEGMENT block: no event of another lap, and what is lost is never lost silently. */
+static void test_segment_header_every_cut(void)
+{
+    ring_log l;
+    if (make_wrapped(&l) != 0)
+        return;
+    for (uint32_t i = 0; i < l.hdr.segment_count; i++) {
+        uint64_t o = seg_start(&l, i);
+        for (size_t k = 0; k <= TL_SEGMENT_SPAN && o + k < l.res.len; k++) {
+            tl_test_context("cut %zu bytes into segment %u", k, i);
+            tl_test_readout out;
+            tl_test_read_bytes(l.res.bytes, o + k, NULL, &out);
+            CHECK_STATUS(out.open_status, TRACELOG_OK);
+            CHECK(is_subsequence(&out.events, &l.full.events));
+            CHECK(out.events.n < l.full.events.n);
+            CHECK(out.nproblems > 0);
+            CHECK_EQ(out.info.clean, 0);
+            tl_test_readout_free(&out);
+        }
+    }
+    tl_test_context(NULL);
+    free_ring(&l);
+}
+
+/*
+ * A torn segment start: the SEGMENT block of the newest lap did not reach
+ * the disk, so the segment starts with an older lap's (rebuilt here with the
+ * file's salt: lap - 1, a seq before the segment written before it). The
+ * blocks after it are the current lap's: all delivered, the head reported.
+ */
+static void test_stale_segment_header(void)
+{
+    ring_log l;
+    if (make_wrapped(&l) != 0)
+        return;
+    uint8_t *copy = malloc(l.res.len);
+    uint32_t salt32 = tl_salt32(l.hdr.salt);
+    int stale_seen = 0;
+    for (uint32_t i = 0; copy && i < l.hdr.segment_count; i++) {
+        uint64_t o = seg_start(&l, i);
+        tl_block_header h;
+        tl_segment_info s;
+        memcpy(copy, l.res.bytes, l.res.len);
+        if (!CHECK_EQ(tl_block_header_decode(copy + o, salt32, 0, &h), TL_BLOCK_OK) ||
+            !CHECK_EQ(h.type, TL_BLOCK_SEGMENT) ||
+            !CHECK_EQ(tl_segment_decode(copy + o + TL_BLOCK_HEADER_SIZE, h.payload_len, &s), 0))
+            break;
+        if (s.lap == 0)
+            continue; /* no older lap to bring back */
+        stale_seen = 1;
+        tl_test_context("segment %u: lap %llu's SEGMENT block replaced by lap %llu's", i,
+                        (unsigned long long)s.lap, (unsigned long long)s.lap - 1);
+        s.lap--;
+        h.seq -= 4 * l.hdr.segment_count; /* an older lap: below everything of the segment before it */
+        tl_segment_encode(&s, copy + o + TL_BLOCK_HEADER_SIZE);
+        h.payload_crc = tl_block_payload_crc(salt32, copy + o + TL_BLOCK_HEADER_SIZE, h.payload_len);
+        tl_block_header_encode(&h, salt32, copy + o);
+        tl_test_readout out;
+        tl_test_read_bytes(copy, l.res.len, NULL, &out);
+        CHECK_EVENTS_EQ(out.events.ev, out.events.n, l.full.events.ev, l.full.events.n);
+        check_head_reported(&out, i, o, TL_SEGMENT_SPAN, "starts with an older lap's blocks");
+        tl_test_readout_free(&out);
+    }
+    tl_test_context(NULL);
+    CHECK(stale_seen);
+    free(copy);
+    free_ring(&l);
+}
+
 int main(void)
 {
     TL_TEST_RUN(test_complete_rings);
     TL_TEST_RUN(test_wrapped_ring_cut_in_half);
     TL_TEST_RUN(test_first_lap_torn_tail);
     TL_TEST_RUN(test_every_cut);
+    TL_TEST_RUN(test_segment_header_every_byte);
+    TL_TEST_RUN(test_segment_header_every_cut);
+    TL_TEST_RUN(test_stale_segment_header);
     return tl_test_finish();
 }

@@ -21,6 +21,7 @@
 #include "format/format.h"
 #include "format/meta.h"
 #include "format/schema.h"
+#include "format/segment.h"
 #include "format/threads.h"
 #include "format/trailer.h"
 #include "writer/io.h"
@@ -57,8 +58,10 @@ struct tracelog_writer {
     /* Ring layout (LOOP). */
     uint64_t durable_pos;
     uint32_t segment;     /* segment being written */
-    uint64_t seg_pos;     /* write offset inside it */
+    uint64_t seg_pos;     /* write offset inside it; 0: its SEGMENT block is not written yet */
+    uint64_t lap;         /* passes over the ring completed */
     uint64_t *seg_events; /* events held by each segment */
+    uint32_t *seg_extent; /* bytes of each segment written by earlier laps */
 
     int final_written;    /* UNTIL_FULL: the one event allowed past the budget is written */
     int full_reported;    /* UNTIL_FULL: the status block saying so is written */
@@ -121,9 +124,47 @@ static void forget_segment(tracelog_writer *w, uint32_t s)
     w->seg_events[s] = 0;
 }
 
-/* Ends the current segment (a PADDING block marks the end) and moves to the next. */
+/* Where the next block of the current segment goes: after its SEGMENT block. */
+static uint64_t seg_used(const tracelog_writer *w) { return w->seg_pos ? w->seg_pos : TL_SEGMENT_SPAN; }
+
+/* The largest block a segment holds, after its SEGMENT block. */
+static uint64_t seg_room(const tracelog_writer *w) { return w->hdr.segment_size - TL_SEGMENT_SPAN; }
+
+/*
+ * Starts the current segment with its SEGMENT block (spec 8.5): its own
+ * small write, so that a write torn there spoils no data block, and the
+ * reader knows the lap and sequence number the segment's data starts at.
+ */
+static tracelog_status enter_segment(tracelog_writer *w)
+{
+    uint8_t p[TL_SEGMENT_PAYLOAD_SIZE];
+    tl_segment_info s = {w->segment, w->seg_extent[w->segment], w->lap};
+    tl_segment_encode(&s, p);
+    tracelog_status st = frame_block(w, TL_BLOCK_SEGMENT, p, sizeof p);
+    if (st == TRACELOG_OK)
+        st = io_write(w, w->block.data, w->block.len, segment_offset(w, w->segment));
+    if (st != TRACELOG_OK)
+        return st;
+    w->seq++;
+    w->seg_pos = TL_SEGMENT_SPAN;
+    return TRACELOG_OK;
+}
+
+/*
+ * Ends the current segment with a PADDING block and moves to the next. A
+ * reader takes that PADDING block for the writer's entry into the next
+ * segment, whose older lap is then lost (spec 8.5): its events are counted
+ * as overruns before it is written, so that no crash can lose them uncounted.
+ */
 static tracelog_status next_segment(tracelog_writer *w)
 {
+    uint32_t next = (w->segment + 1) % w->hdr.segment_count;
+    forget_segment(w, next);
+    if (next == 0 && !w->status.log_full) {
+        /* The ring wrapped: from now on new chunks overwrite the oldest (POSIX: the log is full). */
+        w->status.log_full = 1;
+        w->status_dirty = 1;
+    }
     uint64_t left = w->hdr.segment_size - w->seg_pos;
     if (left >= TL_BLOCK_HEADER_SIZE) {
         tracelog_status st = frame_block(w, TL_BLOCK_PADDING, NULL, 0);
@@ -132,15 +173,13 @@ static tracelog_status next_segment(tracelog_writer *w)
         if (st != TRACELOG_OK)
             return st;
         w->seq++;
+        w->seg_pos += TL_BLOCK_HEADER_SIZE;
     }
-    w->segment = (w->segment + 1) % w->hdr.segment_count;
-    if (w->segment == 0 && !w->status.log_full) {
-        /* The ring wrapped: from now on new chunks overwrite the oldest (POSIX: the log is full). */
-        w->status.log_full = 1;
-        w->status_dirty = 1;
-    }
+    if (w->seg_pos > w->seg_extent[w->segment])
+        w->seg_extent[w->segment] = (uint32_t)w->seg_pos;
+    w->segment = next;
+    w->lap += next == 0;
     w->seg_pos = 0;
-    forget_segment(w, w->segment);
     return TRACELOG_OK;
 }
 
@@ -166,13 +205,15 @@ static tracelog_status write_block(tracelog_writer *w, uint16_t type, const uint
             return TRACELOG_E_LIMIT; /* durable region full: too many event types */
         off = w->durable_pos;
     } else {
-        if (span > w->hdr.segment_size)
+        if (span > seg_room(w))
             return TRACELOG_E_LIMIT;
-        if (w->seg_pos + span > w->hdr.segment_size) {
-            tracelog_status st = next_segment(w);
-            if (st != TRACELOG_OK)
-                return st;
-        }
+        tracelog_status st = TRACELOG_OK;
+        if (seg_used(w) + span > w->hdr.segment_size)
+            st = next_segment(w);
+        if (st == TRACELOG_OK && w->seg_pos == 0)
+            st = enter_segment(w);
+        if (st != TRACELOG_OK)
+            return st;
         off = segment_offset(w, w->segment) + w->seg_pos;
     }
     tracelog_status st = frame_block(w, type, payload, len);
@@ -333,7 +374,7 @@ static tracelog_status ring_room(tracelog_writer *w, size_t len, int *moved)
     if (!is_ring(w) || len > UINT32_MAX - 8)
         return TRACELOG_OK;
     uint64_t span = tl_block_span((uint32_t)len);
-    if (span > w->hdr.segment_size || w->seg_pos + span <= w->hdr.segment_size)
+    if (span > seg_room(w) || seg_used(w) + span <= w->hdr.segment_size)
         return TRACELOG_OK; /* fits, or never will (write_block refuses it) */
     if (w->error.code != TRACELOG_OK)
         return w->error.code;
@@ -420,8 +461,9 @@ static void plan_ring(tracelog_writer *w)
     w->hdr.segment_size = (uint32_t)seg;
     w->hdr.segment_count = (uint32_t)count;
     w->hdr.ring_offset = TL_HEADER_SIZE + durable;
+    w->hdr.compat_flags = TL_COMPAT_SEGMENT_HEADERS;
     w->durable_pos = TL_HEADER_SIZE;
-    uint64_t room = seg - TL_BLOCK_HEADER_SIZE - TL_CHUNK_HEADER_SIZE - 8;
+    uint64_t room = seg - TL_SEGMENT_SPAN - TL_BLOCK_HEADER_SIZE - TL_CHUNK_HEADER_SIZE - 8;
     if (w->chunk_limit > room)
         w->chunk_limit = (uint32_t)room;
 }
@@ -497,10 +539,11 @@ tracelog_status tl_writer_create_io(const tl_io *io, const tracelog_metadata *me
     if (opt->log_policy == TRACELOG_POLICY_LOOP) {
         plan_ring(w);
         w->seg_events = calloc(w->hdr.segment_count, sizeof *w->seg_events);
+        w->seg_extent = calloc(w->hdr.segment_count, sizeof *w->seg_extent);
     }
     if (opt->compression_level > 0)
         w->cctx = ZSTD_createCCtx();
-    if ((opt->log_policy == TRACELOG_POLICY_LOOP && !w->seg_events) ||
+    if ((opt->log_policy == TRACELOG_POLICY_LOOP && (!w->seg_events || !w->seg_extent)) ||
         (opt->compression_level > 0 && !w->cctx)) {
         tracelog_writer_abandon(w);
         return tl_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
@@ -768,6 +811,7 @@ static void free_writer(tracelog_writer *w)
     tl_buf_free(&w->block);
     ZSTD_freeCCtx(w->cctx);
     free(w->seg_events);
+    free(w->seg_extent);
     free(w);
 }
 
