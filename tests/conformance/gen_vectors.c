@@ -1394,6 +1394,163 @@ static void ring_vectors(void)
     }
 }
 
+/* ---- 7.4, 8.5 headed rings (format 1.1: SEGMENT blocks) -------------------------------------------- */
+
+static void headed_header(unsigned count)
+{
+    vec_header(&(hopt){.has_minor = 1, .minor = 1, .compat = 1, .layout = 1, .segment_size = SEG,
+                       .segment_count = count, .ring_offset = RING_AT});
+}
+
+/*
+ * The SEGMENT block of segment i (7.4), naming segment `named` (i but in a misdirected write), with the
+ * extent of an earlier lap that ended at extent_end (0: none); returns where the segment's next block goes.
+ */
+static uint64_t ring_seg_named(unsigned i, unsigned named, uint64_t seq, uint64_t lap, uint64_t extent_end,
+                               const bopt *extra)
+{
+    bytes b = {0};
+    b_u32(&b, named);
+    b_u32(&b, extent_end ? (uint32_t)(extent_end - seg_at(i)) : 0);
+    b_u64(&b, lap);
+    bopt o = extra ? *extra : (bopt){0};
+    o.has_at = 1, o.at = seg_at(i), o.has_seq = 1, o.seq = seq;
+    w_block(8, b.p, b.len, &o);
+    b_free(&b);
+    return seg_at(i) + 48;
+}
+
+static uint64_t ring_seg(unsigned i, uint64_t seq, uint64_t lap, uint64_t extent_end, const bopt *extra)
+{
+    return ring_seg_named(i, i, seq, lap, extent_end, extra);
+}
+
+/* A PADDING block at `at`, its header CRC spoiled when bad; returns its end. */
+static uint64_t ring_pad(uint64_t at, uint64_t seq, int bad)
+{
+    w_block(6, NULL, 0, &(bopt){.has_at = 1, .at = at, .has_seq = 1, .seq = seq, .bad_header_crc = bad});
+    return at + 32;
+}
+
+/* A full segment of an earlier lap, overwritten later: SEGMENT block, two chunks, PADDING; returns its end. */
+static uint64_t old_segment(unsigned i, uint64_t seq, uint64_t lap)
+{
+    uint64_t p = ring_seg(i, seq, lap, 0, NULL);
+    p = ring_chunk(p, seq + 1, 1000, 0, NULL);
+    p = ring_chunk(p, seq + 2, 1000, 0, NULL);
+    return ring_pad(p, seq + 3, 0);
+}
+
+static void headed_ring_vectors(void)
+{
+    tracelog_metadata m = ring_meta();
+    tracelog_log_status wrapped = {7, 7, 0, 2, 0, 1, 0, 0};
+    /* Lap 0 fills segments 0, 1, 2 (seqs 2..13); lap 1 rewrites segment 0 (seqs 14..17). */
+    enum { WRAPPED, TORN_START, STALE_LAP, END_LOST, BAD_HEADER, WRONG_INDEX, NVARIANTS };
+    static const char *const names[NVARIANTS] = {
+        "ring-headed-wrapped", "ring-headed-torn-start", "ring-headed-stale-lap", "ring-headed-segment-end-lost",
+        "ring-headed-bad-header", "ring-headed-wrong-index"};
+    static const char *const about[NVARIANTS] = {
+        "a ring with SEGMENT blocks (compatible flag 0) after a wrap: segment 0 rewritten on lap 1, its older "
+        "blocks ignored; clean (7.4, 8.5)",
+        "a torn segment start: lap 1's SEGMENT block of segment 0 half written (its first 24 bytes new, the rest "
+        "lap 0's): BAD_SEGMENT_HEADER over it, the segment is read from the block after it (8.5 steps 2, 5)",
+        "a stale lap behind a segment header: lap 1's SEGMENT block and first chunk of segment 0 lost, its second "
+        "chunk written inside lap 0's first: the head is lap 0's, stale since segment 2 ended with a PADDING "
+        "block newer than it; lap 0's chunks are not delivered, lap 1's are (8.5 steps 3, 5)",
+        "segment 1's last chunk and PADDING block damaged, a newer segment after it: SEGMENT_END_LOST at the end "
+        "of its last block, no SEQUENCE_BREAK for the same loss (8.5 step 5)",
+        "segment 1's SEGMENT block with a payload CRC that fails: BAD_SEGMENT_HEADER, every event still read "
+        "(8.5 step 2)",
+        "segment 1 starting with a SEGMENT block that names segment 2 (a misdirected write): BAD_SEGMENT_HEADER, "
+        "every event still read (7.4, 8.5 step 2)",
+    };
+    for (int variant = 0; variant < NVARIANTS; variant++) {
+        vec_begin(names[variant], about[variant]);
+        headed_header(3);
+        w_meta(&m, NULL);
+        w_types(IDS, NAMES, 2, NULL);
+        uint64_t end0 = old_segment(0, 2, 0);
+        uint8_t old_head[48];
+        memcpy(old_head, V.file.p + seg_at(0), sizeof old_head);
+        uint64_t p;
+        p = ring_seg_named(1, variant == WRONG_INDEX ? 2 : 1, 6, 0, 0, &(bopt){.bad_payload_crc = variant == BAD_HEADER});
+        if (variant == BAD_HEADER || variant == WRONG_INDEX)
+            expect_problem("BAD_SEGMENT_HEADER", seg_at(1), 48);
+        p = ring_chunk(p, 7, 1000, 1, NULL);
+        uint64_t end7 = p;
+        p = ring_chunk(p, 8, 1000, variant != END_LOST, &(bopt){.bad_header_crc = variant == END_LOST});
+        ring_pad(p, 9, variant == END_LOST);
+        if (variant == END_LOST)
+            expect_problem("SEGMENT_END_LOST", end7, seg_at(2) - end7);
+        p = ring_seg(2, 10, 0, 0, NULL);
+        p = ring_chunk(p, 11, 1000, 1, NULL);
+        p = ring_chunk(p, 12, 1000, 1, NULL);
+        ring_pad(p, 13, 0);
+        if (variant == STALE_LAP) {
+            /* Blocks 14 (SEGMENT) and 15 (a chunk at +48) never reached the file. */
+            p = ring_chunk(seg_at(0) + 248, 16, 200, 1, NULL);
+            p = w_status(&wrapped, &(bopt){.has_at = 1, .at = p, .has_seq = 1, .seq = 17});
+            w_trailer(&wrapped, NULL, &(bopt){.has_at = 1, .at = p + span_at(p), .has_seq = 1, .seq = 18});
+            expect_problem("BAD_SEGMENT_HEADER", seg_at(0), 248);
+        } else {
+            p = ring_seg(0, 14, 1, end0, NULL);
+            if (variant == TORN_START) {
+                memcpy(V.file.p + seg_at(0) + 24, old_head + 24, 24);
+                expect_problem("BAD_SEGMENT_HEADER", seg_at(0), 48);
+            }
+            p = ring_chunk(p, 15, 200, 1, NULL);
+            p = w_status(&wrapped, &(bopt){.has_at = 1, .at = p, .has_seq = 1, .seq = 16});
+            w_trailer(&wrapped, NULL, &(bopt){.has_at = 1, .at = p + span_at(p), .has_seq = 1, .seq = 17});
+        }
+        expect_clean(variant == WRAPPED);
+        vec_end();
+    }
+
+    /* Lap 0 fills the 3 segments, lap 1 writes smaller ones: the file keeps lap 0's length. */
+    enum { LAST_END_LOST, CUT_NEWEST_LAST, NVARIANTS2 };
+    static const char *const names2[NVARIANTS2] = {"ring-headed-last-segment-end-lost", "ring-headed-cut-newest-last"};
+    static const char *const about2[NVARIANTS2] = {
+        "tail damage in the last segment: lap 1's last chunk and PADDING block of segment 2 damaged, lap 0's "
+        "blocks after them, lap 2 in segment 0: SEGMENT_END_LOST (8.5 step 5)",
+        "a ring whose newest segment is its last one, the file cut just after its newest block, before what lap 0 "
+        "wrote there (its SEGMENT block's extent): RING_CUT_SHORT (7.4, 8.5 step 8)",
+    };
+    for (int variant = 0; variant < NVARIANTS2; variant++) {
+        vec_begin(names2[variant], about2[variant]);
+        headed_header(3);
+        w_meta(&m, NULL);
+        w_types(IDS, NAMES, 2, NULL);
+        uint64_t ends[3];
+        for (unsigned i = 0; i < 3; i++)
+            ends[i] = old_segment(i, 2 + 4 * i, 0);
+        uint64_t p = ring_seg(0, 14, 1, ends[0], NULL);
+        p = ring_chunk(p, 15, 200, variant == CUT_NEWEST_LAST, NULL);
+        ring_pad(p, 16, 0);
+        p = ring_seg(1, 17, 1, ends[1], NULL);
+        p = ring_chunk(p, 18, 200, 1, NULL);
+        ring_pad(p, 19, 0);
+        p = ring_seg(2, 20, 1, ends[2], NULL);
+        p = ring_chunk(p, 21, 200, 1, NULL);
+        if (variant == CUT_NEWEST_LAST) {
+            p = w_trailer(&wrapped, NULL, &(bopt){.has_at = 1, .at = p, .has_seq = 1, .seq = 22});
+            V.file.len = p + span_at(p);
+            expect_problem("RING_CUT_SHORT", V.file.len, 0);
+        } else {
+            uint64_t end21 = p;
+            p = ring_chunk(p, 22, 200, 0, &(bopt){.bad_header_crc = 1});
+            ring_pad(p, 23, 1);
+            expect_problem("SEGMENT_END_LOST", end21, ends[2] - end21);
+            p = ring_seg(0, 24, 2, ends[0], NULL);
+            p = ring_chunk(p, 25, 200, 1, NULL);
+            p = w_status(&wrapped, &(bopt){.has_at = 1, .at = p, .has_seq = 1, .seq = 26});
+            w_trailer(&wrapped, NULL, &(bopt){.has_at = 1, .at = p + span_at(p), .has_seq = 1, .seq = 27});
+        }
+        expect_clean(0);
+        vec_end();
+    }
+}
+
 /* ---- 6.8 keyed chunk bodies (format 1.1) ------------------------------------------------------------ */
 
 /* The CHUNK payload of spec 13.7 (the events E in a keyed body, rows), and of 13.8 (planes). */
@@ -1573,6 +1730,7 @@ int main(int argc, char **argv)
     chunk_vectors();
     keyed_vectors();
     ring_vectors();
+    headed_ring_vectors();
     threads_vectors();
     return gen_finish();
 }
