@@ -42,6 +42,23 @@ expect_rc 1 "verify cut" "$PTLOG" verify cut.ptl
 grep -q 'shutdown: not closed' "$T/out" && ok || bad "verify cut: not reported as unclosed"
 grep -Eq '^problem: offset [0-9]+: .*TRACELOG_E_TRUNCATED' "$T/out" && ok || bad "verify cut: $(cat "$T/out")"
 
+# How a log ended is told apart (spec 8.6): a closed log whose only problem is a loss the writer
+# counted (event-type names, thread ids it had no room for) is neither "not closed" nor "damaged".
+V="$SRC/format-spec/vectors"
+for c in "status-types-dropped:1:closed, with a known loss (see the problems)" \
+         "status-threads-dropped:1:closed, with a known loss (see the problems)" \
+         "damage-junk:1:closed, but damaged (see the problems): recovered" \
+         "valid-not-closed:0:not closed (no trailer): recovered" \
+         "torn-tail-3:1:not closed, or damaged (see the problems): recovered" \
+         "valid-minimal:0:clean (trailer found)"; do
+    v=${c%%:*} rest=${c#*:}; rc=${rest%%:*} want=${rest#*:}
+    for cmd in info verify; do
+        expect_rc "$rc" "$cmd $v" "$PTLOG" $cmd "$V/$v.ptl"
+        got=$(sed -n 's/^shutdown: *//p' "$T/out")
+        [ "$got" = "$want" ] && ok || bad "$cmd $v: shutdown: '$got', want '$want'"
+    done
+done
+
 expect_rc 3 "verify missing" "$PTLOG" verify nosuch.ptl
 expect_err '^ptlog: nosuch.ptl: cannot open' "verify missing"
 expect_rc 3 "verify JSON" "$PTLOG" verify "$GOLD/small.in.jsonl"

@@ -155,6 +155,10 @@ typedef struct tracelog_reader_info {
     uint64_t first_ts, last_ts; /* over all chunks; 0 if none */
     uint64_t problems;          /* problems found so far (damage, gaps, torn tail) */
     uint64_t bytes_skipped;     /* bytes of damaged data skipped so far */
+    int closed;                 /* 1 if the newest block is a valid trailer and no torn tail follows it
+                                   (format-spec 8.6): clean is closed with no problem; a closed log whose
+                                   only problems are counted losses (TYPES_DROPPED, THREADS_DROPPED) lost
+                                   names, not events */
 } tracelog_reader_info;
 
 TRACELOG_API void tracelog_reader_get_info(const tracelog_reader *r, tracelog_reader_info *info);

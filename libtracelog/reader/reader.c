@@ -1625,7 +1625,8 @@ void tracelog_reader_get_info(const tracelog_reader *r, tracelog_reader_info *in
     info->format_major = r->hdr.major;
     info->format_minor = r->hdr.minor;
     /* Clean: closed (the newest block is a valid trailer) and nothing known to be lost. */
-    info->clean = r->have_trailer && r->trailer_seq == r->max_seq && !r->torn_tail && r->problem_total == 0;
+    info->closed = r->have_trailer && r->trailer_seq == r->max_seq && !r->torn_tail;
+    info->clean = info->closed && r->problem_total == 0;
     info->seekable = r->src.seekable;
     info->log_policy = r->meta.log_full_policy;
     info->file_size = r->src.size;

@@ -95,6 +95,39 @@ static int complete_rows(info_pass *p, ptlog_src *src)
     return 0;
 }
 
+/* Problems that are losses the writer counted (5.4): names or thread ids it had no room for, no event. */
+static int only_counted_losses(const tracelog_reader *r, const tracelog_reader_info *ri)
+{
+    size_t n = tracelog_reader_problem_count(r);
+    if (n != ri->problems)
+        return 0; /* some are not kept in detail: cannot tell */
+    for (size_t i = 0; i < n; i++) {
+        const char *c = tracelog_reader_problem_condition(r, i);
+        if (!c || (strcmp(c, "TYPES_DROPPED") != 0 && strcmp(c, "THREADS_DROPPED") != 0))
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * Clean is closed with nothing lost (format-spec 8.6). Otherwise the cases
+ * a user acts on differently: closed, with only a loss the writer counted
+ * (names or thread ids it had no room for); closed, but damaged; not closed
+ * and nothing else found (a crash, a kill); and damage with no trailer as
+ * the newest block, where damage may have hidden the trailer.
+ */
+const char *ptlog_shutdown_text(const tracelog_reader *r, const tracelog_reader_info *ri)
+{
+    if (ri->clean)
+        return "clean (trailer found)";
+    if (!ri->problems)
+        return "not closed (no trailer): recovered";
+    if (!ri->closed)
+        return "not closed, or damaged (see the problems): recovered";
+    return only_counted_losses(r, ri) ? "closed, with a known loss (see the problems)"
+                                      : "closed, but damaged (see the problems): recovered";
+}
+
 typedef struct info_view {
     const char *file;
     ptlog_src *src;
@@ -104,6 +137,7 @@ typedef struct info_view {
     size_t threads;   /* thread definitions (kernel tids) of a format 1.1 log */
     int have_stats;
     info_pass *pass;
+    const char *shutdown; /* ptlog_shutdown_text */
 } info_view;
 
 static void line(ptlog_out *o, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -162,11 +196,7 @@ static void text_report(ptlog_out *o, const info_view *v)
     line(o, "max data size:", "%llu bytes", (unsigned long long)m->max_data_size);
     line(o, "stream min size:", "%llu bytes", (unsigned long long)m->stream_min_size);
     line(o, "inheritance:", "%s", m->inherited ? "inherited" : "close_for_child");
-    /* Clean means closed with nothing lost: with problems, the reader cannot say whether it was closed. */
-    line(o, "shutdown:", "%s",
-         ri->clean      ? "clean (trailer found)"
-         : ri->problems ? "recovered (not closed, or damaged: see the problems)"
-                        : "recovered (no trailer: the log was not closed)");
+    line(o, "shutdown:", "%s", v->shutdown);
     line(o, "status:", "recorded %llu, written %llu, stream overruns %llu, log overruns %llu, log full %s, "
                        "flush error %d",
          (unsigned long long)v->st.events_recorded, (unsigned long long)v->st.events_written,
@@ -386,6 +416,7 @@ int ptlog_cmd_info(const char *path, const ptlog_info_opts *opts, const char *ou
     }
     tracelog_reader_get_status(r, &v.st);
     v.threads = tracelog_reader_thread_count(r);
+    v.shutdown = ptlog_shutdown_text(r, &v.ri);
     if (rc <= PTLOG_EXIT_LOSS) {
         ptlog_out out;
         int orc = ptlog_out_open(&out, out_path);

@@ -255,6 +255,9 @@ int ptlog_src_open_ptl(const char *path, ptlog_src **out, tracelog_reader **read
 /* Warns on stderr about every problem the reader found. Returns the count. */
 uint64_t ptlog_report_problems(const char *name, const tracelog_reader *r);
 
+/* How the log ended, for info and verify: clean, closed with a known loss, closed but damaged, not closed. */
+const char *ptlog_shutdown_text(const tracelog_reader *r, const tracelog_reader_info *ri);
+
 /* ---- input plumbing (input.c) ----------------------------------------------------- */
 
 typedef struct ptlog_in {

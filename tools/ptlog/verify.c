@@ -43,10 +43,7 @@ int ptlog_cmd_verify(const char *path, int quiet)
         printf("checked: %llu blocks, %llu chunks (%llu bytes stored, %llu bytes uncompressed), %llu events\n",
                (unsigned long long)ri.blocks, (unsigned long long)ri.chunks, (unsigned long long)ri.stored_bytes,
                (unsigned long long)ri.raw_bytes, (unsigned long long)events);
-        /* Clean means closed with nothing lost: with problems, the reader cannot say whether it was closed. */
-        printf("shutdown: %s\n", ri.clean      ? "clean (trailer found)"
-                                 : ri.problems ? "not closed, or damaged (see the problems): recovered"
-                                               : "not closed (no trailer): recovered");
+        printf("shutdown: %s\n", ptlog_shutdown_text(r, &ri));
     }
     for (size_t i = 0; i < np; i++) {
         tracelog_problem p;
