@@ -1044,7 +1044,7 @@ static tracelog_status find_segments(tracelog_reader *r, int headed, uint64_t ns
         if (read_segment_head(r, i, s, need_end) < 0)
             return TRACELOG_E_IO;
         region_end how;
-        uint64_t last = s->head == HEAD_OK ? s->first_seq - 1 : 0;
+        uint64_t last = s->head == HEAD_OK && s->first_seq ? s->first_seq - 1 : 0;
         tracelog_status st = scan_segment(r, data_start(r, s), segment_end(r, i), &last, &how, NULL,
                                           WALK_DRY | (s->head == HEAD_OK ? 0 : WALK_SKIP_STALE));
         if (st != TRACELOG_OK)
@@ -1108,6 +1108,7 @@ static void raise_bounds(const tracelog_reader *r, segment_ref *segs, size_t n)
             s->bound = p->last_seq;
             stale = 1;
         }
+        /* (An index above top's has a lower lap than top's, so top_lap - 1 does not wrap.) */
         if (s->head == HEAD_OK && top && s->lap < (s->index <= top_index ? top_lap : top_lap - 1)) {
             if (s->bound < s->first_seq)
                 s->bound = s->first_seq;
