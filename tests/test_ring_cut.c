@@ -347,6 +347,120 @@ static void test_stale_segment_header(void)
     free_ring(&l);
 }
 
+/* The SEGMENT block at segment i of l's bytes, or -1. */
+static int segment_block(const ring_log *l, uint32_t i, tl_block_header *h, tl_segment_info *s)
+{
+    uint64_t o = seg_start(l, i);
+    if (o + TL_SEGMENT_SPAN > l->res.len ||
+        tl_block_header_decode(l->res.bytes + o, tl_salt32(l->hdr.salt), 0, h) != TL_BLOCK_OK ||
+        h->type != TL_BLOCK_SEGMENT)
+        return -1;
+    return tl_segment_decode(l->res.bytes + o + TL_BLOCK_HEADER_SIZE, h->payload_len, s);
+}
+
+/*
+ * What the writer puts in its SEGMENT blocks (spec 7.4), wherever it
+ * stopped: each segment it entered starts with one naming it; the laps are
+ * those of a writer passing the segments in order (the newest head's lap up
+ * to its index, one less after it); seqs increase in that order; an extent
+ * is 0 on the first lap, else within the segment and within the file.
+ */
+static void test_segment_blocks_written(void)
+{
+    int laps_seen = 0;
+    for (size_t n = 10; n <= 700; n += 23) {
+        tl_test_context("LOOP log of %zu events", n);
+        ring_log l;
+        if (make_ring(&l, n, n) != 0) {
+            free_ring(&l);
+            continue;
+        }
+        CHECK(l.hdr.compat_flags & TL_COMPAT_SEGMENT_HEADERS);
+        tl_block_header h[4];
+        tl_segment_info s[4];
+        uint32_t top = 0, used = 0;
+        for (uint32_t i = 0; i < l.hdr.segment_count && seg_start(&l, i) < l.res.len; i++) {
+            if (!CHECK_EQ(segment_block(&l, i, &h[i], &s[i]), 0))
+                break;
+            used = i + 1;
+            CHECK_EQ(s[i].index, i);
+            if (s[i].lap > s[top].lap || (s[i].lap == s[top].lap && i > top))
+                top = i;
+            if (s[i].lap == 0)
+                CHECK_EQ(s[i].extent, 0);
+            else
+                CHECK(s[i].extent > TL_SEGMENT_SPAN && s[i].extent <= l.hdr.segment_size &&
+                      seg_start(&l, i) + s[i].extent <= l.res.len);
+        }
+        for (uint32_t i = 0; i < used; i++) {
+            CHECK_EQ(s[i].lap, i <= top ? s[top].lap : s[top].lap - 1);
+            uint32_t next = (i + 1) % used;
+            if (i != top && next != i)
+                CHECK(h[next].seq > h[i].seq); /* written after it */
+        }
+        laps_seen |= s[top].lap > 1;
+        free_ring(&l);
+    }
+    tl_test_context(NULL);
+    CHECK(laps_seen);
+}
+
+/*
+ * The end of a segment the writer left lost (its PADDING block and the block
+ * before it damaged): SEGMENT_END_LOST at the end of the segment's last good
+ * block, as one problem (no SEQUENCE_BREAK for the same blocks).
+ */
+static void test_segment_end_lost(void)
+{
+    ring_log l;
+    if (make_wrapped(&l) != 0)
+        return;
+    uint32_t salt32 = tl_salt32(l.hdr.salt);
+    int tested = 0;
+    for (uint32_t i = 0; i < l.hdr.segment_count; i++) {
+        /* The segment's blocks: find its PADDING and the block before it. */
+        uint64_t o = seg_start(&l, i), pos = o, prev = 0, before = 0;
+        tl_block_header h;
+        while (pos + TL_BLOCK_HEADER_SIZE <= o + l.hdr.segment_size &&
+               tl_block_header_decode(l.res.bytes + pos, salt32, 0, &h) == TL_BLOCK_OK && h.type != TL_BLOCK_PADDING) {
+            before = prev;
+            prev = pos;
+            pos += tl_block_span(h.payload_len);
+        }
+        if (h.type != TL_BLOCK_PADDING || before <= o || pos + TL_BLOCK_HEADER_SIZE > l.res.len)
+            continue; /* the newest segment (the writer is in it), or one filled to its end */
+        tested++;
+        tl_test_context("segment %u: its last block and PADDING block damaged", i);
+        uint8_t *copy = malloc(l.res.len);
+        if (!CHECK(copy != NULL))
+            break;
+        memcpy(copy, l.res.bytes, l.res.len);
+        copy[prev + 9] ^= 0x40; /* the seqs: header CRCs fail */
+        copy[pos + 9] ^= 0x40;
+        tl_test_readout out;
+        tl_test_read_bytes(copy, l.res.len, NULL, &out);
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "ring segment %u: its last blocks are lost", i);
+        const tracelog_problem *p = find_problem(&out, prefix);
+        if (CHECK(p != NULL)) {
+            CHECK_EQ(p->code, TRACELOG_E_TRUNCATED);
+            CHECK_EQ(p->offset, prev);
+            uint64_t end = o + l.hdr.segment_size < l.res.len ? o + l.hdr.segment_size : l.res.len;
+            CHECK_EQ(p->length, end - prev); /* to the segment's end, or the file's in the last segment */
+        } else {
+            tl_test_readout_dump(&out);
+        }
+        CHECK_EQ(out.nproblems, 1);
+        CHECK_EQ(out.info.clean, 0);
+        CHECK(is_subsequence(&out.events, &l.full.events));
+        tl_test_readout_free(&out);
+        free(copy);
+    }
+    tl_test_context(NULL);
+    CHECK(tested > 0);
+    free_ring(&l);
+}
+
 int main(void)
 {
     TL_TEST_RUN(test_complete_rings);
@@ -356,5 +470,7 @@ int main(void)
     TL_TEST_RUN(test_segment_header_every_byte);
     TL_TEST_RUN(test_segment_header_every_cut);
     TL_TEST_RUN(test_stale_segment_header);
+    TL_TEST_RUN(test_segment_blocks_written);
+    TL_TEST_RUN(test_segment_end_lost);
     return tl_test_finish();
 }
