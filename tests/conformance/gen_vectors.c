@@ -1324,7 +1324,7 @@ static void ring_vectors(void)
     vec_end();
 
     vec_begin("ring-short-segment", "a ring on its first lap whose file ends 16 bytes into segment 1: a torn tail "
-              "(8.5 step 7)");
+              "(8.5 step 8)");
     ring_header(3);
     w_meta(&m, NULL);
     w_types(IDS, NAMES, 2, NULL);
