@@ -17,7 +17,7 @@
 #define TL_HEADER_SIZE_MAX 4096  /* largest header a reader accepts */
 #define TL_INCOMPAT_KEYED_CHUNKS 1u /* chunks may have the keyed body of format 1.1 (spec 6.8) */
 #define TL_INCOMPAT_KNOWN TL_INCOMPAT_KEYED_CHUNKS /* incompatible feature bits this version understands */
-/* Every ring segment the writer entered starts with a SEGMENT block (format 1.1, spec 3.1, 8.5). */
+/* Every ring segment the writer entered starts with a SEGMENT block (format 1.1, spec 3.1, 7.4). */
 #define TL_COMPAT_SEGMENT_HEADERS 1u
 #define TL_COMPAT_KNOWN TL_COMPAT_SEGMENT_HEADERS /* compatible feature bits this version writes */
 

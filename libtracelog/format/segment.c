@@ -1,4 +1,4 @@
-/* The SEGMENT block's payload (format-spec 4.5, 8.5): encoding and checked decoding. */
+/* The SEGMENT block's payload (format-spec 7.4): encoding and checked decoding. */
 #include "format/segment.h"
 
 #include "common/bytes.h"

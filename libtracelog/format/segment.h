@@ -1,5 +1,5 @@
 /*
- * The SEGMENT block of a ring (format-spec/ptl-format.md 2.2, 4.5, 8.5;
+ * The SEGMENT block of a ring (format-spec/ptl-format.md 2.2, 4.5, 7.4, 8.5;
  * format 1.1): the first block of every ring segment the writer enters,
  * saying which segment it is, on which lap, and how far earlier laps wrote
  * into it. Pure encoding and decoding; no I/O.

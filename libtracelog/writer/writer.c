@@ -131,7 +131,7 @@ static uint64_t seg_used(const tracelog_writer *w) { return w->seg_pos ? w->seg_
 static uint64_t seg_room(const tracelog_writer *w) { return w->hdr.segment_size - TL_SEGMENT_SPAN; }
 
 /*
- * Starts the current segment with its SEGMENT block (spec 8.5): its own
+ * Starts the current segment with its SEGMENT block (spec 7.4): its own
  * small write, so that a write torn there spoils no data block, and the
  * reader knows the lap and sequence number the segment's data starts at.
  */
