@@ -84,6 +84,8 @@ int tl_remote_ended(tl_remote *rm, tl_proc_end *end)
     return rm->ended;
 }
 
+int tl_remote_wait_end(tl_remote *rm, int wake_fd) { return tl_proc_watch_wait(&rm->r.watch, wake_fd); }
+
 void tl_remote_close(tl_remote *rm)
 {
     if (!rm)

@@ -157,6 +157,8 @@ pid_t tl_remote_pid(const tl_remote *rm);
 int tl_remote_names(tl_remote *rm, tl_names **out);
 /* 1 once the traced process has ended, with how (never waits, never reaps). */
 int tl_remote_ended(tl_remote *rm, tl_proc_end *end);
+/* Sleeps until the traced process ends (1) or wake_fd is readable (0). */
+int tl_remote_wait_end(tl_remote *rm, int wake_fd);
 /* Marks the stream dead, tells the process to let it go, removes the buffer. Accepts NULL. */
 void tl_remote_close(tl_remote *rm);
 /* The names a handle's stream uses: 0 with *out (NULL: this process's own), or EAGAIN. */
@@ -166,7 +168,8 @@ int tl_posix_trace_names(tl_trace *t, tl_names **out);
 
 /*
  * A stream's log: its writer on a duplicate of fd, a consumer of the stream,
- * and with the FLUSH policy the flusher thread. Every function is
+ * with the FLUSH policy the flusher thread, and for a controller's log of
+ * another policy a thread that logs the traced process's end when it comes. Every function is
  * thread-safe (one lock, never held by another log's call). Errors are
  * error numbers.
  */
