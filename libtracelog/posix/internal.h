@@ -116,14 +116,21 @@ uint32_t tl_posix_name_count(void);
  * or an errno (the map then stays private: a controller sees no names).
  */
 int tl_posix_names_share(void);
-/* Another process's named map (made if it has none): 0, ENOENT, ENOTSUP, ESTALE (a dead process's), EAGAIN. */
 /* "TRACELOG_NAMES=<pid>.<start>": where a spawned child finds this process's named map; 0 or an errno. */
 int tl_posix_names_env(char *out, size_t cap);
 /* At load in a spawned child: uses the map TRACELOG_NAMES names (never moved, never removed by us). */
 int tl_posix_names_join_env(void);
+/*
+ * Another process's named map (made if it has none; for a process sharing
+ * its parent's map, the parent's): 0, ENOENT, ENOTSUP, ESTALE (a dead
+ * process's), EAGAIN.
+ */
 int tl_names_attach(uint32_t euid, uint32_t egid, uint32_t pid, uint64_t start, tl_names **out);
-/* Unmaps m; owner_ended: also removes its name if its process is gone. */
-void tl_names_detach(tl_names *m, int owner_ended);
+/* 1 once m became a redirect (its process joined its parent's map after we attached): attach again. */
+int tl_names_moved(const tl_names *m);
+void tl_names_detach(tl_names *m); /* unmaps m; accepts NULL */
+/* A killed process cannot remove its named map: its controller does (if the process is gone). */
+void tl_names_sweep(uint32_t euid, uint32_t pid, uint64_t start);
 /* The functions above on map m, or on the process's own map when m is NULL. */
 uint32_t tl_names_count(const tl_names *m);
 int tl_names_name_of(const tl_names *m, trace_event_id_t id, char *out, size_t cap);
