@@ -50,6 +50,7 @@ typedef struct tl_trace {
     pid_t owner;             /* only this process may use the handle */
     trace_attr_t attr;       /* as resolved at creation (or read from the log) */
     int slot;
+    uint32_t quota_entry;    /* active: its entry in the per-user table + 1; 0 none (registry.c) */
     int users;               /* calls in progress on this handle (registry lock) */
     int dying;               /* shutdown/close started: new calls get EINVAL */
     size_t typelist_pos;
@@ -76,7 +77,8 @@ typedef struct tl_trace {
 /* acquire checks the handle, the owner process and the kind mask (1 << tl_kind). */
 int tl_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out);
 void tl_posix_release(tl_trace *t);
-int tl_posix_register(tl_trace *t, trace_id_t *trid); /* EAGAIN when TRACE_SYS_MAX are in use */
+/* EAGAIN when TRACE_SYS_MAX are in use: in this process, or for an active stream, by this user's processes. */
+int tl_posix_register(tl_trace *t, trace_id_t *trid);
 /* Marks t dying, waits for other users to leave, frees the slot. Caller holds one use. */
 void tl_posix_unregister(tl_trace *t);
 /* Makes posix_trace_event record into (or stop recording into) the stream of slot. */
