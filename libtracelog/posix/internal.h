@@ -178,9 +178,9 @@ int tl_posix_trace_names(tl_trace *t, tl_names **out);
 /*
  * A stream's log: its writer on a duplicate of fd, a consumer of the stream,
  * with the FLUSH policy the flusher thread, and for a controller's log of
- * another policy a thread that logs the traced process's end when it comes. Every function is
- * thread-safe (one lock, never held by another log's call). Errors are
- * error numbers.
+ * another policy a thread that logs the traced process's end when it
+ * comes. Every function is thread-safe (one lock, never held by another
+ * log's call). Errors are error numbers.
  */
 int tl_log_open(tl_log **out, tl_stream *s, const trace_attr_t *attr, int fd, tl_remote *remote);
 /* posix_trace_flush (explicit_call: FLUSH_START and FLUSH_STOP are recorded) and the other full flushes. */

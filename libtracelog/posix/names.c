@@ -508,7 +508,7 @@ int tl_posix_names_share(void)
     return e;
 }
 
-/* At exit, the name of our map goes with us (a killed process's is swept: xproc/ctl.c). */
+/* At exit, the name of our map (or redirect) goes with us (a killed process's: tl_names_sweep by its controller). */
 __attribute__((destructor)) static void unlink_named_map(void)
 {
     tl_proc_token self;
