@@ -75,6 +75,24 @@ wait "$pid"
 "$PTLOG" dump att.ptl | tail -1 | grep -q 'tracelog_process_end' && ok || bad "attach: the end is not recorded"
 expect_rc 0 "the attached log verifies" "$PTLOG" verify -q att.ptl
 
+# attach with a LOOP stream: what the stream holds is written when the program ends (killed
+# here), with the end: the controller notices it, no flush is asked for.
+"$SAMPLES/record" big2.ptl 3000000 >/dev/null &
+pid=$!
+for _ in $(seq 200); do [ -e "/dev/shm/tracelog.$(id -u).$pid" ] && break; sleep 0.05; done
+"$PTLOG" attach -q --stream-policy loop --stream-size 4M "$pid" -o loop.ptl &
+apid=$!
+sleep 0.5
+kill -KILL "$pid"
+wait "$apid" && ok || bad "attach --stream-policy loop: exit status $? once the program was killed"
+wait "$pid"
+n=$("$PTLOG" dump loop.ptl | awk "$NAME"' name() ~ /^request/' | wc -l)
+[ "$n" -gt 0 ] && ok || bad "attach --stream-policy loop: no request events recorded"
+# (how it ended is not asserted: the shell, its parent, may reap it before the controller reads it)
+"$PTLOG" dump loop.ptl | tail -1 | grep -q 'tracelog_process_end' && ok ||
+    bad "attach --stream-policy loop: the end is not recorded: $("$PTLOG" dump loop.ptl | tail -1)"
+expect_rc 0 "the attached LOOP log verifies" "$PTLOG" verify -q loop.ptl
+
 # Errors.
 sleep 5 &
 spid=$!
