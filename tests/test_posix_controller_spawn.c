@@ -125,13 +125,13 @@ static size_t count_named(trace_id_t t, const pt_events *ev, pid_t pid, trace_ev
 }
 
 /*
- * A spawned child in its parent's inherited stream, traced directly by a
- * controller as well (here the parent itself): the controller sees the
- * child's names with the ids the child uses, and both streams get its
- * events, named. (The child used to keep its parent's map where no
- * controller of its own looked: the controller saw no names.)
+ * A child (spawned, or forked) in its parent's inherited stream, traced
+ * directly by a controller as well (here the parent itself): the
+ * controller sees the child's names with the ids the child uses, and both
+ * streams get its events, named. (The child used to keep its parent's map
+ * where no controller of its own looked: the controller saw no names.)
  */
-static void test_spawned_child_names_seen_by_its_controller(void)
+static void check_child_names_seen_by_its_controller(int spawned)
 {
     trace_attr_t a;
     pt_attr(&a, POSIX_TRACE_LOOP, 1u << 20, 16);
@@ -149,7 +149,9 @@ static void test_spawned_child_names_seen_by_its_controller(void)
     snprintf(up_w, sizeof up_w, "%d", up[1]);
     snprintf(down_r, sizeof down_r, "%d", down[0]);
     char *argv[] = {"test_posix_controller_spawn", "--traced", up_w, down_r, NULL};
-    pid_t pid = spawn_child_with(argv);
+    pid_t pid = spawned ? spawn_child_with(argv) : pt_fork(60);
+    if (pid == 0)
+        _exit(traced_child_main(up[1], down[0]));
     if (pid > 0 && CHECK(read(up[0], &own, sizeof own) == (ssize_t)sizeof own)) {
         CHECK(own != mine);
         pt_attr(&a, POSIX_TRACE_LOOP, 1u << 20, 16);
@@ -184,6 +186,9 @@ static void test_spawned_child_names_seen_by_its_controller(void)
     close(up[0]), close(up[1]), close(down[0]), close(down[1]);
 }
 
+static void test_spawned_child_names_seen_by_its_controller(void) { check_child_names_seen_by_its_controller(1); }
+static void test_forked_child_names_seen_by_its_controller(void) { check_child_names_seen_by_its_controller(0); }
+
 static void test_close_for_child(void)
 {
     size_t n;
@@ -201,6 +206,7 @@ int main(int argc, char **argv)
     pt_watchdog(60);
     PT_RUN(test_spawned_child_inherits);
     PT_RUN(test_spawned_child_names_seen_by_its_controller);
+    PT_RUN(test_forked_child_names_seen_by_its_controller);
     PT_RUN(test_close_for_child);
     return pt_finish();
 }
