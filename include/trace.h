@@ -102,10 +102,11 @@
  *      dump, 0 unknown; int32 code: the exit status or the signal), and the
  *      stream is SUSPENDED until shut down. With the FLUSH policy the
  *      controller's flusher does this within a few ms; with the others at
- *      once, too (a thread of the controller waits for the end). If the
- *      controller dies, the traced process goes on (its events are dropped
- *      and counted) and
- *      a later controller can trace it again. A child sharing its parent's
+ *      once, too (a thread of the controller waits for the end); then
+ *      the log gets a trailer at once (it reads back complete before the
+ *      shutdown, which writes the final one). If the controller dies, the
+ *      traced process goes on (its events are dropped and counted) and a
+ *      later controller can trace it again. A child sharing its parent's
  *      name map through an inherited stream is seen by a controller of its
  *      own with its names and ids (those of the parent's map). Inheritance
  *      follows fork() and posix_spawn()/posix_spawnp() (see below; a

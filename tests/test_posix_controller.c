@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <trace.h>
+#include <tracelog/reader.h>
 #include <unistd.h>
 
 #include "posix_helpers.h"
@@ -193,10 +194,44 @@ static void ending_main(int up, int down, int killed)
 }
 
 /*
- * A controller's log of a LOOP or UNTIL_FULL stream has no flusher, yet
- * the traced process's end is noticed at once: the stream is drained and
- * SUSPENDED and the end written out before any flush or shutdown (it used
- * to wait for them).
+ * The log as it is on disk (through another open file description): clean
+ * (it ends with a trailer), BURST events of a, and the end last.
+ */
+static void check_complete_on_disk(int fd, trace_event_id_t a)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int rfd = open(path, O_RDONLY | O_CLOEXEC);
+    tracelog_reader *r;
+    tracelog_error err;
+    if (!CHECK(rfd >= 0) || !CHECK(tracelog_reader_open(rfd, NULL, &r, &err) == TRACELOG_OK)) {
+        if (rfd >= 0)
+            close(rfd);
+        return;
+    }
+    tracelog_event ev;
+    size_t n = 0;
+    uint32_t last = 0;
+    while (tracelog_reader_next(r, &ev) == TRACELOG_OK) {
+        n += ev.event_id == (uint32_t)a;
+        last = ev.event_id;
+    }
+    tracelog_reader_info info;
+    tracelog_reader_get_info(r, &info);
+    CHECK_MSG(info.clean, "the log on disk has no trailer after the traced process's end");
+    CHECK_EQ(n, BURST);
+    CHECK_EQ(last, PROCESS_END);
+    tracelog_reader_close(r);
+    close(rfd);
+}
+
+/*
+ * The traced process's end is noticed at once, whatever the policy (a
+ * LOOP or UNTIL_FULL stream has no flusher): the stream is drained and
+ * SUSPENDED, the end written, and the log made complete on disk with a
+ * trailer, before any flush or shutdown (LOOP and UNTIL_FULL used to wait
+ * for them; FLUSH left the end in memory when every event was out already,
+ * and no stream's log had a trailer before the shutdown).
  */
 static void check_end_logged_promptly(int policy, int killed)
 {
@@ -234,6 +269,7 @@ static void check_end_logged_promptly(int policy, int killed)
     CHECK_EQ_INT(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
     CHECK_MSG(stats.log_events_written >= BURST + 1, "written before shutdown: %llu of %d events and the end",
               (unsigned long long)stats.log_events_written, BURST + 1);
+    check_complete_on_disk(fd, a);
     trace_id_t pre;
     CHECK_ERR(pt_shutdown_and_open(trid, fd, &pre), 0);
     CHECK_EQ_INT(xp_wait(pid), killed ? 128 + SIGKILL : 5);
@@ -256,6 +292,7 @@ static void check_end_logged_promptly(int policy, int killed)
 
 static void test_end_logged_promptly_loop(void) { check_end_logged_promptly(POSIX_TRACE_LOOP, 0); }
 static void test_end_logged_promptly_until_full(void) { check_end_logged_promptly(POSIX_TRACE_UNTIL_FULL, 1); }
+static void test_end_logged_promptly_flush(void) { check_end_logged_promptly(POSIX_TRACE_FLUSH, 0); }
 
 /* Without a log: the controller reads the traced process's events with the getnext functions. */
 static void test_controller_reads_without_log(void)
@@ -366,6 +403,7 @@ int main(void)
     PT_RUN(test_controller_controls_a_child);
     PT_RUN(test_end_logged_promptly_loop);
     PT_RUN(test_end_logged_promptly_until_full);
+    PT_RUN(test_end_logged_promptly_flush);
     PT_RUN(test_controller_reads_without_log);
     PT_RUN(test_no_such_process);
     PT_RUN(test_not_instrumented_is_enotsup_fast);

@@ -43,6 +43,7 @@ struct tl_log {
     uint64_t overruns_reported;
     tl_remote *remote;           /* a controller's log: the traced process, its names */
     int end_logged;              /* its end is in the log */
+    int end_checkpointed;        /* and a trailer after it */
     pthread_t end_watcher;       /* a controller's log without flusher: logs the end when it comes */
     int end_wake_fd;             /* eventfd that stops the end watcher; -1 without one */
 };
@@ -264,11 +265,20 @@ static void publish_status(tl_log *l)
     pthread_mutex_unlock(&l->status_lock);
 }
 
-/* Writes the status and the partial chunk out. Caller holds the lock. */
+/*
+ * Writes the status and the partial chunk out; the first time after the
+ * traced process's end was logged, with a trailer (a checkpoint): the log
+ * reads back complete from then on, even if this controller never gets to
+ * shut the stream down. Caller holds the lock.
+ */
 static int write_out(tl_log *l)
 {
     update_status(l);
     l->written_at = tl_stream_delivered(l->stream);
+    if (l->end_logged && !l->end_checkpointed) {
+        l->end_checkpointed = 1;
+        return writer_errno(l, tracelog_writer_checkpoint(l->writer));
+    }
     return writer_errno(l, tracelog_writer_flush(l->writer));
 }
 
@@ -432,7 +442,7 @@ static void *flusher_main(void *arg)
         if (ended || now - last_write >= l->flush_interval_ns) { /* a program's end goes out at once */
             /* Bounds what an end without handler (_exit, SIGKILL) loses to about one interval;
                an idle stream writes nothing. */
-            int we = tl_stream_delivered(l->stream) != l->written_at ? write_out(l) : 0;
+            int we = ended || tl_stream_delivered(l->stream) != l->written_at ? write_out(l) : 0;
             if (!e)
                 e = we;
             last_write = now;
