@@ -78,6 +78,20 @@ static void traced_main(int up, int down)
     _exit(7);
 }
 
+/* The log's tracelog_process_end: one, last of its kind, with how, code and the traced process's pid. */
+static void check_process_end(const pt_events *evs, pid_t pid, int32_t how, int32_t code)
+{
+    long end = pt_find_last(evs, PROCESS_END);
+    if (!CHECK(end >= 0) || !CHECK_EQ(evs->ev[end].len, 8))
+        return;
+    int32_t how_code[2];
+    memcpy(how_code, evs->ev[end].data, 8);
+    CHECK_EQ_INT(how_code[0], how);
+    CHECK_EQ_INT(how_code[1], code);
+    CHECK_EQ_INT(evs->ev[end].info.posix_pid, pid);
+    CHECK_EQ(pt_count(evs, PROCESS_END), 1);
+}
+
 static void test_controller_controls_a_child(void)
 {
     int up[2], down[2];
@@ -157,14 +171,7 @@ static void test_controller_controls_a_child(void)
     CHECK_EQ(in_order, BURST);
     CHECK_EQ(pt_count(&evs, a), BURST);
     CHECK_EQ(pt_count(&evs, b_here), 0); /* filtered out */
-    long end = pt_find_last(&evs, PROCESS_END);
-    if (CHECK(end >= 0) && CHECK_EQ(evs.ev[end].len, 8)) {
-        int32_t how_code[2];
-        memcpy(how_code, evs.ev[end].data, 8);
-        CHECK_EQ_INT(how_code[0], 1); /* exited */
-        CHECK_EQ_INT(how_code[1], 7);
-        CHECK_EQ_INT(evs.ev[end].info.posix_pid, pid);
-    }
+    check_process_end(&evs, pid, 1, 7); /* exited, 7 */
     CHECK_ERR(posix_trace_eventid_get_name(pre, a, name), 0);
     CHECK_STR_EQ(name, "ctl:a");
     CHECK_ERR(posix_trace_eventid_get_name(pre, PROCESS_END, name), 0);
@@ -276,14 +283,7 @@ static void check_end_logged_promptly(int policy, int killed)
     pt_events evs = {0};
     CHECK_ERR(pt_read_all(pre, 0, &evs), 0);
     CHECK_EQ(pt_count(&evs, a), BURST);
-    long end = pt_find_last(&evs, PROCESS_END);
-    if (CHECK(end >= 0) && CHECK_EQ(evs.ev[end].len, 8)) {
-        int32_t how_code[2];
-        memcpy(how_code, evs.ev[end].data, 8);
-        CHECK_EQ_INT(how_code[0], killed ? 2 : 1);
-        CHECK_EQ_INT(how_code[1], killed ? SIGKILL : 5);
-        CHECK_EQ(pt_count(&evs, PROCESS_END), 1);
-    }
+    check_process_end(&evs, pid, killed ? 2 : 1, killed ? SIGKILL : 5); /* killed by SIGKILL, or exited 5 */
     pt_events_free(&evs);
     posix_trace_close(pre);
     close(fd);
