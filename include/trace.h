@@ -61,8 +61,22 @@
  *      more than 500 ms, writing that hangs for 2 s, a fault while writing)
  *      loses what it could not write; a machine crash loses what was not
  *      synced (tracelog_trace_sync).
- *  P23 TRACE_SYS_MAX (48) is enforced per process; a process can in
- *      addition record into up to 8 streams controllers announced to it
+ *  P23 TRACE_SYS_MAX (48) is enforced per user, not "in the system": the
+ *      active streams (posix_trace_create*, with any pid) that all
+ *      processes of one effective uid hold at once, counted in the
+ *      4 KiB table /dev/shm/tracelog.<euid>.streams (a system-wide table
+ *      would let any user fill it and deny tracing to everyone else).
+ *      posix_trace_create* fails with EAGAIN when the user's processes
+ *      hold TRACE_SYS_MAX streams; a process that died holding streams
+ *      (kill -9) gives them back at the next create, a program that called
+ *      an exec function at its new image's first create. The environment
+ *      variable TRACELOG_STREAMS_TABLE=TAG (1 to 32 letters, digits, '_'
+ *      or '-') makes a process count in a table of its own,
+ *      tracelog.<euid>.streams.<TAG>, shared with the processes given the
+ *      same TAG (the test suite gives each test one). If the table cannot
+ *      be used (squatted by another user), the limit is per process.
+ *      Pre-recorded streams (posix_trace_open) are not counted. A process
+ *      can in addition record into up to 8 streams controllers announced to it
  *      (docs/design/cross-process.md: the rendezvous costs an untraced
  *      process one failed open() at load; an instrumented one makes a
  *      4 KiB control object /dev/shm/tracelog.<euid>.<pid> at its first
@@ -87,12 +101,14 @@
  *      int32 how: 1 exited, 2 killed by a signal, 3 killed with a core
  *      dump, 0 unknown; int32 code: the exit status or the signal), and the
  *      stream is SUSPENDED until shut down. With the FLUSH policy the
- *      controller's flusher does this within a few ms; with the others, at
- *      the next posix_trace_flush or at shutdown. If the controller dies,
- *      the traced process goes on (its events are dropped and counted) and
- *      a later controller can trace it again. A child of the traced
- *      process sharing its name map through an inherited stream is not
- *      seen with its names by a controller of its own. Inheritance
+ *      controller's flusher does this within a few ms; with the others at
+ *      once, too (a thread of the controller waits for the end); then
+ *      the log gets a trailer at once (it reads back complete before the
+ *      shutdown, which writes the final one). If the controller dies, the
+ *      traced process goes on (its events are dropped and counted) and a
+ *      later controller can trace it again. A child sharing its parent's
+ *      name map through an inherited stream is seen by a controller of its
+ *      own with its names and ids (those of the parent's map). Inheritance
  *      follows fork() and posix_spawn()/posix_spawnp() (see below; a
  *      process started by an exec function after fork() inherits only
  *      through a controller tracing it).
@@ -151,7 +167,7 @@ extern "C" {
 #define TRACE_NAME_MAX 64
 #endif
 #ifndef TRACE_SYS_MAX
-#define TRACE_SYS_MAX 48 /* streams one process creates (8 more: those controllers trace it into) */
+#define TRACE_SYS_MAX 48 /* streams the processes of one user create (P23; 8 more per process: those controllers trace it into) */
 #endif
 #ifndef TRACE_USER_EVENT_MAX
 #define TRACE_USER_EVENT_MAX 1024 /* counts POSIX_TRACE_UNNAMED_USEREVENT */

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <trace.h>
+#include <tracelog/reader.h>
 #include <unistd.h>
 
 #include "posix_helpers.h"
@@ -75,6 +76,20 @@ static void traced_main(int up, int down)
     if (xp_recv(down, 20000) != 'q')
         _exit(6);
     _exit(7);
+}
+
+/* The log's tracelog_process_end: one, last of its kind, with how, code and the traced process's pid. */
+static void check_process_end(const pt_events *evs, pid_t pid, int32_t how, int32_t code)
+{
+    long end = pt_find_last(evs, PROCESS_END);
+    if (!CHECK(end >= 0) || !CHECK_EQ(evs->ev[end].len, 8))
+        return;
+    int32_t how_code[2];
+    memcpy(how_code, evs->ev[end].data, 8);
+    CHECK_EQ_INT(how_code[0], how);
+    CHECK_EQ_INT(how_code[1], code);
+    CHECK_EQ_INT(evs->ev[end].info.posix_pid, pid);
+    CHECK_EQ(pt_count(evs, PROCESS_END), 1);
 }
 
 static void test_controller_controls_a_child(void)
@@ -156,14 +171,7 @@ static void test_controller_controls_a_child(void)
     CHECK_EQ(in_order, BURST);
     CHECK_EQ(pt_count(&evs, a), BURST);
     CHECK_EQ(pt_count(&evs, b_here), 0); /* filtered out */
-    long end = pt_find_last(&evs, PROCESS_END);
-    if (CHECK(end >= 0) && CHECK_EQ(evs.ev[end].len, 8)) {
-        int32_t how_code[2];
-        memcpy(how_code, evs.ev[end].data, 8);
-        CHECK_EQ_INT(how_code[0], 1); /* exited */
-        CHECK_EQ_INT(how_code[1], 7);
-        CHECK_EQ_INT(evs.ev[end].info.posix_pid, pid);
-    }
+    check_process_end(&evs, pid, 1, 7); /* exited, 7 */
     CHECK_ERR(posix_trace_eventid_get_name(pre, a, name), 0);
     CHECK_STR_EQ(name, "ctl:a");
     CHECK_ERR(posix_trace_eventid_get_name(pre, PROCESS_END, name), 0);
@@ -173,6 +181,118 @@ static void test_controller_controls_a_child(void)
     close(fd);
     close(up[0]), close(up[1]), close(down[0]), close(down[1]);
 }
+
+/* The traced process of the end tests: opens "end:a", says its id, waits for 'g', records BURST events, ends (exit 5 or SIGKILL). */
+static void ending_main(int up, int down, int killed) __attribute__((noreturn));
+static void ending_main(int up, int down, int killed)
+{
+    trace_event_id_t a;
+    if (posix_trace_eventid_open("end:a", &a))
+        _exit(2);
+    xp_send(up, 'i');
+    send_id(up, a);
+    if (xp_recv(down, 20000) != 'g')
+        _exit(4);
+    for (uint32_t seq = 0; seq < BURST; seq++)
+        posix_trace_event(a, &seq, sizeof seq);
+    if (killed)
+        raise(SIGKILL);
+    _exit(5);
+}
+
+/*
+ * The log as it is on disk (through another open file description): clean
+ * (it ends with a trailer), BURST events of a, and the end last.
+ */
+static void check_complete_on_disk(int fd, trace_event_id_t a)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int rfd = open(path, O_RDONLY | O_CLOEXEC);
+    tracelog_reader *r;
+    tracelog_error err;
+    if (!CHECK(rfd >= 0) || !CHECK(tracelog_reader_open(rfd, NULL, &r, &err) == TRACELOG_OK)) {
+        if (rfd >= 0)
+            close(rfd);
+        return;
+    }
+    tracelog_event ev;
+    size_t n = 0;
+    uint32_t last = 0;
+    while (tracelog_reader_next(r, &ev) == TRACELOG_OK) {
+        n += ev.event_id == (uint32_t)a;
+        last = ev.event_id;
+    }
+    tracelog_reader_info info;
+    tracelog_reader_get_info(r, &info);
+    CHECK_MSG(info.clean, "the log on disk has no trailer after the traced process's end");
+    CHECK_EQ(n, BURST);
+    CHECK_EQ(last, PROCESS_END);
+    tracelog_reader_close(r);
+    close(rfd);
+}
+
+/*
+ * The traced process's end is noticed at once, whatever the policy (a
+ * LOOP or UNTIL_FULL stream has no flusher): the stream is drained and
+ * SUSPENDED, the end written, and the log made complete on disk with a
+ * trailer, before any flush or shutdown (LOOP and UNTIL_FULL used to wait
+ * for them; FLUSH left the end in memory when every event was out already,
+ * and no stream's log had a trailer before the shutdown).
+ */
+static void check_end_logged_promptly(int policy, int killed)
+{
+    int up[2], down[2];
+    if (pipe(up) || pipe(down))
+        TL_DIE("pipe");
+    pid_t pid = pt_fork(60);
+    if (pid == 0)
+        ending_main(up[1], down[0], killed);
+    trace_event_id_t a = 0;
+    CHECK_ERR(recv_id(up[0], &a), 0);
+    int fd = temp_log();
+    trace_attr_t attr;
+    pt_attr(&attr, policy, 4u << 20, 64);
+    trace_id_t trid;
+    if (!CHECK_ERR(posix_trace_create_withlog(pid, &attr, fd, &trid), 0)) {
+        kill(pid, SIGKILL);
+        xp_wait(pid);
+        close(fd);
+        return;
+    }
+    CHECK_ERR(posix_trace_start(trid), 0);
+    xp_send(down[1], 'g');
+    siginfo_t si;
+    CHECK(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == 0);
+    /* Within 5 s (a bound against a hang, not a speed target): no flush, no shutdown called. */
+    struct posix_trace_status_info st = {0};
+    tracelog_trace_stats stats = {0};
+    for (uint64_t t0 = xp_now_ns(); xp_now_ns() - t0 < 5000000000ull; usleep(1000)) {
+        if (posix_trace_get_status(trid, &st) || tracelog_trace_get_stats(trid, &stats))
+            break;
+        if (st.posix_stream_status == POSIX_TRACE_SUSPENDED && stats.log_events_written >= BURST + 1)
+            break;
+    }
+    CHECK_EQ_INT(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
+    CHECK_MSG(stats.log_events_written >= BURST + 1, "written before shutdown: %llu of %d events and the end",
+              (unsigned long long)stats.log_events_written, BURST + 1);
+    check_complete_on_disk(fd, a);
+    trace_id_t pre;
+    CHECK_ERR(pt_shutdown_and_open(trid, fd, &pre), 0);
+    CHECK_EQ_INT(xp_wait(pid), killed ? 128 + SIGKILL : 5);
+    pt_events evs = {0};
+    CHECK_ERR(pt_read_all(pre, 0, &evs), 0);
+    CHECK_EQ(pt_count(&evs, a), BURST);
+    check_process_end(&evs, pid, killed ? 2 : 1, killed ? SIGKILL : 5); /* killed by SIGKILL, or exited 5 */
+    pt_events_free(&evs);
+    posix_trace_close(pre);
+    close(fd);
+    close(up[0]), close(up[1]), close(down[0]), close(down[1]);
+}
+
+static void test_end_logged_promptly_loop(void) { check_end_logged_promptly(POSIX_TRACE_LOOP, 0); }
+static void test_end_logged_promptly_until_full(void) { check_end_logged_promptly(POSIX_TRACE_UNTIL_FULL, 1); }
+static void test_end_logged_promptly_flush(void) { check_end_logged_promptly(POSIX_TRACE_FLUSH, 0); }
 
 /* Without a log: the controller reads the traced process's events with the getnext functions. */
 static void test_controller_reads_without_log(void)
@@ -281,6 +401,9 @@ int main(void)
 {
     pt_watchdog(240);
     PT_RUN(test_controller_controls_a_child);
+    PT_RUN(test_end_logged_promptly_loop);
+    PT_RUN(test_end_logged_promptly_until_full);
+    PT_RUN(test_end_logged_promptly_flush);
     PT_RUN(test_controller_reads_without_log);
     PT_RUN(test_no_such_process);
     PT_RUN(test_not_instrumented_is_enotsup_fast);

@@ -22,16 +22,18 @@ expect_rc 0 "record samples/record" "$PTLOG" record -q -o rec.ptl -- "$SAMPLES/r
 user_events rec.ptl >got
 user_events own.ptl >want
 [ "$(wc -l <want)" -gt 100 ] && ok || bad "the in-process log has too few events: $(wc -l <want)"
-# Under a slow build (sanitizers) the controller's FLUSH stream can fill up before it is
-# drained: such events are lost, but never silently. Every recorded event is one of the
-# program's own, and every one missing is counted in the log's stream overruns.
+# The program records about 120 events: the default 8 MiB FLUSH stream holds them many times
+# over and cannot fill, however slow the controller (sanitizers), so the log must hold every
+# one, none lost and none extra. (A CI run under ASan once missed one request:end with the
+# consumer that dropped a deferred record as garbage, an uncounted loss fixed in c413777;
+# 20 runs under ASan since: 0 missing, 0 overruns, 0 OVERFLOW markers.)
 missing=$(comm -23 want got | wc -l)
 extra=$(comm -13 want got | wc -l)
 overruns=$("$PTLOG" info rec.ptl | sed -n 's/^status:.*stream overruns \([0-9]*\),.*/\1/p')
 [ "$extra" = 0 ] && ok || bad "record: $extra events that the program did not record: $(comm -13 want got | head -3)"
-[ "$missing" -le "${overruns:-0}" ] && ok ||
+[ "$missing" = 0 ] && ok ||
     bad "record: $missing events missing, ${overruns:-?} stream overruns reported: $(comm -23 want got | head -3)"
-[ "$missing" -le $(($(wc -l <want) / 100)) ] && ok || bad "record: $missing of $(wc -l <want) events lost"
+[ "${overruns:-x}" = 0 ] && ok || bad "record: ${overruns:-no} stream overruns reported for a stream that cannot fill"
 "$PTLOG" dump rec.ptl | tail -1 | grep -q 'tracelog_process_end { how = EXITED, code = 0 }' && ok ||
     bad "record: the log does not end with the program's end: $("$PTLOG" dump rec.ptl | tail -1)"
 expect_rc 0 "the recorded log verifies" "$PTLOG" verify -q rec.ptl
@@ -72,6 +74,24 @@ wait "$apid" && ok || bad "attach: exit status $? once the program ended"
 wait "$pid"
 "$PTLOG" dump att.ptl | tail -1 | grep -q 'tracelog_process_end' && ok || bad "attach: the end is not recorded"
 expect_rc 0 "the attached log verifies" "$PTLOG" verify -q att.ptl
+
+# attach with a LOOP stream: what the stream holds is written when the program ends (killed
+# here), with the end: the controller notices it, no flush is asked for.
+"$SAMPLES/record" big2.ptl 3000000 >/dev/null &
+pid=$!
+for _ in $(seq 200); do [ -e "/dev/shm/tracelog.$(id -u).$pid" ] && break; sleep 0.05; done
+"$PTLOG" attach -q --stream-policy loop --stream-size 4M "$pid" -o loop.ptl &
+apid=$!
+sleep 0.5
+kill -KILL "$pid"
+wait "$apid" && ok || bad "attach --stream-policy loop: exit status $? once the program was killed"
+wait "$pid"
+n=$("$PTLOG" dump loop.ptl | awk "$NAME"' name() ~ /^request/' | wc -l)
+[ "$n" -gt 0 ] && ok || bad "attach --stream-policy loop: no request events recorded"
+# (how it ended is not asserted: the shell, its parent, may reap it before the controller reads it)
+"$PTLOG" dump loop.ptl | tail -1 | grep -q 'tracelog_process_end' && ok ||
+    bad "attach --stream-policy loop: the end is not recorded: $("$PTLOG" dump loop.ptl | tail -1)"
+expect_rc 0 "the attached LOOP log verifies" "$PTLOG" verify -q loop.ptl
 
 # Errors.
 sleep 5 &

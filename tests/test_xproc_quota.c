@@ -10,6 +10,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <trace.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -214,8 +216,108 @@ static void test_squatted_by_another_user(void)
     unlink(path);
 }
 
-int main(void)
+/* ---- through the POSIX calls: posix_trace_create counts in this test's table ---- */
+
+static char posix_table[TL_SHM_NAME_MAX];
+
+/* Creates streams until EAGAIN (at most TRACE_SYS_MAX + 1): how many, and their ids in ids. */
+static int create_until_eagain(trace_id_t *ids, int *last_error)
 {
+    int n = 0, e = 0;
+    while (n <= TRACE_SYS_MAX && (e = posix_trace_create(0, NULL, &ids[n])) == 0)
+        n++;
+    *last_error = e;
+    return n;
+}
+
+static void shutdown_all(trace_id_t *ids, int n)
+{
+    for (int i = 0; i < n; i++)
+        posix_trace_shutdown(ids[i]);
+}
+
+/* A child holding `hold` streams (it shuts `drop` of them down first), until killed. */
+static pid_t holder(int hold, int drop, int up)
+{
+    pid_t pid = pt_fork(60);
+    if (pid == 0) {
+        trace_id_t ids[TRACE_SYS_MAX];
+        for (int i = 0; i < hold; i++)
+            if (posix_trace_create(0, NULL, &ids[i]))
+                _exit(2);
+        shutdown_all(ids, drop);
+        xp_send(up, 'r');
+        pause();
+        _exit(0);
+    }
+    return pid;
+}
+
+/*
+ * TRACE_SYS_MAX is shared by the processes of a user: streams another
+ * process holds count (EAGAIN sooner), its shutdowns give them back, and
+ * a SIGKILLed holder's come back at the next create.
+ */
+static void test_posix_create_limit_across_processes(void)
+{
+    int up[2];
+    if (pipe(up))
+        TL_DIE("pipe");
+    pid_t pid = holder(30, 10, up[1]);
+    trace_id_t ids[TRACE_SYS_MAX + 1];
+    int e = 0, n = 0;
+    if (CHECK_EQ_INT(xp_recv(up[0], 20000), 'r')) {
+        n = create_until_eagain(ids, &e);
+        CHECK_EQ_INT(n, TRACE_SYS_MAX - 20);
+        CHECK_ERR(e, EAGAIN);
+    }
+    kill(pid, SIGKILL);
+    CHECK_EQ_INT(xp_wait(pid), 128 + SIGKILL);
+    int more = create_until_eagain(ids + n, &e);
+    CHECK_EQ_INT(n + more, TRACE_SYS_MAX); /* the dead holder's 20 entries are free again */
+    CHECK_ERR(e, EAGAIN);
+    shutdown_all(ids, n + more);
+    /* Another process now gets all of them. */
+    pid = holder(TRACE_SYS_MAX, 0, up[1]);
+    CHECK_EQ_INT(xp_recv(up[0], 20000), 'r');
+    kill(pid, SIGKILL);
+    xp_wait(pid);
+    close(up[0]), close(up[1]);
+}
+
+/* Entries a program held when it called exec are given back by the new image (it holds no stream). */
+static void test_posix_entries_freed_by_exec(void)
+{
+    pid_t pid = pt_fork(60);
+    if (pid == 0) {
+        trace_id_t ids[10];
+        for (int i = 0; i < 10; i++)
+            if (posix_trace_create(0, NULL, &ids[i]))
+                _exit(2);
+        execl("/proc/self/exe", "test_xproc_quota", "--create-all", (char *)NULL);
+        _exit(3);
+    }
+    CHECK_EQ_INT(xp_wait(pid), 0);
+}
+
+/* After exec: all TRACE_SYS_MAX streams, then EAGAIN. Exit status 0 if so. */
+static int create_all_main(void)
+{
+    trace_id_t ids[TRACE_SYS_MAX + 1];
+    int e;
+    int n = create_until_eagain(ids, &e);
+    return n == TRACE_SYS_MAX && e == EAGAIN ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--create-all") == 0)
+        return create_all_main();
+    /* A table of this run's own, before the first posix_trace_create (which opens it for good). */
+    char tag[32];
+    snprintf(tag, sizeof tag, "quota-test-%d", (int)getpid());
+    setenv("TRACELOG_STREAMS_TABLE", tag, 1);
+    tl_quota_name_from_env(posix_table, (uint32_t)geteuid());
     pt_watchdog(120);
     PT_RUN(test_name);
     PT_RUN(test_limit_in_one_process);
@@ -223,5 +325,11 @@ int main(void)
     PT_RUN(test_concurrent_creation);
     PT_RUN(test_damaged_tables_are_replaced);
     PT_RUN(test_squatted_by_another_user);
+    PT_RUN(test_posix_create_limit_across_processes);
+    PT_RUN(test_posix_entries_freed_by_exec);
+    char want[TL_SHM_NAME_MAX];
+    snprintf(want, sizeof want, "/tracelog.%u.streams.%s", (unsigned)geteuid(), tag);
+    CHECK_STR_EQ(posix_table, want);
+    tl_shmobj_unlink(posix_table);
     return pt_finish();
 }

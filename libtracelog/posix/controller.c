@@ -64,6 +64,10 @@ pid_t tl_remote_pid(const tl_remote *rm) { return (pid_t)rm->r.peer.token.pid; }
 
 int tl_remote_names(tl_remote *rm, tl_names **out)
 {
+    if (rm->names && tl_names_moved(rm->names)) { /* it joined its parent's map since */
+        tl_names_detach(rm->names);
+        rm->names = NULL;
+    }
     if (!rm->names) {
         const tl_ctl_peer *p = &rm->r.peer;
         if (tl_names_attach(p->euid, p->egid, p->token.pid, p->token.start, &rm->names))
@@ -84,15 +88,19 @@ int tl_remote_ended(tl_remote *rm, tl_proc_end *end)
     return rm->ended;
 }
 
+int tl_remote_wait_end(tl_remote *rm, int wake_fd) { return tl_proc_watch_wait(&rm->r.watch, wake_fd); }
+
 void tl_remote_close(tl_remote *rm)
 {
     if (!rm)
         return;
     if (rm->stream) /* a producer still mapping it records nothing more */
         atomic_store(&rm->stream->state, TL_DEAD);
-    int ended = tl_xproc_remote_ended(&rm->r, 0);
+    const tl_ctl_peer *p = &rm->r.peer;
+    if (tl_xproc_remote_ended(&rm->r, 0))
+        tl_names_sweep(p->euid, p->token.pid, p->token.start);
+    tl_names_detach(rm->names);
     tl_xproc_remote_close(&rm->r);
     tl_xproc_buffer_destroy(&rm->b);
-    tl_names_detach(rm->names, ended);
     free(rm);
 }

@@ -50,6 +50,7 @@ typedef struct tl_trace {
     pid_t owner;             /* only this process may use the handle */
     trace_attr_t attr;       /* as resolved at creation (or read from the log) */
     int slot;
+    uint32_t quota_entry;    /* active: its entry in the per-user table + 1; 0 none (registry.c) */
     int users;               /* calls in progress on this handle (registry lock) */
     int dying;               /* shutdown/close started: new calls get EINVAL */
     size_t typelist_pos;
@@ -76,7 +77,8 @@ typedef struct tl_trace {
 /* acquire checks the handle, the owner process and the kind mask (1 << tl_kind). */
 int tl_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out);
 void tl_posix_release(tl_trace *t);
-int tl_posix_register(tl_trace *t, trace_id_t *trid); /* EAGAIN when TRACE_SYS_MAX are in use */
+/* EAGAIN when TRACE_SYS_MAX are in use: in this process, or for an active stream, by this user's processes. */
+int tl_posix_register(tl_trace *t, trace_id_t *trid);
 /* Marks t dying, waits for other users to leave, frees the slot. Caller holds one use. */
 void tl_posix_unregister(tl_trace *t);
 /* Makes posix_trace_event record into (or stop recording into) the stream of slot. */
@@ -116,14 +118,21 @@ uint32_t tl_posix_name_count(void);
  * or an errno (the map then stays private: a controller sees no names).
  */
 int tl_posix_names_share(void);
-/* Another process's named map (made if it has none): 0, ENOENT, ENOTSUP, ESTALE (a dead process's), EAGAIN. */
 /* "TRACELOG_NAMES=<pid>.<start>": where a spawned child finds this process's named map; 0 or an errno. */
 int tl_posix_names_env(char *out, size_t cap);
 /* At load in a spawned child: uses the map TRACELOG_NAMES names (never moved, never removed by us). */
 int tl_posix_names_join_env(void);
+/*
+ * Another process's named map (made if it has none; for a process sharing
+ * its parent's map, the parent's): 0, ENOENT, ENOTSUP, ESTALE (a dead
+ * process's), EAGAIN.
+ */
 int tl_names_attach(uint32_t euid, uint32_t egid, uint32_t pid, uint64_t start, tl_names **out);
-/* Unmaps m; owner_ended: also removes its name if its process is gone. */
-void tl_names_detach(tl_names *m, int owner_ended);
+/* 1 once m became a redirect (its process joined its parent's map after we attached): attach again. */
+int tl_names_moved(const tl_names *m);
+void tl_names_detach(tl_names *m); /* unmaps m; accepts NULL */
+/* A killed process cannot remove its named map: its controller does (if the process is gone). */
+void tl_names_sweep(uint32_t euid, uint32_t pid, uint64_t start);
 /* The functions above on map m, or on the process's own map when m is NULL. */
 uint32_t tl_names_count(const tl_names *m);
 int tl_names_name_of(const tl_names *m, trace_event_id_t id, char *out, size_t cap);
@@ -157,6 +166,8 @@ pid_t tl_remote_pid(const tl_remote *rm);
 int tl_remote_names(tl_remote *rm, tl_names **out);
 /* 1 once the traced process has ended, with how (never waits, never reaps). */
 int tl_remote_ended(tl_remote *rm, tl_proc_end *end);
+/* Sleeps until the traced process ends (1) or wake_fd is readable (0). */
+int tl_remote_wait_end(tl_remote *rm, int wake_fd);
 /* Marks the stream dead, tells the process to let it go, removes the buffer. Accepts NULL. */
 void tl_remote_close(tl_remote *rm);
 /* The names a handle's stream uses: 0 with *out (NULL: this process's own), or EAGAIN. */
@@ -166,9 +177,10 @@ int tl_posix_trace_names(tl_trace *t, tl_names **out);
 
 /*
  * A stream's log: its writer on a duplicate of fd, a consumer of the stream,
- * and with the FLUSH policy the flusher thread. Every function is
- * thread-safe (one lock, never held by another log's call). Errors are
- * error numbers.
+ * with the FLUSH policy the flusher thread, and for a controller's log of
+ * another policy a thread that logs the traced process's end when it
+ * comes. Every function is thread-safe (one lock, never held by another
+ * log's call). Errors are error numbers.
  */
 int tl_log_open(tl_log **out, tl_stream *s, const trace_attr_t *attr, int fd, tl_remote *remote);
 /* posix_trace_flush (explicit_call: FLUSH_START and FLUSH_STOP are recorded) and the other full flushes. */

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,6 +43,9 @@ struct tl_log {
     uint64_t overruns_reported;
     tl_remote *remote;           /* a controller's log: the traced process, its names */
     int end_logged;              /* its end is in the log */
+    int end_checkpointed;        /* and a trailer after it */
+    pthread_t end_watcher;       /* a controller's log without flusher: logs the end when it comes */
+    int end_wake_fd;             /* eventfd that stops the end watcher; -1 without one */
 };
 
 static int errno_of(tracelog_status st, const tracelog_error *err)
@@ -261,11 +265,20 @@ static void publish_status(tl_log *l)
     pthread_mutex_unlock(&l->status_lock);
 }
 
-/* Writes the status and the partial chunk out. Caller holds the lock. */
+/*
+ * Writes the status and the partial chunk out; the first time after the
+ * traced process's end was logged, with a trailer (a checkpoint): the log
+ * reads back complete from then on, even if this controller never gets to
+ * shut the stream down. Caller holds the lock.
+ */
 static int write_out(tl_log *l)
 {
     update_status(l);
     l->written_at = tl_stream_delivered(l->stream);
+    if (l->end_logged && !l->end_checkpointed) {
+        l->end_checkpointed = 1;
+        return writer_errno(l, tracelog_writer_checkpoint(l->writer));
+    }
     return writer_errno(l, tracelog_writer_flush(l->writer));
 }
 
@@ -429,7 +442,7 @@ static void *flusher_main(void *arg)
         if (ended || now - last_write >= l->flush_interval_ns) { /* a program's end goes out at once */
             /* Bounds what an end without handler (_exit, SIGKILL) loses to about one interval;
                an idle stream writes nothing. */
-            int we = tl_stream_delivered(l->stream) != l->written_at ? write_out(l) : 0;
+            int we = ended || tl_stream_delivered(l->stream) != l->written_at ? write_out(l) : 0;
             if (!e)
                 e = we;
             last_write = now;
@@ -441,6 +454,50 @@ static void *flusher_main(void *arg)
         unlock(l);
     }
     return NULL;
+}
+
+/*
+ * A controller's log of a LOOP or UNTIL_FULL stream has no flusher, yet the
+ * traced process's end must not wait for the next posix_trace_flush or the
+ * shutdown (design note, section 7): this thread sleeps on the pidfd and,
+ * when the process ends, drains the stream, logs the end and writes it out.
+ */
+static void *end_watch_main(void *arg)
+{
+    tl_log *l = arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    if (tl_remote_wait_end(l->remote, l->end_wake_fd)) {
+        lock(l);
+        flush_locked(l, 0);
+        unlock(l);
+    }
+    return NULL;
+}
+
+static int start_end_watcher(tl_log *l)
+{
+    l->end_wake_fd = eventfd(0, EFD_CLOEXEC);
+    if (l->end_wake_fd < 0)
+        return errno == ENOMEM ? ENOMEM : EAGAIN;
+    if (pthread_create(&l->end_watcher, NULL, end_watch_main, l) == 0)
+        return 0;
+    close(l->end_wake_fd);
+    l->end_wake_fd = -1;
+    return EAGAIN;
+}
+
+static void stop_end_watcher(tl_log *l)
+{
+    if (l->end_wake_fd < 0)
+        return;
+    uint64_t one = 1;
+    while (write(l->end_wake_fd, &one, sizeof one) < 0 && errno == EINTR)
+        ;
+    pthread_join(l->end_watcher, NULL);
+    close(l->end_wake_fd);
+    l->end_wake_fd = -1;
 }
 
 static void stop_flusher(tl_log *l)
@@ -500,6 +557,7 @@ int tl_log_open(tl_log **out, tl_stream *s, const trace_attr_t *attr, int fd, tl
         return ENOMEM;
     l->stream = s;
     l->remote = remote;
+    l->end_wake_fd = -1;
     l->attr = *attr;
     l->flush_interval_ns = (uint64_t)attr->__flush_interval_ms * 1000000u;
     pthread_mutex_init(&l->lock, NULL);
@@ -514,6 +572,8 @@ int tl_log_open(tl_log **out, tl_stream *s, const trace_attr_t *attr, int fd, tl
         if (pthread_create(&l->flusher, NULL, flusher_main, l) != 0)
             e = EAGAIN;
         l->flusher_running = !e;
+    } else if (!e && remote) {
+        e = start_end_watcher(l);
     }
     if (e) {
         tracelog_writer_abandon(l->writer);
@@ -529,6 +589,7 @@ void tl_log_abandon(tl_log *l)
 {
     tl_posix_crash_unwatch(l);
     stop_flusher(l);
+    stop_end_watcher(l);
     tracelog_writer_abandon(l->writer);
     free_log(l);
 }
@@ -555,6 +616,7 @@ int tl_log_close(tl_log *l)
 {
     tl_posix_crash_unwatch(l);
     stop_flusher(l);
+    stop_end_watcher(l);
     lock(l);
     sigset_t old;
     xfsz_block(&old); /* the close writes the trailer */

@@ -62,6 +62,8 @@ typedef tl_names name_map;
 static _Atomic(name_map *) map;
 static _Atomic int map_named; /* map is this process's named object */
 static int map_inherited;     /* map is the parent's, shared through an inherited stream: never moved by us */
+static _Atomic int redirected; /* map_inherited, and our named map sends controllers to it */
+static tl_proc_token redirect_self; /* the process that made that named map (removed at its exit) */
 static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER; /* making the map, moving it, and fork */
 static name_map *locked_for_fork; /* the map whose lock the forking thread holds */
 static uint32_t count_at_fork;    /* names it held then: the child's copy */
@@ -214,6 +216,7 @@ void tl_posix_names_after_fork_child(int shared)
 {
     name_map *old = atomic_load(&map);
     map_inherited = old && shared;
+    atomic_store(&redirected, 0); /* the parent's named map, not ours */
     if (map_inherited)
         atomic_store(&map_named, 0);
     if (old && !shared) {
@@ -423,14 +426,55 @@ static int merge_into(const name_map *old, name_map *n)
     return 0;
 }
 
+/*
+ * We use our parent's map (an inherited stream: fork or spawn), so our
+ * names get ids there. A controller tracing us looks for our named map: we
+ * make it a redirect to the parent's (`moved`, with the parent's token),
+ * keeping names a controller opened in it first when they agree on every
+ * id. Caller holds create_lock. 0 or an errno (EBUSY: the parent's map is
+ * anonymous, nobody can find it).
+ */
+static int redirect_to_inherited(void)
+{
+    name_map *inh = atomic_load(&map), *n;
+    if (!inh || atomic_load(&inh->magic) != NAMES_MAGIC)
+        return EBUSY;
+    tl_proc_token self;
+    int e = tl_proc_token_of(getpid(), &self);
+    if (!e)
+        e = open_or_make((uint32_t)geteuid(), (uint32_t)getegid(), &self, 1, &n);
+    if (e)
+        return e;
+    if (!(e = lock(n))) {
+        if (!atomic_load(&n->moved) && !(e = lock(inh))) {
+            e = merge_into(n, inh);
+            pthread_mutex_unlock(&inh->lock);
+            if (!e) {
+                n->to_pid = inh->pid;
+                n->to_start = inh->start;
+                n->to_euid = inh->euid;
+                atomic_store(&n->moved, 1);
+            }
+        }
+        pthread_mutex_unlock(&n->lock);
+    }
+    munmap(n, sizeof *n);
+    if (!e) {
+        redirect_self = self;
+        atomic_store(&redirected, 1);
+    }
+    return e;
+}
+
 int tl_posix_names_share(void)
 {
-    if (atomic_load(&map_named))
+    if (atomic_load(&map_named) || atomic_load(&redirected))
         return 0;
     pthread_mutex_lock(&create_lock);
-    if (map_inherited) { /* the parent's map: its controller reads it, ours would not see our names */
+    if (map_inherited) {
+        int e = atomic_load(&redirected) ? 0 : redirect_to_inherited();
         pthread_mutex_unlock(&create_lock);
-        return EBUSY;
+        return e;
     }
     int e = 0;
     name_map *old = map_locked(), *n = NULL;
@@ -464,15 +508,21 @@ int tl_posix_names_share(void)
     return e;
 }
 
-/* At exit, the name of our map goes with us (a killed process's is swept: xproc/ctl.c). */
+/* At exit, the name of our map (or redirect) goes with us (a killed process's: tl_names_sweep by its controller). */
 __attribute__((destructor)) static void unlink_named_map(void)
 {
+    tl_proc_token self;
+    char name[TL_SHM_NAME_MAX];
+    if (atomic_load(&redirected) && redirect_self.pid == (uint32_t)getpid()) {
+        names_name(name, (uint32_t)geteuid(), redirect_self.pid);
+        if (tl_proc_token_of(getpid(), &self) == 0 && self.start == redirect_self.start)
+            tl_shmobj_unlink(name);
+        return;
+    }
     name_map *m = atomic_load(&map);
     if (!m || !atomic_load(&map_named) || m->pid != (uint32_t)getpid())
         return;
-    char name[TL_SHM_NAME_MAX];
     names_name(name, m->euid, m->pid);
-    tl_proc_token self;
     if (tl_proc_token_of(getpid(), &self) == 0 && self.start == m->start)
         tl_shmobj_unlink(name);
 }
@@ -523,25 +573,37 @@ int tl_names_attach(uint32_t euid, uint32_t egid, uint32_t pid, uint64_t start, 
 {
     tl_proc_token t = {pid, start};
     /* A stale map is left for the process to replace: unlinking it here could race with that. */
-    return open_or_make(euid, egid, &t, 0, out);
+    int e = open_or_make(euid, egid, &t, 0, out);
+    if (e || !atomic_load(&(*out)->moved))
+        return e;
+    /* A redirect to the map it shares with its parent (redirect_to_inherited): one step, same user only. */
+    tl_proc_token to = {(*out)->to_pid, (*out)->to_start};
+    name_map *m;
+    if (open_named(euid, &to, &m) == 0) {
+        munmap(*out, sizeof **out);
+        *out = m;
+    }
+    return 0; /* the parent's map is gone: the redirect itself (no names) */
 }
 
-void tl_names_detach(tl_names *m, int owner_ended)
+int tl_names_moved(const tl_names *m) { return atomic_load(&m->moved) != 0; }
+
+void tl_names_detach(tl_names *m)
 {
-    if (!m)
-        return;
-    /* A process killed cannot remove its map's name: its controller does, as for the control object. */
-    tl_proc_token t = {m->pid, m->start};
-    if (owner_ended && atomic_load(&m->magic) == NAMES_MAGIC && !tl_proc_alive(&t)) {
-        char name[TL_SHM_NAME_MAX];
-        names_name(name, m->euid, m->pid);
-        name_map *now;
-        if (open_named(m->euid, &t, &now) == 0) { /* still that process's (not a later one's with its pid) */
-            munmap(now, sizeof *now);
-            tl_shmobj_unlink(name);
-        }
-    }
-    munmap(m, sizeof *m);
+    if (m)
+        munmap(m, sizeof *m);
+}
+
+void tl_names_sweep(uint32_t euid, uint32_t pid, uint64_t start)
+{
+    tl_proc_token t = {pid, start};
+    name_map *now;
+    if (tl_proc_alive(&t) || open_named(euid, &t, &now) != 0)
+        return; /* alive, or not that process's (a later one's with its pid) */
+    munmap(now, sizeof *now);
+    char name[TL_SHM_NAME_MAX];
+    names_name(name, euid, pid);
+    tl_shmobj_unlink(name);
 }
 
 uint32_t tl_names_count(const tl_names *m) { return m ? count_of(m) : tl_posix_name_count(); }

@@ -4,12 +4,17 @@
  * answered with EINVAL instead of being dereferenced. Each call on a handle
  * holds a "use" so that shutdown can wake blocked readers and wait for them
  * to leave before freeing anything.
+ *
+ * TRACE_SYS_MAX is also a limit per user (design note, section 8): every
+ * active stream holds an entry of the user's table (xproc/quota.c) while
+ * it exists; a dead process's entries are taken back by the next creator.
  */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "posix/internal.h"
+#include "xproc/quota.h"
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -18,6 +23,9 @@ static struct {
 } slots[TRACE_SYS_MAX];
 static pid_t current_pid;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static tl_quota quota;  /* the user's stream table (reg_lock) */
+static pid_t quota_pid; /* the process that opened it: a fork child opens it again, with its own token */
+static int quota_state; /* 0 not opened yet, 1 open, -1 unusable: the limit is then per process only */
 
 /*
  * Read by posix_trace_event without locks: the streams this process records
@@ -123,6 +131,41 @@ static void init_once(void) { pthread_once(&once, init); }
 
 void tl_posix_registry_init(void) { init_once(); }
 
+/* An entry of the user's table for t (active streams only). Caller holds reg_lock. 0 or EAGAIN. */
+static int quota_claim(tl_trace *t)
+{
+    t->quota_entry = 0;
+    if (t->kind == TL_PRERECORDED)
+        return 0;
+    if (quota_state && quota_pid != current_pid) { /* forked: the parent's entries are not ours */
+        tl_quota_close(&quota);
+        quota_state = 0;
+    }
+    if (!quota_state) {
+        char name[TL_SHM_NAME_MAX];
+        tl_quota_name_from_env(name, (uint32_t)geteuid());
+        quota_state = tl_quota_open(name, TRACE_SYS_MAX, &quota) == 0 ? 1 : -1;
+        quota_pid = current_pid;
+        if (quota_state > 0)
+            tl_quota_release_own(&quota); /* left by our image before exec */
+    }
+    uint32_t entry;
+    if (quota_state < 0)
+        return 0;
+    if (tl_quota_acquire(&quota, &entry))
+        return EAGAIN;
+    t->quota_entry = entry + 1;
+    return 0;
+}
+
+/* Caller holds reg_lock. */
+static void quota_give_back(tl_trace *t)
+{
+    if (t->quota_entry && quota_state > 0 && quota_pid == current_pid)
+        tl_quota_release(&quota, t->quota_entry - 1);
+    t->quota_entry = 0;
+}
+
 int tl_posix_register(tl_trace *t, trace_id_t *trid)
 {
     init_once();
@@ -130,7 +173,7 @@ int tl_posix_register(tl_trace *t, trace_id_t *trid)
     int i = 0;
     while (i < TRACE_SYS_MAX && slots[i].t)
         i++;
-    if (i == TRACE_SYS_MAX) {
+    if (i == TRACE_SYS_MAX || quota_claim(t)) {
         pthread_mutex_unlock(&reg_lock);
         return EAGAIN;
     }
@@ -190,5 +233,6 @@ void tl_posix_unregister(tl_trace *t)
     pthread_mutex_lock(&reg_lock);
     t->users--;
     slots[t->slot].t = NULL;
+    quota_give_back(t);
     pthread_mutex_unlock(&reg_lock);
 }

@@ -57,6 +57,8 @@ __attribute__((constructor)) static void remote_at_load(void)
     tl_xproc_adopt_if_made();
     if (tl_xproc_has_ctl()) /* a controller traces us from before exec: it reads our names */
         tl_posix_names_share();
-    if (tl_xproc_join_env() == 0 && tl_xproc_local_map(TL_XPROC_ENV_SLOT, NULL, NULL))
-        tl_posix_names_join_env(); /* spawned into a parent's stream: its ids */
+    /* Spawned into a parent's stream: its ids, and a controller of ours is sent to its map. */
+    if (tl_xproc_join_env() == 0 && tl_xproc_local_map(TL_XPROC_ENV_SLOT, NULL, NULL) &&
+        tl_posix_names_join_env() == 0)
+        tl_posix_names_share();
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -15,6 +16,20 @@
 void tl_quota_name(char out[TL_SHM_NAME_MAX], uint32_t euid)
 {
     snprintf(out, TL_SHM_NAME_MAX, "/tracelog.%u.streams", euid);
+}
+
+#define TL_QUOTA_ENV "TRACELOG_STREAMS_TABLE"
+#define TAG_MAX 32
+
+void tl_quota_name_from_env(char out[TL_SHM_NAME_MAX], uint32_t euid)
+{
+    const char *tag = getenv(TL_QUOTA_ENV);
+    size_t n = tag ? strspn(tag, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") : 0;
+    if (n == 0 || n > TAG_MAX || tag[n] != '\0') {
+        tl_quota_name(out, euid);
+        return;
+    }
+    snprintf(out, TL_SHM_NAME_MAX, "/tracelog.%u.streams.%s", euid, tag);
 }
 
 static int table_valid(const tl_quota_table *t, uint32_t entries, uint32_t euid)
@@ -131,6 +146,12 @@ void tl_quota_release(tl_quota *q, uint32_t entry)
         return;
     uint64_t mine = q->self;
     atomic_compare_exchange_strong(&q->t->holder[entry], &mine, 0);
+}
+
+void tl_quota_release_own(tl_quota *q)
+{
+    for (uint32_t i = 0; i < q->entries; i++)
+        tl_quota_release(q, i);
 }
 
 uint32_t tl_quota_in_use(const tl_quota *q)

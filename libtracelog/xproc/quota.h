@@ -33,6 +33,13 @@ typedef struct tl_quota {
 
 /* "/tracelog.<euid>.streams" */
 void tl_quota_name(char out[TL_SHM_NAME_MAX], uint32_t euid);
+/*
+ * The table this process counts its streams in: the user's, or with
+ * TRACELOG_STREAMS_TABLE=TAG (1 to 32 of [A-Za-z0-9_-]; anything else is
+ * ignored) "/tracelog.<euid>.streams.<TAG>": processes sharing a tag share
+ * a limit of their own (a test suite running beside the user's tracing).
+ */
+void tl_quota_name_from_env(char out[TL_SHM_NAME_MAX], uint32_t euid);
 
 /*
  * Opens (or makes: built under a temporary name, then linked in place, so
@@ -48,6 +55,12 @@ void tl_quota_close(tl_quota *q);
 int tl_quota_acquire(tl_quota *q, uint32_t *entry);
 /* Gives an entry back (only if we still hold it). */
 void tl_quota_release(tl_quota *q, uint32_t entry);
+/*
+ * Gives back every entry that holds our token: called once per program
+ * image, at its first open, since a new image (after exec) holds no stream
+ * yet, so such entries are the previous image's.
+ */
+void tl_quota_release_own(tl_quota *q);
 /* Entries held by live processes (for statistics and tests). */
 uint32_t tl_quota_in_use(const tl_quota *q);
 

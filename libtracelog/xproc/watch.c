@@ -56,6 +56,15 @@ int tl_proc_watch_ended(tl_proc_watch *w, int timeout_ms)
     return r > 0;
 }
 
+int tl_proc_watch_wait(tl_proc_watch *w, int wake_fd)
+{
+    struct pollfd p[2] = {{w->pidfd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+    while (poll(p, 2, -1) < 0)
+        if (errno != EINTR)
+            return 0; /* cannot wait (no memory for the poll table): the caller's other paths still log the end */
+    return (p[0].revents & POLLIN) != 0;
+}
+
 void tl_proc_end_of_status(int status, tl_proc_end *end)
 {
     if (WIFEXITED(status))

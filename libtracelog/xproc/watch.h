@@ -39,6 +39,11 @@ int tl_proc_watch_open(const tl_proc_token *token, tl_proc_watch *w);
 void tl_proc_watch_close(tl_proc_watch *w);
 /* 1 once the process has ended, 0 if it still runs after timeout_ms (0: do not wait; -1: for ever). */
 int tl_proc_watch_ended(tl_proc_watch *w, int timeout_ms);
+/*
+ * Waits until the process ends (1) or wake_fd becomes readable (0), for
+ * ever: the thread that must notice the end at once sleeps here.
+ */
+int tl_proc_watch_wait(tl_proc_watch *w, int wake_fd);
 /* How it ended (call once tl_proc_watch_ended said so). Never reaps it. */
 void tl_proc_watch_end(tl_proc_watch *w, tl_proc_end *end);
 /* The how/code of a waitpid()-style status word. */

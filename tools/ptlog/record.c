@@ -350,10 +350,6 @@ int ptlog_cmd_attach(int argc, char **argv)
         ptlog_msg("attach", "not a process id: '%s'", argv[first]);
         return PTLOG_EXIT_USAGE;
     }
-    if (o.stream_policy != POSIX_TRACE_FLUSH) {
-        ptlog_msg("attach", "--stream-policy: attach writes the log as it goes (flush only)");
-        return PTLOG_EXIT_USAGE;
-    }
     int fd;
     if ((rc = open_output("attach", &o, &fd)))
         return rc;
