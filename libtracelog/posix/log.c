@@ -338,11 +338,12 @@ int tl_log_checkpoint(tl_log *l)
     return e ? e : ce;
 }
 
-void tl_log_stop(tl_log *l, const tl_event *marker)
+int tl_log_stop(tl_log *l, const tl_event *marker)
 {
     lock(l);
-    tl_stream_stop(l->stream, marker);
+    int stopped = tl_stream_stop(l->stream, marker);
     unlock(l);
+    return stopped;
 }
 
 void tl_log_clear(tl_log *l)
