@@ -787,8 +787,8 @@ static void set_cost_targets(void)
     snprintf(b, sizeof b, "<= %.2f ns (2x clock)", 2 * clk);
     add_target("posix_trace_event 16 B, log, 1 thread", med("event_log_16b_1t_ns"), 1, 2 * clk, "ns", b);
     add_target("posix_trace_event 16 B, no log, 1 thread", med("event_nolog_16b_1t_ns"), 1, 2 * clk, "ns", b);
-    add_target("filtered-out event", med("event_filtered_ns"), 1, 5, "ns", "< 5 ns");
-    add_target("event on a stopped stream", med("event_stopped_ns"), 1, 5, "ns", "< 5 ns");
+    add_target("filtered-out event", med("event_filtered_ns"), 1, 3, "ns", "< 3 ns");
+    add_target("event on a stopped stream", med("event_stopped_ns"), 1, 3, "ns", "< 3 ns");
     add_target("2 threads / 1 thread, 16 B, no log", med("event_nolog_16b_2t_speedup"), 0, 1.6, "x", ">= 1.6x");
     add_target("2 threads / 1 thread, 16 B, log", med("event_log_16b_2t_speedup"), 0, 1.6, "x", ">= 1.6x");
 }

@@ -75,13 +75,11 @@ void tl_posix_registry_after_fork_parent(void)
     pthread_mutex_unlock(&reg_lock);
 }
 
-/* A stream the child keeps recording into, whose changes only its parent makes and sees. */
-static int kept_by_child(int i)
+/* In a forked child: a stream of the parent's that the child no longer records into. */
+static int left_by_child(int i)
 {
     tl_trace *t = slots[i].t;
-    if (!atomic_load(&tl_posix_active[i]))
-        return 0;
-    return !(t && t->active.stream && !t->active.remote && t->attr.__inheritance != POSIX_TRACE_INHERITED);
+    return t && t->active.stream && !t->active.remote && t->attr.__inheritance != POSIX_TRACE_INHERITED;
 }
 
 /* In the child: every handle is the parent's (EINVAL here); only inherited streams keep recording. */
@@ -89,15 +87,13 @@ void tl_posix_registry_after_fork_child(void)
 {
     current_pid = getpid();
     atomic_store(&tl_posix_current_pid, (uint32_t)current_pid);
-    uint64_t kept = 0;
+    uint64_t kept = 0; /* streams only the parent controls from now on */
     for (int i = 0; i < TRACE_SYS_MAX; i++)
-        kept |= (uint64_t)kept_by_child(i) << i;
+        kept |= (uint64_t)(atomic_load(&tl_posix_active[i]) && !left_by_child(i)) << i;
     tl_posix_wanted_after_fork_child(kept);
-    for (int i = 0; i < TRACE_SYS_MAX; i++) {
-        tl_trace *t = slots[i].t;
-        if (t && t->active.stream && !t->active.remote && t->attr.__inheritance != POSIX_TRACE_INHERITED)
+    for (int i = 0; i < TRACE_SYS_MAX; i++)
+        if (left_by_child(i))
             tl_posix_publish(i, NULL);
-    }
     pthread_mutex_unlock(&reg_lock);
 }
 
