@@ -120,6 +120,14 @@ static void test_metadata(void)
         while (tracelog_reader_next(r, &e) == TRACELOG_OK)
             found |= e.event_id == ev_t && e.timestamp_ns >= md->clock_ns_base;
         CHECK(found);
+        /* ptlog info shows it (when the tool is built). */
+        const char *ptlog = getenv("PTLOG");
+        if (ptlog && *ptlog) {
+            char cmd[4200];
+            snprintf(cmd, sizeof cmd, "'%s' info /proc/%d/fd/%d | grep -q 'calibration: *ns = .*ns per tick'", ptlog,
+                     (int)getpid(), fd);
+            CHECK_MSG(system(cmd) == 0, "ptlog info shows the clock calibration");
+        }
     } else {
         CHECK_EQ(md->clock_mult, 0);
     }
