@@ -142,6 +142,9 @@ int tl_stream_check(const void *map, uint64_t size)
     if (!power_of_two(n) || n > TL_MAX_LANES / 2 || !power_of_two(s->lane_size) || s->lane_size < 4096 ||
         s->lane_size > TL_MAX_LANE_SIZE || s->max_data > TL_MAX_DATA_LIMIT || s->max_sys_data > TL_MAX_SYS_DATA)
         return EINVAL;
+    const tl_clock *c = &s->clock; /* a clock no creator makes: its times would be nonsense */
+    if (c->kind > TL_CLOCK_TSC || (c->kind == TL_CLOCK_TSC && (c->mult == 0 || c->shift > 63)))
+        return EINVAL;
     uint64_t data_off = tl_stream_data_offset(n);
     if (s->lanes_offset != TL_LANES_OFFSET || s->data_offset != data_off ||
         s->total_size != data_off + s->lane_size * n + TL_SYS_LANE_SIZE || s->total_size > size)
