@@ -3,8 +3,11 @@
  * Calibration: the TSC and CLOCK_MONOTONIC are read together (the TSC
  * around the clock, taking the middle) at load, and again at the first
  * stream that needs them, at least CALIBRATION_NS later (the first stream
- * waits for the rest of it): over 20 ms, a read uncertainty of about 50 ns
- * makes an error of a few parts per million in the frequency.
+ * of a young process waits for the rest of it): over 20 ms, a read
+ * uncertainty of about 50 ns makes an error of a few parts per million in
+ * the frequency, over the longer time an older process has run, less. A
+ * suspend in between (CLOCK_BOOTTIME moved away from CLOCK_MONOTONIC: the
+ * counter may have run on or stopped) starts the window again.
  */
 #define _GNU_SOURCE
 #include "stream/clock.h"
@@ -36,12 +39,20 @@ static int64_t realtime_offset(void)
 #if TL_HAVE_TSC
 typedef struct pair {
     uint64_t tsc, mono;
+    int64_t asleep; /* CLOCK_BOOTTIME - CLOCK_MONOTONIC: the time suspended since boot */
 } pair;
+
+static uint64_t boot_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_BOOTTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* The TSC and CLOCK_MONOTONIC at the same moment: the best of a few reads (the shortest TSC window). */
 static pair read_pair(void)
 {
-    pair best = {0, 0};
+    pair best = {0, 0, 0};
     uint64_t best_width = UINT64_MAX;
     for (int i = 0; i < 5; i++) {
         uint64_t t0 = __rdtsc();
@@ -49,10 +60,18 @@ static pair read_pair(void)
         uint64_t t1 = __rdtsc();
         if (t1 - t0 < best_width) {
             best_width = t1 - t0;
-            best = (pair){t0 + (t1 - t0) / 2, m};
+            best = (pair){t0 + (t1 - t0) / 2, m, 0};
         }
     }
+    best.asleep = (int64_t)(boot_ns() - best.mono);
     return best;
+}
+
+/* Was the machine suspended between a and b (more than a millisecond)? */
+static int suspended_between(const pair *a, const pair *b)
+{
+    int64_t d = b->asleep - a->asleep;
+    return d > 1000000 || d < -1000000;
 }
 
 static pair at_load;
@@ -128,11 +147,15 @@ static void choose(void)
         return;
     if (at_load.mono == 0) /* a stream made by a constructor that ran before ours */
         at_load = read_pair();
-    pair end = read_pair();
-    while (end.mono - at_load.mono < CALIBRATION_NS) {
+    pair end;
+    for (;;) {
+        end = read_pair();
+        if (suspended_between(&at_load, &end))
+            at_load = end;
+        if (end.mono - at_load.mono >= CALIBRATION_NS)
+            break;
         struct timespec nap = {0, (long)(CALIBRATION_NS - (end.mono - at_load.mono))};
         nanosleep(&nap, NULL);
-        end = read_pair();
     }
     uint64_t ticks = end.tsc - at_load.tsc, ns = end.mono - at_load.mono;
     if (ticks == 0)
