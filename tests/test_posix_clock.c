@@ -127,6 +127,14 @@ static void test_metadata(void)
             snprintf(cmd, sizeof cmd, "'%s' info /proc/%d/fd/%d | grep -q 'calibration: *ns = .*ns per tick'", ptlog,
                      (int)getpid(), fd);
             CHECK_MSG(system(cmd) == 0, "ptlog info shows the clock calibration");
+            /* And a conversion to JSON Lines and back keeps it, number for number. */
+            snprintf(cmd, sizeof cmd,
+                     "p='%s'; f=/proc/%d/fd/%d; t=$(mktemp -d) && \"$p\" convert \"$f\" --to jsonl -o $t/a.jsonl && "
+                     "\"$p\" convert $t/a.jsonl --to ptl -o $t/b.ptl && "
+                     "[ \"$(\"$p\" info \"$f\" | grep calibration:)\" = \"$(\"$p\" info $t/b.ptl | grep calibration:)\" ]; "
+                     "r=$?; rm -rf \"$t\"; exit $r",
+                     ptlog, (int)getpid(), fd);
+            CHECK_MSG(system(cmd) == 0, "ptlog convert to JSON Lines and back keeps the clock calibration");
         }
     } else {
         CHECK_EQ(md->clock_mult, 0);
