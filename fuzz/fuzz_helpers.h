@@ -241,7 +241,8 @@ static inline int fuzz_meta_equal(const tracelog_metadata *a, const tracelog_met
            a->clock_resolution_ns == b->clock_resolution_ns && a->max_data_size == b->max_data_size &&
            a->stream_min_size == b->stream_min_size && a->log_max_size == b->log_max_size &&
            a->stream_full_policy == b->stream_full_policy && a->log_full_policy == b->log_full_policy &&
-           a->inherited == b->inherited && a->pid == b->pid;
+           a->inherited == b->inherited && a->pid == b->pid && a->clock_tsc_base == b->clock_tsc_base &&
+           a->clock_ns_base == b->clock_ns_base && a->clock_mult == b->clock_mult && a->clock_shift == b->clock_shift;
 #undef TEXT_EQ
 }
 

@@ -438,6 +438,14 @@ static void cbor_seeds(void)
     put_file("cbor_meta", "metadata", b.data, b.len);
     put_file("cbor_meta", "metadata-cut", b.data, b.len / 2);
     b.len = 0;
+    strcpy(m.clock_source, "tsc"); /* format 1.1: the TSC's calibration */
+    m.clock_tsc_base = 123456789012345ull;
+    m.clock_ns_base = 1790000000123456789ull;
+    m.clock_mult = 1651910039ull;
+    m.clock_shift = 32;
+    tl_meta_encode(&m, &b);
+    put_file("cbor_meta", "metadata-1.1-tsc", b.data, b.len);
+    b.len = 0;
 
     tl_type_entry types[] = {{1, "start", NULL}, {2, "io", NULL}, {4000000000u, "a much longer event type name", NULL}};
     tl_types_encode(types, 3, &b);

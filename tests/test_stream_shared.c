@@ -88,7 +88,7 @@ static void test_check_refuses_damage(void)
     memcpy(&saved, s, sizeof saved);
     CHECK_ERR(tl_stream_check(m, size - 1), EINVAL); /* the mapping is smaller than the stream */
     CHECK_ERR(tl_stream_check(m, 16), EINVAL);
-    for (int field = 0; field < 9; field++) {
+    for (int field = 0; field < 12; field++) {
         memcpy(s, &saved, sizeof saved);
         switch (field) {
         case 0: s->magic ^= 1; break;
@@ -100,6 +100,9 @@ static void test_check_refuses_damage(void)
         case 6: s->data_offset += 8; break;
         case 7: s->total_size += 4096; break;
         case 8: s->max_data = TL_MAX_DATA_LIMIT + 8; break;
+        case 9: s->clock.kind = 7; break;
+        case 10: s->clock = (tl_clock){.kind = TL_CLOCK_TSC, .shift = 32}; break; /* no frequency */
+        case 11: s->clock = (tl_clock){.kind = TL_CLOCK_TSC, .shift = 64, .mult = 1}; break;
         }
         tl_test_context("field %d", field);
         CHECK_ERR(tl_stream_check(m, size), EINVAL);

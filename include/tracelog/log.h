@@ -39,6 +39,16 @@ typedef struct tracelog_metadata {
     char machine[64];
     uint32_t pid;
     char program[TRACELOG_TEXT_MAX + 1];
+    /*
+     * Format 1.1, clock_source "tsc": how the timestamps were made from the
+     * CPU's time-stamp counter, so that a reader can audit them:
+     * ns = clock_ns_base + floor((int64)(tsc - clock_tsc_base) * clock_mult / 2^clock_shift).
+     * All 0 when the log does not say (clock_mult 0).
+     */
+    uint64_t clock_tsc_base;
+    uint64_t clock_ns_base;
+    uint64_t clock_mult;
+    uint32_t clock_shift; /* at most 63 */
 } tracelog_metadata;
 
 /*

@@ -5,6 +5,17 @@
  * Thread safety: every function may be called from any thread of the
  * process that created the stream, concurrently with the POSIX functions.
  * Errors are returned as error numbers, like the POSIX functions.
+ *
+ * Timestamps (posix_timestamp) are CLOCK_REALTIME nanoseconds. A stream takes
+ * them from the CPU's time-stamp counter when the kernel says it is stable
+ * (its clocksource is "tsc", or it offers "tsc" and the CPU has constant_tsc
+ * and nonstop_tsc), else from clock_gettime. The environment variable
+ * TRACELOG_CLOCK=tsc forces the counter (x86 only), TRACELOG_CLOCK=clock_gettime
+ * forbids it; it is read once, when the process creates its first stream.
+ * The counter's frequency is measured once per process (the first stream
+ * creation may wait up to 20 ms for it) and its conversion, fixed for the
+ * stream's life, is stored in the log's METADATA (format-spec 5.2); it does
+ * not follow later NTP adjustments of the system clock.
  */
 #ifndef TRACELOG_POSIX_H
 #define TRACELOG_POSIX_H

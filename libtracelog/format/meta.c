@@ -59,7 +59,10 @@ tracelog_status tl_meta_encode(const tracelog_metadata *m, tl_buf *out)
     if (!sp || !lp || m->stream_full_policy == TRACELOG_POLICY_APPEND ||
         m->log_full_policy == TRACELOG_POLICY_FLUSH)
         return TRACELOG_E_INVAL;
-    PUT(tl_cbor_put_map(out, 14));
+    int calibrated = m->clock_mult != 0;
+    if (m->clock_shift > 63)
+        return TRACELOG_E_INVAL;
+    PUT(tl_cbor_put_map(out, 14 + (uint64_t)calibrated));
     PUT(put_kv_text(out, "trace_name", m->trace_name));
     PUT(put_kv_text(out, "generation_version", m->generation_version));
     PUT(put_kv_uint(out, "creation_time_ns", m->creation_time_ns));
@@ -80,6 +83,44 @@ tracelog_status tl_meta_encode(const tracelog_metadata *m, tl_buf *out)
     PUT(tl_cbor_put_text(out, "process") || tl_cbor_put_map(out, 2));
     PUT(put_kv_uint(out, "pid", m->pid));
     PUT(put_kv_text(out, "program", m->program));
+    if (calibrated) {
+        PUT(tl_cbor_put_text(out, "clock_calibration") || tl_cbor_put_map(out, 4));
+        PUT(put_kv_uint(out, "tsc_base", m->clock_tsc_base));
+        PUT(put_kv_uint(out, "ns_base", m->clock_ns_base));
+        PUT(put_kv_uint(out, "mult", m->clock_mult));
+        PUT(put_kv_uint(out, "shift", m->clock_shift));
+    }
+    return TRACELOG_OK;
+}
+
+/* The clock_calibration map (format 1.1): four unsigned integers, shift at most 63, mult not 0. */
+static tracelog_status decode_calibration(tl_cbor_in *in, uint64_t pairs, tracelog_metadata *m, const char **why)
+{
+    static const char *const keys[] = {"tsc_base", "ns_base", "mult", "shift"};
+    uint64_t v[4] = {0}, seen = 0;
+    for (uint64_t i = 0; i < pairs; i++) {
+        tl_cbor_item k, val;
+        if (tl_cbor_next(in, &k) || k.kind != TL_CBOR_TEXT || tl_cbor_next(in, &val))
+            CORRUPT("metadata: bad clock_calibration entry");
+        int f = 0;
+        while (f < 4 && !tl_cbor_is_key(&k, keys[f]))
+            f++;
+        if (f == 4) {
+            if (tl_cbor_skip(in, &val))
+                CORRUPT("metadata: bad value");
+            continue;
+        }
+        if (val.kind != TL_CBOR_UINT)
+            CORRUPT("metadata: bad clock_calibration value");
+        v[f] = val.u;
+        seen |= 1u << f;
+    }
+    if (seen != 15 || v[2] == 0 || v[3] > 63)
+        CORRUPT("metadata: incomplete clock_calibration");
+    m->clock_tsc_base = v[0];
+    m->clock_ns_base = v[1];
+    m->clock_mult = v[2];
+    m->clock_shift = (uint32_t)v[3];
     return TRACELOG_OK;
 }
 
@@ -175,6 +216,10 @@ static tracelog_status decode_top_key(tl_cbor_in *in, const tl_cbor_item *k, con
             m->inherited = 0;
         else
             CORRUPT("metadata: bad inheritance");
+    } else if (tl_cbor_is_key(k, "clock_calibration")) {
+        if (v->kind != TL_CBOR_MAP)
+            CORRUPT("metadata: clock_calibration is not a map");
+        return decode_calibration(in, v->u, m, why);
     } else if (tl_cbor_is_key(k, "host") || tl_cbor_is_key(k, "process")) {
         if (v->kind != TL_CBOR_MAP)
             CORRUPT("metadata: host/process is not a map");

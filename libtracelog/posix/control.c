@@ -212,19 +212,21 @@ int posix_trace_start(trace_id_t trid)
     get_filter(t->active.stream, &filter);
     tl_event start = tl_posix_system_event(POSIX_TRACE_START, &filter, sizeof filter, CALLER);
     tl_stream_start(t->active.stream, &start);
+    if (!t->active.remote)
+        tl_posix_wanted_set(t->slot, 1); /* after the stream runs: its events pass from now on */
     pthread_mutex_unlock(&t->read_lock);
     tl_posix_release(t);
     return 0;
 }
 
-static void stop_stream(tl_trace *t, uint64_t caller)
+/* 1 if the stream was running; not if it was stopped already, by the user or by itself (UNTIL_FULL, full). */
+static int stop_stream(tl_trace *t, uint64_t caller)
 {
     int automatic = 0;
     tl_event stop = tl_posix_system_event(POSIX_TRACE_STOP, &automatic, sizeof automatic, caller);
     if (t->active.log)
-        tl_log_stop(t->active.log, &stop);
-    else
-        tl_stream_stop(t->active.stream, &stop);
+        return tl_log_stop(t->active.log, &stop);
+    return tl_stream_stop(t->active.stream, &stop);
 }
 
 int posix_trace_stop(trace_id_t trid)
@@ -234,7 +236,10 @@ int posix_trace_stop(trace_id_t trid)
     if (e)
         return e;
     pthread_mutex_lock(&t->read_lock);
-    stop_stream(t, CALLER);
+    /* After the stream stopped (shutdown withdraws the slot instead). A full UNTIL_FULL stream
+       ignores the stop and starts again once drained: it stays wanted. */
+    if (stop_stream(t, CALLER) && !t->active.remote)
+        tl_posix_wanted_set(t->slot, 0);
     pthread_mutex_unlock(&t->read_lock);
     tl_posix_release(t);
     return 0;
@@ -359,6 +364,8 @@ int posix_trace_set_filter(trace_id_t trid, const trace_event_set_t *set, int ho
         both[1].__bits[w] = words[w];
     }
     tl_stream_set_filter(s, words);
+    if (!t->active.remote)
+        tl_posix_wanted_refresh(); /* after the stream's filter: an id let through passes from now on */
     if (tl_stream_running(s))
         record_system(t, POSIX_TRACE_FILTER, both, sizeof both, CALLER);
     pthread_mutex_unlock(&t->read_lock);

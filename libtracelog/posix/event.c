@@ -1,8 +1,9 @@
 /*
  * posix_trace_event: the trace point. Lock-free, allocation-free, no system
  * call (but a thread's first gettid), async-signal-safe (see stream/stream.h
- * for the recording protocol). A process with no running stream pays one
- * relaxed load. Also who the calling thread is, for the system events the
+ * for the recording protocol). A process with no stream pays one load; an
+ * event no stream wants (filtered out, streams stopped) one more and a
+ * branch (wanted.c). Also who the calling thread is, for the system events the
  * library records itself.
  */
 #include <pthread.h>
@@ -14,6 +15,12 @@
 
 extern _Atomic(tl_stream *) tl_posix_active[TL_ACTIVE_SLOTS];
 extern _Atomic uint32_t tl_posix_current_pid;
+extern _Atomic uint64_t tl_posix_wanted[TL_FILTER_WORDS];
+
+/* Event word bits that make the summary of wanted ids (wanted.c) useless: a controller's
+   request, and the streams controllers announced, which they start, stop and filter. */
+#define SKIP_SUMMARY (TL_CTL_PENDING | ((1ull << TL_CTL_SLOTS) - 1) << TRACE_SYS_MAX)
+_Static_assert(TRACE_SYS_MAX + TL_CTL_SLOTS == TL_ACTIVE_SLOTS, "announced streams take the last slots");
 
 /* initial-exec TLS: no lazy allocation, so it is safe in a signal handler. */
 static __thread uint32_t lane_ticket __attribute__((tls_model("initial-exec")));
@@ -62,8 +69,12 @@ tl_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len
 
 void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr, size_t data_len)
 {
-    uint64_t mask = atomic_load_explicit(&tl_xproc_event_page.word, memory_order_relaxed);
+    uint64_t mask = atomic_load_explicit(&tl_xproc_event_page.word, memory_order_acquire);
     if (!mask || event_id >= TL_ID_LIMIT)
+        return;
+    /* Nobody wants this id: filtered out by every stream, or every stream stopped. */
+    if (!(mask & SKIP_SUMMARY) &&
+        !(atomic_load_explicit(&tl_posix_wanted[event_id / 64], memory_order_relaxed) >> (event_id % 64) & 1))
         return;
     if (mask & TL_CTL_PENDING) { /* a controller announced a stream: map it before recording */
         tl_posix_remote_poll();

@@ -101,6 +101,17 @@ int tl_posix_registry_before_fork(void);
 void tl_posix_registry_after_fork_parent(void);
 void tl_posix_registry_after_fork_child(void);
 
+/* ---- ids some stream may record (wanted.c): the trace point's first filter ---------- */
+
+/* The user started (1) or stopped (0) the stream of own slot; also 0 when a slot is (re)published. */
+void tl_posix_wanted_set(int slot, int running);
+/* After a change of an own stream's filter. */
+void tl_posix_wanted_refresh(void);
+void tl_posix_wanted_before_fork(void);
+void tl_posix_wanted_after_fork_parent(void);
+/* In the child, first: inherited: the own slots it keeps recording into (its parent controls them). */
+void tl_posix_wanted_after_fork_child(uint64_t inherited);
+
 /* ---- the process (process.c) ------------------------------------------------------ */
 
 void tl_posix_process_init(void); /* the fork handlers, installed once */
@@ -193,8 +204,9 @@ int tl_log_checkpoint(tl_log *l);
 int tl_log_close(tl_log *l);
 /* Frees l, writing nothing more (the stream could not be created after all). */
 void tl_log_abandon(tl_log *l);
-/* posix_trace_stop and shutdown: the stream stopped under the log's lock (a STOP never follows the traced process's end). */
-void tl_log_stop(tl_log *l, const tl_event *marker);
+/* posix_trace_stop and shutdown: the stream stopped under the log's lock (a STOP never follows the traced process's end).
+   1 if it was running (tl_stream_stop). */
+int tl_log_stop(tl_log *l, const tl_event *marker);
 /* posix_trace_clear: forgets the stream's events (the log keeps what it has). */
 void tl_log_clear(tl_log *l);
 /* Fills the flush and log fields of si, resetting what the standard resets when read. */

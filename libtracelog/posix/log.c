@@ -71,13 +71,19 @@ static tracelog_policy policy_of(int posix_policy)
 
 static uint64_t ns_of(struct timespec ts) { return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec; }
 
-static void fill_metadata(const trace_attr_t *a, tracelog_metadata *m)
+static void fill_metadata(const trace_attr_t *a, const tl_clock *clock, tracelog_metadata *m)
 {
     tracelog_metadata_init(m);
     tl_copy_text(m->trace_name, sizeof m->trace_name, a->__name);
     tl_copy_text(m->generation_version, sizeof m->generation_version, a->__genversion);
     m->creation_time_ns = ns_of(a->__create_time);
-    tl_copy_text(m->clock_source, sizeof m->clock_source, "CLOCK_MONOTONIC+offset");
+    tl_copy_text(m->clock_source, sizeof m->clock_source, tl_clock_source(clock));
+    if (clock->kind == TL_CLOCK_TSC) { /* the conversion, for readers to audit (format 1.1) */
+        m->clock_tsc_base = clock->tsc_base;
+        m->clock_ns_base = (uint64_t)clock->ns_base;
+        m->clock_mult = clock->mult;
+        m->clock_shift = clock->shift;
+    }
     m->clock_resolution_ns = ns_of(a->__clock_res);
     m->max_data_size = a->__max_data_size;
     m->stream_min_size = a->__stream_size;
@@ -351,11 +357,12 @@ int tl_log_checkpoint(tl_log *l)
     return e ? e : ce;
 }
 
-void tl_log_stop(tl_log *l, const tl_event *marker)
+int tl_log_stop(tl_log *l, const tl_event *marker)
 {
     lock(l);
-    tl_stream_stop(l->stream, marker);
+    int stopped = tl_stream_stop(l->stream, marker);
     unlock(l);
+    return stopped;
 }
 
 void tl_log_clear(tl_log *l)
@@ -524,7 +531,7 @@ static void free_log(tl_log *l)
 static int start_writer(tl_log *l)
 {
     tracelog_metadata meta;
-    fill_metadata(&l->attr, &meta);
+    fill_metadata(&l->attr, &l->stream->clock, &meta);
     tracelog_writer_options opt;
     tracelog_writer_options_init(&opt);
     opt.log_policy = policy_of(l->attr.__log_policy);

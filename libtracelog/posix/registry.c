@@ -48,6 +48,7 @@ void tl_posix_publish(int slot, tl_stream *s)
         tl_xproc_word_set(1ull << slot);
     else
         tl_xproc_word_clear(1ull << slot);
+    tl_posix_wanted_set(slot, 0); /* a new stream is suspended; a withdrawn one wants nothing */
 }
 
 /* A stream a controller announced (async-signal-safe: called from posix_trace_event's slow path). */
@@ -72,21 +73,35 @@ int tl_posix_registry_before_fork(void)
         inherited |= t && t->active.stream && t->attr.__inheritance == POSIX_TRACE_INHERITED &&
                      atomic_load(&tl_posix_active[i]) != NULL;
     }
+    tl_posix_wanted_before_fork();
     return inherited;
 }
 
-void tl_posix_registry_after_fork_parent(void) { pthread_mutex_unlock(&reg_lock); }
+void tl_posix_registry_after_fork_parent(void)
+{
+    tl_posix_wanted_after_fork_parent();
+    pthread_mutex_unlock(&reg_lock);
+}
+
+/* In a forked child: a stream of the parent's that the child no longer records into. */
+static int left_by_child(int i)
+{
+    tl_trace *t = slots[i].t;
+    return t && t->active.stream && !t->active.remote && t->attr.__inheritance != POSIX_TRACE_INHERITED;
+}
 
 /* In the child: every handle is the parent's (EINVAL here); only inherited streams keep recording. */
 void tl_posix_registry_after_fork_child(void)
 {
     current_pid = getpid();
     atomic_store(&tl_posix_current_pid, (uint32_t)current_pid);
-    for (int i = 0; i < TRACE_SYS_MAX; i++) {
-        tl_trace *t = slots[i].t;
-        if (t && t->active.stream && !t->active.remote && t->attr.__inheritance != POSIX_TRACE_INHERITED)
+    uint64_t kept = 0; /* streams only the parent controls from now on */
+    for (int i = 0; i < TRACE_SYS_MAX; i++)
+        kept |= (uint64_t)(atomic_load(&tl_posix_active[i]) && !left_by_child(i)) << i;
+    tl_posix_wanted_after_fork_child(kept);
+    for (int i = 0; i < TRACE_SYS_MAX; i++)
+        if (left_by_child(i))
             tl_posix_publish(i, NULL);
-    }
     pthread_mutex_unlock(&reg_lock);
 }
 

@@ -23,7 +23,7 @@ int tl_consumer_init(tl_consumer *c, tl_stream *s)
         c->cap[i] = i == c->nlanes ? TL_SYS_LANE_SIZE : s->lane_size;
     }
     c->markers = s->markers;
-    c->realtime_offset = s->realtime_offset;
+    c->clock = s->clock;
     c->buf_cap = s->max_data > s->max_sys_data ? s->max_data : s->max_sys_data;
     c->buf = malloc(c->buf_cap ? c->buf_cap : 1);
     return c->buf ? 0 : -1;
@@ -230,7 +230,7 @@ static void restart_if_drained(tl_consumer *c)
 static void start_batch(tl_consumer *c)
 {
     tl_stream *s = c->s;
-    c->batch_w = tl_clock_mono_ns() + (uint64_t)c->realtime_offset;
+    c->batch_w = tl_consumer_now(c);
     atomic_store(&s->watermark, c->batch_w);
     atomic_thread_fence(memory_order_seq_cst);
     c->batch_used = atomic_load(&s->used_lanes);

@@ -23,21 +23,6 @@ _Static_assert(offsetof(tl_rec, kind_size) + sizeof(uint32_t) <= 16, "pad record
 _Static_assert(sizeof(tl_rec) == TL_REC_HEADER && TL_REC_HEADER % 8 == 0, "record header");
 _Static_assert(TL_MAX_SYS_DATA <= TL_SYS_LANE_SIZE / 4, "the system lane holds a few of its largest records");
 
-uint64_t tl_clock_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int64_t realtime_offset(void)
-{
-    struct timespec rt, mono;
-    clock_gettime(CLOCK_REALTIME, &rt);
-    clock_gettime(CLOCK_MONOTONIC, &mono);
-    return ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000 + (rt.tv_nsec - mono.tv_nsec);
-}
-
 static tl_lane *lanes(tl_stream *s) { return tl_stream_lane(s, 0); }
 
 /* Twice the processors, as a power of two from 4 to 16: threads rarely share a lane. */
@@ -99,7 +84,7 @@ static tl_stream *init_in(void *m, const tl_stream_params *p, const layout *l)
     s->max_data = p->max_data;
     s->max_sys_data = p->max_sys_data;
     s->markers = p->markers;
-    s->realtime_offset = realtime_offset();
+    tl_clock_init(&s->clock);
     s->lanes_offset = l->lanes_offset;
     s->data_offset = l->data_offset;
     s->total_size = l->total_size;
@@ -156,6 +141,9 @@ int tl_stream_check(const void *map, uint64_t size)
     uint32_t n = s->nlanes;
     if (!power_of_two(n) || n > TL_MAX_LANES / 2 || !power_of_two(s->lane_size) || s->lane_size < 4096 ||
         s->lane_size > TL_MAX_LANE_SIZE || s->max_data > TL_MAX_DATA_LIMIT || s->max_sys_data > TL_MAX_SYS_DATA)
+        return EINVAL;
+    const tl_clock *c = &s->clock; /* a clock no creator makes: its times would be nonsense */
+    if (c->kind > TL_CLOCK_TSC || (c->kind == TL_CLOCK_TSC && (c->mult == 0 || c->shift > 63)))
         return EINVAL;
     uint64_t data_off = tl_stream_data_offset(n);
     if (s->lanes_offset != TL_LANES_OFFSET || s->data_offset != data_off ||

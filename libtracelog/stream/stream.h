@@ -53,6 +53,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "stream/clock.h"
+
 #define TL_MAX_LANES 64
 #define TL_FILTER_WORDS 17 /* the filter covers event ids below TL_FILTER_WORDS * 64 */
 #define TL_FILTER_IDS (TL_FILTER_WORDS * 64u)
@@ -113,7 +115,7 @@ typedef struct tl_stream {
     uint32_t max_data;
     uint32_t max_sys_data;
     tl_stream_markers markers;
-    int64_t realtime_offset;     /* CLOCK_REALTIME - CLOCK_MONOTONIC at creation, ns */
+    tl_clock clock;              /* how its timestamps are made (clock.h), set at creation */
     _Atomic uint64_t used_lanes; /* bit i: lane i has been written */
     _Atomic uint32_t waiters;    /* readers sleeping on reader_sem */
     _Atomic uint32_t drainer_seq;/* futex word of the background drainer */
@@ -201,10 +203,8 @@ static inline uint64_t tl_stream_lane_size(const tl_stream *s) { return s->lane_
 static inline uint32_t tl_stream_lanes(const tl_stream *s) { return s->nlanes; }
 static inline uint32_t tl_stream_max_data(const tl_stream *s) { return s->max_data; }
 
-/* Nanoseconds of CLOCK_MONOTONIC. Async-signal-safe (vDSO). */
-uint64_t tl_clock_mono_ns(void);
 /* The stream's time now, on the scale of its events' timestamps. Async-signal-safe. */
-static inline uint64_t tl_stream_now(const tl_stream *s) { return tl_clock_mono_ns() + (uint64_t)s->realtime_offset; }
+static inline uint64_t tl_stream_now(const tl_stream *s) { return tl_clock_now(&s->clock); }
 
 /* ---- control --------------------------------------------------------------- */
 
@@ -292,7 +292,7 @@ typedef struct tl_consumer {
     uint64_t cap[TL_MAX_LANES + 1];  /* and its size, a power of two */
     uint32_t nlanes;                 /* user lanes; the system lane follows */
     tl_stream_markers markers;
-    int64_t realtime_offset;
+    tl_clock clock;        /* the stream's, copied at init: the watermark's time (tl_consumer_now) */
     uint8_t *buf;          /* copy of the delivered event's data */
     size_t buf_cap;
     /* Synthesized OVERFLOW/RESUME pairs, then the event: a record can bring three pairs (garbage
@@ -315,6 +315,8 @@ typedef struct tl_consumer {
 } tl_consumer;
 
 int tl_consumer_init(tl_consumer *c, tl_stream *s); /* 0, or -1 (out of memory) */
+/* The time now on the scale of the stream's timestamps, by the consumer's own copy of its clock. */
+static inline uint64_t tl_consumer_now(const tl_consumer *c) { return tl_clock_now(&c->clock); }
 /*
  * The consumer of a stream another process writes into, mapped at map
  * (size bytes): its geometry is checked first (tl_stream_check), and the

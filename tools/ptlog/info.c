@@ -186,6 +186,10 @@ static void text_report(ptlog_out *o, const info_view *v)
     line(o, "created:", "%s", ptlog_iso_utc(m->creation_time_ns, t1));
     line(o, "clock:", "%s read by %s, resolution %llu ns", ptlog_text_show(m->clock_id, s1, sizeof s1),
          ptlog_text_show(m->clock_source, s2, sizeof s2), (unsigned long long)m->clock_resolution_ns);
+    if (m->clock_mult) /* format 1.1: how the timestamps were made from the time-stamp counter */
+        line(o, "calibration:", "ns = %llu + floor((tsc - %llu) * %llu / 2^%u) (%.6f ns per tick)",
+             (unsigned long long)m->clock_ns_base, (unsigned long long)m->clock_tsc_base,
+             (unsigned long long)m->clock_mult, m->clock_shift, (double)m->clock_mult / (double)(1ull << m->clock_shift));
     line(o, "host:", "%s (%s %s %s)", ptlog_text_show(m->hostname, s1, sizeof s1),
          ptlog_text_show(m->os_name, s2, sizeof s2), ptlog_text_show(m->os_release, s3, sizeof s3),
          ptlog_text_show(m->machine, s4, sizeof s4));

@@ -195,6 +195,30 @@ static int policy_field(json_src *s, const json_t *obj, const char *key, const c
     return 0;
 }
 
+/* attributes.clock_calibration (format 1.1): all four keys, mult not 0, shift at most 63. */
+static int parse_calibration(json_src *s, const json_t *c, tracelog_metadata *m)
+{
+    if (!json_is_object(c))
+        return bad_value(s, NULL, "attributes.clock_calibration", "expected an object");
+    static const char *const keys[] = {"tsc_base", "ns_base", "mult", "shift"};
+    uint64_t v[4];
+    for (int i = 0; i < 4; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "attributes.clock_calibration.%s", keys[i]);
+        const json_t *x = json_object_get(c, keys[i]);
+        uint64_t max = i == 3 ? 63 : UINT64_MAX;
+        if (!x || get_u64(x, max, &v[i]))
+            return bad_value(s, NULL, path, i == 3 ? "expected an integer from 0 to 63" : u64_expect(max));
+        if (i == 2 && v[i] == 0)
+            return bad_value(s, NULL, path, "expected a positive integer");
+    }
+    m->clock_tsc_base = v[0];
+    m->clock_ns_base = v[1];
+    m->clock_mult = v[2];
+    m->clock_shift = (uint32_t)v[3];
+    return 0;
+}
+
 static int parse_attributes(json_src *s, const json_t *a)
 {
     tracelog_metadata *m = &s->base.meta;
@@ -255,6 +279,9 @@ static int parse_attributes(json_src *s, const json_t *a)
         if (!rc)
             rc = text_field(s, proc, "program", "attributes.process.program", m->program, sizeof m->program);
     }
+    const json_t *cal = json_object_get(a, "clock_calibration");
+    if (!rc && cal)
+        rc = parse_calibration(s, cal, m);
     return rc;
 }
 

@@ -181,7 +181,16 @@ void ptlog_json_attributes(ptlog_out *out, const tracelog_metadata *m)
     ptlog_out_puts(out, "},\"process\":{");
     kv_u64(out, "pid", m->pid, 0);
     put_text(out, "program", m->program, 1);
-    ptlog_out_puts(out, "}}");
+    ptlog_out_puts(out, "}");
+    if (m->clock_mult) { /* format 1.1: the TSC's calibration */
+        ptlog_out_puts(out, ",\"clock_calibration\":{");
+        kv_u64(out, "tsc_base", m->clock_tsc_base, 0);
+        kv_u64(out, "ns_base", m->clock_ns_base, 1);
+        kv_u64(out, "mult", m->clock_mult, 1);
+        kv_u64(out, "shift", m->clock_shift, 1);
+        ptlog_out_puts(out, "}");
+    }
+    ptlog_out_puts(out, "}");
 }
 
 static void put_format(ptlog_out *out, const ptlog_src *src)

@@ -1,0 +1,72 @@
+/*
+ * Where event timestamps come from: nanoseconds on the CLOCK_REALTIME scale,
+ * made either from CLOCK_MONOTONIC plus an offset (clock_gettime through the
+ * vDSO), or from the CPU's time-stamp counter with a fixed linear
+ * conversion (rdtsc costs a fraction of clock_gettime). A stream carries its
+ * clock in its mapping, so every process that records into it or drains it
+ * converts the same way (the watermark protocol of stream.h compares
+ * producers' and consumer's times).
+ *
+ * The TSC is used when the kernel says it is stable: its current
+ * clocksource is "tsc", or it offers "tsc" and the CPU has constant_tsc and
+ * nonstop_tsc. TRACELOG_CLOCK=tsc forces it (on x86 only), and
+ * TRACELOG_CLOCK=clock_gettime forbids it; read once per process.
+ *
+ * TSC conversion, exact and deterministic (format-spec 5.2, clock_calibration):
+ *   ns = ns_base + floor((int64)(tsc - tsc_base) * mult / 2^shift)
+ * with the frequency measured once per process against CLOCK_MONOTONIC and
+ * the base taken against CLOCK_REALTIME when the stream is created. It
+ * does not follow later NTP slewing or steps of the system clock.
+ */
+#ifndef TRACELOG_STREAM_CLOCK_H
+#define TRACELOG_STREAM_CLOCK_H
+
+#include <stdint.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define TL_HAVE_TSC 1
+#else
+#define TL_HAVE_TSC 0
+#endif
+
+#define TL_CLOCK_ENV "TRACELOG_CLOCK"
+
+enum tl_clock_kind { TL_CLOCK_GETTIME = 0, TL_CLOCK_TSC = 1 };
+
+/* Lives in shared memory: a scribbled value must only make wrong times, never undefined behaviour. */
+typedef struct tl_clock {
+    uint32_t kind;     /* enum tl_clock_kind; any other value reads as TL_CLOCK_GETTIME */
+    uint32_t shift;    /* TSC: used modulo 64 */
+    uint64_t mult;     /* TSC: ns per tick * 2^shift */
+    uint64_t tsc_base; /* TSC: the counter at ns_base */
+    int64_t ns_base;   /* TSC: CLOCK_REALTIME ns at tsc_base; clock_gettime: CLOCK_REALTIME - CLOCK_MONOTONIC */
+} tl_clock;
+
+/* Nanoseconds of CLOCK_MONOTONIC. Async-signal-safe (vDSO). */
+uint64_t tl_clock_mono_ns(void);
+
+/* A TSC value in ns on the REALTIME scale (c is TSC). */
+static inline uint64_t tl_clock_from_tsc(const tl_clock *c, uint64_t tsc)
+{
+    __int128 d = (__int128)(int64_t)(tsc - c->tsc_base) * (__int128)c->mult;
+    return (uint64_t)c->ns_base + (uint64_t)(int64_t)(d >> (c->shift & 63));
+}
+
+/* The time now on c's scale. Async-signal-safe, no system call. */
+static inline uint64_t tl_clock_now(const tl_clock *c)
+{
+#if TL_HAVE_TSC
+    if (c->kind == TL_CLOCK_TSC)
+        return tl_clock_from_tsc(c, __rdtsc());
+#endif
+    return tl_clock_mono_ns() + (uint64_t)c->ns_base;
+}
+
+/* A clock for a new stream: the process's choice of source, its base taken now. */
+void tl_clock_init(tl_clock *c);
+
+/* The name of c's source, as METADATA's clock_source says it: "tsc" or "clock_gettime". */
+const char *tl_clock_source(const tl_clock *c);
+
+#endif
