@@ -158,7 +158,7 @@ static void note_error(tl_log *l, int e)
         l->flush_error = e;
     pthread_mutex_unlock(&l->status_lock);
     tl_event error = {.event_id = POSIX_TRACE_ERROR, .len = sizeof e, .data = &e};
-    tl_stream_record_system(l->stream, &error);
+    tl_consumer_record_system(&l->consumer, &error);
 }
 
 /* The errno behind a writer status (0 for success and for a full log, which the log status reports). */
@@ -244,7 +244,7 @@ static void update_status(tl_log *l)
 {
     tracelog_log_status st = {0};
     st.events_recorded = tl_stream_delivered(l->stream);
-    st.stream_overruns = tl_stream_overruns(l->stream);
+    st.stream_overruns = tl_consumer_overruns(&l->consumer);
     pthread_mutex_lock(&l->status_lock);
     st.flush_error = l->flush_error;
     pthread_mutex_unlock(&l->status_lock);
@@ -277,7 +277,7 @@ static int flush_locked(tl_log *l, int explicit_call)
     atomic_store(&l->flushing, 1);
     if (explicit_call) {
         tl_event start = tl_posix_system_event(POSIX_TRACE_FLUSH_START, NULL, 0, 0);
-        tl_stream_record_system(l->stream, &start);
+        tl_consumer_record_system(&l->consumer, &start);
     }
     int e = drain(l, UINT64_MAX);
     int pe = log_process_end(l);
@@ -292,7 +292,7 @@ static int flush_locked(tl_log *l, int explicit_call)
     atomic_store(&l->flushing, 0);
     if (explicit_call) { /* recorded after the flush: it goes out with the next one */
         tl_event stop = tl_posix_system_event(POSIX_TRACE_FLUSH_STOP, NULL, 0, 0);
-        tl_stream_record_system(l->stream, &stop);
+        tl_consumer_record_system(&l->consumer, &stop);
     }
     xfsz_restore(&old);
     return e;
