@@ -15,9 +15,19 @@
 
 #include "common/text.h"
 #include "posix/internal.h"
+#include "writer/io.h"
 
 #define FLUSHER_PERIOD_NS 2000000 /* the flusher drains the stream this often */
 #define CRASH_LOCK_WAIT_MS 500    /* the crash handler waits this long for another thread's flush */
+/*
+ * A drain that finds a lane more than BEHIND/256 full stores its chunks
+ * uncompressed until the fullest lane is under CAUGHT_UP/256: zstd is a
+ * quarter of the flusher's time per event, and a bigger log beats lost
+ * events (issue 11, "zero loss first"; measured in bench/README.md).
+ */
+#define BEHIND 64
+#define CAUGHT_UP 16
+#define BACKLOG_EVERY 1024 /* events between two looks at the backlog */
 
 struct tl_log {
     tl_stream *stream;
@@ -31,6 +41,7 @@ struct tl_log {
     uint64_t written_at;        /* events delivered when the log was last written */
     uint32_t names_logged;      /* user names already given to the writer */
     int stop_written;           /* UNTIL_FULL log: the final STOP is in */
+    int behind;                 /* chunks go out uncompressed (see BEHIND) */
     int error;                  /* the write error that stopped the log (the writer's errors are sticky) */
     pthread_t flusher;
     int flusher_running;
@@ -189,12 +200,24 @@ static tracelog_event log_event(const tl_event *ev)
  * after `until` (UINT64_MAX: all of them). Caller holds the lock. Returns an
  * errno or 0.
  */
+/* Falls back to uncompressed chunks while the producers are ahead (see BEHIND). */
+static void keep_up(tl_log *l)
+{
+    uint32_t backlog = tl_consumer_backlog(&l->consumer);
+    int behind = backlog >= BEHIND || (l->behind && backlog >= CAUGHT_UP);
+    if (behind != l->behind)
+        tl_writer_set_raw(l->writer, behind);
+    l->behind = behind;
+}
+
 static int drain(tl_log *l, uint64_t until)
 {
     log_new_names(l);
     int e = 0;
     tl_event ev;
-    while (tl_consumer_take_wait(&l->consumer, &ev) == TL_TAKE_EVENT) {
+    for (uint32_t n = 0; tl_consumer_take_wait(&l->consumer, &ev) == TL_TAKE_EVENT; n++) {
+        if (n % BACKLOG_EVERY == 0)
+            keep_up(l);
         tracelog_event out = log_event(&ev);
         tracelog_status st = tracelog_writer_append(l->writer, &out);
         if (st == TRACELOG_E_LOG_FULL && !l->stop_written) {

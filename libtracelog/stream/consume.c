@@ -444,6 +444,17 @@ static int all_lanes_empty(tl_consumer *c)
     return 1;
 }
 
+uint32_t tl_consumer_backlog(const tl_consumer *c)
+{
+    uint64_t most = 0;
+    for (uint32_t i = 0; i < c->nlanes; i++) {
+        uint64_t used = atomic_load_explicit(&c->lanes[i].head, memory_order_relaxed) - c->pos[i];
+        most = used > most ? used : most;
+    }
+    uint64_t cap = c->cap[0];
+    return most >= cap ? 256 : (uint32_t)(most * 256 / cap);
+}
+
 uint64_t tl_consumer_overruns(const tl_consumer *c)
 {
     uint64_t n = 0;

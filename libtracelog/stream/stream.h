@@ -394,6 +394,9 @@ tl_take tl_consumer_take_wait(tl_consumer *c, tl_event *ev);
  */
 int tl_consumer_record_system(tl_consumer *c, const tl_event *ev);
 
+/* How full the fullest user lane is, in 1/256ths of its size (the read position counts, not the tail). */
+uint32_t tl_consumer_backlog(const tl_consumer *c);
+
 /* Sum of all lanes' overrun counters, over the consumer's own lane count. */
 uint64_t tl_consumer_overruns(const tl_consumer *c);
 

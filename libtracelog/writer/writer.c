@@ -60,6 +60,7 @@ struct tracelog_writer {
     uint64_t seg_pos;     /* write offset inside it */
     uint64_t *seg_events; /* events held by each segment */
 
+    int raw;              /* store the next chunks uncompressed (tl_writer_set_raw) */
     int final_written;    /* UNTIL_FULL: the one event allowed past the budget is written */
     int full_reported;    /* UNTIL_FULL: the status block saying so is written */
     tracelog_error error; /* code != TRACELOG_OK: poisoned */
@@ -298,7 +299,7 @@ static tracelog_status emit_chunk(tracelog_writer *w)
         return TRACELOG_OK;
     tracelog_status st = write_pending(w);
     if (st == TRACELOG_OK)
-        st = tl_chunk_finish(c, w->cctx, w->opt.compression_level, &w->payload);
+        st = tl_chunk_finish(c, w->cctx, w->raw ? 0 : w->opt.compression_level, &w->payload);
     if (st != TRACELOG_OK)
         return st;
     uint64_t span = tl_block_span((uint32_t)w->payload.len);
@@ -530,6 +531,8 @@ tracelog_status tracelog_writer_create(int fd, const tracelog_metadata *meta,
     }
     return st;
 }
+
+void tl_writer_set_raw(tracelog_writer *w, int raw) { w->raw = raw; }
 
 tracelog_status tracelog_writer_define_event(tracelog_writer *w, uint32_t id, const char *name)
 {
