@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "tracelog/writer.h"
 
@@ -19,9 +20,12 @@ typedef struct tl_io {
     int (*truncate)(void *ctx, uint64_t len); /* 0 or errno; NULL for streams */
     void *ctx;
     int seekable;
+    /* Optional (NULL: the writer frames each block into one buffer for write):
+       writes the n pieces as one, like write. Blocks go out without a copy. */
+    int (*writev)(void *ctx, const struct iovec *iov, int n, uint64_t off);
 } tl_io;
 
-/* The descriptor-backed channel (pwrite/write, fdatasync, ftruncate). */
+/* The descriptor-backed channel (pwrite/pwritev, write/writev, fdatasync, ftruncate). */
 void tl_io_from_fd(tl_io *io, int *fd_slot);
 
 /* Like tracelog_writer_create, on any channel. */

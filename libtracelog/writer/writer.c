@@ -108,6 +108,29 @@ static tracelog_status frame_block(tracelog_writer *w, uint16_t type, const uint
     return TRACELOG_OK;
 }
 
+/*
+ * Writes one block (header, payload, zero padding) at off: with the
+ * channel's writev when it has one, so that the payload (a whole compressed
+ * chunk) goes out without being copied; else framed into w->block first.
+ */
+static tracelog_status put_block(tracelog_writer *w, uint16_t type, const uint8_t *payload, size_t len, uint64_t off)
+{
+    if (!w->io.writev) {
+        tracelog_status st = frame_block(w, type, payload, len);
+        return st == TRACELOG_OK ? io_write(w, w->block.data, w->block.len, off) : st;
+    }
+    if (len > UINT32_MAX - 8)
+        return TRACELOG_E_LIMIT;
+    static const uint8_t zeros[8];
+    tl_block_header h = {type, 0, w->seq, (uint32_t)len, tl_block_payload_crc(w->salt32, payload, len)};
+    uint8_t head[TL_BLOCK_HEADER_SIZE];
+    tl_block_header_encode(&h, w->salt32, head);
+    size_t pad = (size_t)tl_block_span((uint32_t)len) - TL_BLOCK_HEADER_SIZE - len;
+    struct iovec iov[3] = {{head, sizeof head}, {(void *)(uintptr_t)payload, len}, {(void *)(uintptr_t)zeros, pad}};
+    int e = w->io.writev(w->io.ctx, iov, 3, w->io.seekable ? off : UINT64_MAX);
+    return e ? poison(w, TRACELOG_E_IO, e, off, "write failed") : TRACELOG_OK;
+}
+
 static int is_ring(const tracelog_writer *w) { return w->hdr.layout == TL_LAYOUT_RING; }
 
 static uint64_t segment_offset(const tracelog_writer *w, uint32_t s)
@@ -127,9 +150,7 @@ static tracelog_status next_segment(tracelog_writer *w)
 {
     uint64_t left = w->hdr.segment_size - w->seg_pos;
     if (left >= TL_BLOCK_HEADER_SIZE) {
-        tracelog_status st = frame_block(w, TL_BLOCK_PADDING, NULL, 0);
-        if (st == TRACELOG_OK)
-            st = io_write(w, w->block.data, w->block.len, segment_offset(w, w->segment) + w->seg_pos);
+        tracelog_status st = put_block(w, TL_BLOCK_PADDING, NULL, 0, segment_offset(w, w->segment) + w->seg_pos);
         if (st != TRACELOG_OK)
             return st;
         w->seq++;
@@ -176,9 +197,7 @@ static tracelog_status write_block(tracelog_writer *w, uint16_t type, const uint
         }
         off = segment_offset(w, w->segment) + w->seg_pos;
     }
-    tracelog_status st = frame_block(w, type, payload, len);
-    if (st == TRACELOG_OK)
-        st = io_write(w, w->block.data, w->block.len, off);
+    tracelog_status st = put_block(w, type, payload, len, off);
     if (st != TRACELOG_OK)
         return st;
     w->seq++;
