@@ -195,11 +195,6 @@ static tracelog_event log_event(const tl_event *ev)
                             .payload = ev->data};
 }
 
-/*
- * Moves the stream's events to the writer, up to the first one recorded
- * after `until` (UINT64_MAX: all of them). Caller holds the lock. Returns an
- * errno or 0.
- */
 /* Falls back to uncompressed chunks while the producers are ahead (see BEHIND). */
 static void keep_up(tl_log *l)
 {
@@ -210,6 +205,11 @@ static void keep_up(tl_log *l)
     l->behind = behind;
 }
 
+/*
+ * Moves the stream's events to the writer, up to the first one recorded
+ * after `until` (UINT64_MAX: all of them). Caller holds the lock. Returns an
+ * errno or 0.
+ */
 static int drain(tl_log *l, uint64_t until)
 {
     log_new_names(l);

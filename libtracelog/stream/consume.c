@@ -529,8 +529,10 @@ tl_take tl_consumer_take(tl_consumer *c, tl_event *ev, int force)
 {
     if (c->qhead == c->qlen)
         c->held = 0; /* the event handed out last is no longer used */
-    if (c->pos[c->last_lane] - c->pub[c->last_lane] >= TL_CONSUMER_RELEASE)
-        release(c, c->last_lane);
+    uint32_t last = c->last_lane; /* the only lane whose position moved much since the last call */
+    uint64_t read = c->pos[last] - c->pub[last];
+    if (read >= TL_CONSUMER_RELEASE || read >= c->cap[last] / 8)
+        release(c, last);
     int fresh = 0; /* the batch was opened by this call */
     for (;;) {
         if (dequeue(c, ev))

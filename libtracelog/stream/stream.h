@@ -289,9 +289,10 @@ void tl_stream_drainer_wake(tl_stream *s);
  *
  * Cheap per event (issue 11): in a FLUSH or UNTIL_FULL stream only the
  * consumer moves a lane's tail, so it keeps its read position private and
- * stores the tail once per TL_CONSUMER_RELEASE bytes read (and whenever it
- * stops: empty, waiting), not once per event; an event's data is handed out
- * where it lies in the lane, the room released only after the next call.
+ * stores the tail once per TL_CONSUMER_RELEASE bytes read (or an eighth of
+ * a smaller lane) and whenever it stops (empty, waiting), not once per
+ * event; an event's data is handed out where it lies in the lane, its room
+ * released only after the next call.
  * A LOOP producer may move the tail itself (overwriting), so there the
  * consumer still copies each event out and moves the tail with a CAS. The
  * lanes of a batch are merged with a heap of their oldest records: one
