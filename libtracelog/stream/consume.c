@@ -249,8 +249,19 @@ static void queue_marker(tl_consumer *c, uint32_t id, uint64_t ts)
     c->queue[c->qlen++] = (tl_event){.ts = ts, .event_id = id};
 }
 
-/* Queues the record at pos (header h, checked by peek) of lane i with its markers; -1 if a LOOP producer overwrote it meanwhile. */
-static int deliver(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos)
+/* The only writer: a plain store, on a line of its own (producers never read it). */
+static void count_delivered(tl_consumer *c)
+{
+    atomic_store_explicit(&c->s->delivered, atomic_load_explicit(&c->s->delivered, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+/*
+ * Hands out the record at pos (header h, checked by peek) of lane i: 1 if
+ * it went straight to *ev; 0 if it and the markers before it were queued;
+ * -1 if a LOOP producer overwrote it meanwhile.
+ */
+static int deliver(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos, tl_event *ev)
 {
     tl_lane *l = &c->lanes[i];
     uint32_t size = h->kind_size & 0x0fffffff, kind = h->kind_size >> 28;
@@ -290,16 +301,20 @@ static int deliver(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos)
     c->held = 1; /* its data stays in the lane until it is handed out and the next call begins */
     c->held_lane = i;
     c->held_pos = pos;
-    c->queue[c->qlen++] = (tl_event){.ts = ts, /* queue_marker kept this place */
-                                     .event_id = h->event_id,
-                                     .pid = h->pid,
-                                     .ktid = h->ktid,
-                                     .truncation = h->len_trunc >> 30,
-                                     .tid = h->tid,
-                                     .addr = h->addr,
-                                     .len = len,
-                                     .data = data};
-    return 0;
+    int now = c->qlen == 0; /* no marker before it: no queue */
+    tl_event *out = now ? ev : &c->queue[c->qlen++]; /* queue_marker kept this place */
+    *out = (tl_event){.ts = ts,
+                      .event_id = h->event_id,
+                      .pid = h->pid,
+                      .ktid = h->ktid,
+                      .truncation = h->len_trunc >> 30,
+                      .tid = h->tid,
+                      .addr = h->addr,
+                      .len = len,
+                      .data = data};
+    if (now)
+        count_delivered(c);
+    return now;
 }
 
 /* Hands out the next queued event; 0 if the queue is empty. */
@@ -310,9 +325,7 @@ static int dequeue(tl_consumer *c, tl_event *ev)
         return 0;
     }
     *ev = c->queue[c->qhead++];
-    /* The only writer: a plain store, on a line of its own (producers never read it). */
-    atomic_store_explicit(&c->s->delivered, atomic_load_explicit(&c->s->delivered, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
+    count_delivered(c);
     return 1;
 }
 
@@ -549,9 +562,12 @@ tl_take tl_consumer_take(tl_consumer *c, tl_event *ev, int force)
         }
         if (c->nheap) {
             uint32_t i = heap_pop(c);
-            if (deliver(c, i, &c->head_rec[i], c->head_pos[i]) == 0)
+            int r = deliver(c, i, &c->head_rec[i], c->head_pos[i], ev);
+            if (r >= 0)
                 c->last_lane = i;
             examine(c, i); /* its next record (after a lost race with an overwrite: the same place again) */
+            if (r == 1)
+                return TL_TAKE_EVENT;
             continue;
         }
         c->batch = 0; /* everything up to the watermark is out */
