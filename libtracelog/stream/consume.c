@@ -476,6 +476,11 @@ uint64_t tl_consumer_overruns(const tl_consumer *c)
     return n;
 }
 
+/*
+ * The reservation protocol of produce.h on the system lane, with the
+ * consumer's geometry. Not tl_stream_record itself: it reads the geometry
+ * from the mapping, and so do its slow paths (a loss, UNTIL_FULL's STOP).
+ */
 int tl_consumer_record_system(tl_consumer *c, const tl_event *ev)
 {
     uint32_t n = c->nlanes;

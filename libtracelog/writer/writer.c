@@ -89,23 +89,12 @@ static tracelog_status io_write(tracelog_writer *w, const void *buf, size_t n, u
     return e ? poison(w, TRACELOG_E_IO, e, off, "write failed") : TRACELOG_OK;
 }
 
-/* Frames payload as a block (header, payload, zero padding) into w->block. */
-static tracelog_status frame_block(tracelog_writer *w, uint16_t type, const uint8_t *payload, size_t len)
+/* The header of the next block: its type, sequence number, payload length and checksum (len <= UINT32_MAX - 8). */
+static void block_head(const tracelog_writer *w, uint16_t type, const uint8_t *payload, size_t len,
+                       uint8_t out[TL_BLOCK_HEADER_SIZE])
 {
-    if (len > UINT32_MAX - 8)
-        return TRACELOG_E_LIMIT;
-    tl_block_header h = {type, 0, w->seq, (uint32_t)len,
-                         tl_block_payload_crc(w->salt32, payload, len)};
-    size_t span = (size_t)tl_block_span((uint32_t)len);
-    w->block.len = 0;
-    if (tl_buf_reserve(&w->block, span))
-        return TRACELOG_E_NOMEM;
-    tl_block_header_encode(&h, w->salt32, w->block.data);
-    if (len)
-        memcpy(w->block.data + TL_BLOCK_HEADER_SIZE, payload, len);
-    memset(w->block.data + TL_BLOCK_HEADER_SIZE + len, 0, span - TL_BLOCK_HEADER_SIZE - len);
-    w->block.len = span;
-    return TRACELOG_OK;
+    tl_block_header h = {type, 0, w->seq, (uint32_t)len, tl_block_payload_crc(w->salt32, payload, len)};
+    tl_block_header_encode(&h, w->salt32, out);
 }
 
 /*
@@ -115,20 +104,26 @@ static tracelog_status frame_block(tracelog_writer *w, uint16_t type, const uint
  */
 static tracelog_status put_block(tracelog_writer *w, uint16_t type, const uint8_t *payload, size_t len, uint64_t off)
 {
-    if (!w->io.writev) {
-        tracelog_status st = frame_block(w, type, payload, len);
-        return st == TRACELOG_OK ? io_write(w, w->block.data, w->block.len, off) : st;
-    }
     if (len > UINT32_MAX - 8)
         return TRACELOG_E_LIMIT;
+    size_t span = (size_t)tl_block_span((uint32_t)len), pad = span - TL_BLOCK_HEADER_SIZE - len;
     static const uint8_t zeros[8];
-    tl_block_header h = {type, 0, w->seq, (uint32_t)len, tl_block_payload_crc(w->salt32, payload, len)};
-    uint8_t head[TL_BLOCK_HEADER_SIZE];
-    tl_block_header_encode(&h, w->salt32, head);
-    size_t pad = (size_t)tl_block_span((uint32_t)len) - TL_BLOCK_HEADER_SIZE - len;
-    struct iovec iov[3] = {{head, sizeof head}, {(void *)(uintptr_t)payload, len}, {(void *)(uintptr_t)zeros, pad}};
-    int e = w->io.writev(w->io.ctx, iov, 3, w->io.seekable ? off : UINT64_MAX);
-    return e ? poison(w, TRACELOG_E_IO, e, off, "write failed") : TRACELOG_OK;
+    if (w->io.writev) {
+        uint8_t head[TL_BLOCK_HEADER_SIZE];
+        block_head(w, type, payload, len, head);
+        struct iovec iov[3] = {{head, sizeof head}, {(void *)(uintptr_t)payload, len}, {(void *)(uintptr_t)zeros, pad}};
+        int e = w->io.writev(w->io.ctx, iov, 3, w->io.seekable ? off : UINT64_MAX);
+        return e ? poison(w, TRACELOG_E_IO, e, off, "write failed") : TRACELOG_OK;
+    }
+    w->block.len = 0;
+    if (tl_buf_reserve(&w->block, span))
+        return TRACELOG_E_NOMEM;
+    block_head(w, type, payload, len, w->block.data);
+    if (len)
+        memcpy(w->block.data + TL_BLOCK_HEADER_SIZE, payload, len);
+    memset(w->block.data + TL_BLOCK_HEADER_SIZE + len, 0, pad);
+    w->block.len = span;
+    return io_write(w, w->block.data, span, off);
 }
 
 static int is_ring(const tracelog_writer *w) { return w->hdr.layout == TL_LAYOUT_RING; }
