@@ -337,6 +337,44 @@ static void test_abandoned_record_skipped(void)
     munmap(m, size);
 }
 
+/*
+ * The backlog the flusher looks at to fall back to uncompressed chunks: the
+ * fullest lane, in 1/256ths, and 0 once drained, for LOOP (whose tail the
+ * consumer moves in the mapping) as for FLUSH (whose read position is the
+ * consumer's own). A LOOP stream once read as always "behind".
+ */
+static void test_backlog(void)
+{
+    for (int policy = TRACELOG_POLICY_LOOP; policy <= TRACELOG_POLICY_FLUSH; policy += 2) {
+        tl_test_context("policy %d", policy);
+        tl_stream_params p = params;
+        p.policy = (uint32_t)policy;
+        uint64_t size = tl_stream_bytes(&p);
+        void *m = zeroed(size);
+        tl_stream *s = tl_stream_create_in(m, size, &p);
+        if (!CHECK(s != NULL))
+            break;
+        tl_stream_start(s, NULL);
+        uint32_t v = 0, n = (uint32_t)(tl_stream_lane_size(s) / 2 / tl_rec_size(sizeof v));
+        tl_event ev = {.event_id = 100, .len = sizeof v, .data = &v};
+        tl_consumer c;
+        CHECK_ERR(tl_consumer_init(&c, s), 0);
+        for (uint32_t k = 0; k < n; k++)
+            CHECK(tl_stream_record(s, 1, &ev));
+        uint32_t half = tl_consumer_backlog(&c);
+        CHECK(half >= 120 && half <= 128);
+        tl_event out;
+        uint32_t got = 0;
+        while (tl_consumer_take(&c, &out, 1) == TL_TAKE_EVENT)
+            got++;
+        CHECK_EQ(got, n);
+        CHECK_EQ(tl_consumer_backlog(&c), 0);
+        tl_consumer_free(&c);
+        munmap(m, size);
+    }
+    tl_test_context(NULL);
+}
+
 /* The geometry fields a producer may read, each zeroed in turn as a torn view of a destroyed stream. */
 static void zero_field(tl_stream *s, int f)
 {
@@ -405,6 +443,7 @@ int main(void)
     PT_RUN(test_deferred_record_kept);
     PT_RUN(test_geometry_changed_after_init);
     PT_RUN(test_abandoned_record_skipped);
+    PT_RUN(test_backlog);
     PT_RUN(test_torn_geometry);
     return pt_finish();
 }

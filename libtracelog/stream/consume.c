@@ -52,7 +52,7 @@ int tl_consumer_init_shared(tl_consumer *c, void *map, uint64_t size)
 
 /* ---- the read position ---------------------------------------------------------- */
 
-static uint64_t tail_of(tl_consumer *c, uint32_t i)
+static uint64_t tail_of(const tl_consumer *c, uint32_t i)
 {
     return c->shared_tail ? atomic_load(&c->lanes[i].tail) : c->pos[i];
 }
@@ -461,7 +461,7 @@ uint32_t tl_consumer_backlog(const tl_consumer *c)
 {
     uint64_t most = 0;
     for (uint32_t i = 0; i < c->nlanes; i++) {
-        uint64_t used = atomic_load_explicit(&c->lanes[i].head, memory_order_relaxed) - c->pos[i];
+        uint64_t used = atomic_load_explicit(&c->lanes[i].head, memory_order_relaxed) - tail_of(c, i);
         most = used > most ? used : most;
     }
     uint64_t cap = c->cap[0];
