@@ -12,13 +12,17 @@
  *    and ends: it reports an empty stream within a bound set by the rings'
  *    size (no hang on a garbage record);
  *  - every event it hands out carries at most max_data (max_sys_data)
- *    bytes, in the consumer's own buffer.
+ *    bytes, which lie inside the mapping (FLUSH, UNTIL_FULL: the data is
+ *    handed out where it is in its lane) or in the consumer's own buffer
+ *    (LOOP: copied out, since producers may overwrite it).
  */
 #define _GNU_SOURCE
 #include "fuzz_helpers.h"
 #include "stream/stream.h"
 
 #define MAP_BYTES (300u << 10) /* more than a 2-lane stream of 4 KiB lanes takes */
+
+static volatile uint8_t sink;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -44,9 +48,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (r == TL_TAKE_EMPTY)
             break;
         FUZZ_ASSERT(ev.len <= c.buf_cap, "len %u over %zu", ev.len, c.buf_cap);
-        FUZZ_ASSERT(ev.len == 0 || ev.data == c.buf);
-        if (ev.len) /* touch the data: ASan checks it is the consumer's */
-            FUZZ_ASSERT(((const uint8_t *)ev.data)[ev.len - 1] == c.buf[ev.len - 1]);
+        const uint8_t *d = ev.data;
+        FUZZ_ASSERT(ev.len == 0 || (c.shared_tail ? d == c.buf : d >= map && d + ev.len <= map + map_size),
+                    "data outside the mapping");
+        if (ev.len) /* touch the data: ASan checks it */
+            sink ^= d[0] ^ d[ev.len - 1];
         taken++;
     }
     for (unsigned i = 0; tl_consumer_take_unmarked_loss(&c, &ev); i++)

@@ -299,7 +299,7 @@ static int ok_or_full(tracelog_status st) { return st == TRACELOG_OK || st == TR
 static void run_program(const config *c, sim *s, run_result *out)
 {
     memset(out, 0, sizeof *out);
-    tl_io io = {sim_write, sim_sync, sim_truncate, s, 1};
+    tl_io io = {sim_write, sim_sync, sim_truncate, s, 1, NULL};
     tracelog_metadata meta;
     tracelog_metadata_init(&meta);
     strcpy(meta.trace_name, "crash-sim");

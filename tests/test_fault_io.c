@@ -237,7 +237,7 @@ static int run(tracelog_policy policy, enum fault fault, unsigned n)
     memset(&f, 0, sizeof f);
     f.fault = fault;
     f.fail_at = n;
-    tl_io io = {f_write, f_sync, f_truncate, &f, 1};
+    tl_io io = {f_write, f_sync, f_truncate, &f, 1, NULL};
     tracelog_writer_options opt;
     tracelog_metadata meta;
     options(policy, &opt, &meta);

@@ -52,7 +52,7 @@ static tracelog_writer *open_fake(fake_file *f, uint64_t log_size, int keep)
     memset(f, 0, sizeof *f);
     if (keep && !(f->bytes = calloc(1, KEEP_MAX)))
         TL_DIE("out of memory");
-    tl_io io = {fake_write, fake_sync, fake_truncate, f, 1};
+    tl_io io = {fake_write, fake_sync, fake_truncate, f, 1, NULL};
     tracelog_writer_options opt;
     tracelog_writer_options_init(&opt);
     opt.log_policy = TRACELOG_POLICY_LOOP;

@@ -3,7 +3,9 @@
  * compression levels 0 and 1, the events, metadata, event types and status
  * that come back are those written; UNTIL_FULL keeps exactly the first events
  * within its budget and LOOP exactly the last ones; seek_time and rewind
- * position the reader where they promise.
+ * position the reader where they promise. A writer switched to raw chunks
+ * and back (tl_writer_set_raw, what a flusher that falls behind does) loses
+ * nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "common/bytes.h"
 #include "format/format.h"
+#include "writer/io.h"
 #include "tl_test.h"
 
 #define N_EVENTS 2500 /* about 400 KB of events: a hundred 4 KiB chunks */
@@ -388,6 +391,48 @@ static void test_loop_many_types(void)
     close(fd);
 }
 
+/* Writes events with the writer switched to raw chunks for the middle third; returns the file size. */
+static long write_switching(int fd, const tl_test_events *all, int switching)
+{
+    tracelog_writer_options opt;
+    tracelog_writer_options_init(&opt);
+    opt.chunk_size = 4096;
+    tracelog_writer *w;
+    tracelog_error err;
+    if (!CHECK(tracelog_writer_create(fd, NULL, &opt, &w, &err) == TRACELOG_OK))
+        return -1;
+    for (size_t i = 0; i < TL_TEST_NTYPES; i++)
+        tracelog_writer_define_event(w, tl_test_type_ids[i], tl_test_type_names[i]);
+    for (size_t i = 0; i < all->n; i++) {
+        if (switching && (i == all->n / 3 || i == 2 * all->n / 3))
+            tl_writer_set_raw(w, i == all->n / 3);
+        CHECK(tracelog_writer_append(w, &all->ev[i]) == TRACELOG_OK);
+    }
+    CHECK(tracelog_writer_close(w, &err) == TRACELOG_OK);
+    return lseek(fd, 0, SEEK_END);
+}
+
+static void test_raw_switch(void)
+{
+    tl_test_events all = {0};
+    tl_test_gen_events(7, 0, N_EVENTS, 64, &all);
+    long size[2];
+    for (int switching = 0; switching <= 1; switching++) {
+        FILE *f = tmpfile();
+        if (!CHECK(f != NULL))
+            break;
+        size[switching] = write_switching(fileno(f), &all, switching);
+        tl_test_readout out;
+        tl_test_read_fd(fileno(f), NULL, &out);
+        CHECK_EQ(out.info.clean, 1);
+        CHECK_EVENTS_EQ(out.events.ev, out.events.n, all.ev, all.n);
+        tl_test_readout_free(&out);
+        fclose(f);
+    }
+    CHECK(size[1] > size[0] + size[0] / 8); /* a third of the chunks went out uncompressed */
+    tl_test_events_free(&all);
+}
+
 int main(void)
 {
     TL_TEST_RUN(test_append);
@@ -395,5 +440,6 @@ int main(void)
     TL_TEST_RUN(test_loop);
     TL_TEST_RUN(test_loop_ends);
     TL_TEST_RUN(test_loop_many_types);
+    TL_TEST_RUN(test_raw_switch);
     return tl_test_finish();
 }

@@ -119,7 +119,7 @@ static tl_rec *rec_at(tl_consumer *c, uint32_t i, unsigned k) { return (tl_rec *
 /*
  * Each lane scribbled over in one way: a timestamp far in the future (the
  * old consumer waited for it forever), a record size past the ring, a data
- * length over max_data, a misaligned tail. The consumer hands out every
+ * length over max_data, a misaligned record size. The consumer hands out every
  * sound event, drops and counts the rest, marks each loss, and ends.
  */
 static void test_consumer_survives_garbage(void)
@@ -143,7 +143,8 @@ static void test_consumer_survives_garbage(void)
     rec_at(&c, 0, 1)->ts = UINT64_MAX / 2;                            /* lane 0: event 101 */
     rec_at(&c, 1, 0)->kind_size = 0x0fffffff | TL_KIND_EVENT << 28; /* lane 1: all three */
     rec_at(&c, 2, 1)->len_trunc = 60000;                              /* lane 2: 121 and 122 */
-    atomic_store(&c.lanes[3].tail, 4);                                /* lane 3: all three */
+    rec_at(&c, 3, 0)->kind_size = 60 | TL_KIND_EVENT << 28;           /* lane 3: all three */
+    atomic_store(&c.lanes[3].tail, 4); /* not read back: in a FLUSH stream the consumer keeps its own position */
     unsigned events = 0, overflows = 0, resumes = 0, takes = 0, seen_ok = 1;
     tl_event ev;
     while (takes++ < 100 && tl_consumer_take(&c, &ev, 1) == TL_TAKE_EVENT) {
@@ -214,6 +215,169 @@ static void test_deferred_record_kept(void)
     munmap(m, size);
 }
 
+/*
+ * A process sharing the mapping changes the geometry after the consumer
+ * checked it (issue 12 leftover): the consumer goes on with its own copy.
+ * The old one re-read it to record the START of an UNTIL_FULL stream it
+ * restarts, and wrote that record far past the mapping (here into
+ * inaccessible pages: a crash).
+ */
+static void test_geometry_changed_after_init(void)
+{
+    const uint64_t guard = 64u << 20;
+    tl_stream_params p = params;
+    p.policy = TRACELOG_POLICY_UNTIL_FULL;
+    p.max_sys_data = 256; /* room for START, which carries the filter */
+    uint64_t size = tl_stream_bytes(&p);
+    uint8_t *area = mmap(NULL, size + guard, PROT_NONE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (area == MAP_FAILED)
+        TL_DIE("mmap");
+    if (mprotect(area, size, PROT_READ | PROT_WRITE))
+        TL_DIE("mprotect");
+    tl_stream *s = tl_stream_create_in(area, size, &p);
+    if (!CHECK(s != NULL))
+        return;
+    tl_stream_start(s, NULL);
+    uint32_t v = 0, recorded = 0;
+    tl_event ev = {.event_id = 100, .len = sizeof v, .data = &v};
+    while (tl_stream_running(s) && v++ < 100000)
+        recorded += (uint32_t)tl_stream_record(s, 0, &ev); /* until it stops itself, full */
+    CHECK(!tl_stream_running(s));
+    tl_consumer c;
+    CHECK_ERR(tl_consumer_init_shared(&c, area, size), 0);
+    s->nlanes = 8;
+    s->lane_size = 1u << 22;
+    s->max_data = 0;
+    s->policy = TRACELOG_POLICY_LOOP;
+    s->data_offset = s->total_size = 1ull << 40;
+    uint32_t events = 0, stops = 0, starts = 0, in_order = 1;
+    tl_event out;
+    for (int round = 0; round < 2; round++) /* the restart comes when the lanes are empty; START with the next take */
+        while (tl_consumer_take(&c, &out, 1) == TL_TAKE_EVENT) {
+            if (out.event_id == 100) {
+                uint32_t got;
+                memcpy(&got, out.data, sizeof got);
+                in_order &= got == events + 1;
+                events++;
+            }
+            stops += out.event_id == p.markers.stop;
+            starts += out.event_id == p.markers.start && out.len == TL_FILTER_WORDS * 8;
+        }
+    CHECK_EQ(events, recorded);
+    CHECK(in_order);
+    CHECK_EQ(stops, 1);
+    CHECK_EQ(starts, 1);
+    CHECK(tl_stream_running(s));
+    CHECK_EQ(tl_consumer_overruns(&c), 1); /* the event that found the stream full */
+    tl_consumer_free(&c);
+    munmap(area, size + guard);
+}
+
+/*
+ * A producer killed between reserving a record and committing it (issue 12
+ * leftover): the lane must not stay blocked behind that record. Lane 0's
+ * record has its header written, lane 2's has nothing: both are skipped as
+ * one counted loss each, marked by OVERFLOW and RESUME, and the events
+ * recorded after them come out (the old consumer waited for them forever).
+ */
+static void test_abandoned_record_skipped(void)
+{
+    tl_stream_params p = params;
+    p.policy = TRACELOG_POLICY_FLUSH;
+    uint64_t size = tl_stream_bytes(&p);
+    void *m = zeroed(size);
+    tl_stream *s = tl_stream_create_in(m, size, &p);
+    if (!CHECK(s != NULL))
+        return;
+    tl_stream_start(s, NULL);
+    uint32_t v = 0;
+    tl_event ev = {.event_id = 100, .len = sizeof v, .data = &v};
+    for (uint32_t lane = 0; lane <= 2; lane += 2) {
+        ev.event_id = 100 + lane * 10;
+        CHECK(tl_stream_record(s, lane, &ev));
+        tl_lane *l = tl_stream_lane(s, lane);
+        uint64_t h = atomic_fetch_add(&l->head, tl_rec_size(4)); /* reserved, never committed */
+        if (lane == 0) {
+            tl_event dead = {.event_id = 999, .len = 4};
+            tl_stream_write_rec((uint8_t *)s + tl_stream_data_offset(4) + h, TL_KIND_EVENT, tl_rec_size(4), 1, &dead);
+        }
+        ev.event_id++;
+        CHECK(tl_stream_record(s, lane, &ev));
+        ev.event_id++;
+        CHECK(tl_stream_record(s, lane, &ev));
+    }
+    ev.event_id = 130;
+    CHECK(tl_stream_record(s, 3, &ev));
+    tl_consumer c;
+    CHECK_ERR(tl_consumer_init_shared(&c, m, size), 0);
+    uint32_t seen[4] = {0, 0, 0, 0}, overflows = 0, resumes = 0, others = 0;
+    uint64_t until = tl_clock_mono_ns() + 3 * TL_PRODUCER_DEAD_NS;
+    tl_event out;
+    while (tl_clock_mono_ns() < until && seen[0] + seen[2] < 6) {
+        tl_take r = tl_consumer_take(&c, &out, 1);
+        if (r != TL_TAKE_EVENT) {
+            struct timespec ms = {0, 5000000};
+            nanosleep(&ms, NULL);
+            continue;
+        }
+        if (out.event_id == p.markers.overflow)
+            overflows++;
+        else if (out.event_id == p.markers.resume)
+            resumes++;
+        else if (out.event_id >= 100 && out.event_id <= 132 && out.event_id % 10 <= 2)
+            seen[(out.event_id - 100) / 10]++;
+        else
+            others++;
+    }
+    CHECK_EQ(seen[0], 3); /* 100, then 101 and 102 after the dead record */
+    CHECK_EQ(seen[2], 3);
+    CHECK_EQ(others, 0);
+    CHECK_EQ(overflows, 2);
+    CHECK_EQ(resumes, 2);
+    CHECK_EQ(c.abandoned, 2);
+    CHECK_EQ(tl_stream_overruns(s), 2);
+    tl_consumer_free(&c);
+    munmap(m, size);
+}
+
+/*
+ * The backlog the flusher looks at to fall back to uncompressed chunks: the
+ * fullest lane, in 1/256ths, and 0 once drained, for LOOP (whose tail the
+ * consumer moves in the mapping) as for FLUSH (whose read position is the
+ * consumer's own). A LOOP stream once read as always "behind".
+ */
+static void test_backlog(void)
+{
+    for (int policy = TRACELOG_POLICY_LOOP; policy <= TRACELOG_POLICY_FLUSH; policy += 2) {
+        tl_test_context("policy %d", policy);
+        tl_stream_params p = params;
+        p.policy = (uint32_t)policy;
+        uint64_t size = tl_stream_bytes(&p);
+        void *m = zeroed(size);
+        tl_stream *s = tl_stream_create_in(m, size, &p);
+        if (!CHECK(s != NULL))
+            break;
+        tl_stream_start(s, NULL);
+        uint32_t v = 0, n = (uint32_t)(tl_stream_lane_size(s) / 2 / tl_rec_size(sizeof v));
+        tl_event ev = {.event_id = 100, .len = sizeof v, .data = &v};
+        tl_consumer c;
+        CHECK_ERR(tl_consumer_init(&c, s), 0);
+        for (uint32_t k = 0; k < n; k++)
+            CHECK(tl_stream_record(s, 1, &ev));
+        uint32_t half = tl_consumer_backlog(&c);
+        CHECK(half >= 120 && half <= 128);
+        tl_event out;
+        uint32_t got = 0;
+        while (tl_consumer_take(&c, &out, 1) == TL_TAKE_EVENT)
+            got++;
+        CHECK_EQ(got, n);
+        CHECK_EQ(tl_consumer_backlog(&c), 0);
+        tl_consumer_free(&c);
+        munmap(m, size);
+    }
+    tl_test_context(NULL);
+}
+
 /* The geometry fields a producer may read, each zeroed in turn as a torn view of a destroyed stream. */
 static void zero_field(tl_stream *s, int f)
 {
@@ -280,6 +444,9 @@ int main(void)
     PT_RUN(test_check_refuses_damage);
     PT_RUN(test_consumer_survives_garbage);
     PT_RUN(test_deferred_record_kept);
+    PT_RUN(test_geometry_changed_after_init);
+    PT_RUN(test_abandoned_record_skipped);
+    PT_RUN(test_backlog);
     PT_RUN(test_torn_geometry);
     return pt_finish();
 }

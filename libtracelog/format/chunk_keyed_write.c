@@ -403,7 +403,8 @@ static uint8_t *write_event_planes(const tl_chunk_builder *b, unsigned iw, unsig
     return o + (size_t)tw * n;
 }
 
-static tracelog_status assemble_body(tl_chunk_builder *b)
+/* Assembles the body into s after its first `at` bytes (s->len: where it ends). */
+static tracelog_status assemble_body(tl_chunk_builder *b, tl_buf *s, size_t at)
 {
     if (b->count == 0)
         return TRACELOG_E_INVAL;
@@ -413,17 +414,16 @@ static tracelog_status assemble_body(tl_chunk_builder *b)
     uint64_t bound = b->fixed + (uint64_t)b->count * (iw + tw);
     if (bound > UINT32_MAX)
         return TRACELOG_E_LIMIT;
-    tl_buf *s = &b->scratch;
     s->len = 0;
-    if (tl_buf_reserve(s, bound))
+    if (tl_buf_reserve(s, at + bound))
         return TRACELOG_E_NOMEM;
-    uint8_t *o = s->data;
+    uint8_t *body = s->data + at, *o = body;
     memset(o, 0, TL_KEYED_HEADER_SIZE);
     tl_store32(o, b->nkeys);
     o[8] = (uint8_t)tw;
     uint8_t *keys = o + TL_KEYED_HEADER_SIZE;
     o = write_key_table(b, keys);
-    tl_store32(s->data + 4, (uint32_t)(o - keys));
+    tl_store32(body + 4, (uint32_t)(o - keys));
     o = write_event_planes(b, iw, tw, o);
     tracelog_status st = write_payload_area(b, &o);
     if (st != TRACELOG_OK)
@@ -450,9 +450,27 @@ static size_t compress_body(ZSTD_CCtx *cctx, int level, void *dst, size_t cap, c
     return ZSTD_compressCCtx(cctx, dst, cap, src, len, level);
 }
 
+/* The chunk header (6.7) at h, for a body of raw bytes stored with codec. */
+static void put_chunk_header(const tl_chunk_builder *b, uint8_t *h, size_t raw, uint8_t codec)
+{
+    memset(h, 0, TL_CHUNK_HEADER_SIZE);
+    tl_store64(h, b->min_ts);
+    tl_store64(h + 8, b->max_ts);
+    tl_store32(h + 16, b->count);
+    tl_store32(h + 20, (uint32_t)raw);
+    h[24] = codec;
+    h[25] = TL_BODY_KEYED;
+}
+
 tracelog_status tl_chunk_finish(tl_chunk_builder *b, ZSTD_CCtx *cctx, int level, tl_buf *out)
 {
-    tracelog_status st = assemble_body(b);
+    if (level <= 0 || !cctx) { /* stored: the body is assembled in place, after the header */
+        tracelog_status st = assemble_body(b, out, TL_CHUNK_HEADER_SIZE);
+        if (st == TRACELOG_OK)
+            put_chunk_header(b, out->data, out->len - TL_CHUNK_HEADER_SIZE, TL_CODEC_NONE);
+        return st;
+    }
+    tracelog_status st = assemble_body(b, &b->scratch, 0);
     if (st != TRACELOG_OK)
         return st;
     size_t raw = b->scratch.len;
@@ -461,23 +479,11 @@ tracelog_status tl_chunk_finish(tl_chunk_builder *b, ZSTD_CCtx *cctx, int level,
     if (tl_buf_reserve(out, TL_CHUNK_HEADER_SIZE + (bound > raw ? bound : raw)))
         return TRACELOG_E_NOMEM;
     uint8_t *h = out->data;
-    memset(h, 0, TL_CHUNK_HEADER_SIZE);
-    tl_store64(h, b->min_ts);
-    tl_store64(h + 8, b->max_ts);
-    tl_store32(h + 16, b->count);
-    tl_store32(h + 20, (uint32_t)raw);
-    h[24] = TL_CODEC_NONE;
-    h[25] = TL_BODY_KEYED;
-    size_t stored = raw;
-    if (level > 0 && cctx) {
-        size_t z = compress_body(cctx, level, h + TL_CHUNK_HEADER_SIZE, bound, b->scratch.data, raw);
-        if (!ZSTD_isError(z) && z < raw) {
-            h[24] = TL_CODEC_ZSTD;
-            stored = z;
-        }
-    }
-    if (h[24] == TL_CODEC_NONE)
+    size_t z = compress_body(cctx, level, h + TL_CHUNK_HEADER_SIZE, bound, b->scratch.data, raw);
+    int packed = !ZSTD_isError(z) && z < raw;
+    if (!packed) /* incompressible: stored */
         memcpy(h + TL_CHUNK_HEADER_SIZE, b->scratch.data, raw);
-    out->len = TL_CHUNK_HEADER_SIZE + stored;
+    put_chunk_header(b, h, raw, packed ? TL_CODEC_ZSTD : TL_CODEC_NONE);
+    out->len = TL_CHUNK_HEADER_SIZE + (packed ? z : raw);
     return TRACELOG_OK;
 }

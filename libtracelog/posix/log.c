@@ -16,9 +16,19 @@
 
 #include "common/text.h"
 #include "posix/internal.h"
+#include "writer/io.h"
 
 #define FLUSHER_PERIOD_NS 2000000 /* the flusher drains the stream this often */
 #define CRASH_LOCK_WAIT_MS 500    /* the crash handler waits this long for another thread's flush */
+/*
+ * A drain that finds a lane more than BEHIND/256 full stores its chunks
+ * uncompressed until the fullest lane is under CAUGHT_UP/256: zstd is a
+ * quarter of the flusher's time per event, and a bigger log beats lost
+ * events (issue 11, "zero loss first"; measured in bench/README.md).
+ */
+#define BEHIND 64
+#define CAUGHT_UP 16
+#define BACKLOG_EVERY 1024 /* events between two looks at the backlog */
 
 struct tl_log {
     tl_stream *stream;
@@ -32,6 +42,7 @@ struct tl_log {
     uint64_t written_at;        /* events delivered when the log was last written */
     uint32_t names_logged;      /* user names already given to the writer */
     int stop_written;           /* UNTIL_FULL log: the final STOP is in */
+    int behind;                 /* chunks go out uncompressed (see BEHIND) */
     int error;                  /* the write error that stopped the log (the writer's errors are sticky) */
     pthread_t flusher;
     int flusher_running;
@@ -168,7 +179,7 @@ static void note_error(tl_log *l, int e)
         l->flush_error = e;
     pthread_mutex_unlock(&l->status_lock);
     tl_event error = {.event_id = POSIX_TRACE_ERROR, .len = sizeof e, .data = &e};
-    tl_stream_record_system(l->stream, &error);
+    tl_consumer_record_system(&l->consumer, &error);
 }
 
 /* The errno behind a writer status (0 for success and for a full log, which the log status reports). */
@@ -194,6 +205,16 @@ static tracelog_event log_event(const tl_event *ev)
                             .payload = ev->data};
 }
 
+/* Falls back to uncompressed chunks while the producers are ahead (see BEHIND). */
+static void keep_up(tl_log *l)
+{
+    uint32_t backlog = tl_consumer_backlog(&l->consumer);
+    int behind = backlog >= BEHIND || (l->behind && backlog >= CAUGHT_UP);
+    if (behind != l->behind)
+        tl_writer_set_raw(l->writer, behind);
+    l->behind = behind;
+}
+
 /*
  * Moves the stream's events to the writer, up to the first one recorded
  * after `until` (UINT64_MAX: all of them). Caller holds the lock. Returns an
@@ -204,7 +225,9 @@ static int drain(tl_log *l, uint64_t until)
     log_new_names(l);
     int e = 0;
     tl_event ev;
-    while (tl_consumer_take_wait(&l->consumer, &ev) == TL_TAKE_EVENT) {
+    for (uint32_t n = 0; tl_consumer_take_wait(&l->consumer, &ev) == TL_TAKE_EVENT; n++) {
+        if (n % BACKLOG_EVERY == 0)
+            keep_up(l);
         tracelog_event out = log_event(&ev);
         tracelog_status st = tracelog_writer_append(l->writer, &out);
         if (st == TRACELOG_E_LOG_FULL && !l->stop_written) {
@@ -254,7 +277,7 @@ static void update_status(tl_log *l)
 {
     tracelog_log_status st = {0};
     st.events_recorded = tl_stream_delivered(l->stream);
-    st.stream_overruns = tl_stream_overruns(l->stream);
+    st.stream_overruns = tl_consumer_overruns(&l->consumer);
     pthread_mutex_lock(&l->status_lock);
     st.flush_error = l->flush_error;
     pthread_mutex_unlock(&l->status_lock);
@@ -296,7 +319,7 @@ static int flush_locked(tl_log *l, int explicit_call)
     atomic_store(&l->flushing, 1);
     if (explicit_call) {
         tl_event start = tl_posix_system_event(POSIX_TRACE_FLUSH_START, NULL, 0, 0);
-        tl_stream_record_system(l->stream, &start);
+        tl_consumer_record_system(&l->consumer, &start);
     }
     int e = drain(l, UINT64_MAX);
     int pe = log_process_end(l);
@@ -311,7 +334,7 @@ static int flush_locked(tl_log *l, int explicit_call)
     atomic_store(&l->flushing, 0);
     if (explicit_call) { /* recorded after the flush: it goes out with the next one */
         tl_event stop = tl_posix_system_event(POSIX_TRACE_FLUSH_STOP, NULL, 0, 0);
-        tl_stream_record_system(l->stream, &stop);
+        tl_consumer_record_system(&l->consumer, &stop);
     }
     xfsz_restore(&old);
     return e;

@@ -1,47 +1,96 @@
 /*
  * The consumer: takes the stream's events out in generation order (the
- * batches and watermark of stream.h), copies each event's data out before
- * releasing its room, and turns the lanes' loss counters into the client's
- * OVERFLOW and RESUME markers. An UNTIL_FULL stream that stopped itself is
- * started again here, once every lane is empty.
+ * batches and watermark of stream.h, the lanes of a batch merged with a
+ * heap), releases the room it read in steps (stream.h: TL_CONSUMER_RELEASE),
+ * and turns the lanes' loss counters into the client's OVERFLOW and RESUME
+ * markers. An UNTIL_FULL stream that stopped itself is started again here,
+ * once every lane is empty. Everything read from the lanes is checked before
+ * use: the mapping may be shared with a process that scribbles over it.
  */
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream/stream.h"
+#include "stream/produce.h"
 
-int tl_consumer_init(tl_consumer *c, tl_stream *s)
+/* The consumer on stream s whose geometry g (s itself, or a checked copy of its header) gives. */
+static int init_from(tl_consumer *c, tl_stream *s, const tl_stream *g)
 {
     memset(c, 0, sizeof *c);
     c->s = s;
-    c->nlanes = s->nlanes;
-    c->lanes = (tl_lane *)((char *)s + s->lanes_offset);
+    c->nlanes = g->nlanes;
+    c->max_sys_data = g->max_sys_data;
+    c->shared_tail = g->policy == TRACELOG_POLICY_LOOP;
+    c->lanes = tl_stream_lane(s, 0);
+    uint64_t data = tl_stream_data_offset(g->nlanes);
     for (uint32_t i = 0; i <= c->nlanes; i++) {
-        c->data[i] = (uint8_t *)s + s->data_offset + (uint64_t)i * s->lane_size;
-        c->cap[i] = i == c->nlanes ? TL_SYS_LANE_SIZE : s->lane_size;
+        c->data[i] = (uint8_t *)s + data + (uint64_t)i * g->lane_size;
+        c->cap[i] = i == c->nlanes ? TL_SYS_LANE_SIZE : g->lane_size;
+        c->pos[i] = c->pub[i] = atomic_load(&c->lanes[i].tail);
     }
-    c->markers = s->markers;
-    c->clock = s->clock;
-    c->buf_cap = s->max_data > s->max_sys_data ? s->max_data : s->max_sys_data;
-    c->buf = malloc(c->buf_cap ? c->buf_cap : 1);
-    return c->buf ? 0 : -1;
+    c->markers = g->markers;
+    c->clock = g->clock;
+    c->buf_cap = g->max_data > g->max_sys_data ? g->max_data : g->max_sys_data;
+    c->buf = c->shared_tail ? malloc(c->buf_cap ? c->buf_cap : 1) : NULL;
+    return c->shared_tail && !c->buf ? -1 : 0;
 }
+
+int tl_consumer_init(tl_consumer *c, tl_stream *s) { return init_from(c, s, s); }
 
 int tl_consumer_init_shared(tl_consumer *c, void *map, uint64_t size)
 {
-    int e = tl_stream_check(map, size);
+    tl_stream g; /* one read of the header: what is checked is what is used */
+    if (size < sizeof g)
+        return EINVAL;
+    memcpy(&g, map, sizeof g);
+    int e = tl_stream_check(&g, size);
     if (e)
         return e;
-    return tl_consumer_init(c, map) ? ENOMEM : 0;
+    return init_from(c, map, &g) ? ENOMEM : 0;
+}
+
+/* ---- the read position ---------------------------------------------------------- */
+
+static uint64_t tail_of(const tl_consumer *c, uint32_t i)
+{
+    return c->shared_tail ? atomic_load(&c->lanes[i].tail) : c->pos[i];
+}
+
+/* Moves lane i's read position from t to next: 0 if a LOOP producer moved the tail first. */
+static int advance(tl_consumer *c, uint32_t i, uint64_t t, uint64_t next)
+{
+    if (c->shared_tail)
+        return atomic_compare_exchange_strong(&c->lanes[i].tail, &t, next);
+    c->pos[i] = next;
+    return 1;
+}
+
+/* Gives the room read in lane i back to producers, but that of an event still handed out. */
+static void release(tl_consumer *c, uint32_t i)
+{
+    uint64_t to = c->held && c->held_lane == i ? c->held_pos : c->pos[i];
+    if (c->shared_tail || c->pub[i] == to)
+        return;
+    atomic_store_explicit(&c->lanes[i].tail, to, memory_order_release);
+    c->pub[i] = to;
+}
+
+static void release_all(tl_consumer *c)
+{
+    for (uint32_t i = 0; i <= c->nlanes; i++)
+        release(c, i);
 }
 
 void tl_consumer_free(tl_consumer *c)
 {
+    c->held = 0;
+    release_all(c); /* another consumer may take over from here */
     free(c->buf);
     c->buf = NULL;
 }
+
+/* ---- reading a lane ----------------------------------------------------------------- */
 
 /*
  * Is the record header h, found rem bytes before the end of its ring, one a
@@ -60,27 +109,25 @@ static int rec_sane(const tl_consumer *c, const tl_rec *h, uint64_t rem)
     return kind == TL_KIND_SKIP || (len <= size - TL_REC_HEADER && len <= c->buf_cap);
 }
 
-/*
- * Lane i holds garbage at tail t: the tail moves to `next` and the loss is
- * counted, marked by OVERFLOW and RESUME before the lane's next event.
- */
-static void drop_garbage(tl_consumer *c, uint32_t i, uint64_t t, uint64_t next)
+/* Lane i loses what lies from t to next: counted, marked by OVERFLOW and RESUME before its next event. 0 on a lost race. */
+static int lose_span(tl_consumer *c, uint32_t i, uint64_t t, uint64_t next)
 {
-    tl_lane *l = &c->lanes[i];
-    if (!atomic_compare_exchange_strong(&l->tail, &t, next))
-        return; /* someone else moved the tail: look again */
-    atomic_fetch_add(&l->overruns, 1);
-    c->garbage++;
+    if (!advance(c, i, t, next))
+        return 0; /* a LOOP producer moved the tail: look again */
+    atomic_fetch_add(&c->lanes[i].overruns, 1);
     if (!(c->garbage_lanes >> i & 1))
         c->garbage_ts[i] = c->last_ts;
     c->garbage_lanes |= 1ull << i;
+    return 1;
 }
 
-/*
- * The oldest complete record of lane i (skipping padding), or 0; *pos gets
- * its position and *h a checked copy of its header (what the caller uses:
- * the ring itself may change under it).
- */
+/* Lane i holds garbage at t: the position moves to next and the loss is counted. */
+static void drop_garbage(tl_consumer *c, uint32_t i, uint64_t t, uint64_t next)
+{
+    if (lose_span(c, i, t, next))
+        c->garbage++;
+}
+
 /* What follows garbage at t cannot be parsed: the rest of the lane, up to its head, goes. */
 static void drop_rest(tl_consumer *c, uint32_t i, uint64_t t)
 {
@@ -88,22 +135,26 @@ static void drop_rest(tl_consumer *c, uint32_t i, uint64_t t)
     drop_garbage(c, i, t, h > t ? h : t + 8);
 }
 
+/*
+ * The oldest complete record of lane i (skipping padding), or 0; *pos gets
+ * its position and *h a checked copy of its header (what the caller uses:
+ * the ring itself may change under it).
+ */
 static int peek(tl_consumer *c, uint32_t i, uint64_t *pos, tl_rec *h)
 {
-    tl_lane *l = &c->lanes[i];
     uint8_t *base = c->data[i];
     uint64_t cap = c->cap[i];
     for (;;) {
-        uint64_t t = atomic_load(&l->tail);
+        uint64_t t = tail_of(c, i);
         if (t % 8) { /* producers keep records 8-aligned: the tail was scribbled over */
             drop_rest(c, i, t);
             return 0;
         }
         uint64_t rem = cap - (t & (cap - 1));
         if (rem < 16) { /* too short for a record: the producers skipped it */
-            if (atomic_load(&l->head) <= t)
+            if (atomic_load(&c->lanes[i].head) <= t)
                 return 0;
-            atomic_compare_exchange_strong(&l->tail, &t, t + rem);
+            advance(c, i, t, t + rem);
             continue;
         }
         tl_rec *r = (tl_rec *)(base + (t & (cap - 1)));
@@ -111,27 +162,85 @@ static int peek(tl_consumer *c, uint32_t i, uint64_t *pos, tl_rec *h)
             return 0;
         uint32_t kind = r->kind_size >> 28;
         if (kind == TL_KIND_PAD) {
-            atomic_compare_exchange_strong(&l->tail, &t, t + rem);
+            advance(c, i, t, t + rem);
             continue;
         }
         if (rem >= TL_REC_HEADER)
             memcpy(h, r, sizeof *h);
         /* A LOOP producer overwriting it moves the tail first: if the tail did not move, the copy is whole. */
         atomic_thread_fence(memory_order_acquire);
-        if (atomic_load(&l->tail) != t)
+        if (tail_of(c, i) != t)
             continue;
         if (rem < TL_REC_HEADER || !rec_sane(c, h, rem)) {
             drop_rest(c, i, t);
             return 0;
         }
         if (kind == TL_KIND_SKIP) {
-            atomic_compare_exchange_strong(&l->tail, &t, t + (h->kind_size & 0x0fffffff));
+            advance(c, i, t, t + (h->kind_size & 0x0fffffff));
             continue;
         }
         *pos = t;
         return 1;
     }
 }
+
+/*
+ * Where the record after the uncommitted one at t starts, or 0 if that is
+ * not known yet: after its size, when its header says one that fits before
+ * the head; else at the first later place whose commit word says a record
+ * starts there (commit holds its own position + 1); else, once the head is
+ * past the end of the ring, at that end (a lap ends with padding).
+ */
+static uint64_t after_uncommitted(tl_consumer *c, uint32_t i, uint64_t t)
+{
+    uint64_t head = atomic_load(&c->lanes[i].head), cap = c->cap[i];
+    uint64_t rem = cap - (t & (cap - 1));
+    const uint8_t *base = c->data[i];
+    if (rem >= TL_REC_HEADER) {
+        const tl_rec *r = (const tl_rec *)(base + (t & (cap - 1)));
+        uint32_t kind = r->kind_size >> 28, size = r->kind_size & 0x0fffffff;
+        if ((kind == TL_KIND_EVENT || kind == TL_KIND_LOSS || kind == TL_KIND_SKIP) && size % 8 == 0 &&
+            size >= tl_rec_size(0) && size <= rem && t + size <= head)
+            return t + size;
+    }
+    for (uint64_t q = t + 8; q < head && q - t + 8 <= rem; q += 8) {
+        const tl_rec *r = (const tl_rec *)(base + (q & (cap - 1)));
+        if (atomic_load_explicit(&r->commit, memory_order_acquire) == q + 1)
+            return q;
+    }
+    return head >= t + rem ? t + rem : 0;
+}
+
+/*
+ * Lane i's record at t, reserved before the batch, is not committed. Its
+ * producer may be at work (wait), or dead: still uncommitted in a later
+ * batch TL_PRODUCER_DEAD_NS after that batch first saw it, it is skipped as
+ * a counted loss. 1 if it was skipped.
+ */
+static int skip_if_abandoned(tl_consumer *c, uint32_t i, uint64_t t)
+{
+    if (c->stuck[i] != t + 1) {
+        c->stuck[i] = t + 1;
+        c->stuck_in[i] = c->batch_seq;
+        c->stuck_since[i] = 0;
+        return 0;
+    }
+    if (c->stuck_in[i] == c->batch_seq)
+        return 0;
+    uint64_t now = tl_clock_mono_ns();
+    if (!c->stuck_since[i])
+        c->stuck_since[i] = now;
+    if (now - c->stuck_since[i] < TL_PRODUCER_DEAD_NS)
+        return 0;
+    uint64_t next = after_uncommitted(c, i, t);
+    if (!next || !lose_span(c, i, t, next))
+        return 0;
+    c->abandoned++;
+    c->stuck[i] = 0;
+    return 1;
+}
+
+/* ---- markers and delivery ------------------------------------------------------------ */
 
 static void queue_marker(tl_consumer *c, uint32_t id, uint64_t ts)
 {
@@ -140,15 +249,29 @@ static void queue_marker(tl_consumer *c, uint32_t id, uint64_t ts)
     c->queue[c->qlen++] = (tl_event){.ts = ts, .event_id = id};
 }
 
-/* Copies the record at pos (header h, checked by peek) out of lane i; 0, or -1 if a LOOP producer overwrote it meanwhile. */
-static int copy_out(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos)
+/* The only writer: a plain store, on a line of its own (producers never read it). */
+static void count_delivered(tl_consumer *c)
+{
+    atomic_store_explicit(&c->s->delivered, atomic_load_explicit(&c->s->delivered, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+/*
+ * Hands out the record at pos (header h, checked by peek) of lane i: 1 if
+ * it went straight to *ev; 0 if it and the markers before it were queued;
+ * -1 if a LOOP producer overwrote it meanwhile.
+ */
+static int deliver(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos, tl_event *ev)
 {
     tl_lane *l = &c->lanes[i];
     uint32_t size = h->kind_size & 0x0fffffff, kind = h->kind_size >> 28;
     uint32_t len = h->len_trunc & 0x3fffffff;
-    memcpy(c->buf, c->data[i] + (pos & (c->cap[i] - 1)) + TL_REC_HEADER, len);
-    uint64_t expect = pos;
-    if (!atomic_compare_exchange_strong(&l->tail, &expect, pos + size))
+    const uint8_t *data = c->data[i] + (pos & (c->cap[i] - 1)) + TL_REC_HEADER;
+    if (c->shared_tail) { /* copied out before the tail moves: a LOOP producer may overwrite it then */
+        memcpy(c->buf, data, len);
+        data = c->buf;
+    }
+    if (!advance(c, i, pos, pos + size))
         return -1;
     /* Rare: a preempted producer sharing the lane, or a signal handler, took
        a fresh timestamp after a newer event was reserved. Order is kept;
@@ -164,8 +287,8 @@ static int copy_out(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos)
         queue_marker(c, c->markers.resume, ts);
         c->garbage_lanes &= ~(1ull << i);
     }
-    uint64_t d = atomic_load(&l->dropped);
-    if (d != atomic_load(&l->dropped_acked)) { /* LOOP overwrote events before this one */
+    uint64_t d = atomic_load_explicit(&l->dropped, memory_order_relaxed);
+    if (d != atomic_load_explicit(&l->dropped_acked, memory_order_relaxed)) { /* LOOP overwrote events before this one */
         queue_marker(c, c->markers.overflow, atomic_load(&l->dropped_first_ts));
         queue_marker(c, c->markers.resume, ts);
         atomic_store(&l->dropped_acked, d);
@@ -175,17 +298,75 @@ static int copy_out(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos)
         queue_marker(c, c->markers.resume, ts);
         return 0;
     }
-    c->queue[c->qlen++] = (tl_event){.ts = ts, /* queue_marker kept this place */
-                                     .event_id = h->event_id,
-                                     .pid = h->pid,
-                                     .ktid = h->ktid,
-                                     .truncation = h->len_trunc >> 30,
-                                     .tid = h->tid,
-                                     .addr = h->addr,
-                                     .len = len,
-                                     .data = c->buf};
-    return 0;
+    c->held = 1; /* its data stays in the lane until it is handed out and the next call begins */
+    c->held_lane = i;
+    c->held_pos = pos;
+    int now = c->qlen == 0; /* no marker before it: no queue */
+    tl_event *out = now ? ev : &c->queue[c->qlen++]; /* queue_marker kept this place */
+    *out = (tl_event){.ts = ts,
+                      .event_id = h->event_id,
+                      .pid = h->pid,
+                      .ktid = h->ktid,
+                      .truncation = h->len_trunc >> 30,
+                      .tid = h->tid,
+                      .addr = h->addr,
+                      .len = len,
+                      .data = data};
+    if (now)
+        count_delivered(c);
+    return now;
 }
+
+/* Hands out the next queued event; 0 if the queue is empty. */
+static int dequeue(tl_consumer *c, tl_event *ev)
+{
+    if (c->qhead == c->qlen) {
+        c->qhead = c->qlen = 0;
+        return 0;
+    }
+    *ev = c->queue[c->qhead++];
+    count_delivered(c);
+    return 1;
+}
+
+/* ---- the heap of lane heads ------------------------------------------------------------ */
+
+static int before(const tl_consumer *c, uint32_t a, uint32_t b)
+{
+    uint64_t ta = c->head_rec[a].ts, tb = c->head_rec[b].ts;
+    return ta < tb || (ta == tb && a < b);
+}
+
+static void heap_push(tl_consumer *c, uint32_t lane)
+{
+    uint32_t k = c->nheap++;
+    while (k && before(c, lane, c->heap[(k - 1) / 2])) {
+        c->heap[k] = c->heap[(k - 1) / 2];
+        k = (k - 1) / 2;
+    }
+    c->heap[k] = (uint8_t)lane;
+}
+
+static uint32_t heap_pop(tl_consumer *c)
+{
+    uint32_t top = c->heap[0], last = c->heap[--c->nheap], k = 0;
+    for (;;) {
+        uint32_t m = 2 * k + 1;
+        if (m >= c->nheap)
+            break;
+        if (m + 1 < c->nheap && before(c, c->heap[m + 1], c->heap[m]))
+            m++;
+        if (!before(c, c->heap[m], last))
+            break;
+        c->heap[k] = c->heap[m];
+        k = m;
+    }
+    if (c->nheap)
+        c->heap[k] = (uint8_t)last;
+    return top;
+}
+
+/* ---- batches ------------------------------------------------------------------------------ */
 
 /*
  * A record reserved before the batch began but stamped after its
@@ -193,19 +374,155 @@ static int copy_out(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos)
  * a later batch delivers. Deferred again by a later batch, it cannot be
  * (that batch's watermark was taken after the record was seen complete):
  * its timestamp is garbage, and waiting for it would never end. Seen again
- * in the same batch (the batch goes on after each event it delivers, and
- * across calls that returned TL_TAKE_WAIT) it is only deferred: dropping
- * it then lost good events, with an OVERFLOW marker but no loss counted.
+ * in the same batch (across calls that returned TL_TAKE_WAIT) it is only
+ * deferred: dropping it then lost good events, with an OVERFLOW marker but
+ * no loss counted. 1 if it was dropped (the lane moved on).
  */
-static void defer(tl_consumer *c, uint32_t i, uint64_t pos, const tl_rec *h)
+static int defer(tl_consumer *c, uint32_t i, uint64_t pos, const tl_rec *h)
 {
     if (c->deferred[i] != pos + 1) {
         c->deferred[i] = pos + 1;
         c->deferred_in[i] = c->batch_seq;
     }
     c->batch_later = 1; /* a later batch takes it, or what follows it once it is dropped */
-    if (c->deferred_in[i] != c->batch_seq)
-        drop_garbage(c, i, pos, pos + (h->kind_size & 0x0fffffff));
+    if (c->deferred_in[i] == c->batch_seq)
+        return 0;
+    drop_garbage(c, i, pos, pos + (h->kind_size & 0x0fffffff));
+    return 1;
+}
+
+/*
+ * Looks at lane i's oldest record within the batch: into the heap, among
+ * the waiting lanes (reserved before the batch, not committed yet), or
+ * nowhere (the lane is done with this batch).
+ */
+static void examine(tl_consumer *c, uint32_t i)
+{
+    c->waiting &= ~(1ull << i);
+    for (;;) {
+        uint64_t t = tail_of(c, i);
+        if (t >= c->batch_head[i])
+            return;
+        uint64_t pos;
+        tl_rec h;
+        if (!peek(c, i, &pos, &h)) {
+            t = tail_of(c, i);
+            if (t >= c->batch_head[i])
+                return;
+            if (skip_if_abandoned(c, i, t))
+                continue;
+            c->waiting |= 1ull << i; /* it may be the oldest */
+            return;
+        }
+        if (pos >= c->batch_head[i])
+            return;
+        if (h.ts > c->batch_w) {
+            if (defer(c, i, pos, &h))
+                continue;
+            return;
+        }
+        c->head_rec[i] = h;
+        c->head_pos[i] = pos;
+        heap_push(c, i);
+        return;
+    }
+}
+
+/* Opens a batch: publish the watermark, then read every lane's head (see stream.h) and look at each lane once. */
+static void start_batch(tl_consumer *c)
+{
+    tl_stream *s = c->s;
+    c->batch_w = tl_consumer_now(c);
+    atomic_store(&s->watermark, c->batch_w);
+    atomic_thread_fence(memory_order_seq_cst);
+    c->batch_used = atomic_load(&s->used_lanes) & ((2ull << c->nlanes) - 1);
+    c->batch = 1;
+    c->batch_seq++;
+    c->batch_later = 0;
+    c->nheap = 0;
+    c->waiting = 0;
+    for (uint32_t i = 0; i <= c->nlanes; i++)
+        if (c->batch_used >> i & 1)
+            c->batch_head[i] = atomic_load(&c->lanes[i].head);
+    for (uint32_t i = 0; i <= c->nlanes; i++)
+        if (c->batch_used >> i & 1)
+            examine(c, i);
+}
+
+static int all_lanes_empty(tl_consumer *c)
+{
+    for (uint32_t i = 0; i <= c->nlanes; i++)
+        if (tail_of(c, i) != atomic_load(&c->lanes[i].head))
+            return 0;
+    return 1;
+}
+
+uint32_t tl_consumer_backlog(const tl_consumer *c)
+{
+    uint64_t most = 0;
+    for (uint32_t i = 0; i < c->nlanes; i++) {
+        uint64_t used = atomic_load_explicit(&c->lanes[i].head, memory_order_relaxed) - tail_of(c, i);
+        most = used > most ? used : most;
+    }
+    uint64_t cap = c->cap[0];
+    return most >= cap ? 256 : (uint32_t)(most * 256 / cap);
+}
+
+uint64_t tl_consumer_overruns(const tl_consumer *c)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i <= c->nlanes; i++)
+        n += atomic_load(&c->lanes[i].overruns);
+    return n;
+}
+
+/*
+ * The reservation protocol of produce.h on the system lane, with the
+ * consumer's geometry. Not tl_stream_record itself: it reads the geometry
+ * from the mapping, and so do its slow paths (a loss, UNTIL_FULL's STOP).
+ */
+int tl_consumer_record_system(tl_consumer *c, const tl_event *ev)
+{
+    uint32_t n = c->nlanes;
+    tl_lane *l = &c->lanes[n];
+    uint8_t *base = c->data[n];
+    uint64_t cap = c->cap[n];
+    uint32_t size = tl_rec_size(ev->len);
+    if (ev->len > c->max_sys_data) {
+        atomic_fetch_add(&l->overruns, 1);
+        return 0;
+    }
+    if (!(atomic_load_explicit(&c->s->used_lanes, memory_order_relaxed) >> n & 1))
+        atomic_fetch_or(&c->s->used_lanes, 1ull << n);
+    for (;;) {
+        uint64_t h = atomic_load(&l->head);
+        if (h % 8) { /* scribbled over: no record can go after it */
+            atomic_fetch_add(&l->overruns, 1);
+            return 0;
+        }
+        uint64_t rem = cap - (h & (cap - 1)), pad = rem < size ? rem : 0;
+        if (!tl_stream_has_room(l, h, pad + size, cap)) {
+            atomic_fetch_add(&l->overruns, 1);
+            return 0;
+        }
+        if (!atomic_compare_exchange_weak(&l->head, &h, h + pad + size))
+            continue;
+        uint64_t ts = tl_consumer_now(c);
+        if (pad >= 16) { /* commit and kind_size only (see produce.h) */
+            tl_rec *p = (tl_rec *)(base + (h & (cap - 1)));
+            p->kind_size = (uint32_t)pad | (uint32_t)TL_KIND_PAD << 28;
+            atomic_store_explicit(&p->commit, h + 1, memory_order_release);
+        }
+        uint64_t pos = h + pad;
+        uint8_t *at = base + (pos & (cap - 1));
+        tl_stream_write_rec(at, TL_KIND_EVENT, size, ts, ev);
+        if (ev->len)
+            memcpy(at + TL_REC_HEADER, ev->data, ev->len);
+        atomic_store_explicit(&((tl_rec *)at)->commit, pos + 1, memory_order_release);
+        if (atomic_load_explicit(&c->s->waiters, memory_order_relaxed))
+            tl_stream_wake_readers(c->s);
+        return 1;
+    }
 }
 
 /* All lanes empty: an UNTIL_FULL stream that stopped itself starts again (START before the next event). */
@@ -221,53 +538,19 @@ static void restart_if_drained(tl_consumer *c)
     uint64_t filter[TL_FILTER_WORDS];
     tl_stream_get_filter(s, filter);
     tl_event start = {.event_id = c->markers.start, .len = sizeof filter, .data = filter};
-    tl_stream_record_system(s, &start);
+    tl_consumer_record_system(c, &start);
     uint32_t suspended = TL_SUSPENDED;
     atomic_compare_exchange_strong(&s->state, &suspended, TL_RUNNING);
 }
 
-/* Opens a batch: publish the watermark, then read every lane's head (see stream.h). */
-static void start_batch(tl_consumer *c)
-{
-    tl_stream *s = c->s;
-    c->batch_w = tl_consumer_now(c);
-    atomic_store(&s->watermark, c->batch_w);
-    atomic_thread_fence(memory_order_seq_cst);
-    c->batch_used = atomic_load(&s->used_lanes);
-    for (uint32_t i = 0; i <= c->nlanes; i++)
-        if (c->batch_used >> i & 1)
-            c->batch_head[i] = atomic_load(&c->lanes[i].head);
-    c->batch = 1;
-    c->batch_seq++;
-    c->batch_later = 0;
-}
-
-static int all_lanes_empty(tl_consumer *c)
-{
-    for (uint32_t i = 0; i <= c->nlanes; i++) {
-        tl_lane *l = &c->lanes[i];
-        if (atomic_load(&l->tail) != atomic_load(&l->head))
-            return 0;
-    }
-    return 1;
-}
-
-/* Hands out the next queued event; 0 if the queue is empty. */
-static int dequeue(tl_consumer *c, tl_event *ev)
-{
-    if (c->qhead == c->qlen) {
-        c->qhead = c->qlen = 0;
-        return 0;
-    }
-    *ev = c->queue[c->qhead++];
-    /* The only writer: a plain store, on a line of its own (producers never read it). */
-    atomic_store_explicit(&c->s->delivered, atomic_load_explicit(&c->s->delivered, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-    return 1;
-}
-
 tl_take tl_consumer_take(tl_consumer *c, tl_event *ev, int force)
 {
+    if (c->qhead == c->qlen)
+        c->held = 0; /* the event handed out last is no longer used */
+    uint32_t last = c->last_lane; /* the only lane whose position moved much since the last call */
+    uint64_t read = c->pos[last] - c->pub[last];
+    if (read >= TL_CONSUMER_RELEASE || read >= c->cap[last] / 8)
+        release(c, last);
     int fresh = 0; /* the batch was opened by this call */
     for (;;) {
         if (dequeue(c, ev))
@@ -276,42 +559,26 @@ tl_take tl_consumer_take(tl_consumer *c, tl_event *ev, int force)
             start_batch(c);
             fresh = 1;
         }
-        tl_rec best = {0};
-        uint64_t best_pos = 0;
-        uint32_t best_lane = 0;
-        int found = 0, waiting = 0;
-        for (uint32_t i = 0; i <= c->nlanes; i++) {
-            if (!(c->batch_used >> i & 1) || atomic_load(&c->lanes[i].tail) >= c->batch_head[i])
-                continue;
-            uint64_t pos;
-            tl_rec h;
-            if (!peek(c, i, &pos, &h)) {
-                /* Reserved before the batch began and not committed yet: it may be the oldest. */
-                waiting |= atomic_load(&c->lanes[i].tail) < c->batch_head[i];
-                continue;
-            }
-            if (pos >= c->batch_head[i])
-                continue;
-            if (h.ts > c->batch_w) {
-                defer(c, i, pos, &h);
-                continue;
-            }
-            if (!found || h.ts < best.ts) {
-                found = 1;
-                best = h;
-                best_pos = pos;
-                best_lane = i;
-            }
-        }
-        if (waiting && !force)
+        for (uint64_t w = c->waiting; w; w &= w - 1)
+            examine(c, (uint32_t)__builtin_ctzll(w)); /* committed meanwhile? */
+        if (c->waiting && !force) {
+            release_all(c);
             return TL_TAKE_WAIT;
-        if (found) {
-            copy_out(c, best_lane, &best, best_pos); /* on a lost race with an overwrite: look again */
+        }
+        if (c->nheap) {
+            uint32_t i = heap_pop(c);
+            int r = deliver(c, i, &c->head_rec[i], c->head_pos[i], ev);
+            if (r >= 0)
+                c->last_lane = i;
+            examine(c, i); /* its next record (after a lost race with an overwrite: the same place again) */
+            if (r == 1)
+                return TL_TAKE_EVENT;
             continue;
         }
         c->batch = 0; /* everything up to the watermark is out */
         if (c->batch_later || !fresh)
             continue; /* newer records are there, or may be: a new batch takes them */
+        release_all(c);
         if (all_lanes_empty(c))
             restart_if_drained(c);
         return TL_TAKE_EMPTY;
@@ -358,12 +625,17 @@ void tl_consumer_clear(tl_consumer *c)
 {
     for (uint32_t i = 0; i <= c->nlanes; i++) {
         tl_lane *l = &c->lanes[i];
-        atomic_store(&l->tail, atomic_load(&l->head));
+        uint64_t h = atomic_load(&l->head);
+        atomic_store(&l->tail, h);
+        c->pos[i] = c->pub[i] = h;
         atomic_store(&l->dropped_acked, atomic_load(&l->dropped));
         atomic_store(&l->lost, 0);
     }
     atomic_store(&c->s->full, 0);
     c->qhead = c->qlen = 0;
+    c->held = 0;
     c->batch = 0;
+    c->nheap = 0;
+    c->waiting = 0;
     c->garbage_lanes = 0;
 }

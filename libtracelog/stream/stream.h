@@ -283,18 +283,40 @@ void tl_stream_drainer_wake(tl_stream *s);
  * state is private; what it changes in the mapping (lane tails, acknowledged
  * losses, the full flag, the delivered count, the restart of an UNTIL_FULL
  * stream) is all in the mapping, so that another process can take over.
- * The geometry is read once, at init. Not thread-safe: one thread at a time.
+ * The geometry is read once, at init, and only that private copy is used
+ * afterwards (a process sharing the mapping may change the header).
+ * Not thread-safe: one thread at a time.
+ *
+ * Cheap per event (issue 11): in a FLUSH or UNTIL_FULL stream only the
+ * consumer moves a lane's tail, so it keeps its read position private and
+ * stores the tail once per TL_CONSUMER_RELEASE bytes read (or an eighth of
+ * a smaller lane) and whenever it stops (empty, waiting), not once per
+ * event; an event's data is handed out where it lies in the lane, its room
+ * released only after the next call.
+ * A LOOP producer may move the tail itself (overwriting), so there the
+ * consumer still copies each event out and moves the tail with a CAS. The
+ * lanes of a batch are merged with a heap of their oldest records: one
+ * look at the lane an event came from, not at every lane, per event.
  */
+#define TL_CONSUMER_RELEASE (64u << 10)
 typedef struct tl_consumer {
     tl_stream *s;
     tl_lane *lanes;
     uint8_t *data[TL_MAX_LANES + 1]; /* each lane's ring */
     uint64_t cap[TL_MAX_LANES + 1];  /* and its size, a power of two */
     uint32_t nlanes;                 /* user lanes; the system lane follows */
+    uint32_t max_sys_data;
+    int shared_tail;                 /* LOOP: producers move tails too */
     tl_stream_markers markers;
     tl_clock clock;        /* the stream's, copied at init: the watermark's time (tl_consumer_now) */
-    uint8_t *buf;          /* copy of the delivered event's data */
-    size_t buf_cap;
+    uint8_t *buf;          /* LOOP: copy of the delivered event's data */
+    size_t buf_cap;        /* the largest data a record may have */
+    uint64_t pos[TL_MAX_LANES + 1];  /* each lane's read position (the tail, when not shared) */
+    uint64_t pub[TL_MAX_LANES + 1];  /* and the value last stored in the lane's tail */
+    uint32_t last_lane;    /* the lane of the event handed out last */
+    int held;              /* an event of lane held_lane at held_pos is queued or handed out: its room stays */
+    uint32_t held_lane;
+    uint64_t held_pos;
     /* Synthesized OVERFLOW/RESUME pairs, then the event: a record can bring three pairs (garbage
        dropped before it, LOOP overwrites, a FLUSH loss: the last two only together in a scribbled buffer). */
     tl_event queue[7];
@@ -305,13 +327,22 @@ typedef struct tl_consumer {
     uint64_t batch_w;      /* its watermark */
     uint64_t batch_head[TL_MAX_LANES + 1]; /* each lane's head when it started */
     uint64_t batch_seq;    /* batches opened so far */
+    tl_rec head_rec[TL_MAX_LANES + 1];     /* each lane's oldest record in the batch (a checked copy) */
+    uint64_t head_pos[TL_MAX_LANES + 1];   /* and its position */
+    uint8_t heap[TL_MAX_LANES + 1];        /* lanes with a head record, a min-heap on its timestamp */
+    uint32_t nheap;
+    uint64_t waiting;      /* lanes whose oldest record is reserved but not committed yet */
     uint64_t last_ts;      /* timestamp of the last event delivered */
     uint64_t clamped;      /* events delivered with last_ts instead of an older own timestamp */
     uint64_t garbage;      /* times a lane held garbage (a shared buffer scribbled over): counted losses */
+    uint64_t abandoned;    /* records whose producer died mid-record, skipped: counted losses */
     uint64_t garbage_lanes;                 /* lanes whose garbage is not marked yet */
     uint64_t garbage_ts[TL_MAX_LANES + 1];  /* and the time of the last event before it */
     uint64_t deferred[TL_MAX_LANES + 1];    /* position + 1 of the record each lane deferred last */
     uint64_t deferred_in[TL_MAX_LANES + 1]; /* and the batch that deferred it */
+    uint64_t stuck[TL_MAX_LANES + 1];       /* position + 1 of an uncommitted record each lane waits for */
+    uint64_t stuck_in[TL_MAX_LANES + 1];    /* the batch that first waited for it */
+    uint64_t stuck_since[TL_MAX_LANES + 1]; /* when a later batch still found it uncommitted (0: not yet) */
 } tl_consumer;
 
 int tl_consumer_init(tl_consumer *c, tl_stream *s); /* 0, or -1 (out of memory) */
@@ -348,6 +379,29 @@ tl_take tl_consumer_take(tl_consumer *c, tl_event *ev, int force);
  */
 #define TL_PRODUCER_STALL_NS 200000000ull
 tl_take tl_consumer_take_wait(tl_consumer *c, tl_event *ev);
+
+/*
+ * A record reserved and never committed while its lane goes on (its
+ * producer was killed mid-record, or the process sharing the buffer died):
+ * once a later batch still finds it uncommitted TL_PRODUCER_DEAD_NS after it
+ * first did, the consumer skips it as a counted loss (the lane's overruns,
+ * `abandoned`, OVERFLOW and RESUME around it) and goes on with the lane.
+ */
+#define TL_PRODUCER_DEAD_NS 1000000000ull
+
+/*
+ * Records ev into the system lane with the consumer's own copy of the
+ * geometry (what the consumer side records: START, errors, flush markers),
+ * never the mapping's, which a process sharing it may have changed. 1, or 0
+ * if there was no room (counted in the system lane's overruns).
+ */
+int tl_consumer_record_system(tl_consumer *c, const tl_event *ev);
+
+/* How full the fullest user lane is, in 1/256ths of its size (the read position counts, not the tail). */
+uint32_t tl_consumer_backlog(const tl_consumer *c);
+
+/* Sum of all lanes' overrun counters, over the consumer's own lane count. */
+uint64_t tl_consumer_overruns(const tl_consumer *c);
 
 /*
  * At the end: FLUSH losses are marked by the next event recorded in their

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "tracelog/writer.h"
 
@@ -19,14 +20,24 @@ typedef struct tl_io {
     int (*truncate)(void *ctx, uint64_t len); /* 0 or errno; NULL for streams */
     void *ctx;
     int seekable;
+    /* Optional (NULL: the writer frames each block into one buffer for write):
+       writes the n pieces as one, like write. Blocks go out without a copy. */
+    int (*writev)(void *ctx, const struct iovec *iov, int n, uint64_t off);
 } tl_io;
 
-/* The descriptor-backed channel (pwrite/write, fdatasync, ftruncate). */
+/* The descriptor-backed channel (pwrite/pwritev, write/writev, fdatasync, ftruncate). */
 void tl_io_from_fd(tl_io *io, int *fd_slot);
 
 /* Like tracelog_writer_create, on any channel. */
 tracelog_status tl_writer_create_io(const tl_io *io, const tracelog_metadata *meta,
                                           const tracelog_writer_options *opt,
                                           tracelog_writer **out, tracelog_error *err);
+
+/*
+ * raw != 0: the chunks written from now on are stored uncompressed (as with
+ * compression level 0), until called again with 0. For a flusher that falls
+ * behind its producers (posix/log.c): bigger chunks rather than lost events.
+ */
+void tl_writer_set_raw(tracelog_writer *w, int raw);
 
 #endif

@@ -63,6 +63,7 @@ struct tracelog_writer {
     uint64_t *seg_events; /* events held by each segment */
     uint32_t *seg_extent; /* bytes of each segment written by earlier laps */
 
+    int raw;              /* store the next chunks uncompressed (tl_writer_set_raw) */
     int final_written;    /* UNTIL_FULL: the one event allowed past the budget is written */
     int full_reported;    /* UNTIL_FULL: the status block saying so is written */
     tracelog_error error; /* code != TRACELOG_OK: poisoned */
@@ -91,23 +92,41 @@ static tracelog_status io_write(tracelog_writer *w, const void *buf, size_t n, u
     return e ? poison(w, TRACELOG_E_IO, e, off, "write failed") : TRACELOG_OK;
 }
 
-/* Frames payload as a block (header, payload, zero padding) into w->block. */
-static tracelog_status frame_block(tracelog_writer *w, uint16_t type, const uint8_t *payload, size_t len)
+/* The header of the next block: its type, sequence number, payload length and checksum (len <= UINT32_MAX - 8). */
+static void block_head(const tracelog_writer *w, uint16_t type, const uint8_t *payload, size_t len,
+                       uint8_t out[TL_BLOCK_HEADER_SIZE])
+{
+    tl_block_header h = {type, 0, w->seq, (uint32_t)len, tl_block_payload_crc(w->salt32, payload, len)};
+    tl_block_header_encode(&h, w->salt32, out);
+}
+
+/*
+ * Writes one block (header, payload, zero padding) at off: with the
+ * channel's writev when it has one, so that the payload (a whole compressed
+ * chunk) goes out without being copied; else framed into w->block first.
+ */
+static tracelog_status put_block(tracelog_writer *w, uint16_t type, const uint8_t *payload, size_t len, uint64_t off)
 {
     if (len > UINT32_MAX - 8)
         return TRACELOG_E_LIMIT;
-    tl_block_header h = {type, 0, w->seq, (uint32_t)len,
-                         tl_block_payload_crc(w->salt32, payload, len)};
-    size_t span = (size_t)tl_block_span((uint32_t)len);
+    size_t span = (size_t)tl_block_span((uint32_t)len), pad = span - TL_BLOCK_HEADER_SIZE - len;
+    static const uint8_t zeros[8];
+    if (w->io.writev) {
+        uint8_t head[TL_BLOCK_HEADER_SIZE];
+        block_head(w, type, payload, len, head);
+        struct iovec iov[3] = {{head, sizeof head}, {(void *)(uintptr_t)payload, len}, {(void *)(uintptr_t)zeros, pad}};
+        int e = w->io.writev(w->io.ctx, iov, 3, w->io.seekable ? off : UINT64_MAX);
+        return e ? poison(w, TRACELOG_E_IO, e, off, "write failed") : TRACELOG_OK;
+    }
     w->block.len = 0;
     if (tl_buf_reserve(&w->block, span))
         return TRACELOG_E_NOMEM;
-    tl_block_header_encode(&h, w->salt32, w->block.data);
+    block_head(w, type, payload, len, w->block.data);
     if (len)
         memcpy(w->block.data + TL_BLOCK_HEADER_SIZE, payload, len);
-    memset(w->block.data + TL_BLOCK_HEADER_SIZE + len, 0, span - TL_BLOCK_HEADER_SIZE - len);
+    memset(w->block.data + TL_BLOCK_HEADER_SIZE + len, 0, pad);
     w->block.len = span;
-    return TRACELOG_OK;
+    return io_write(w, w->block.data, span, off);
 }
 
 static int is_ring(const tracelog_writer *w) { return w->hdr.layout == TL_LAYOUT_RING; }
@@ -140,9 +159,7 @@ static tracelog_status enter_segment(tracelog_writer *w)
     uint8_t p[TL_SEGMENT_PAYLOAD_SIZE];
     tl_segment_info s = {w->segment, w->seg_extent[w->segment], w->lap};
     tl_segment_encode(&s, p);
-    tracelog_status st = frame_block(w, TL_BLOCK_SEGMENT, p, sizeof p);
-    if (st == TRACELOG_OK)
-        st = io_write(w, w->block.data, w->block.len, segment_offset(w, w->segment));
+    tracelog_status st = put_block(w, TL_BLOCK_SEGMENT, p, sizeof p, segment_offset(w, w->segment));
     if (st != TRACELOG_OK)
         return st;
     w->seq++;
@@ -167,9 +184,7 @@ static tracelog_status next_segment(tracelog_writer *w)
     }
     uint64_t left = w->hdr.segment_size - w->seg_pos;
     if (left >= TL_BLOCK_HEADER_SIZE) {
-        tracelog_status st = frame_block(w, TL_BLOCK_PADDING, NULL, 0);
-        if (st == TRACELOG_OK)
-            st = io_write(w, w->block.data, w->block.len, segment_offset(w, w->segment) + w->seg_pos);
+        tracelog_status st = put_block(w, TL_BLOCK_PADDING, NULL, 0, segment_offset(w, w->segment) + w->seg_pos);
         if (st != TRACELOG_OK)
             return st;
         w->seq++;
@@ -216,9 +231,7 @@ static tracelog_status write_block(tracelog_writer *w, uint16_t type, const uint
             return st;
         off = segment_offset(w, w->segment) + w->seg_pos;
     }
-    tracelog_status st = frame_block(w, type, payload, len);
-    if (st == TRACELOG_OK)
-        st = io_write(w, w->block.data, w->block.len, off);
+    tracelog_status st = put_block(w, type, payload, len, off);
     if (st != TRACELOG_OK)
         return st;
     w->seq++;
@@ -339,7 +352,7 @@ static tracelog_status emit_chunk(tracelog_writer *w)
         return TRACELOG_OK;
     tracelog_status st = write_pending(w);
     if (st == TRACELOG_OK)
-        st = tl_chunk_finish(c, w->cctx, w->opt.compression_level, &w->payload);
+        st = tl_chunk_finish(c, w->cctx, w->raw ? 0 : w->opt.compression_level, &w->payload);
     if (st != TRACELOG_OK)
         return st;
     uint64_t span = tl_block_span((uint32_t)w->payload.len);
@@ -573,6 +586,8 @@ tracelog_status tracelog_writer_create(int fd, const tracelog_metadata *meta,
     }
     return st;
 }
+
+void tl_writer_set_raw(tracelog_writer *w, int raw) { w->raw = raw; }
 
 tracelog_status tracelog_writer_define_event(tracelog_writer *w, uint32_t id, const char *name)
 {

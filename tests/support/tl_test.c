@@ -576,7 +576,7 @@ int tl_test_write_log_mem(const tl_test_log_spec *s, tl_test_log_result *res)
     mem_out *m = calloc(1, sizeof *m);
     if (!m)
         TL_DIE("out of memory");
-    tl_io io = {mem_write, mem_sync, mem_truncate, m, 1};
+    tl_io io = {mem_write, mem_sync, mem_truncate, m, 1, NULL};
     tracelog_writer *w;
     tracelog_error err;
     tracelog_status st = tl_writer_create_io(&io, &res->meta, &o, &w, &err);
