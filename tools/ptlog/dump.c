@@ -29,6 +29,7 @@ typedef struct dumper {
     uint64_t prev_ts;        /* --delta: timestamp of the previous event printed */
     int have_prev;
     ptlog_src *src;          /* names in system events' payloads */
+    ptlog_textmemo threads;
     name_slot names[NAME_CACHE];
 } dumper;
 
@@ -156,6 +157,28 @@ static void put_payload(dumper *d, const unsigned char *p, size_t n)
         ptlog_out_puts(out, C_RESET);
 }
 
+/* " PID 0xTID[ tid KTID] ": made once per thread (at most 46 bytes), then copied. */
+static char *put_thread(dumper *d, const tracelog_event *ev, char *p)
+{
+    int hit;
+    ptlog_memo_slot *s = ptlog_textmemo_get(&d->threads, ev->tid, (uint64_t)ev->pid << 32 | ev->kernel_tid, &hit);
+    if (!hit) {
+        char *t = s->text;
+        *t++ = ' ';
+        t += ptlog_fmt_u64(ev->pid, t);
+        memcpy(t, " 0x", 3);
+        t += 3 + ptlog_fmt_hex64(ev->tid, t + 3);
+        if (ev->kernel_tid) { /* the kernel's thread id, as top, perf and gdb show it */
+            memcpy(t, " tid ", 5);
+            t += 5 + ptlog_fmt_u64(ev->kernel_tid, t + 5);
+        }
+        *t++ = ' ';
+        s->len = (uint32_t)(t - s->text);
+    }
+    memcpy(p, s->text, sizeof s->text);
+    return p + s->len;
+}
+
 static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
 {
     dumper *d = ctx;
@@ -182,17 +205,7 @@ static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
         memcpy(p, C_RESET, sizeof C_RESET - 1);
         p += sizeof C_RESET - 1;
     }
-    *p++ = ' ';
-    p += ptlog_fmt_u64(ev->pid, p);
-    *p++ = ' ';
-    *p++ = '0';
-    *p++ = 'x';
-    p += ptlog_fmt_hex64(ev->tid, p);
-    if (ev->kernel_tid) { /* the kernel's thread id, as top, perf and gdb show it */
-        memcpy(p, " tid ", 5);
-        p += 5 + ptlog_fmt_u64(ev->kernel_tid, p + 5);
-    }
-    *p++ = ' ';
+    p = put_thread(d, ev, p);
     if (d->opts->color) {
         memcpy(p, C_NAME, sizeof C_NAME - 1);
         p += sizeof C_NAME - 1;

@@ -245,6 +245,8 @@ typedef struct json_writer {
     ptlog_src *src; /* schemas of typed events */
     int lines;
     uint64_t count;
+    ptlog_nscache ts;
+    ptlog_textmemo threads, addresses;
     prefix_slot prefixes[PREFIX_CACHE];
 } json_writer;
 
@@ -477,6 +479,40 @@ static void put_fields(ptlog_out *out, ptlog_src *src, const tracelog_event *ev)
         ptlog_out_puts(out, f.size_check < 0 ? ",\"fields_size\":\"short\"" : ",\"fields_size\":\"long\"");
 }
 
+/* ,"pid":P,"tid":T[,"ktid":K] (at most 62 bytes), made once per thread. */
+static char *put_thread(json_writer *w, const tracelog_event *ev, char *p)
+{
+    int hit;
+    ptlog_memo_slot *s = ptlog_textmemo_get(&w->threads, ev->tid, (uint64_t)ev->pid << 32 | ev->kernel_tid, &hit);
+    if (!hit) {
+        char *t = s->text;
+        memcpy(t, ",\"pid\":", 7);
+        t = put_u64_fast(t + 7, ev->pid);
+        memcpy(t, ",\"tid\":", 7);
+        t = put_u64_fast(t + 7, ev->tid);
+        if (ev->kernel_tid) { /* known only in logs of format 1.1 on */
+            memcpy(t, ",\"ktid\":", 8);
+            t = put_u64_fast(t + 8, ev->kernel_tid);
+        }
+        s->len = (uint32_t)(t - s->text);
+    }
+    memcpy(p, s->text, sizeof s->text);
+    return p + s->len;
+}
+
+/* ,"address":A (at most 33 bytes), made once per call site. */
+static char *put_address(json_writer *w, uint64_t address, char *p)
+{
+    int hit;
+    ptlog_memo_slot *s = ptlog_textmemo_get(&w->addresses, address, 0, &hit);
+    if (!hit) {
+        memcpy(s->text, ",\"address\":", 11);
+        s->len = (uint32_t)(put_u64_fast(s->text + 11, address) - s->text);
+    }
+    memcpy(p, s->text, sizeof s->text);
+    return p + s->len;
+}
+
 static int json_event(void *ctx, const tracelog_event *ev, const char *name)
 {
     json_writer *w = ctx;
@@ -486,18 +522,13 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
     w->count++;
     put_prefix(w, ev->event_id, name);
     int small = ev->payload_len <= 1024; /* the common case: one reservation */
-    char *o = ptlog_out_room(out, 160 + (small ? 2 * 1024 : 0)), *p = o;
-    p = put_u64_fast(p, ev->timestamp_ns);
-    memcpy(p, ",\"pid\":", 7);
-    p = put_u64_fast(p + 7, ev->pid);
-    memcpy(p, ",\"tid\":", 7);
-    p = put_u64_fast(p + 7, ev->tid);
-    if (ev->kernel_tid) { /* known only in logs of format 1.1 on */
-        memcpy(p, ",\"ktid\":", 8);
-        p = put_u64_fast(p + 8, ev->kernel_tid);
-    }
-    memcpy(p, ",\"address\":", 11);
-    p = put_u64_fast(p + 11, ev->address);
+    char *o = ptlog_out_room(out, 256 + (small ? 2 * 1024 : 0)), *p = o;
+    if (ev->timestamp_ns <= INT64_MAX)
+        p += ptlog_fmt_ns(&w->ts, ev->timestamp_ns, p);
+    else
+        p = put_u64_fast(p, ev->timestamp_ns);
+    p = put_thread(w, ev, p);
+    p = put_address(w, ev->address, p);
     memcpy(p, ",\"truncation\":", 14);
     p = put_u64_fast(p + 14, ev->truncation);
     memcpy(p, ",\"data\":\"", 9);
@@ -528,6 +559,7 @@ int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *se
     w->out = out;
     w->src = src;
     w->lines = lines;
+    ptlog_nscache_init(&w->ts);
     /* Types and status are complete up front only when the whole input was scanned. */
     int upfront = src->upfront;
     ptlog_out_puts(out, "{");

@@ -125,6 +125,49 @@ void ptlog_timecache_init(ptlog_timecache *c, int local);
 size_t ptlog_fmt_time(ptlog_timecache *c, uint64_t ns, char *out);
 /* Writes signed seconds.nanoseconds of ns - origin, returns its length. */
 size_t ptlog_fmt_relative(uint64_t ns, uint64_t origin, char *out);
+/* Decimal nanosecond timestamps: the seconds' digits are made once per second. */
+typedef struct ptlog_nscache {
+    uint64_t sec_start_ns;
+    size_t sec_len;   /* 0: nothing cached */
+    char sec[16];     /* digits of the cached second, padded for a fixed-size copy */
+} ptlog_nscache;
+
+void ptlog_nscache_init(ptlog_nscache *c);
+/* Writes the decimal digits of ns (as ptlog_fmt_u64, room for 25 bytes), returns the count. */
+size_t ptlog_fmt_ns(ptlog_nscache *c, uint64_t ns, char *out);
+
+/*
+ * Texts of numbers that repeat from event to event (a thread's ids, a call
+ * site's address), made once: a direct-mapped table on the key (k1, k2).
+ * A caller that gets a slot it did not hit fills text (at most 64 bytes)
+ * and len; copying always takes 64 bytes of room (a fixed-size copy).
+ */
+typedef struct ptlog_memo_slot {
+    uint64_t k1, k2;
+    uint32_t len, used;
+    char text[64];
+} ptlog_memo_slot;
+
+#define PTLOG_MEMO_SLOTS 64
+
+typedef struct ptlog_textmemo {
+    ptlog_memo_slot slot[PTLOG_MEMO_SLOTS];
+} ptlog_textmemo;
+
+/* The slot of (k1, k2); *hit 1 if it holds their text, else it is claimed for them (text to fill). */
+static inline ptlog_memo_slot *ptlog_textmemo_get(ptlog_textmemo *m, uint64_t k1, uint64_t k2, int *hit)
+{
+    uint64_t h = (k1 ^ (k2 * 0x9E3779B97F4A7C15ull)) * 0x9E3779B97F4A7C15ull;
+    ptlog_memo_slot *s = &m->slot[(h >> 32) % PTLOG_MEMO_SLOTS];
+    *hit = s->used && s->k1 == k1 && s->k2 == k2;
+    if (!*hit) {
+        s->k1 = k1;
+        s->k2 = k2;
+        s->used = 1;
+    }
+    return s;
+}
+
 /* Writes the decimal digits of v, returns the count (at most 20). */
 size_t ptlog_fmt_u64(uint64_t v, char *out);
 /* Writes 2n lowercase hex digits of p[0..n). */
@@ -205,7 +248,7 @@ int ptlog_threads_count(ptlog_threads *t, uint32_t pid, uint64_t tid, uint64_t t
 void ptlog_threads_sort(ptlog_threads *t);
 void ptlog_threads_free(ptlog_threads *t);
 
-/* ---- event sources (src_ptl.c, json_in.c) ---------------------------------------- */
+/* ---- event sources (src_ptl.c, json_in.c, merge.c; the event loop in src.c) ---------------------------------------- */
 
 typedef struct ptlog_src ptlog_src;
 struct ptlog_src {
@@ -229,6 +272,7 @@ struct ptlog_src {
     /* After the last event: warns about damage; PTLOG_EXIT_OK or PTLOG_EXIT_LOSS. */
     int (*finish)(ptlog_src *s);
     void (*close)(ptlog_src *s);
+    struct ptlog_type_memo *memo; /* src.c's, while ptlog_src_events runs; NULL (zeroed) otherwise */
 };
 
 typedef enum ptlog_format {
@@ -251,6 +295,9 @@ const char *ptlog_format_name(ptlog_format f);
 int ptlog_src_open(const char *path, ptlog_format fmt, ptlog_src **out);
 /* Opens a .ptl log only (info, verify): *reader stays owned by the source. */
 int ptlog_src_open_ptl(const char *path, ptlog_src **out, tracelog_reader **reader);
+
+/* src.c: the name of id (NULL if unnamed), remembered while ptlog_src_events runs on an upfront source. */
+const char *ptlog_src_type_name(ptlog_src *s, uint32_t id);
 
 /* Warns on stderr about every problem the reader found. Returns the count. */
 uint64_t ptlog_report_problems(const char *name, const tracelog_reader *r);
@@ -329,6 +376,10 @@ int ptlog_select_event(ptlog_select *s, const tracelog_event *ev, const char *na
 int ptlog_select_is_trivial(const ptlog_select *s);
 void ptlog_select_free(ptlog_select *s);
 
+/* src.c: runs the source to its end through `each` (name: the event's type name, or NULL); the exit code. */
+int ptlog_src_events(ptlog_src *src, ptlog_select *sel,
+                     int (*each)(void *ctx, const tracelog_event *ev, const char *name), void *ctx);
+
 /* ---- sinks --------------------------------------------------------------------------- */
 
 typedef struct ptlog_dump_opts {
@@ -385,7 +436,7 @@ int ptlog_write_chrome(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
 
 /* fields.c: typed payloads (README.md, "Typed events"). */
 typedef void (*ptlog_name_writer)(void *ctx, uint32_t id, const char *name);
-/* The schema src stores for event_id's type; NULL: untyped (no guess from a name, spec 5.6.6). */
+/* The schema src stores for event_id's type; NULL: untyped (no guess from a name, spec 5.6.6). In src.c. */
 const tracelog_schema *ptlog_event_schema(ptlog_src *src, uint32_t event_id);
 /* Decodes ev with ptlog_event_schema's schema into *f: 1, or 0 when untyped. */
 int ptlog_event_fields(ptlog_src *src, const tracelog_event *ev, tracelog_fields *f);
@@ -423,8 +474,5 @@ static inline const char *ptlog_policy_text(tracelog_policy p)
     return name ? name : "unknown";
 }
 
-/* Runs the source to its end through `each`; returns the exit code. */
-int ptlog_src_events(ptlog_src *src, ptlog_select *sel,
-                     int (*each)(void *ctx, const tracelog_event *ev, const char *name), void *ctx);
 
 #endif
