@@ -24,7 +24,7 @@ typedef struct name_slot {
 typedef struct dumper {
     ptlog_out *out;
     ptlog_timecache tc;
-    const ptlog_dump_opts *opts;
+    ptlog_dump_opts o;       /* with the colour decided */
     const ptlog_select *sel; /* its origin: the log's first event */
     uint64_t prev_ts;        /* --delta: timestamp of the previous event printed */
     int have_prev;
@@ -114,7 +114,7 @@ static void put_payload(dumper *d, const unsigned char *p, size_t n)
     const size_t slice = 8192;
     int kind = classify(p, n);
     ptlog_out *out = d->out;
-    if (!d->opts->color && n <= 256) { /* the common case, in one go */
+    if (!d->o.color && n <= 256) { /* the common case, in one go */
         char *o = ptlog_out_room(out, 4 * 256 + 3);
         o[0] = ' ';
         if (kind == PLAIN_TEXT) {
@@ -132,7 +132,7 @@ static void put_payload(dumper *d, const unsigned char *p, size_t n)
     }
     int text = kind != BINARY;
     ptlog_out_write(out, " ", 1);
-    if (d->opts->color)
+    if (d->o.color)
         ptlog_out_puts(out, text ? C_TEXT : C_HEX);
     for (size_t off = 0; off < n; off += slice) {
         size_t k = n - off < slice ? n - off : slice;
@@ -153,7 +153,7 @@ static void put_payload(dumper *d, const unsigned char *p, size_t n)
         }
         out->len += w;
     }
-    if (d->opts->color)
+    if (d->o.color)
         ptlog_out_puts(out, C_RESET);
 }
 
@@ -184,15 +184,15 @@ static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
     dumper *d = ctx;
     ptlog_out *out = d->out;
     char *o = ptlog_out_room(out, 256), *p = o;
-    if (d->opts->color) {
+    if (d->o.color) {
         memcpy(p, C_TIME, sizeof C_TIME - 1);
         p += sizeof C_TIME - 1;
     }
-    if (d->opts->relative)
+    if (d->o.relative)
         p += ptlog_fmt_relative(ev->timestamp_ns, d->sel->origin, p);
     else
         p += ptlog_fmt_time(&d->tc, ev->timestamp_ns, p);
-    if (d->opts->delta) { /* signed: a log's timestamps may go backwards */
+    if (d->o.delta) { /* signed: a log's timestamps may go backwards */
         uint64_t prev = d->have_prev ? d->prev_ts : ev->timestamp_ns;
         *p++ = ' ';
         if (ev->timestamp_ns >= prev)
@@ -201,22 +201,22 @@ static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
         d->prev_ts = ev->timestamp_ns;
         d->have_prev = 1;
     }
-    if (d->opts->color) {
+    if (d->o.color) {
         memcpy(p, C_RESET, sizeof C_RESET - 1);
         p += sizeof C_RESET - 1;
     }
     p = put_thread(d, ev, p);
-    if (d->opts->color) {
+    if (d->o.color) {
         memcpy(p, C_NAME, sizeof C_NAME - 1);
         p += sizeof C_NAME - 1;
     }
     out->len += (size_t)(p - o);
     put_name(d, ev->event_id, name);
-    if (d->opts->color)
+    if (d->o.color)
         ptlog_out_puts(out, C_RESET);
     if (ev->truncation) {
         p = o = ptlog_out_room(out, 64);
-        if (d->opts->color) {
+        if (d->o.color) {
             memcpy(p, " " C_TRUNC, sizeof C_TRUNC);
             p += sizeof C_TRUNC;
         } else {
@@ -234,13 +234,13 @@ static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
             p += ptlog_fmt_u64(ev->truncation, p);
             *p++ = ']';
         }
-        if (d->opts->color) {
+        if (d->o.color) {
             memcpy(p, C_RESET, sizeof C_RESET - 1);
             p += sizeof C_RESET - 1;
         }
         out->len += (size_t)(p - o);
     }
-    int typed = !d->opts->hex && ptlog_fields_dump(out, d->src, ev, put_set_name, d);
+    int typed = !d->o.hex && ptlog_fields_dump(out, d->src, ev, put_set_name, d);
     if (!typed && ev->payload_len)
         put_payload(d, ev->payload, ev->payload_len);
     ptlog_out_room(out, 1)[0] = '\n';
@@ -248,47 +248,24 @@ static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
     return 0;
 }
 
-int ptlog_cmd_dump(const char *path, ptlog_format from, ptlog_select *sel,
-                   const ptlog_dump_opts *opts, const char *out_path, int color_mode)
+int ptlog_write_text(ptlog_src *src, ptlog_out *out, ptlog_select *sel, const ptlog_dump_opts *opts)
 {
-    ptlog_src *src;
-    int rc = ptlog_src_open(path, from, &src);
-    if (rc)
-        return rc;
-    ptlog_out out;
-    rc = ptlog_out_open(&out, out_path);
-    if (rc) {
-        src->close(src);
-        return rc;
-    }
     dumper *d = calloc(1, sizeof *d);
-    if (!d) {
-        ptlog_out_abort(&out);
-        src->close(src);
+    if (!d)
         return ptlog_nomem();
-    }
-    ptlog_dump_opts o = *opts;
+    d->o = *opts;
     /* auto: colour only on a terminal, never into a file, and not when NO_COLOR is set to
        anything non-empty (https://no-color.org); --color=always still colours */
     const char *no_color = getenv("NO_COLOR");
-    if (color_mode < 0)
-        o.color = !out.path && isatty(out.fd) && !(no_color && *no_color);
-    else
-        o.color = color_mode;
-    d->out = &out;
-    d->opts = &o;
+    if (d->o.color < 0)
+        d->o.color = !out->path && isatty(out->fd) && !(no_color && *no_color);
+    d->out = out;
     d->sel = sel;
     d->src = src;
-    ptlog_timecache_init(&d->tc, o.local);
-    rc = ptlog_src_events(src, sel, dump_event, d);
+    ptlog_timecache_init(&d->tc, d->o.local);
+    int rc = ptlog_src_events(src, sel, dump_event, d);
     for (size_t i = 0; i < NAME_CACHE; i++)
         free(d->names[i].text);
     free(d);
-    src->close(src);
-    if (rc > PTLOG_EXIT_LOSS) {
-        ptlog_out_abort(&out);
-        return rc;
-    }
-    int wrc = ptlog_out_finish(&out);
-    return wrc ? wrc : rc;
+    return rc;
 }

@@ -280,7 +280,8 @@ typedef enum ptlog_format {
     PTLOG_FMT_PTL,
     PTLOG_FMT_JSON,
     PTLOG_FMT_JSONL,
-    PTLOG_FMT_CHROME
+    PTLOG_FMT_CHROME,
+    PTLOG_FMT_TEXT /* dump's lines: an output only, not a --from or --to name */
 } ptlog_format;
 
 /* Parses a format name ("ptl", "json", "jsonl", "chrome"); PTLOG_FMT_AUTO if unknown. */
@@ -385,7 +386,7 @@ int ptlog_src_events(ptlog_src *src, ptlog_select *sel,
 typedef struct ptlog_dump_opts {
     int relative;
     int local;
-    int color;
+    int color; /* -1: only on a terminal and without NO_COLOR (decided by the sink), 0 never, 1 always */
     int delta; /* also the time since the previous event printed */
     int hex;   /* payloads raw, not decoded with their schemas */
 } ptlog_dump_opts;
@@ -396,9 +397,11 @@ typedef struct ptlog_info_opts {
     int threads; /* per-thread table */
 } ptlog_info_opts;
 
-/* dump.c */
-int ptlog_cmd_dump(const char *path, ptlog_format from, ptlog_select *sel,
-                   const ptlog_dump_opts *opts, const char *out_path, int color_mode);
+/* convert.c: dump is convert to PTLOG_FMT_TEXT */
+int ptlog_cmd_dump(const char *path, ptlog_format from, ptlog_select *sel, const ptlog_dump_opts *opts,
+                   const char *out_path);
+/* dump.c: the text sink, one line per event of src. */
+int ptlog_write_text(ptlog_src *src, ptlog_out *out, ptlog_select *sel, const ptlog_dump_opts *opts);
 /* info.c */
 int ptlog_cmd_info(const char *path, const ptlog_info_opts *opts, const char *out_path);
 /* verify.c */
@@ -406,8 +409,10 @@ int ptlog_cmd_verify(const char *path, int quiet);
 /* convert.c */
 int ptlog_cmd_convert(const char *in_path, ptlog_format from, ptlog_format to, const char *out_path,
                       ptlog_select *sel);
-/* Writes src's selected events to out_path in format `to`, then closes src. Exit code. */
-int ptlog_convert_src(ptlog_src *src, ptlog_format to, const char *out_path, ptlog_select *sel);
+/* Writes src's selected events to out_path in format `to` (PTLOG_FMT_TEXT: with the options text), then
+   closes src. Exit code. */
+int ptlog_convert_src(ptlog_src *src, ptlog_format to, const char *out_path, ptlog_select *sel,
+                      const ptlog_dump_opts *text);
 /* Merges the inputs by timestamp (merge.c) into out_path, in format `to`. */
 int ptlog_cmd_merge(char **paths, size_t n, ptlog_format to, const char *out_path, ptlog_select *sel);
 /* merge.c: a source of the events of n inputs in timestamp order, types unified by name. */
