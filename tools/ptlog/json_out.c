@@ -12,41 +12,12 @@
 
 static const char hexd[] = "0123456789abcdef";
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-    unsigned char c = p[0];
-    size_t len;
-    uint32_t min;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2, min = 0x80;
-    else if (c >= 0xE0 && c <= 0xEF)
-        len = 3, min = 0x800;
-    else if (c >= 0xF0 && c <= 0xF4)
-        len = 4, min = 0x10000;
-    else
-        return 0;
-    if (n < len)
-        return 0;
-    uint32_t cp = c & (0x7F >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
-
 /* 1 if s[0..n) is valid UTF-8. */
 static int utf8_valid(const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
-        size_t k = utf8_len(p + i, n - i);
+        size_t k = ptlog_utf8_len(p + i, n - i);
         if (k == 0)
             return 0;
         i += k;
@@ -84,7 +55,7 @@ static size_t json_quote(const char *s, size_t n, char *dst)
             i += c1 ? 2 : 1;
             continue;
         }
-        size_t k = utf8_len(p + i, n - i);
+        size_t k = ptlog_utf8_len(p + i, n - i);
         if (k == 0) {
             memcpy(d, "\\ufffd", 6);
             d += 6;

@@ -198,6 +198,8 @@ int ptlog_parse_time(const char *s, ptlog_timearg *t);
 
 /* ---- text from files, safe to print (text.c; the rule is in README.md) ------------ */
 
+/* Length of the valid UTF-8 sequence at p (1..4; n >= 1 bytes there), or 0 if invalid. */
+size_t ptlog_utf8_len(const unsigned char *p, size_t n);
 /* 1 if s[0..n) prints bare: non-empty, valid UTF-8, no control, quote, backslash (or blank). */
 int ptlog_text_is_plain(const char *s, size_t n, int blanks_ok);
 /* s[0..n) in double quotes, C-escaped, \xHH for control and non-UTF-8 bytes (room for 4n + 2). */
