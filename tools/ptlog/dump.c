@@ -12,15 +12,6 @@
 
 #include "ptlog.h"
 
-#define NAME_CACHE 4096
-
-typedef struct name_slot {
-    const char *src;  /* name pointer the text was made from */
-    char *text;       /* as printed (quoted if needed), NULL if not cached */
-    size_t len;
-    int known;
-} name_slot;
-
 typedef struct dumper {
     ptlog_out *out;
     ptlog_timecache tc;
@@ -30,7 +21,7 @@ typedef struct dumper {
     int have_prev;
     ptlog_src *src;          /* names in system events' payloads */
     ptlog_textmemo threads;
-    name_slot names[NAME_CACHE];
+    ptlog_type_texts names;  /* as printed (quoted if needed) */
 } dumper;
 
 #define C_TIME "\033[2m"
@@ -68,7 +59,7 @@ static int classify(const unsigned char *p, size_t n)
 static char *name_text(const char *name, uint32_t id, size_t *len)
 {
     size_t n = name ? strlen(name) : 0;
-    char *t = malloc(4 * n + 32);
+    char *t = malloc(4 * n + 32); /* room for the fixed-size copy of 32 */
     if (!t)
         return NULL;
     if (!name) {
@@ -82,24 +73,7 @@ static char *name_text(const char *name, uint32_t id, size_t *len)
 
 static void put_name(dumper *d, uint32_t id, const char *name)
 {
-    name_slot tmp = {0}, *slot = id < NAME_CACHE ? &d->names[id] : &tmp;
-    if (!slot->text || slot->src != name) {
-        free(slot->text);
-        slot->text = name_text(name, id, &slot->len);
-        slot->src = name;
-        if (!slot->text) {
-            slot->len = 0;
-            return;
-        }
-    }
-    if (slot->len <= 32 && slot != &tmp) { /* texts have room for 32: a fixed-size copy */
-        memcpy(ptlog_out_room(d->out, 32), slot->text, 32);
-        d->out->len += slot->len;
-        return;
-    }
-    ptlog_out_write(d->out, slot->text, slot->len);
-    if (slot == &tmp)
-        free(tmp.text);
+    ptlog_put_type_text(d->out, &d->names, id, name);
 }
 
 /* An event name inside a decoded system event's payload. */
@@ -262,10 +236,11 @@ int ptlog_write_text(ptlog_src *src, ptlog_out *out, ptlog_select *sel, const pt
     d->out = out;
     d->sel = sel;
     d->src = src;
+    d->names.make = name_text;
+    d->names.fixed = 32;
     ptlog_timecache_init(&d->tc, d->o.local);
     int rc = ptlog_src_events(src, sel, dump_event, d);
-    for (size_t i = 0; i < NAME_CACHE; i++)
-        free(d->names[i].text);
+    ptlog_type_texts_free(&d->names);
     free(d);
     return rc;
 }

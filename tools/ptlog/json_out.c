@@ -8,8 +8,6 @@
 
 #include "ptlog.h"
 
-#define PREFIX_CACHE 4096
-
 static const char hexd[] = "0123456789abcdef";
 
 /* 1 if s[0..n) is valid UTF-8. */
@@ -205,12 +203,6 @@ static void put_status(ptlog_out *out, ptlog_src *src)
 
 /* ---- events ----------------------------------------------------------------------- */
 
-typedef struct prefix_slot {
-    const char *src;
-    char *text; /* {"name":...,"id":N,"ts": */
-    size_t len;
-} prefix_slot;
-
 typedef struct json_writer {
     ptlog_out *out;
     ptlog_src *src; /* schemas of typed events */
@@ -218,13 +210,13 @@ typedef struct json_writer {
     uint64_t count;
     ptlog_nscache ts;
     ptlog_textmemo threads, addresses;
-    prefix_slot prefixes[PREFIX_CACHE];
+    ptlog_type_texts prefixes; /* {"name":...,"id":N,"ts": */
 } json_writer;
 
 static char *make_prefix(const char *name, uint32_t id, size_t *len)
 {
     size_t n = name ? strlen(name) : 0;
-    char *t = malloc(8 * n + 80);
+    char *t = malloc(8 * n + 80); /* room for the fixed-size copy of 64 */
     if (!t)
         return NULL;
     char *p = t;
@@ -250,28 +242,6 @@ static char *make_prefix(const char *name, uint32_t id, size_t *len)
     p += 6;
     *len = (size_t)(p - t);
     return t;
-}
-
-static void put_prefix(json_writer *w, uint32_t id, const char *name)
-{
-    prefix_slot tmp = {0}, *slot = id < PREFIX_CACHE ? &w->prefixes[id] : &tmp;
-    if (!slot->text || slot->src != name) {
-        free(slot->text);
-        slot->text = make_prefix(name, id, &slot->len);
-        slot->src = name;
-        if (!slot->text) {
-            slot->len = 0;
-            return;
-        }
-    }
-    if (slot->len <= 64 && slot != &tmp) { /* texts have room for 64: a fixed-size copy */
-        memcpy(ptlog_out_room(w->out, 64), slot->text, 64);
-        w->out->len += slot->len;
-        return;
-    }
-    ptlog_out_write(w->out, slot->text, slot->len);
-    if (slot == &tmp)
-        free(tmp.text);
 }
 
 static inline char *put_u64_fast(char *p, uint64_t v)
@@ -491,7 +461,7 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
     if (!w->lines && w->count)
         ptlog_out_write(out, ",\n", 2);
     w->count++;
-    put_prefix(w, ev->event_id, name);
+    ptlog_put_type_text(out, &w->prefixes, ev->event_id, name);
     int small = ev->payload_len <= 1024; /* the common case: one reservation */
     char *o = ptlog_out_room(out, 256 + (small ? 2 * 1024 : 0)), *p = o;
     if (ev->timestamp_ns <= INT64_MAX)
@@ -531,6 +501,8 @@ int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *se
     w->src = src;
     w->lines = lines;
     ptlog_nscache_init(&w->ts);
+    w->prefixes.make = make_prefix;
+    w->prefixes.fixed = 64;
     /* Types and status are complete up front only when the whole input was scanned. */
     int upfront = src->upfront;
     ptlog_out_puts(out, "{");
@@ -567,8 +539,7 @@ int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *se
         }
         ptlog_out_puts(out, "}\n");
     }
-    for (size_t i = 0; i < PREFIX_CACHE; i++)
-        free(w->prefixes[i].text);
+    ptlog_type_texts_free(&w->prefixes);
     free(w);
     return rc;
 }

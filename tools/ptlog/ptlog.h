@@ -108,6 +108,30 @@ const char *ptlog_out_name(const ptlog_out *o);
 /* 1 once an output was opened on standard output. */
 int ptlog_out_stdout_claimed(void);
 
+/*
+ * A text made once per event type and then copied (dump's names, JSON's
+ * event prefixes): the text of (id, name), remade when the name pointer
+ * changes. make returns a malloc'ed text with room for at least `fixed`
+ * bytes (copied whole when the text fits them), or NULL (then nothing is
+ * written). In out.c.
+ */
+#define PTLOG_TYPE_TEXTS 4096
+
+typedef struct ptlog_type_text {
+    const char *src; /* the name the text was made from */
+    char *text;
+    size_t len;
+} ptlog_type_text;
+
+typedef struct ptlog_type_texts {
+    char *(*make)(const char *name, uint32_t id, size_t *len);
+    size_t fixed;
+    ptlog_type_text v[PTLOG_TYPE_TEXTS]; /* by id; larger ids are made for every event */
+} ptlog_type_texts;
+
+void ptlog_put_type_text(ptlog_out *out, ptlog_type_texts *t, uint32_t id, const char *name);
+void ptlog_type_texts_free(ptlog_type_texts *t);
+
 /* ---- text formatting helpers (timefmt.c) --------------------------------------- */
 
 typedef struct ptlog_timecache {
