@@ -1,10 +1,12 @@
 /*
  * ptlog.h - shared interfaces of the ptlog command-line tool.
  *
- * cli.c parses arguments and calls one command function (dump.c, info.c,
- * verify.c, convert.c, filter.c, merge.c). Commands read events through a
- * ptlog_src (src_ptl.c for .ptl logs, json_in.c for JSON and JSON Lines) and
- * write through a ptlog_out (out.c: buffered, atomic temp file + rename).
+ * cli.c parses arguments and calls one command function (convert.c for
+ * dump, convert, filter and merge; info.c, verify.c, record.c). Commands
+ * read events through a ptlog_src (src_ptl.c for .ptl logs, json_in.c for
+ * JSON and JSON Lines, merge.c over several inputs), run them through
+ * src.c's event loop into a sink (dump.c, json_out.c, chrome.c, ptl_out.c)
+ * and write through a ptlog_out (out.c: buffered, atomic temp file + rename).
  * Every function that can fail prints ONE line on stderr and returns one of
  * the exit codes below, so callers only propagate the number.
  */
