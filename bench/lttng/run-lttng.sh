@@ -4,7 +4,7 @@
 #
 #   run-lttng.sh --build DIR --results DIR --work DIR [--events N] [--runs N]
 #                [--seconds S] [--rates R1,R2,...] [--read-events N]
-#                [--analyzer-events N] [--no-sustained] [--no-read]
+#                [--analyzer-events N] [--no-cost] [--no-sustained] [--no-read]
 #   run-lttng.sh --install      apt-get install what it needs, and exit
 #
 # Needs lttng, lttng-sessiond, babeltrace2 and liblttng-ust-dev (and
@@ -40,7 +40,7 @@ source "$here/../timing.sh"
 apt_packages=(lttng-tools liblttng-ust-dev babeltrace2 python3-bt2)
 
 build="" results="" work="" events=1M runs=5 seconds=10 rates="2,4,6,8,10,12,15,20"
-read_events=10M analyzer_events=1M sustained=1 reading=1
+read_events=10M analyzer_events=1M cost=1 sustained=1 reading=1
 while (($#)); do
     case $1 in
     --install)
@@ -60,6 +60,7 @@ while (($#)); do
     --rates) rates=$2; shift ;;
     --read-events) read_events=$2; shift ;;
     --analyzer-events) analyzer_events=$2; shift ;;
+    --no-cost) cost=0 ;;
     --no-sustained) sustained=0 ;;
     --no-read) reading=0 ;;
     *) echo "run-lttng.sh: unknown argument $1" >&2; exit 2 ;;
@@ -172,6 +173,7 @@ session() {
         lttng enable-event -u -s "$name" -c ch bench:event >/dev/null
     fi
     lttng enable-event -u -s "$name" -c ch bench:fields >/dev/null
+    lttng enable-event -u -s "$name" -c ch bench:net_rx >/dev/null
     local ctx
     for ctx in "$@"; do
         lttng add-context -u -s "$name" -c ch -t "$ctx" >/dev/null
@@ -192,6 +194,7 @@ count_trace() {
         /Event messages/ { e = $1 } /Discarded event messages/ { d = $1 } END { print e + 0, d + 0 }'
 }
 
+if ((cost)); then
 echo
 echo "== recording cost: tracelog (bench_event, same run)"
 "$bench_event" --no-sustained --runs "$runs" --events "$events" --dir "$lw" --json "$lw/tracelog_cost.json" |
@@ -215,6 +218,7 @@ session filtered '$ctx.vtid == 0'
 "$app" cheap --events "$events" --runs "$runs" >"$lw/lttng_filtered.json"
 finish filtered
 rm -rf "$lw/traces/filtered"
+fi
 
 # ---- sustained rate --------------------------------------------------------------
 : >"$lw/lttng_sustained.jsonl"
@@ -310,8 +314,8 @@ if ((reading)); then
     time_one ptlog_dump_typed "$n" "$runs" "$ptlog" dump "$lw/readtyped.ptl"
     time_one ptlog_dump_typed_hex "$n" "$runs" "$ptlog" dump --hex "$lw/readtyped.ptl"
     time_one bt2_text_typed "$n" "$rr" babeltrace2 "$lw/traces/readtyped"
-    "$ptlog" dump "$lw/readtyped.ptl" | head -n 2 | sed 's/^/  ptlog dump: /'
-    babeltrace2 "$lw/traces/readtyped" | head -n 2 | sed 's/^/  babeltrace2: /'
+    "$ptlog" dump --limit 2 "$lw/readtyped.ptl" | sed 's/^/  ptlog dump: /'
+    (set +o pipefail; babeltrace2 "$lw/traces/readtyped" | head -n 2) | sed 's/^/  babeltrace2: /'
     rm -rf "$lw/traces/readtyped" "$lw/readtyped.ptl"
     if [[ -n $python ]]; then
         echo "== analyzer: $analyzer_events events, per-type statistics"

@@ -2,10 +2,11 @@
  * The event loop every sink runs (dump, json, chrome, ptl, info): a source's
  * events through the selection, in order, with progress.
  *
- * A source whose event types are complete up front (a seekable .ptl log, a
- * JSON document with its table first) never changes them while events
- * flow, so the loop remembers each id's name and schema instead of asking
- * the source for every event (two searches of its table per event).
+ * A source whose event types are complete up front (a seekable .ptl log,
+ * whose open scan read every table; a merge of such logs) never changes
+ * them while events flow, so the loop remembers each id's name and schema
+ * instead of asking the source for every event (two searches of its table
+ * per event).
  */
 #include <stdlib.h>
 
