@@ -194,6 +194,8 @@ count_trace() {
         /Event messages/ { e = $1 } /Discarded event messages/ { d = $1 } END { print e + 0, d + 0 }'
 }
 
+# Results of an earlier run must not be reported as this one's.
+rm -f "$lw"/tracelog_cost.json "$lw"/lttng_cost*.json "$lw"/lttng_disabled.json "$lw"/lttng_filtered.json
 if ((cost)); then
 echo
 echo "== recording cost: tracelog (bench_event, same run)"
