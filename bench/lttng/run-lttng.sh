@@ -195,7 +195,8 @@ count_trace() {
 }
 
 # Results of an earlier run must not be reported as this one's.
-rm -f "$lw"/tracelog_cost.json "$lw"/lttng_cost*.json "$lw"/lttng_disabled.json "$lw"/lttng_filtered.json
+rm -f "$lw"/tracelog_cost.json "$lw"/lttng_cost*.json "$lw"/lttng_disabled.json "$lw"/lttng_filtered.json \
+    "$lw"/tracelog_sustained.json
 if ((cost)); then
 echo
 echo "== recording cost: tracelog (bench_event, same run)"
