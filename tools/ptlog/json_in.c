@@ -605,7 +605,8 @@ static int eight_plain(const char *p)
     memcpy(&x, p, 8);
     quote = x ^ (ones * '"');
     bslash = x ^ (ones * '\\');
-    /* (v - ones) & ~v has a high bit set if v has a zero byte; x - 0x20s one if a byte is below 0x20 */
+    /* (v - ones) & ~v has a high bit set where v has a zero byte; x - 0x2020... one where a byte of x is
+       below 0x20 (and maybe above it: a false alarm, then the byte loop decides); x one where it is >= 0x80 */
     uint64_t bad = ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) | (x - ones * 0x20) | x;
     return (bad & high) == 0;
 }
