@@ -143,6 +143,43 @@ ls ./*.tmp.* >/dev/null 2>&1 && bad "temporary files left: $(ls ./*.tmp.*)" || o
 # Usage errors.
 expect_rc 2 "no --to" "$PTLOG" convert small.ptl
 expect_err "missing --to FORMAT" "no --to"
+# The fast JSON paths (8 digits and 8 string bytes at a time) read what jansson reads: integers of
+# 1 to 19 digits, with a non-digit at every position after them; names with an escape or a
+# non-ASCII byte at every position around the 8-byte steps; hex strings for tid.
+if command -v python3 >/dev/null; then
+    python3 - >fast.jsonl <<'PY'
+import json
+for n in range(1, 20):
+    v = int("9123456789012345678"[:n])
+    name = "n" * n
+    esc = "e" * (n - 1) + '\\"x' + "e" * (20 - n)
+    print('{"ts":%d,"pid":%d,"tid":"0x%X","address":%d,"name":"%s"}' % (v, v % 4294967296, v, v, name))
+    print('{"ts":%d, "name":"%s","data":"%s"}' % (v, esc, "aB" * n))
+    print(json.dumps({"ts": v, "name": "u" * n + "\u00e9" + "u" * (19 - n), "tid": v}, ensure_ascii=False))
+PY
+    expect_rc 0 "fast paths: jsonl -> ptl" "$PTLOG" convert fast.jsonl --to ptl -o fast.ptl
+    expect_rc 0 "fast paths: ptl -> jsonl" "$PTLOG" convert fast.ptl --to jsonl -o fast.out.jsonl
+    python3 - fast.jsonl fast.out.jsonl <<'PY' && ok || bad "fast paths: values differ after the round trip"
+import json, sys
+want = [json.loads(l) for l in open(sys.argv[1])]
+got = [json.loads(l) for l in open(sys.argv[2])][1:-1]
+assert len(got) == len(want), (len(got), len(want))
+for w, g in zip(want, got):
+    for k in ("ts", "pid", "address", "name", "data"):
+        if k in w:
+            assert g[k] == w[k].lower() if k == "data" else g[k] == w[k], (k, w, g)
+    if "tid" in w:
+        t = w["tid"]
+        assert g["tid"] == (int(t, 16) if isinstance(t, str) else t), (w, g)
+PY
+    # Above INT64_MAX a JSON integer is refused (jansson's limit) on both paths: the fast one
+    # accepted it, the same line with a non-ASCII name was refused.
+    printf '{"ts":1,"name":"a"}\n{"ts":9300000000000000000,"name":"a"}\n' >big.jsonl
+    expect_rc 3 "integer above INT64_MAX, ASCII line" "$PTLOG" convert big.jsonl --to ptl -o big.ptl
+    printf '{"ts":1,"name":"a"}\n{"ts":9300000000000000000,"name":"\xc3\xa9"}\n' >big.jsonl
+    expect_rc 3 "integer above INT64_MAX, non-ASCII line" "$PTLOG" convert big.jsonl --to ptl -o big.ptl
+fi
+
 expect_rc 2 "bad --to" "$PTLOG" convert small.ptl --to xml
 expect_err "--to: unknown format 'xml'" "bad --to"
 expect_rc 2 "chrome input" "$PTLOG" convert small.ptl --from chrome --to json

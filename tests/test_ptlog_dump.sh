@@ -139,6 +139,45 @@ expect_rc 2 "--relative --local" "$PTLOG" dump --relative --local small.ptl
 expect_err 'cannot be used together' "--relative --local"
 expect_rc 2 "bad --begin" "$PTLOG" dump --begin yesterday small.ptl
 expect_err "^ptlog: --begin: 'yesterday' is not a time" "bad --begin"
+# Texts made once and copied (threads, addresses, seconds, type names) stay right for each event:
+# 300 threads and 200 addresses interleaved (more than the memo's slots, so they collide), type ids
+# above the per-id caches, timestamps below one second, across seconds and going backwards.
+if command -v python3 >/dev/null; then
+    python3 - >memo.jsonl <<'PY'
+import json
+print(json.dumps({"attributes": {"trace_name": "memo"}, "event_types": [{"id": 5, "name": "five"}, {"id": 5000, "name": "big id"},
+                                  {"id": 70000, "name": "bigger"}]}))
+ts = [5, 999999999, 1000000000, 1700000000999999999, 1700000001000000000, 1699999999000000001]
+ids = [5, 5000, 70000]
+for i in range(3000):
+    t = (i * 7) % 300
+    print(json.dumps({"id": ids[i % 3], "ts": ts[i % 6] + i, "pid": 1000 + i % 7, "tid": 0x7f0000000000 + t,
+                      "ktid": (2000 + t) if i % 5 else 0, "address": 0x400000 + (i * 13) % 200 * 16}))
+PY
+    expect_rc 0 "memo log" "$PTLOG" convert memo.jsonl --to ptl -o memo.ptl
+    "$PTLOG" dump memo.ptl >memo.txt
+    "$PTLOG" convert memo.ptl --to jsonl -o memo.out.jsonl
+    python3 - memo.jsonl memo.txt memo.out.jsonl <<'PY' && ok || bad "a memoised text went to the wrong event"
+import datetime, json, sys
+src = [json.loads(l) for l in open(sys.argv[1])][1:]
+names = {5: "five", 5000: '"big id"', 70000: "bigger"}
+lines = [l for l in open(sys.argv[2]).read().splitlines()]
+assert len(lines) == len(src), (len(lines), len(src))
+for e, l in zip(src, lines):
+    s, ns = divmod(e["ts"], 10**9)
+    t = datetime.datetime.fromtimestamp(s, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    want = "%s.%09dZ %d 0x%x%s %s" % (t, ns, e["pid"], e["tid"], " tid %d" % e["ktid"] if e["ktid"] else "",
+                                      names[e["id"]])
+    assert l == want, (l, want)
+out = [json.loads(l) for l in open(sys.argv[3])][1:-1]
+assert len(out) == len(src)
+for e, o in zip(src, out):
+    for k in ("id", "ts", "pid", "tid", "address"):
+        assert o[k] == e[k], (k, e, o)
+    assert o.get("ktid", 0) == e["ktid"], (e, o)
+PY
+fi
+
 expect_rc 2 "bad --pid" "$PTLOG" dump --pid -3 small.ptl
 expect_rc 2 "two inputs" "$PTLOG" dump small.ptl small.ptl
 expect_rc 2 "no input" "$PTLOG" dump

@@ -11,9 +11,12 @@
  *       enabled it, or its filter rejects every event)
  *   lttng_event paced    --rate M --seconds S
  *       one producer paced at M million events/s (16 B payloads)
- *   lttng_event generate --events N [--payload P] --buffer-bytes B [--tp fields]
+ *   lttng_event generate --events N [--payload P] --buffer-bytes B [--tp fields|typed]
+ *                        [--jsonl FILE]
  *       N events, paused so that the consumer keeps up (for the reading
- *       benchmark); --tp fields: the 16 bytes as three integer fields
+ *       benchmark); --tp fields: the 16 bytes as three integer fields;
+ *       --tp typed: bench:net_rx (net_rx.h), and with --jsonl the same
+ *       events as ptlog JSON Lines (their .ptl log is its import)
  *
  * Prints one JSON object on its last line of output.
  * Worker 0 runs on the last CPU the process may use (A), worker 1 on the
@@ -42,6 +45,8 @@ typedef struct job {
     size_t len;
     int realistic;
     int fields; /* bench:fields instead of bench:event (16-byte payloads only) */
+    int typed;  /* bench:net_rx, event i of net_rx.h from first on */
+    long long first;
     double rate_per_ns;
     uint64_t duration_ns;
 } job;
@@ -61,13 +66,13 @@ static int nactive;
 static pthread_barrier_t start_bar, done_bar;
 
 static struct {
-    const char *mode, *tp;
+    const char *mode, *tp, *jsonl;
     long long events;
     int runs;
     uint64_t buffer_bytes;
     size_t payload;
     double rate, seconds;
-} cfg = {NULL, "event", 1000000, 5, 64u << 20, 16, 1, 1};
+} cfg = {NULL, "event", NULL, 1000000, 5, 64u << 20, 16, 1, 1};
 
 static void run_job(worker *w, const job *j)
 {
@@ -76,7 +81,13 @@ static void run_job(worker *w, const job *j)
     long long i = 0;
     switch (j->kind) {
     case JOB_EVENT:
-        if (j->fields) {
+        if (j->typed) {
+            bench_net_rx rx;
+            for (; i < j->n; i++) {
+                bench_net_rx_make((uint64_t)(j->first + i), &rx);
+                lttng_ust_tracepoint(bench, net_rx, &rx);
+            }
+        } else if (j->fields) {
             for (; i < j->n; i++)
                 lttng_ust_tracepoint(bench, fields, bu_gen_next(&w->gen, 16));
         } else if (j->realistic) {
@@ -165,6 +176,9 @@ static long long issued;
 /* n events per thread, in batches of a quarter buffer with pauses; returns the recording time. */
 static uint64_t record(int nthreads, long long n, size_t len, int realistic, double *share, int fields)
 {
+    int typed = fields == 2;
+    if (typed)
+        len = sizeof(bench_net_rx);
     long long batch = (long long)(cfg.buffer_bytes / 4 / event_bytes(len));
     if (batch > n)
         batch = n;
@@ -172,7 +186,8 @@ static uint64_t record(int nthreads, long long n, size_t len, int realistic, dou
     double sh = 1;
     for (long long done = 0; done < n; done += batch) {
         long long b = n - done < batch ? n - done : batch;
-        run_on(nthreads, (job){.kind = JOB_EVENT, .n = b, .len = len, .realistic = realistic, .fields = fields});
+        run_on(nthreads, (job){.kind = JOB_EVENT, .n = b, .len = len, .realistic = realistic, .fields = fields == 1,
+                               .typed = typed, .first = done});
         total += span_ns(nthreads);
         for (int i = 0; i < nthreads; i++) {
             double s = (double)workers[i].cpu_ns / (double)(workers[i].t1 - workers[i].t0);
@@ -256,10 +271,35 @@ static void mode_paced(void)
            (double)workers[0].cpu_ns / (double)el);
 }
 
+/* The typed events as ptlog JSON Lines: a header with the type and its schema, then one line per event. */
+static int write_typed_jsonl(const char *path, long long n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "{\"attributes\":{\"trace_name\":\"bench_typed\"},\"event_types\":"
+               "[{\"id\":33,\"name\":\"net.rx\",\"schema\":\"%s\"}]}\n", BENCH_NET_RX_SCHEMA);
+    for (long long i = 0; i < n; i++) {
+        bench_net_rx rx;
+        bench_net_rx_make((uint64_t)i, &rx);
+        const unsigned char *p = (const unsigned char *)&rx;
+        fprintf(f, "{\"id\":33,\"ts\":%lld,\"pid\":1,\"tid\":1,\"data\":\"", 1700000000000000000ll + 100 * i);
+        for (size_t k = 0; k < sizeof rx; k++)
+            fprintf(f, "%02x", p[k]);
+        fputs("\"}\n", f);
+    }
+    return fclose(f) ? -1 : 0;
+}
+
 static void mode_generate(void)
 {
     uint64_t t0 = bu_now_ns();
-    record(1, cfg.events, cfg.payload, 1, NULL, !strcmp(cfg.tp, "fields"));
+    int tp = !strcmp(cfg.tp, "fields") ? 1 : !strcmp(cfg.tp, "typed") ? 2 : 0;
+    if (tp == 2 && cfg.jsonl && write_typed_jsonl(cfg.jsonl, cfg.events)) {
+        perror("lttng_event: --jsonl");
+        exit(1);
+    }
+    record(1, cfg.events, cfg.payload, 1, NULL, tp);
     printf("{\"mode\": \"generate\", \"events\": %lld, \"payload\": %zu, \"seconds\": %.3f}\n", issued, cfg.payload,
            (double)(bu_now_ns() - t0) / 1e9);
 }
@@ -288,6 +328,8 @@ int main(int argc, char **argv)
             cfg.seconds = strtod(v, NULL);
         else if (!strcmp(a, "--tp"))
             cfg.tp = v;
+        else if (!strcmp(a, "--jsonl"))
+            cfg.jsonl = v;
         else {
             fprintf(stderr, "lttng_event: bad option %s %s\n", a, v);
             return 2;

@@ -184,10 +184,12 @@ def main():
             if fast in reading and slow in reading:
                 return reading[slow]["median_s"] / reading[fast]["median_s"]
             return None
-        pairs = [("ptlog dump / babeltrace2 text", "ptlog_dump", "bt2_text", 8.0),
+        pairs = [("ptlog dump / babeltrace2 text", "ptlog_dump", "bt2_text", 10.0),
                  ("pure decoding: offline_analyzer / babeltrace2 -o dummy", "offline_analyzer", "bt2_dummy", 6.0),
                  ("pure decoding: ptlog info (full pass) / babeltrace2 -o dummy", "ptlog_info_full", "bt2_dummy", 6.0),
-                 ("ptlog dump / babeltrace2 text, integer fields", "ptlog_dump", "bt2_text_fields", 8.0),
+                 ("ptlog dump / babeltrace2 text, integer fields", "ptlog_dump", "bt2_text_fields", 10.0),
+                 ("typed: ptlog dump (fields) / babeltrace2 text (fields)", "ptlog_dump_typed", "bt2_text_typed", None),
+                 ("typed: ptlog dump --hex / babeltrace2 text (fields)", "ptlog_dump_typed_hex", "bt2_text_typed", None),
                  ("offline_analyzer / babeltrace2 -o dummy, integer fields", "offline_analyzer", "bt2_dummy_fields", 6.0),
                  ("ptlog convert --to jsonl / babeltrace2 text", "ptlog_jsonl", "bt2_text", None),
                  ("C analyzer / bt2 Python analyzer", "analyzer_c", "analyzer_bt2_python", None)]

@@ -4,7 +4,7 @@
 #
 #   run-lttng.sh --build DIR --results DIR --work DIR [--events N] [--runs N]
 #                [--seconds S] [--rates R1,R2,...] [--read-events N]
-#                [--analyzer-events N] [--no-sustained] [--no-read]
+#                [--analyzer-events N] [--no-cost] [--no-sustained] [--no-read]
 #   run-lttng.sh --install      apt-get install what it needs, and exit
 #
 # Needs lttng, lttng-sessiond, babeltrace2 and liblttng-ust-dev (and
@@ -24,7 +24,9 @@
 #  - the sustained zero-loss rate (same pacing) and the bytes per event on
 #    disk of the same events (.ptl file; CTF trace directory);
 #  - reading the same --read-events events (10M): ptlog dump and convert
-#    --to jsonl against babeltrace2's text output and -o dummy; the C
+#    --to jsonl against babeltrace2's text output and -o dummy; typed events
+#    (net_rx.h: ptlog dump with fields and --hex against babeltrace2's text
+#    of the same fields in a CTF trace); the C
 #    analyzer (samples/offline_analyzer) against bt2_count.py (babeltrace2's
 #    Python bindings) on --analyzer-events events.
 # Results: <results>/lttng.json and a table. Exit 1 only when a step fails
@@ -38,7 +40,7 @@ source "$here/../timing.sh"
 apt_packages=(lttng-tools liblttng-ust-dev babeltrace2 python3-bt2)
 
 build="" results="" work="" events=1M runs=5 seconds=10 rates="2,4,6,8,10,12,15,20"
-read_events=10M analyzer_events=1M sustained=1 reading=1
+read_events=10M analyzer_events=1M cost=1 sustained=1 reading=1
 while (($#)); do
     case $1 in
     --install)
@@ -58,6 +60,7 @@ while (($#)); do
     --rates) rates=$2; shift ;;
     --read-events) read_events=$2; shift ;;
     --analyzer-events) analyzer_events=$2; shift ;;
+    --no-cost) cost=0 ;;
     --no-sustained) sustained=0 ;;
     --no-read) reading=0 ;;
     *) echo "run-lttng.sh: unknown argument $1" >&2; exit 2 ;;
@@ -170,6 +173,7 @@ session() {
         lttng enable-event -u -s "$name" -c ch bench:event >/dev/null
     fi
     lttng enable-event -u -s "$name" -c ch bench:fields >/dev/null
+    lttng enable-event -u -s "$name" -c ch bench:net_rx >/dev/null
     local ctx
     for ctx in "$@"; do
         lttng add-context -u -s "$name" -c ch -t "$ctx" >/dev/null
@@ -190,6 +194,10 @@ count_trace() {
         /Event messages/ { e = $1 } /Discarded event messages/ { d = $1 } END { print e + 0, d + 0 }'
 }
 
+# Results of an earlier run must not be reported as this one's.
+rm -f "$lw"/tracelog_cost.json "$lw"/lttng_cost*.json "$lw"/lttng_disabled.json "$lw"/lttng_filtered.json \
+    "$lw"/tracelog_sustained.json
+if ((cost)); then
 echo
 echo "== recording cost: tracelog (bench_event, same run)"
 "$bench_event" --no-sustained --runs "$runs" --events "$events" --dir "$lw" --json "$lw/tracelog_cost.json" |
@@ -213,6 +221,7 @@ session filtered '$ctx.vtid == 0'
 "$app" cheap --events "$events" --runs "$runs" >"$lw/lttng_filtered.json"
 finish filtered
 rm -rf "$lw/traces/filtered"
+fi
 
 # ---- sustained rate --------------------------------------------------------------
 : >"$lw/lttng_sustained.jsonl"
@@ -237,7 +246,7 @@ fi
 fail=0
 : >"$lw/sizes.jsonl"
 : >"$lw/reading.jsonl"
-gen_both() { # gen_both NAME EVENTS PAYLOAD [fields]: the same events as a .ptl and as a CTF trace
+gen_both() { # gen_both NAME EVENTS PAYLOAD [fields|typed]: the same events as a .ptl and as a CTF trace
     local name=$1 n=$2 p=$3 tp=${4:-event}
     if [[ $tp == event ]]; then
         "$bench_event" --generate "$n" --payload "$p" --out "$lw/$name.ptl" >/dev/null
@@ -245,6 +254,10 @@ gen_both() { # gen_both NAME EVENTS PAYLOAD [fields]: the same events as a .ptl 
     session "$name" '' >/dev/null
     if [[ $tp == fields ]]; then
         "$app" generate --events "$n" --payload 16 --buffer-bytes "$stream_bytes" --tp fields >/dev/null
+    elif [[ $tp == typed ]]; then # the .ptl log: ptlog's import of the same events as JSON Lines
+        "$app" generate --events "$n" --buffer-bytes "$stream_bytes" --tp typed --jsonl "$lw/$name.jsonl" >/dev/null
+        "$ptlog" convert "$lw/$name.jsonl" --to ptl -o "$lw/$name.ptl"
+        rm -f "$lw/$name.jsonl"
     else
         "$app" generate --events "$n" --payload "$p" --buffer-bytes "$stream_bytes" >/dev/null
     fi
@@ -252,7 +265,7 @@ gen_both() { # gen_both NAME EVENTS PAYLOAD [fields]: the same events as a .ptl 
     local counts
     read -r -a counts <<<"$(count_trace "$lw/traces/$name")"
     local ptl_bytes=0 ptl_events=0
-    if [[ $tp == event ]]; then
+    if [[ $tp != fields ]]; then
         ptl_bytes=$(stat -c %s "$lw/$name.ptl")
         ptl_events=$("$ptlog" dump --no-system "$lw/$name.ptl" | wc -l)
     fi
@@ -261,7 +274,7 @@ gen_both() { # gen_both NAME EVENTS PAYLOAD [fields]: the same events as a .ptl 
         echo "run-lttng.sh: SELF-CHECK FAILED: the CTF trace $name holds ${counts[0]} events, ${counts[1]} discarded, of $n" >&2
         fail=1
     fi
-    if [[ $tp == event && $ptl_events != "$(bu_count "$n")" ]]; then
+    if [[ $tp != fields && $ptl_events != "$(bu_count "$n")" ]]; then
         echo "run-lttng.sh: SELF-CHECK FAILED: $name.ptl holds $ptl_events events of $n" >&2
         fail=1
     fi
@@ -299,6 +312,14 @@ if ((reading)); then
     time_one bt2_text_fields "$n" "$rr" babeltrace2 "$lw/traces/readfields"
     time_one bt2_dummy_fields "$n" "$rr" babeltrace2 "$lw/traces/readfields" -o dummy
     rm -rf "$lw/traces/read" "$lw/traces/readfields" "$lw/read.ptl"
+    echo "== typed: $read_events bench:net_rx / net.rx events (net_rx.h) in both formats"
+    gen_both readtyped "$read_events" 40 typed
+    time_one ptlog_dump_typed "$n" "$runs" "$ptlog" dump "$lw/readtyped.ptl"
+    time_one ptlog_dump_typed_hex "$n" "$runs" "$ptlog" dump --hex "$lw/readtyped.ptl"
+    time_one bt2_text_typed "$n" "$rr" babeltrace2 "$lw/traces/readtyped"
+    "$ptlog" dump --limit 2 "$lw/readtyped.ptl" | sed 's/^/  ptlog dump: /'
+    (set +o pipefail; babeltrace2 "$lw/traces/readtyped" | head -n 2) | sed 's/^/  babeltrace2: /'
+    rm -rf "$lw/traces/readtyped" "$lw/readtyped.ptl"
     if [[ -n $python ]]; then
         echo "== analyzer: $analyzer_events events, per-type statistics"
         gen_both ana "$analyzer_events" 16

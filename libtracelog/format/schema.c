@@ -822,20 +822,43 @@ static void put_hex64(out *o, uint64_t v)
     put(o, tmp + i, sizeof tmp - i);
 }
 
+/* m * 10^-k (below 1e-4, m >= 1) in %g's exponent form ("1.5e-05"): m's digits without trailing zeros. */
+static void put_exponent_form(out *o, uint64_t m, unsigned k)
+{
+    char d[20];
+    size_t n = 0;
+    for (uint64_t v = m; v; v /= 10)
+        n++;
+    uint64_t v = m;
+    for (size_t i = n; i-- > 0; v /= 10)
+        d[i] = (char)('0' + v % 10);
+    unsigned e = k + 1 - (unsigned)n; /* the value is d.ddd * 10^-e, e >= 5 */
+    while (n > 1 && d[n - 1] == '0')
+        n--;
+    put(o, d, 1);
+    if (n > 1) {
+        put(o, ".", 1);
+        put(o, d + 1, n - 1);
+    }
+    char ed[4] = {'e', '-', (char)('0' + e / 10), (char)('0' + e % 10)}; /* 1e-7 <= value < 1e-4: e is 5 to 7 */
+    put(o, ed, 4);
+}
+
 /*
- * Fast path of put_float for doubles with 1e-4 <= |v| < 1e15: the fewest
+ * Fast path of put_float for doubles with 1e-7 <= |v| < 1e15: the fewest
  * decimals k such that m = round(|v| * 10^k) < 10^15 reads back as v.
  * m / 10^k is then the correctly rounded value of the exact decimal m.10^-k
- * (m and 10^k are exact doubles), which is what strtod returns for it; and
- * it is the text %.15g prints (v rounded to 15 digits, zeros stripped), so
- * both paths give the same text. Returns 0 when the slow path must decide.
+ * (m and 10^k are exact doubles, k <= 22), which is what strtod returns for
+ * it; and it is the text %.15g prints (v rounded to 15 digits, zeros
+ * stripped; in exponent form below 1e-4, as %g does), so both paths give
+ * the same text. Returns 0 when the slow path must decide.
  */
 static int put_double_fixed(out *o, double v)
 {
-    static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
-                                   1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17};
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     double a = fabs(v);
-    if (!(a >= 1e-4 && a < 1e15))
+    if (!(a >= 1e-7 && a < 1e15))
         return 0;
     for (unsigned k = 0; k < sizeof pow10 / sizeof *pow10; k++) {
         if (a * pow10[k] < 0.5)
@@ -845,9 +868,14 @@ static int put_double_fixed(out *o, double v)
             return 0;
         if (m / pow10[k] != a)
             continue;
-        uint64_t digits = (uint64_t)m, scale = (uint64_t)pow10[k];
+        uint64_t digits = (uint64_t)m;
         if (v < 0)
             put(o, "-", 1);
+        if (a < 1e-4) {
+            put_exponent_form(o, digits, k);
+            return 1;
+        }
+        uint64_t scale = (uint64_t)pow10[k];
         put_u64(o, digits / scale);
         if (k > 0) {
             char frac[18];

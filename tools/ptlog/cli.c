@@ -379,8 +379,9 @@ static int run_dump(int argc, char **argv, args *a)
         return usage_error(a->cmd, "--relative and --local cannot be used together");
     if ((rc = check_output_not_input(a, a->pos, 1)))
         return rc;
-    ptlog_dump_opts o = {.relative = a->relative, .local = a->local, .delta = a->delta, .hex = a->hex};
-    return ptlog_cmd_dump(a->pos[0], a->from, &a->sel, &o, a->output, a->color);
+    ptlog_dump_opts o = {.relative = a->relative, .local = a->local, .color = a->color, .delta = a->delta,
+                         .hex = a->hex};
+    return ptlog_cmd_dump(a->pos[0], a->from, &a->sel, &o, a->output);
 }
 
 static int run_info(int argc, char **argv, args *a)

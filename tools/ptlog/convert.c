@@ -1,7 +1,8 @@
-/* ptlog convert, filter and merge: any source to any sink, through a temp file. */
+/* ptlog convert, filter, merge and dump: any source to any sink, through a temp file. */
 #include "ptlog.h"
 
-int ptlog_convert_src(ptlog_src *src, ptlog_format to, const char *out_path, ptlog_select *sel)
+int ptlog_convert_src(ptlog_src *src, ptlog_format to, const char *out_path, ptlog_select *sel,
+                      const ptlog_dump_opts *text)
 {
     ptlog_out out;
     int rc = ptlog_out_open(&out, out_path);
@@ -19,6 +20,9 @@ int ptlog_convert_src(ptlog_src *src, ptlog_format to, const char *out_path, ptl
         break;
     case PTLOG_FMT_PTL:
         rc = ptlog_write_ptl(src, &out, sel);
+        break;
+    case PTLOG_FMT_TEXT:
+        rc = ptlog_write_text(src, &out, sel, text);
         break;
     case PTLOG_FMT_AUTO:
         rc = PTLOG_EXIT_USAGE;
@@ -38,12 +42,20 @@ int ptlog_cmd_convert(const char *in_path, ptlog_format from, ptlog_format to, c
 {
     ptlog_src *src;
     int rc = ptlog_src_open(in_path, from, &src);
-    return rc ? rc : ptlog_convert_src(src, to, out_path, sel);
+    return rc ? rc : ptlog_convert_src(src, to, out_path, sel, NULL);
+}
+
+int ptlog_cmd_dump(const char *path, ptlog_format from, ptlog_select *sel, const ptlog_dump_opts *opts,
+                   const char *out_path)
+{
+    ptlog_src *src;
+    int rc = ptlog_src_open(path, from, &src);
+    return rc ? rc : ptlog_convert_src(src, PTLOG_FMT_TEXT, out_path, sel, opts);
 }
 
 int ptlog_cmd_merge(char **paths, size_t n, ptlog_format to, const char *out_path, ptlog_select *sel)
 {
     ptlog_src *src;
     int rc = ptlog_merge_src_open(paths, n, &src);
-    return rc ? rc : ptlog_convert_src(src, to, out_path, sel);
+    return rc ? rc : ptlog_convert_src(src, to, out_path, sel, NULL);
 }

@@ -12,24 +12,16 @@
 
 #include "ptlog.h"
 
-#define NAME_CACHE 4096
-
-typedef struct name_slot {
-    const char *src;  /* name pointer the text was made from */
-    char *text;       /* as printed (quoted if needed), NULL if not cached */
-    size_t len;
-    int known;
-} name_slot;
-
 typedef struct dumper {
     ptlog_out *out;
     ptlog_timecache tc;
-    const ptlog_dump_opts *opts;
+    ptlog_dump_opts o;       /* with the colour decided */
     const ptlog_select *sel; /* its origin: the log's first event */
     uint64_t prev_ts;        /* --delta: timestamp of the previous event printed */
     int have_prev;
     ptlog_src *src;          /* names in system events' payloads */
-    name_slot names[NAME_CACHE];
+    ptlog_textmemo threads;
+    ptlog_type_texts names;  /* as printed (quoted if needed) */
 } dumper;
 
 #define C_TIME "\033[2m"
@@ -67,7 +59,7 @@ static int classify(const unsigned char *p, size_t n)
 static char *name_text(const char *name, uint32_t id, size_t *len)
 {
     size_t n = name ? strlen(name) : 0;
-    char *t = malloc(4 * n + 32);
+    char *t = malloc(4 * n + 32); /* room for the fixed-size copy of 32 */
     if (!t)
         return NULL;
     if (!name) {
@@ -81,24 +73,7 @@ static char *name_text(const char *name, uint32_t id, size_t *len)
 
 static void put_name(dumper *d, uint32_t id, const char *name)
 {
-    name_slot tmp = {0}, *slot = id < NAME_CACHE ? &d->names[id] : &tmp;
-    if (!slot->text || slot->src != name) {
-        free(slot->text);
-        slot->text = name_text(name, id, &slot->len);
-        slot->src = name;
-        if (!slot->text) {
-            slot->len = 0;
-            return;
-        }
-    }
-    if (slot->len <= 32 && slot != &tmp) { /* texts have room for 32: a fixed-size copy */
-        memcpy(ptlog_out_room(d->out, 32), slot->text, 32);
-        d->out->len += slot->len;
-        return;
-    }
-    ptlog_out_write(d->out, slot->text, slot->len);
-    if (slot == &tmp)
-        free(tmp.text);
+    ptlog_put_type_text(d->out, &d->names, id, name);
 }
 
 /* An event name inside a decoded system event's payload. */
@@ -113,7 +88,7 @@ static void put_payload(dumper *d, const unsigned char *p, size_t n)
     const size_t slice = 8192;
     int kind = classify(p, n);
     ptlog_out *out = d->out;
-    if (!d->opts->color && n <= 256) { /* the common case, in one go */
+    if (!d->o.color && n <= 256) { /* the common case, in one go */
         char *o = ptlog_out_room(out, 4 * 256 + 3);
         o[0] = ' ';
         if (kind == PLAIN_TEXT) {
@@ -131,7 +106,7 @@ static void put_payload(dumper *d, const unsigned char *p, size_t n)
     }
     int text = kind != BINARY;
     ptlog_out_write(out, " ", 1);
-    if (d->opts->color)
+    if (d->o.color)
         ptlog_out_puts(out, text ? C_TEXT : C_HEX);
     for (size_t off = 0; off < n; off += slice) {
         size_t k = n - off < slice ? n - off : slice;
@@ -152,8 +127,30 @@ static void put_payload(dumper *d, const unsigned char *p, size_t n)
         }
         out->len += w;
     }
-    if (d->opts->color)
+    if (d->o.color)
         ptlog_out_puts(out, C_RESET);
+}
+
+/* " PID 0xTID[ tid KTID] ": made once per thread (at most 46 bytes), then copied. */
+static char *put_thread(dumper *d, const tracelog_event *ev, char *p)
+{
+    int hit;
+    ptlog_memo_slot *s = ptlog_textmemo_get(&d->threads, ev->tid, (uint64_t)ev->pid << 32 | ev->kernel_tid, &hit);
+    if (!hit) {
+        char *t = s->text;
+        *t++ = ' ';
+        t += ptlog_fmt_u64(ev->pid, t);
+        memcpy(t, " 0x", 3);
+        t += 3 + ptlog_fmt_hex64(ev->tid, t + 3);
+        if (ev->kernel_tid) { /* the kernel's thread id, as top, perf and gdb show it */
+            memcpy(t, " tid ", 5);
+            t += 5 + ptlog_fmt_u64(ev->kernel_tid, t + 5);
+        }
+        *t++ = ' ';
+        s->len = (uint32_t)(t - s->text);
+    }
+    memcpy(p, s->text, sizeof s->text);
+    return p + s->len;
 }
 
 static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
@@ -161,15 +158,15 @@ static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
     dumper *d = ctx;
     ptlog_out *out = d->out;
     char *o = ptlog_out_room(out, 256), *p = o;
-    if (d->opts->color) {
+    if (d->o.color) {
         memcpy(p, C_TIME, sizeof C_TIME - 1);
         p += sizeof C_TIME - 1;
     }
-    if (d->opts->relative)
+    if (d->o.relative)
         p += ptlog_fmt_relative(ev->timestamp_ns, d->sel->origin, p);
     else
         p += ptlog_fmt_time(&d->tc, ev->timestamp_ns, p);
-    if (d->opts->delta) { /* signed: a log's timestamps may go backwards */
+    if (d->o.delta) { /* signed: a log's timestamps may go backwards */
         uint64_t prev = d->have_prev ? d->prev_ts : ev->timestamp_ns;
         *p++ = ' ';
         if (ev->timestamp_ns >= prev)
@@ -178,32 +175,22 @@ static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
         d->prev_ts = ev->timestamp_ns;
         d->have_prev = 1;
     }
-    if (d->opts->color) {
+    if (d->o.color) {
         memcpy(p, C_RESET, sizeof C_RESET - 1);
         p += sizeof C_RESET - 1;
     }
-    *p++ = ' ';
-    p += ptlog_fmt_u64(ev->pid, p);
-    *p++ = ' ';
-    *p++ = '0';
-    *p++ = 'x';
-    p += ptlog_fmt_hex64(ev->tid, p);
-    if (ev->kernel_tid) { /* the kernel's thread id, as top, perf and gdb show it */
-        memcpy(p, " tid ", 5);
-        p += 5 + ptlog_fmt_u64(ev->kernel_tid, p + 5);
-    }
-    *p++ = ' ';
-    if (d->opts->color) {
+    p = put_thread(d, ev, p);
+    if (d->o.color) {
         memcpy(p, C_NAME, sizeof C_NAME - 1);
         p += sizeof C_NAME - 1;
     }
     out->len += (size_t)(p - o);
     put_name(d, ev->event_id, name);
-    if (d->opts->color)
+    if (d->o.color)
         ptlog_out_puts(out, C_RESET);
     if (ev->truncation) {
         p = o = ptlog_out_room(out, 64);
-        if (d->opts->color) {
+        if (d->o.color) {
             memcpy(p, " " C_TRUNC, sizeof C_TRUNC);
             p += sizeof C_TRUNC;
         } else {
@@ -221,13 +208,13 @@ static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
             p += ptlog_fmt_u64(ev->truncation, p);
             *p++ = ']';
         }
-        if (d->opts->color) {
+        if (d->o.color) {
             memcpy(p, C_RESET, sizeof C_RESET - 1);
             p += sizeof C_RESET - 1;
         }
         out->len += (size_t)(p - o);
     }
-    int typed = !d->opts->hex && ptlog_fields_dump(out, d->src, ev, put_set_name, d);
+    int typed = !d->o.hex && ptlog_fields_dump(out, d->src, ev, put_set_name, d);
     if (!typed && ev->payload_len)
         put_payload(d, ev->payload, ev->payload_len);
     ptlog_out_room(out, 1)[0] = '\n';
@@ -235,47 +222,25 @@ static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
     return 0;
 }
 
-int ptlog_cmd_dump(const char *path, ptlog_format from, ptlog_select *sel,
-                   const ptlog_dump_opts *opts, const char *out_path, int color_mode)
+int ptlog_write_text(ptlog_src *src, ptlog_out *out, ptlog_select *sel, const ptlog_dump_opts *opts)
 {
-    ptlog_src *src;
-    int rc = ptlog_src_open(path, from, &src);
-    if (rc)
-        return rc;
-    ptlog_out out;
-    rc = ptlog_out_open(&out, out_path);
-    if (rc) {
-        src->close(src);
-        return rc;
-    }
     dumper *d = calloc(1, sizeof *d);
-    if (!d) {
-        ptlog_out_abort(&out);
-        src->close(src);
+    if (!d)
         return ptlog_nomem();
-    }
-    ptlog_dump_opts o = *opts;
+    d->o = *opts;
     /* auto: colour only on a terminal, never into a file, and not when NO_COLOR is set to
        anything non-empty (https://no-color.org); --color=always still colours */
     const char *no_color = getenv("NO_COLOR");
-    if (color_mode < 0)
-        o.color = !out.path && isatty(out.fd) && !(no_color && *no_color);
-    else
-        o.color = color_mode;
-    d->out = &out;
-    d->opts = &o;
+    if (d->o.color < 0)
+        d->o.color = !out->path && isatty(out->fd) && !(no_color && *no_color);
+    d->out = out;
     d->sel = sel;
     d->src = src;
-    ptlog_timecache_init(&d->tc, o.local);
-    rc = ptlog_src_events(src, sel, dump_event, d);
-    for (size_t i = 0; i < NAME_CACHE; i++)
-        free(d->names[i].text);
+    d->names.make = name_text;
+    d->names.fixed = 32;
+    ptlog_timecache_init(&d->tc, d->o.local);
+    int rc = ptlog_src_events(src, sel, dump_event, d);
+    ptlog_type_texts_free(&d->names);
     free(d);
-    src->close(src);
-    if (rc > PTLOG_EXIT_LOSS) {
-        ptlog_out_abort(&out);
-        return rc;
-    }
-    int wrc = ptlog_out_finish(&out);
-    return wrc ? wrc : rc;
+    return rc;
 }

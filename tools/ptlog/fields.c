@@ -12,11 +12,6 @@
 
 #include "ptlog.h"
 
-const tracelog_schema *ptlog_event_schema(ptlog_src *src, uint32_t event_id)
-{
-    return src->type_schema ? src->type_schema(src, event_id) : NULL;
-}
-
 int ptlog_event_fields(ptlog_src *src, const tracelog_event *ev, tracelog_fields *f)
 {
     const tracelog_schema *s = ptlog_event_schema(src, ev->event_id);
@@ -72,7 +67,7 @@ static void put_event_set(ptlog_out *out, ptlog_src *src, const uint8_t *p, size
     for (uint64_t id = 0; id < bits; id++) {
         if (!(p[id / 8] >> (id % 8) & 1))
             continue;
-        const char *name = src->type_name(src, (uint32_t)id);
+        const char *name = ptlog_src_type_name(src, (uint32_t)id);
         ptlog_out_puts(out, sep);
         sep = ", ";
         put_name(ctx, (uint32_t)id, name);
@@ -80,7 +75,7 @@ static void put_event_set(ptlog_out *out, ptlog_src *src, const uint8_t *p, size
             continue;
         uint64_t last = id; /* a run of unnamed ids */
         while (last + 1 < bits && (p[(last + 1) / 8] >> ((last + 1) % 8) & 1) &&
-               !src->type_name(src, (uint32_t)(last + 1)))
+               !ptlog_src_type_name(src, (uint32_t)(last + 1)))
             last++;
         if (last == id)
             continue;

@@ -210,6 +210,7 @@ const char *ptlog_format_name(ptlog_format f)
     case PTLOG_FMT_JSON: return "json";
     case PTLOG_FMT_JSONL: return "jsonl";
     case PTLOG_FMT_CHROME: return "chrome";
+    case PTLOG_FMT_TEXT: return "text";
     case PTLOG_FMT_AUTO: break;
     }
     return "auto";

@@ -36,6 +36,8 @@ typedef struct json_src {
     unsigned char *data;
     size_t data_cap;
     uint64_t index;      /* of the next event */
+    const char *last_name; /* the name the table gave last_id when an event last named it, or NULL */
+    uint32_t last_id;
     /* input buffer: bytes [0, len) of buf are input bytes [consumed, consumed + len) */
     char *buf;
     size_t len, pos, cap;
@@ -467,7 +469,16 @@ static int resolve_type(json_src *s, const char *ctx, const raw_event *r, uint32
         if (r->id > UINT32_MAX)
             return bad_value(s, ctx, "id", u64_expect(UINT32_MAX));
         *out = (uint32_t)r->id;
-        return r->name ? add_type(s, *out, name, ctx, "name") : 0;
+        if (!r->name)
+            return 0;
+        /* The usual case: the same type as the event before. A table entry is never renamed (add_type
+           refuses it), so the name it gave stays right. */
+        if (s->last_name && s->last_id == *out && strcmp(s->last_name, name) == 0)
+            return 0;
+        int rc = add_type(s, *out, name, ctx, "name");
+        s->last_id = *out;
+        s->last_name = rc ? NULL : tracelog_event_types_name(s->types, *out);
+        return rc;
     }
     if (!r->name)
         return bad_value(s, ctx, "id", "missing (an event needs an \"id\" or a \"name\")");
@@ -485,10 +496,40 @@ static int resolve_type(json_src *s, const char *ctx, const raw_event *r, uint32
     return add_type(s, *out, name, ctx, "name");
 }
 
+/* "event N", the context of an event's messages: made for every event, so without printf. */
+static const char *event_ctx(const json_src *s, char ctx[32])
+{
+    memcpy(ctx, "event ", 6);
+    ctx[6 + ptlog_fmt_u64(s->index, ctx + 6)] = 0;
+    return ctx;
+}
+
+/* Hex digit values, -1 for other bytes. */
+static signed char hex_table[256];
+
+static void init_hex_table(void)
+{
+    for (int c = 0; c < 256; c++)
+        hex_table[c] = (signed char)hexval(c);
+}
+
+/* Decodes n bytes from 2n hex digits; 0, or -1 at a non-hex digit. */
+static int unhex(const char *hex, size_t n, unsigned char *out)
+{
+    const unsigned char *h = (const unsigned char *)hex;
+    for (size_t i = 0; i < n; i++) {
+        int hi = hex_table[h[2 * i]], lo = hex_table[h[2 * i + 1]];
+        if ((hi | lo) < 0)
+            return -1;
+        out[i] = (unsigned char)(hi << 4 | lo);
+    }
+    return 0;
+}
+
 static int build_event(json_src *s, const raw_event *r, tracelog_event *ev)
 {
-    char ctx[48];
-    snprintf(ctx, sizeof ctx, "event %llu", (unsigned long long)s->index);
+    char ctx[32];
+    event_ctx(s, ctx);
     memset(ev, 0, sizeof *ev);
     if (!r->has_ts)
         return bad_value(s, ctx, "ts", "missing (integer nanoseconds since the epoch)");
@@ -521,12 +562,8 @@ static int build_event(json_src *s, const raw_event *r, tracelog_event *ev)
             s->data = p;
             s->data_cap = n;
         }
-        for (size_t i = 0; i < n; i++) {
-            int hi = hexval(r->data[2 * i]), lo = hexval(r->data[2 * i + 1]);
-            if (hi < 0 || lo < 0)
-                return bad_value(s, ctx, "data", "expected a string of hex digit pairs");
-            s->data[i] = (unsigned char)(hi << 4 | lo);
-        }
+        if (unhex(r->data, n, s->data))
+            return bad_value(s, ctx, "data", "expected a string of hex digit pairs");
         ev->payload = s->data;
         ev->payload_len = (uint32_t)n;
     }
@@ -537,8 +574,8 @@ static int build_event(json_src *s, const raw_event *r, tracelog_event *ev)
 /* The general path: any JSON value, checked key by key. */
 static int event_from_json(json_src *s, const json_t *o, tracelog_event *ev)
 {
-    char ctx[48];
-    snprintf(ctx, sizeof ctx, "event %llu", (unsigned long long)s->index);
+    char ctx[32];
+    event_ctx(s, ctx);
     if (!json_is_object(o))
         return bad_value(s, ctx, "ts", "expected an event object");
     raw_event r;
@@ -587,10 +624,26 @@ static const char *skip_blank(const char *p, const char *end)
     return p;
 }
 
+/* 1 if none of the 8 bytes at p is a quote, a backslash, a control byte or non-ASCII (0 may be wrong). */
+static int eight_plain(const char *p)
+{
+    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    uint64_t x, quote, bslash;
+    memcpy(&x, p, 8);
+    quote = x ^ (ones * '"');
+    bslash = x ^ (ones * '\\');
+    /* (v - ones) & ~v has a high bit set where v has a zero byte; x - 0x2020... one where a byte of x is
+       below 0x20 (and maybe above it: a false alarm, then the byte loop decides); x one where it is >= 0x80 */
+    uint64_t bad = ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) | (x - ones * 0x20) | x;
+    return (bad & high) == 0;
+}
+
 /* A string without escapes, control or non-ASCII bytes; p at the opening quote. */
 static const char *plain_string(const char *p, const char *end, const char **str, size_t *len)
 {
     const char *q = ++p;
+    while (end - q >= 8 && eight_plain(q))
+        q += 8;
     while (q < end && *q != '"') {
         unsigned char c = (unsigned char)*q;
         if (c == '\\' || c < 0x20 || c >= 0x80)
@@ -602,6 +655,28 @@ static const char *plain_string(const char *p, const char *end, const char **str
     *str = p;
     *len = (size_t)(q - p);
     return q + 1;
+}
+
+/* The value of the 8 decimal digits at p into *out: 1, or 0 if they are not all digits. */
+static int eight_digits(const char *p, uint64_t *out)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t x;
+    memcpy(&x, p, 8);
+    /* every byte 0x30..0x39: high nibble 3, and adding 6 does not carry into it */
+    if ((x & 0xF0F0F0F0F0F0F0F0ull) != 0x3030303030303030ull ||
+        ((x + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) != 0x3030303030303030ull)
+        return 0;
+    /* pairs, then quads, then all eight (the first digit is the low byte) */
+    x = (x & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
+    x = (x & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
+    *out = (x & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32;
+    return 1;
+#else
+    (void)p;
+    (void)out;
+    return 0;
+#endif
 }
 
 /* An integer in 0..INT64_MAX (what jansson accepts), or a plain u64 string. */
@@ -633,15 +708,19 @@ static const char *plain_u64(const char *p, const char *end, uint64_t *v)
     }
     if (p == end || *p < '0' || *p > '9' || (*p == '0' && p + 1 < end && p[1] >= '0' && p[1] <= '9'))
         return NULL;
-    uint64_t x = 0;
-    int n = 0;
-    for (; p < end && *p >= '0' && *p <= '9'; p++, n++) {
-        if (n == 19)
-            return NULL; /* larger than INT64_MAX, or close: let jansson decide */
+    const char *start = p;
+    uint64_t x = 0, eight;
+    while (p - start <= 8 && end - p >= 8 && eight_digits(p, &eight)) { /* 16 digits at most this way */
+        x = x * 100000000u + eight;
+        p += 8;
+    }
+    for (; p < end && *p >= '0' && *p <= '9'; p++) {
+        if (p - start == 19)
+            return NULL; /* larger than INT64_MAX: let jansson say so */
         x = x * 10 + (uint64_t)(*p - '0');
     }
-    if (p < end && (*p == '.' || *p == 'e' || *p == 'E'))
-        return NULL;
+    if (x > INT64_MAX || (p < end && (*p == '.' || *p == 'e' || *p == 'E')))
+        return NULL; /* jansson refuses what is above INT64_MAX: let it say so, as for any other line */
     *v = x;
     return p;
 }
@@ -747,70 +826,77 @@ static const char *plain_value(const char *p, const char *end, int depth)
     }
 }
 
-/* 1: parsed into *r; 0: not plain enough, use jansson. */
+/* The keys of an event object that the fast path knows, by index: NUM_FIELDS integers, then these. */
+static int event_key(const char *key, size_t klen)
+{
+    /* fields and fields_size (typed events) are derived from data: checked as JSON, not read */
+    static const char *const keys[] = {"ts", "pid",  "tid",  "address", "truncation", "ktid",
+                                       "id", "name", "data", "fields",  "fields_size"};
+    static const unsigned char lens[] = {2, 3, 3, 7, 10, 4, 2, 4, 4, 6, 11};
+    for (int i = 0; i < NUM_FIELDS + 5; i++)
+        if (lens[i] == klen && memcmp(keys[i], key, klen) == 0)
+            return i;
+    return -1;
+}
+
+/* An event object at p (after blanks), parsed into *r: its end, or NULL when not plain enough (use jansson). */
+static const char *fast_object(const char *p, const char *end, raw_event *r)
+{
+    unsigned seen = 0;
+    memset(r, 0, sizeof *r);
+    if (p == end || *p++ != '{')
+        return NULL;
+    p = skip_blank(p, end);
+    if (p < end && *p == '}')
+        return p + 1;
+    for (;;) {
+        const char *key;
+        size_t klen;
+        if (p == end || *p != '"' || !(p = plain_string(p, end, &key, &klen)))
+            return NULL;
+        p = skip_blank(p, end);
+        if (p == end || *p++ != ':')
+            return NULL;
+        p = skip_blank(p, end);
+        int k = event_key(key, klen);
+        if (k < 0 || (seen & (1u << k)))
+            return NULL; /* unknown or repeated key */
+        seen |= 1u << k;
+        if (k < NUM_FIELDS) {
+            if (!(p = plain_u64(p, end, &r->v[k])))
+                return NULL;
+            if (k == 0)
+                r->has_ts = 1;
+        } else if (k == NUM_FIELDS) {
+            if (!(p = plain_u64(p, end, &r->id)))
+                return NULL;
+            r->has_id = 1;
+        } else if (k >= NUM_FIELDS + 3) {
+            if (!(p = plain_value(p, end, 0)))
+                return NULL;
+        } else if (end - p >= 4 && memcmp(p, "null", 4) == 0) {
+            p += 4;
+        } else {
+            const char **str = k == NUM_FIELDS + 1 ? &r->name : &r->data;
+            size_t *len = k == NUM_FIELDS + 1 ? &r->name_len : &r->data_len;
+            if (p == end || *p != '"' || !(p = plain_string(p, end, str, len)))
+                return NULL;
+        }
+        p = skip_blank(p, end);
+        if (p < end && *p == ',') {
+            p = skip_blank(p + 1, end);
+            continue;
+        }
+        return p < end && *p == '}' ? p + 1 : NULL;
+    }
+}
+
+/* 1: the whole of p[0..n) is an event object parsed into *r; 0: not plain enough, use jansson. */
 static int fast_parse(const char *p, size_t n, raw_event *r)
 {
     const char *end = p + n;
-    unsigned seen = 0;
-    memset(r, 0, sizeof *r);
-    p = skip_blank(p, end);
-    if (p == end || *p++ != '{')
-        return 0;
-    p = skip_blank(p, end);
-    if (p < end && *p == '}')
-        p++;
-    else
-        for (;;) {
-            const char *key;
-            size_t klen;
-            if (p == end || *p != '"' || !(p = plain_string(p, end, &key, &klen)))
-                return 0;
-            p = skip_blank(p, end);
-            if (p == end || *p++ != ':')
-                return 0;
-            p = skip_blank(p, end);
-            int k = -1;
-            /* fields and fields_size (typed events) are derived from data: checked as JSON, not read */
-            static const char *const keys[] = {"ts",   "pid",  "tid",  "address", "truncation", "ktid",
-                                               "id",   "name", "data", "fields",  "fields_size"};
-            for (int i = 0; i < NUM_FIELDS + 5; i++)
-                if (strlen(keys[i]) == klen && memcmp(keys[i], key, klen) == 0)
-                    k = i;
-            if (k < 0 || (seen & (1u << k)))
-                return 0; /* unknown or repeated key */
-            seen |= 1u << k;
-            if (k < NUM_FIELDS) {
-                if (!(p = plain_u64(p, end, &r->v[k])))
-                    return 0;
-                if (k == 0)
-                    r->has_ts = 1;
-            } else if (k == NUM_FIELDS) {
-                if (!(p = plain_u64(p, end, &r->id)))
-                    return 0;
-                r->has_id = 1;
-            } else if (k >= NUM_FIELDS + 3) {
-                if (!(p = plain_value(p, end, 0)))
-                    return 0;
-            } else if (end - p >= 4 && memcmp(p, "null", 4) == 0) {
-                p += 4;
-            } else {
-                const char **str = k == NUM_FIELDS + 1 ? &r->name : &r->data;
-                size_t *len = k == NUM_FIELDS + 1 ? &r->name_len : &r->data_len;
-                if (p == end || *p != '"' || !(p = plain_string(p, end, str, len)))
-                    return 0;
-            }
-            p = skip_blank(p, end);
-            if (p < end && *p == ',') {
-                p = skip_blank(p + 1, end);
-                continue;
-            }
-            if (p < end && *p == '}') {
-                p++;
-                break;
-            }
-            return 0;
-        }
-    return skip_blank(p, end) == end;
+    p = fast_object(skip_blank(p, end), end, r);
+    return p && skip_blank(p, end) == end;
 }
 
 /* ---- positions and syntax errors ----------------------------------------------------------------- */
@@ -1144,10 +1230,21 @@ static int doc_next(ptlog_src *base, tracelog_event *ev)
                 return -rc;
             break;
         }
+        raw_event r;
+        int err;
+        if (peek(s, &err) == '{') { /* the common case: a plain event whole in the buffer, parsed in place */
+            const char *e = fast_object(s->buf + s->pos, s->buf + s->len, &r);
+            if (e) {
+                advance(s, (size_t)(e - s->buf));
+                rc = build_event(s, &r, ev);
+                return rc ? -rc : 1;
+            }
+        }
+        if (err)
+            return -err;
         size_t start, len;
         if ((rc = scan_value(s, &start, &len)))
             return -rc;
-        raw_event r;
         if (fast_parse(s->buf + start, len, &r)) {
             advance(s, start + len);
             rc = build_event(s, &r, ev);
@@ -1367,6 +1464,7 @@ int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out)
     json_src *s = calloc(1, sizeof *s);
     if (!s)
         return ptlog_nomem();
+    init_hex_table();
     ptlog_src *b = &s->base;
     s->in = in;
     s->lines = lines;

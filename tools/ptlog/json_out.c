@@ -8,45 +8,14 @@
 
 #include "ptlog.h"
 
-#define PREFIX_CACHE 4096
-
 static const char hexd[] = "0123456789abcdef";
-
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-    unsigned char c = p[0];
-    size_t len;
-    uint32_t min;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2, min = 0x80;
-    else if (c >= 0xE0 && c <= 0xEF)
-        len = 3, min = 0x800;
-    else if (c >= 0xF0 && c <= 0xF4)
-        len = 4, min = 0x10000;
-    else
-        return 0;
-    if (n < len)
-        return 0;
-    uint32_t cp = c & (0x7F >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
 
 /* 1 if s[0..n) is valid UTF-8. */
 static int utf8_valid(const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
-        size_t k = utf8_len(p + i, n - i);
+        size_t k = ptlog_utf8_len(p + i, n - i);
         if (k == 0)
             return 0;
         i += k;
@@ -84,7 +53,7 @@ static size_t json_quote(const char *s, size_t n, char *dst)
             i += c1 ? 2 : 1;
             continue;
         }
-        size_t k = utf8_len(p + i, n - i);
+        size_t k = ptlog_utf8_len(p + i, n - i);
         if (k == 0) {
             memcpy(d, "\\ufffd", 6);
             d += 6;
@@ -243,24 +212,20 @@ static void put_status(ptlog_out *out, ptlog_src *src)
 
 /* ---- events ----------------------------------------------------------------------- */
 
-typedef struct prefix_slot {
-    const char *src;
-    char *text; /* {"name":...,"id":N,"ts": */
-    size_t len;
-} prefix_slot;
-
 typedef struct json_writer {
     ptlog_out *out;
     ptlog_src *src; /* schemas of typed events */
     int lines;
     uint64_t count;
-    prefix_slot prefixes[PREFIX_CACHE];
+    ptlog_nscache ts;
+    ptlog_textmemo threads, addresses;
+    ptlog_type_texts prefixes; /* {"name":...,"id":N,"ts": */
 } json_writer;
 
 static char *make_prefix(const char *name, uint32_t id, size_t *len)
 {
     size_t n = name ? strlen(name) : 0;
-    char *t = malloc(8 * n + 80);
+    char *t = malloc(8 * n + 80); /* room for the fixed-size copy of 64 */
     if (!t)
         return NULL;
     char *p = t;
@@ -286,28 +251,6 @@ static char *make_prefix(const char *name, uint32_t id, size_t *len)
     p += 6;
     *len = (size_t)(p - t);
     return t;
-}
-
-static void put_prefix(json_writer *w, uint32_t id, const char *name)
-{
-    prefix_slot tmp = {0}, *slot = id < PREFIX_CACHE ? &w->prefixes[id] : &tmp;
-    if (!slot->text || slot->src != name) {
-        free(slot->text);
-        slot->text = make_prefix(name, id, &slot->len);
-        slot->src = name;
-        if (!slot->text) {
-            slot->len = 0;
-            return;
-        }
-    }
-    if (slot->len <= 64 && slot != &tmp) { /* texts have room for 64: a fixed-size copy */
-        memcpy(ptlog_out_room(w->out, 64), slot->text, 64);
-        w->out->len += slot->len;
-        return;
-    }
-    ptlog_out_write(w->out, slot->text, slot->len);
-    if (slot == &tmp)
-        free(tmp.text);
 }
 
 static inline char *put_u64_fast(char *p, uint64_t v)
@@ -486,6 +429,40 @@ static void put_fields(ptlog_out *out, ptlog_src *src, const tracelog_event *ev)
         ptlog_out_puts(out, f.size_check < 0 ? ",\"fields_size\":\"short\"" : ",\"fields_size\":\"long\"");
 }
 
+/* ,"pid":P,"tid":T[,"ktid":K] (at most 62 bytes), made once per thread. */
+static char *put_thread(json_writer *w, const tracelog_event *ev, char *p)
+{
+    int hit;
+    ptlog_memo_slot *s = ptlog_textmemo_get(&w->threads, ev->tid, (uint64_t)ev->pid << 32 | ev->kernel_tid, &hit);
+    if (!hit) {
+        char *t = s->text;
+        memcpy(t, ",\"pid\":", 7);
+        t = put_u64_fast(t + 7, ev->pid);
+        memcpy(t, ",\"tid\":", 7);
+        t = put_u64_fast(t + 7, ev->tid);
+        if (ev->kernel_tid) { /* known only in logs of format 1.1 on */
+            memcpy(t, ",\"ktid\":", 8);
+            t = put_u64_fast(t + 8, ev->kernel_tid);
+        }
+        s->len = (uint32_t)(t - s->text);
+    }
+    memcpy(p, s->text, sizeof s->text);
+    return p + s->len;
+}
+
+/* ,"address":A (at most 33 bytes), made once per call site. */
+static char *put_address(json_writer *w, uint64_t address, char *p)
+{
+    int hit;
+    ptlog_memo_slot *s = ptlog_textmemo_get(&w->addresses, address, 0, &hit);
+    if (!hit) {
+        memcpy(s->text, ",\"address\":", 11);
+        s->len = (uint32_t)(put_u64_fast(s->text + 11, address) - s->text);
+    }
+    memcpy(p, s->text, sizeof s->text);
+    return p + s->len;
+}
+
 static int json_event(void *ctx, const tracelog_event *ev, const char *name)
 {
     json_writer *w = ctx;
@@ -493,20 +470,15 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
     if (!w->lines && w->count)
         ptlog_out_write(out, ",\n", 2);
     w->count++;
-    put_prefix(w, ev->event_id, name);
+    ptlog_put_type_text(out, &w->prefixes, ev->event_id, name);
     int small = ev->payload_len <= 1024; /* the common case: one reservation */
-    char *o = ptlog_out_room(out, 160 + (small ? 2 * 1024 : 0)), *p = o;
-    p = put_u64_fast(p, ev->timestamp_ns);
-    memcpy(p, ",\"pid\":", 7);
-    p = put_u64_fast(p + 7, ev->pid);
-    memcpy(p, ",\"tid\":", 7);
-    p = put_u64_fast(p + 7, ev->tid);
-    if (ev->kernel_tid) { /* known only in logs of format 1.1 on */
-        memcpy(p, ",\"ktid\":", 8);
-        p = put_u64_fast(p + 8, ev->kernel_tid);
-    }
-    memcpy(p, ",\"address\":", 11);
-    p = put_u64_fast(p + 11, ev->address);
+    char *o = ptlog_out_room(out, 256 + (small ? 2 * 1024 : 0)), *p = o;
+    if (ev->timestamp_ns <= INT64_MAX)
+        p += ptlog_fmt_ns(&w->ts, ev->timestamp_ns, p);
+    else
+        p = put_u64_fast(p, ev->timestamp_ns);
+    p = put_thread(w, ev, p);
+    p = put_address(w, ev->address, p);
     memcpy(p, ",\"truncation\":", 14);
     p = put_u64_fast(p + 14, ev->truncation);
     memcpy(p, ",\"data\":\"", 9);
@@ -537,6 +509,9 @@ int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *se
     w->out = out;
     w->src = src;
     w->lines = lines;
+    ptlog_nscache_init(&w->ts);
+    w->prefixes.make = make_prefix;
+    w->prefixes.fixed = 64;
     /* Types and status are complete up front only when the whole input was scanned. */
     int upfront = src->upfront;
     ptlog_out_puts(out, "{");
@@ -573,8 +548,7 @@ int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *se
         }
         ptlog_out_puts(out, "}\n");
     }
-    for (size_t i = 0; i < PREFIX_CACHE; i++)
-        free(w->prefixes[i].text);
+    ptlog_type_texts_free(&w->prefixes);
     free(w);
     return rc;
 }

@@ -231,3 +231,30 @@ void ptlog_out_abort(ptlog_out *o)
     o->tmp = o->path = o->buf = NULL;
     o->len = o->cap = 0;
 }
+
+void ptlog_put_type_text(ptlog_out *out, ptlog_type_texts *t, uint32_t id, const char *name)
+{
+    ptlog_type_text tmp = {0}, *slot = id < PTLOG_TYPE_TEXTS ? &t->v[id] : &tmp;
+    if (!slot->text || slot->src != name) {
+        free(slot->text);
+        slot->text = t->make(name, id, &slot->len);
+        slot->src = name;
+        if (!slot->text) {
+            slot->len = 0;
+            return;
+        }
+    }
+    if (slot->len <= t->fixed && slot != &tmp) { /* texts have room for `fixed` bytes: a fixed-size copy */
+        memcpy(ptlog_out_room(out, t->fixed), slot->text, t->fixed);
+        out->len += slot->len;
+        return;
+    }
+    ptlog_out_write(out, slot->text, slot->len);
+    free(tmp.text);
+}
+
+void ptlog_type_texts_free(ptlog_type_texts *t)
+{
+    for (size_t i = 0; i < PTLOG_TYPE_TEXTS; i++)
+        free(t->v[i].text);
+}

@@ -1,10 +1,12 @@
 /*
  * ptlog.h - shared interfaces of the ptlog command-line tool.
  *
- * cli.c parses arguments and calls one command function (dump.c, info.c,
- * verify.c, convert.c, filter.c, merge.c). Commands read events through a
- * ptlog_src (src_ptl.c for .ptl logs, json_in.c for JSON and JSON Lines) and
- * write through a ptlog_out (out.c: buffered, atomic temp file + rename).
+ * cli.c parses arguments and calls one command function (convert.c for
+ * dump, convert, filter and merge; info.c, verify.c, record.c). Commands
+ * read events through a ptlog_src (src_ptl.c for .ptl logs, json_in.c for
+ * JSON and JSON Lines, merge.c over several inputs), run them through
+ * src.c's event loop into a sink (dump.c, json_out.c, chrome.c, ptl_out.c)
+ * and write through a ptlog_out (out.c: buffered, atomic temp file + rename).
  * Every function that can fail prints ONE line on stderr and returns one of
  * the exit codes below, so callers only propagate the number.
  */
@@ -108,6 +110,30 @@ const char *ptlog_out_name(const ptlog_out *o);
 /* 1 once an output was opened on standard output. */
 int ptlog_out_stdout_claimed(void);
 
+/*
+ * A text made once per event type and then copied (dump's names, JSON's
+ * event prefixes): the text of (id, name), remade when the name pointer
+ * changes. make returns a malloc'ed text with room for at least `fixed`
+ * bytes (copied whole when the text fits them), or NULL (then nothing is
+ * written). In out.c.
+ */
+#define PTLOG_TYPE_TEXTS 4096
+
+typedef struct ptlog_type_text {
+    const char *src; /* the name the text was made from */
+    char *text;
+    size_t len;
+} ptlog_type_text;
+
+typedef struct ptlog_type_texts {
+    char *(*make)(const char *name, uint32_t id, size_t *len);
+    size_t fixed;
+    ptlog_type_text v[PTLOG_TYPE_TEXTS]; /* by id; larger ids are made for every event */
+} ptlog_type_texts;
+
+void ptlog_put_type_text(ptlog_out *out, ptlog_type_texts *t, uint32_t id, const char *name);
+void ptlog_type_texts_free(ptlog_type_texts *t);
+
 /* ---- text formatting helpers (timefmt.c) --------------------------------------- */
 
 typedef struct ptlog_timecache {
@@ -125,6 +151,49 @@ void ptlog_timecache_init(ptlog_timecache *c, int local);
 size_t ptlog_fmt_time(ptlog_timecache *c, uint64_t ns, char *out);
 /* Writes signed seconds.nanoseconds of ns - origin, returns its length. */
 size_t ptlog_fmt_relative(uint64_t ns, uint64_t origin, char *out);
+/* Decimal nanosecond timestamps: the seconds' digits are made once per second. */
+typedef struct ptlog_nscache {
+    uint64_t sec_start_ns;
+    size_t sec_len;   /* 0: nothing cached */
+    char sec[16];     /* digits of the cached second, padded for a fixed-size copy */
+} ptlog_nscache;
+
+void ptlog_nscache_init(ptlog_nscache *c);
+/* Writes the decimal digits of ns (as ptlog_fmt_u64, room for 25 bytes), returns the count. */
+size_t ptlog_fmt_ns(ptlog_nscache *c, uint64_t ns, char *out);
+
+/*
+ * Texts of numbers that repeat from event to event (a thread's ids, a call
+ * site's address), made once: a direct-mapped table on the key (k1, k2).
+ * A caller that gets a slot it did not hit fills text (at most 64 bytes)
+ * and len; copying always takes 64 bytes of room (a fixed-size copy).
+ */
+typedef struct ptlog_memo_slot {
+    uint64_t k1, k2;
+    uint32_t len, used;
+    char text[64];
+} ptlog_memo_slot;
+
+#define PTLOG_MEMO_SLOTS 64
+
+typedef struct ptlog_textmemo {
+    ptlog_memo_slot slot[PTLOG_MEMO_SLOTS];
+} ptlog_textmemo;
+
+/* The slot of (k1, k2); *hit 1 if it holds their text, else it is claimed for them (text to fill). */
+static inline ptlog_memo_slot *ptlog_textmemo_get(ptlog_textmemo *m, uint64_t k1, uint64_t k2, int *hit)
+{
+    uint64_t h = (k1 ^ (k2 * 0x9E3779B97F4A7C15ull)) * 0x9E3779B97F4A7C15ull;
+    ptlog_memo_slot *s = &m->slot[(h >> 32) % PTLOG_MEMO_SLOTS];
+    *hit = s->used && s->k1 == k1 && s->k2 == k2;
+    if (!*hit) {
+        s->k1 = k1;
+        s->k2 = k2;
+        s->used = 1;
+    }
+    return s;
+}
+
 /* Writes the decimal digits of v, returns the count (at most 20). */
 size_t ptlog_fmt_u64(uint64_t v, char *out);
 /* Writes 2n lowercase hex digits of p[0..n). */
@@ -155,6 +224,8 @@ int ptlog_parse_time(const char *s, ptlog_timearg *t);
 
 /* ---- text from files, safe to print (text.c; the rule is in README.md) ------------ */
 
+/* Length of the valid UTF-8 sequence at p (1..4; n >= 1 bytes there), or 0 if invalid. */
+size_t ptlog_utf8_len(const unsigned char *p, size_t n);
 /* 1 if s[0..n) prints bare: non-empty, valid UTF-8, no control, quote, backslash (or blank). */
 int ptlog_text_is_plain(const char *s, size_t n, int blanks_ok);
 /* s[0..n) in double quotes, C-escaped, \xHH for control and non-UTF-8 bytes (room for 4n + 2). */
@@ -205,7 +276,7 @@ int ptlog_threads_count(ptlog_threads *t, uint32_t pid, uint64_t tid, uint64_t t
 void ptlog_threads_sort(ptlog_threads *t);
 void ptlog_threads_free(ptlog_threads *t);
 
-/* ---- event sources (src_ptl.c, json_in.c) ---------------------------------------- */
+/* ---- event sources (src_ptl.c, json_in.c, merge.c; the event loop in src.c) ---------------------------------------- */
 
 typedef struct ptlog_src ptlog_src;
 struct ptlog_src {
@@ -229,6 +300,7 @@ struct ptlog_src {
     /* After the last event: warns about damage; PTLOG_EXIT_OK or PTLOG_EXIT_LOSS. */
     int (*finish)(ptlog_src *s);
     void (*close)(ptlog_src *s);
+    struct ptlog_type_memo *memo; /* src.c's, while ptlog_src_events runs; NULL (zeroed) otherwise */
 };
 
 typedef enum ptlog_format {
@@ -236,7 +308,8 @@ typedef enum ptlog_format {
     PTLOG_FMT_PTL,
     PTLOG_FMT_JSON,
     PTLOG_FMT_JSONL,
-    PTLOG_FMT_CHROME
+    PTLOG_FMT_CHROME,
+    PTLOG_FMT_TEXT /* dump's lines: an output only, not a --from or --to name */
 } ptlog_format;
 
 /* Parses a format name ("ptl", "json", "jsonl", "chrome"); PTLOG_FMT_AUTO if unknown. */
@@ -251,6 +324,9 @@ const char *ptlog_format_name(ptlog_format f);
 int ptlog_src_open(const char *path, ptlog_format fmt, ptlog_src **out);
 /* Opens a .ptl log only (info, verify): *reader stays owned by the source. */
 int ptlog_src_open_ptl(const char *path, ptlog_src **out, tracelog_reader **reader);
+
+/* src.c: the name of id (NULL if unnamed), remembered while ptlog_src_events runs on an upfront source. */
+const char *ptlog_src_type_name(ptlog_src *s, uint32_t id);
 
 /* Warns on stderr about every problem the reader found. Returns the count. */
 uint64_t ptlog_report_problems(const char *name, const tracelog_reader *r);
@@ -332,12 +408,16 @@ int ptlog_select_event(ptlog_select *s, const tracelog_event *ev, const char *na
 int ptlog_select_is_trivial(const ptlog_select *s);
 void ptlog_select_free(ptlog_select *s);
 
+/* src.c: runs the source to its end through `each` (name: the event's type name, or NULL); the exit code. */
+int ptlog_src_events(ptlog_src *src, ptlog_select *sel,
+                     int (*each)(void *ctx, const tracelog_event *ev, const char *name), void *ctx);
+
 /* ---- sinks --------------------------------------------------------------------------- */
 
 typedef struct ptlog_dump_opts {
     int relative;
     int local;
-    int color;
+    int color; /* -1: only on a terminal and without NO_COLOR (decided by the sink), 0 never, 1 always */
     int delta; /* also the time since the previous event printed */
     int hex;   /* payloads raw, not decoded with their schemas */
 } ptlog_dump_opts;
@@ -348,9 +428,11 @@ typedef struct ptlog_info_opts {
     int threads; /* per-thread table */
 } ptlog_info_opts;
 
-/* dump.c */
-int ptlog_cmd_dump(const char *path, ptlog_format from, ptlog_select *sel,
-                   const ptlog_dump_opts *opts, const char *out_path, int color_mode);
+/* convert.c: dump is convert to PTLOG_FMT_TEXT */
+int ptlog_cmd_dump(const char *path, ptlog_format from, ptlog_select *sel, const ptlog_dump_opts *opts,
+                   const char *out_path);
+/* dump.c: the text sink, one line per event of src. */
+int ptlog_write_text(ptlog_src *src, ptlog_out *out, ptlog_select *sel, const ptlog_dump_opts *opts);
 /* info.c */
 int ptlog_cmd_info(const char *path, const ptlog_info_opts *opts, const char *out_path);
 /* verify.c */
@@ -358,8 +440,10 @@ int ptlog_cmd_verify(const char *path, int quiet);
 /* convert.c */
 int ptlog_cmd_convert(const char *in_path, ptlog_format from, ptlog_format to, const char *out_path,
                       ptlog_select *sel);
-/* Writes src's selected events to out_path in format `to`, then closes src. Exit code. */
-int ptlog_convert_src(ptlog_src *src, ptlog_format to, const char *out_path, ptlog_select *sel);
+/* Writes src's selected events to out_path in format `to` (PTLOG_FMT_TEXT: with the options text), then
+   closes src. Exit code. */
+int ptlog_convert_src(ptlog_src *src, ptlog_format to, const char *out_path, ptlog_select *sel,
+                      const ptlog_dump_opts *text);
 /* Merges the inputs by timestamp (merge.c) into out_path, in format `to`. */
 int ptlog_cmd_merge(char **paths, size_t n, ptlog_format to, const char *out_path, ptlog_select *sel);
 /* merge.c: a source of the events of n inputs in timestamp order, types unified by name. */
@@ -388,7 +472,7 @@ int ptlog_write_chrome(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
 
 /* fields.c: typed payloads (README.md, "Typed events"). */
 typedef void (*ptlog_name_writer)(void *ctx, uint32_t id, const char *name);
-/* The schema src stores for event_id's type; NULL: untyped (no guess from a name, spec 5.6.6). */
+/* The schema src stores for event_id's type; NULL: untyped (no guess from a name, spec 5.6.6). In src.c. */
 const tracelog_schema *ptlog_event_schema(ptlog_src *src, uint32_t event_id);
 /* Decodes ev with ptlog_event_schema's schema into *f: 1, or 0 when untyped. */
 int ptlog_event_fields(ptlog_src *src, const tracelog_event *ev, tracelog_fields *f);
@@ -426,8 +510,5 @@ static inline const char *ptlog_policy_text(tracelog_policy p)
     return name ? name : "unknown";
 }
 
-/* Runs the source to its end through `each`; returns the exit code. */
-int ptlog_src_events(ptlog_src *src, ptlog_select *sel,
-                     int (*each)(void *ctx, const tracelog_event *ev, const char *name), void *ctx);
 
 #endif

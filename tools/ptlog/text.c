@@ -32,12 +32,13 @@ static char short_escape(unsigned char c)
     }
 }
 
-/* Length of the valid UTF-8 sequence at p (2..4) that is not a C1 control, or 0. */
-static size_t utf8_printable_len(const unsigned char *p, size_t n)
+size_t ptlog_utf8_len(const unsigned char *p, size_t n)
 {
     unsigned char c = p[0];
     size_t len;
     uint32_t min;
+    if (c < 0x80)
+        return 1;
     if (c >= 0xC2 && c <= 0xDF)
         len = 2, min = 0x80;
     else if (c >= 0xE0 && c <= 0xEF)
@@ -54,9 +55,18 @@ static size_t utf8_printable_len(const unsigned char *p, size_t n)
             return 0;
         cp = (cp << 6) | (p[i] & 0x3Fu);
     }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || cp <= 0x9F)
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
         return 0;
     return len;
+}
+
+/* Length of the valid UTF-8 sequence at p (2..4, p[0] >= 0x80) that is not a C1 control, or 0. */
+static size_t utf8_printable_len(const unsigned char *p, size_t n)
+{
+    /* C1 controls (U+0080..U+009F) are the 2-byte sequences C2 80..C2 9F */
+    if (p[0] == 0xC2 && n >= 2 && p[1] <= 0x9F)
+        return 0;
+    return ptlog_utf8_len(p, n);
 }
 
 int ptlog_text_is_plain(const char *s, size_t n, int blanks_ok)

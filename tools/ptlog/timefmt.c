@@ -183,6 +183,29 @@ size_t ptlog_fmt_relative(uint64_t ns, uint64_t origin, char *out)
     return (size_t)(p - out) + 9;
 }
 
+void ptlog_nscache_init(ptlog_nscache *c)
+{
+    memset(c, 0, sizeof *c);
+    if (digits3[999][0] != '9')
+        init_digits3();
+}
+
+size_t ptlog_fmt_ns(ptlog_nscache *c, uint64_t ns, char *out)
+{
+    if (ns < NS_PER_S)
+        return ptlog_fmt_u64(ns, out);
+    uint64_t frac = ns - c->sec_start_ns;
+    if (!c->sec_len || ns < c->sec_start_ns || frac >= NS_PER_S) {
+        uint64_t sec = ns / NS_PER_S;
+        c->sec_len = ptlog_fmt_u64(sec, c->sec); /* at most 11 digits */
+        c->sec_start_ns = sec * NS_PER_S;
+        frac = ns - c->sec_start_ns;
+    }
+    memcpy(out, c->sec, sizeof c->sec);
+    put9((uint32_t)frac, out + c->sec_len);
+    return c->sec_len + 9;
+}
+
 const char *ptlog_iso_utc(uint64_t ns, char *out)
 {
     ptlog_timecache c; /* also initialises the digit table */
