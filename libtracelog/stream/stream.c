@@ -16,7 +16,15 @@
 
 #include "tracelog/common.h"
 
-#define TL_STREAM_MAGIC 0x4D485354u /* "TSHM" */
+/*
+ * Names the layout of the shared header as well as the kind of object: a
+ * controller and a traced process built from different library versions
+ * may share a stream, so every change of tl_stream's layout changes the
+ * magic, and a mapping with another one is refused (tl_stream_check: EINVAL)
+ * instead of misread. "TSH2": the clock (TSC or clock_gettime) replaced
+ * realtime_offset.
+ */
+#define TL_STREAM_MAGIC 0x32485354u /* "TSH2" */
 
 /* A padding record may be only 16 bytes long: commit and kind_size must fit in them. */
 _Static_assert(offsetof(tl_rec, kind_size) + sizeof(uint32_t) <= 16, "pad records hold commit and kind_size");
