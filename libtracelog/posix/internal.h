@@ -51,8 +51,7 @@ typedef struct tl_trace {
     trace_attr_t attr;       /* as resolved at creation (or read from the log) */
     int slot;
     uint32_t quota_entry;    /* active: its entry in the per-user table + 1; 0 none (registry.c) */
-    int users;               /* calls in progress on this handle (registry lock) */
-    int dying;               /* shutdown/close started: new calls get EINVAL */
+    int dying;               /* shutdown/close started: new calls get EINVAL (the slot counts the calls in progress) */
     size_t typelist_pos;
     /* Active: start, stop, filter and clear, and the reader's consumer. Pre-recorded: the reader. */
     pthread_mutex_t read_lock;
