@@ -161,7 +161,7 @@ void tl_posix_log_define(tracelog_writer *w, trace_event_id_t id, const char *na
 void tl_posix_event_after_fork_child(void); /* the child's threads get lanes and ids of their own */
 uint32_t tl_posix_kernel_tid(void);         /* the calling thread's gettid(), cached (async-signal-safe) */
 /* A system event as the calling thread records it (its pid and ids), from program address caller. */
-tl_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len, uint64_t caller);
+tracelog_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len, uint64_t caller);
 
 /* ---- another process's stream (controller.c) ------------------------------------------ */
 
@@ -205,7 +205,7 @@ int tl_log_close(tl_log *l);
 void tl_log_abandon(tl_log *l);
 /* posix_trace_stop and shutdown: the stream stopped under the log's lock (a STOP never follows the traced process's end).
    1 if it was running (tl_stream_stop). */
-int tl_log_stop(tl_log *l, const tl_event *marker);
+int tl_log_stop(tl_log *l, const tracelog_event *marker);
 /* posix_trace_clear: forgets the stream's events (the log keeps what it has). */
 void tl_log_clear(tl_log *l);
 /* Fills the flush and log fields of si, resetting what the standard resets when read. */
