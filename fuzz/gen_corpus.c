@@ -435,49 +435,49 @@ static void cbor_seeds(void)
     strcpy(m.program, "/usr/bin/seed");
     m.inherited = 1;
     tl_meta_encode(&m, &b);
-    put_file("cbor_meta", "metadata", b.payload, b.payload_len);
-    put_file("cbor_meta", "metadata-cut", b.payload, b.payload_len / 2);
-    b.payload_len = 0;
+    put_file("cbor_meta", "metadata", b.data, b.len);
+    put_file("cbor_meta", "metadata-cut", b.data, b.len / 2);
+    b.len = 0;
     strcpy(m.clock_source, "tsc"); /* format 1.1: the TSC's calibration */
     m.clock_tsc_base = 123456789012345ull;
     m.clock_ns_base = 1790000000123456789ull;
     m.clock_mult = 1651910039ull;
     m.clock_shift = 32;
     tl_meta_encode(&m, &b);
-    put_file("cbor_meta", "metadata-1.1-tsc", b.payload, b.payload_len);
-    b.payload_len = 0;
+    put_file("cbor_meta", "metadata-1.1-tsc", b.data, b.len);
+    b.len = 0;
 
     tl_type_entry types[] = {{1, "start", NULL}, {2, "io", NULL}, {4000000000u, "a much longer event type name", NULL}};
     tl_types_encode(types, 3, &b);
-    put_file("cbor_meta", "types", b.payload, b.payload_len);
-    b.payload_len = 0;
+    put_file("cbor_meta", "types", b.data, b.len);
+    b.len = 0;
 
     tracelog_schema *rx = NULL;
     tracelog_schema_parse("u32 len; u16 port; char[16] iface; f64 latency; enum8 st {IDLE=0, BUSY=1}",
                           &rx, NULL);
     tl_type_entry typed[] = {{40, "net.rx", rx}, {41, "plain", NULL}};
     tl_types_encode(typed, 2, &b);
-    put_file("cbor_meta", "types-schema", b.payload, b.payload_len);
+    put_file("cbor_meta", "types-schema", b.data, b.len);
     tracelog_schema_free(rx);
-    b.payload_len = 0;
+    b.len = 0;
 
     tracelog_log_status st = {1000, 990, 5, 5, 28, 1, 0, 0};
     tl_status_encode(&st, &b);
-    put_file("cbor_meta", "status", b.payload, b.payload_len);
-    b.payload_len = 0;
+    put_file("cbor_meta", "status", b.data, b.len);
+    b.len = 0;
 
     /* format 1.1 */
     tracelog_log_status dropped = {1000, 990, 5, 5, 28, 1, 3, 7};
     tl_status_encode(&dropped, &b);
-    put_file("cbor_meta", "status-1.1-dropped", b.payload, b.payload_len);
-    b.payload_len = 0;
+    put_file("cbor_meta", "status-1.1-dropped", b.data, b.len);
+    b.len = 0;
     const tl_thread_def threads[] = {{0x7f0000001000ull, 4242, 4242}, {0x7f0000002000ull, 4242, 4250},
                                      {UINT64_MAX, UINT32_MAX, UINT32_MAX}};
     tl_cbor_put_array(&b, 3);
     for (size_t i = 0; i < 3; i++)
         tl_threads_encode_entry(&threads[i], &b);
-    put_file("cbor_meta", "threads-1.1", b.payload, b.payload_len);
-    b.payload_len = 0;
+    put_file("cbor_meta", "threads-1.1", b.data, b.len);
+    b.len = 0;
 
     /* Hand-made oddities: an unknown key with a nested value, an indefinite
        map, deep nesting, a string claiming 2^64-1 bytes, a tag. */
