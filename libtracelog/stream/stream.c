@@ -160,11 +160,13 @@ int tl_stream_check(const void *map, uint64_t size)
     return 0;
 }
 
+void tl_stream_end(tl_stream *s) { atomic_store(&s->state, TL_DEAD); }
+
 void tl_stream_destroy(tl_stream *s)
 {
     if (!s)
         return;
-    atomic_store(&s->state, TL_DEAD);
+    tl_stream_end(s);
     /*
      * A producer that loaded this stream's address just before it was
      * unpublished may still touch it. Instead of unmapping, replace the

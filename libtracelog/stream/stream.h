@@ -172,7 +172,9 @@ tl_stream *tl_stream_create_in(void *map, uint64_t size, const tl_stream_params 
  * (offsets are recomputed from the lane count, never taken on trust). 0 or EINVAL.
  */
 int tl_stream_check(const void *map, uint64_t size);
-/* Marks the stream dead and releases its memory (see stream.c for why the address range stays reserved). */
+/* Marks the stream dead: every producer mapping it, here or in another process, records nothing more. */
+void tl_stream_end(tl_stream *s);
+/* Ends the stream and releases its memory (see stream.c for why the address range stays reserved). */
 void tl_stream_destroy(tl_stream *s);
 
 /*
