@@ -40,6 +40,18 @@ static void *zeroed(uint64_t size)
     return m;
 }
 
+/* A stream of `policy` in fresh shared memory of *size bytes, started (NULL after a failed check). */
+static tl_stream *started(uint32_t policy, uint64_t *size)
+{
+    tl_stream_params p = params;
+    p.policy = policy;
+    *size = tl_stream_bytes(&p);
+    tl_stream *s = tl_stream_create_in(zeroed(*size), *size, &p);
+    if (CHECK(s != NULL))
+        tl_stream_start(s, NULL);
+    return s;
+}
+
 static void test_create_in_works(void)
 {
     uint64_t size = tl_stream_bytes(&params);
@@ -124,14 +136,10 @@ static tl_rec *rec_at(tl_consumer *c, uint32_t i, unsigned k) { return (tl_rec *
  */
 static void test_consumer_survives_garbage(void)
 {
-    tl_stream_params p = params;
-    p.policy = TRACELOG_POLICY_FLUSH;
-    uint64_t size = tl_stream_bytes(&p);
-    void *m = zeroed(size);
-    tl_stream *s = tl_stream_create_in(m, size, &p);
-    if (!CHECK(s != NULL))
+    uint64_t size;
+    tl_stream *s = started(TRACELOG_POLICY_FLUSH, &size);
+    if (!s)
         return;
-    tl_stream_start(s, NULL);
     for (uint32_t lane = 0; lane < 4; lane++)
         for (uint32_t k = 0; k < 3; k++) {
             uint32_t v = lane * 10 + k;
@@ -139,7 +147,7 @@ static void test_consumer_survives_garbage(void)
             CHECK(tl_stream_record(s, lane, &ev));
         }
     tl_consumer c;
-    CHECK_ERR(tl_consumer_init_shared(&c, m, size), 0);
+    CHECK_ERR(tl_consumer_init_shared(&c, s, size), 0);
     rec_at(&c, 0, 1)->ts = UINT64_MAX / 2;                            /* lane 0: event 101 */
     rec_at(&c, 1, 0)->kind_size = 0x0fffffff | TL_KIND_EVENT << 28; /* lane 1: all three */
     rec_at(&c, 2, 1)->len_trunc = 60000;                              /* lane 2: 121 and 122 */
@@ -148,9 +156,9 @@ static void test_consumer_survives_garbage(void)
     unsigned events = 0, overflows = 0, resumes = 0, takes = 0, seen_ok = 1;
     tracelog_event ev;
     while (takes++ < 100 && tl_consumer_take(&c, &ev, 1) == TL_TAKE_EVENT) {
-        if (ev.event_id == p.markers.overflow) {
+        if (ev.event_id == params.markers.overflow) {
             overflows++;
-        } else if (ev.event_id == p.markers.resume) {
+        } else if (ev.event_id == params.markers.resume) {
             resumes++;
         } else {
             uint32_t v;
@@ -167,13 +175,13 @@ static void test_consumer_survives_garbage(void)
     CHECK_EQ(resumes, 1);
     unsigned unmarked = 0;
     while (unmarked < 10 && tl_consumer_take_unmarked_loss(&c, &ev))
-        unmarked += ev.event_id == p.markers.overflow;
+        unmarked += ev.event_id == params.markers.overflow;
     CHECK_EQ(unmarked, 3); /* lanes 1, 2, 3: nothing came after their garbage */
     CHECK_EQ(c.garbage, 4);
     CHECK_EQ(tl_stream_overruns(s), 4);
     tl_consumer_free(&c);
-    CHECK_ERR(tl_consumer_init_shared(&c, m, size - 1), EINVAL);
-    munmap(m, size);
+    CHECK_ERR(tl_consumer_init_shared(&c, s, size - 1), EINVAL);
+    munmap(s, size);
 }
 
 /*
@@ -186,12 +194,10 @@ static void test_consumer_survives_garbage(void)
  */
 static void test_deferred_record_kept(void)
 {
-    uint64_t size = tl_stream_bytes(&params);
-    void *m = zeroed(size);
-    tl_stream *s = tl_stream_create_in(m, size, &params);
-    if (!CHECK(s != NULL))
+    uint64_t size;
+    tl_stream *s = started(params.policy, &size);
+    if (!s)
         return;
-    tl_stream_start(s, NULL);
     uint32_t v[3] = {0, 1, 2};
     tracelog_event a = {.event_id = 100, .payload_len = 4, .payload = &v[0]}, b = {.event_id = 101, .payload_len = 4, .payload = &v[1]},
              a2 = {.event_id = 102, .payload_len = 4, .payload = &v[2]};
@@ -212,7 +218,7 @@ static void test_deferred_record_kept(void)
     CHECK_EQ(c.garbage, 0);
     CHECK_EQ(tl_stream_overruns(s), 0);
     tl_consumer_free(&c);
-    munmap(m, size);
+    munmap(s, size);
 }
 
 /*
@@ -282,14 +288,10 @@ static void test_geometry_changed_after_init(void)
  */
 static void test_abandoned_record_skipped(void)
 {
-    tl_stream_params p = params;
-    p.policy = TRACELOG_POLICY_FLUSH;
-    uint64_t size = tl_stream_bytes(&p);
-    void *m = zeroed(size);
-    tl_stream *s = tl_stream_create_in(m, size, &p);
-    if (!CHECK(s != NULL))
+    uint64_t size;
+    tl_stream *s = started(TRACELOG_POLICY_FLUSH, &size);
+    if (!s)
         return;
-    tl_stream_start(s, NULL);
     uint32_t v = 0;
     tracelog_event ev = {.event_id = 100, .payload_len = sizeof v, .payload = &v};
     for (uint32_t lane = 0; lane <= 2; lane += 2) {
@@ -309,7 +311,7 @@ static void test_abandoned_record_skipped(void)
     ev.event_id = 130;
     CHECK(tl_stream_record(s, 3, &ev));
     tl_consumer c;
-    CHECK_ERR(tl_consumer_init_shared(&c, m, size), 0);
+    CHECK_ERR(tl_consumer_init_shared(&c, s, size), 0);
     uint32_t seen[4] = {0, 0, 0, 0}, overflows = 0, resumes = 0, others = 0;
     uint64_t until = tl_clock_mono_ns() + 3 * TL_PRODUCER_DEAD_NS;
     tracelog_event out;
@@ -320,9 +322,9 @@ static void test_abandoned_record_skipped(void)
             nanosleep(&ms, NULL);
             continue;
         }
-        if (out.event_id == p.markers.overflow)
+        if (out.event_id == params.markers.overflow)
             overflows++;
-        else if (out.event_id == p.markers.resume)
+        else if (out.event_id == params.markers.resume)
             resumes++;
         else if (out.event_id >= 100 && out.event_id <= 132 && out.event_id % 10 <= 2)
             seen[(out.event_id - 100) / 10]++;
@@ -337,7 +339,7 @@ static void test_abandoned_record_skipped(void)
     CHECK_EQ(c.abandoned, 2);
     CHECK_EQ(tl_stream_overruns(s), 2);
     tl_consumer_free(&c);
-    munmap(m, size);
+    munmap(s, size);
 }
 
 /*
@@ -350,14 +352,10 @@ static void test_backlog(void)
 {
     for (int policy = TRACELOG_POLICY_LOOP; policy <= TRACELOG_POLICY_FLUSH; policy += 2) {
         tl_test_context("policy %d", policy);
-        tl_stream_params p = params;
-        p.policy = (uint32_t)policy;
-        uint64_t size = tl_stream_bytes(&p);
-        void *m = zeroed(size);
-        tl_stream *s = tl_stream_create_in(m, size, &p);
-        if (!CHECK(s != NULL))
+        uint64_t size;
+        tl_stream *s = started((uint32_t)policy, &size);
+        if (!s)
             break;
-        tl_stream_start(s, NULL);
         uint32_t v = 0, n = (uint32_t)(tl_stream_lane_size(s) / 2 / tl_rec_size(sizeof v));
         tracelog_event ev = {.event_id = 100, .payload_len = sizeof v, .payload = &v};
         tl_consumer c;
@@ -373,7 +371,7 @@ static void test_backlog(void)
         CHECK_EQ(got, n);
         CHECK_EQ(tl_consumer_backlog(&c), 0);
         tl_consumer_free(&c);
-        munmap(m, size);
+        munmap(s, size);
     }
     tl_test_context(NULL);
 }
