@@ -19,7 +19,6 @@
 #include "xproc/watch.h"
 #include "tracelog/posix.h"
 #include "tracelog/reader.h"
-#include "tracelog/writer.h"
 
 #define TL_ATTR_MAGIC 0x54524154u /* "TATR" */
 #define TL_ID_LIMIT __TRACELOG_EVENT_ID_LIMIT
@@ -153,8 +152,8 @@ void tl_posix_names_after_fork_parent(void);
 void tl_posix_names_after_fork_child(int shared);
 /* typed.c: a name's payload schema (canonical text, NULL if none; never freed), read without a lock. */
 const char *tl_posix_schema_of(const char *name);
-/* Defines id in the log with its schema: a system event's built-in one, or its name's. */
-void tl_posix_log_define(tracelog_writer *w, trace_event_id_t id, const char *name);
+/* The schema event id (named name) is logged with: a system event's built-in one, or its name's; NULL if none. */
+const char *tl_posix_event_schema(trace_event_id_t id, const char *name);
 
 /* ---- the trace point (event.c) ------------------------------------------------------ */
 

@@ -16,6 +16,7 @@
 
 #include "common/text.h"
 #include "posix/internal.h"
+#include "tracelog/writer.h"
 #include "writer/io.h"
 
 #define FLUSHER_PERIOD_NS 2000000 /* the flusher drains the stream this often */
@@ -147,6 +148,12 @@ static void xfsz_restore(const sigset_t *old)
     pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
+/* Defines id in the log, with its schema if it has one. */
+static void define(tl_log *l, trace_event_id_t id, const char *name)
+{
+    tracelog_writer_define_event_schema(l->writer, id, name, tl_posix_event_schema(id, name), NULL);
+}
+
 /* Names registered since the last drain (by the traced process, for a controller's log), so that the log names every event it holds. */
 static void log_new_names(tl_log *l)
 {
@@ -158,7 +165,7 @@ static void log_new_names(tl_log *l)
     for (; l->names_logged < n; l->names_logged++) {
         trace_event_id_t id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + l->names_logged;
         if (tl_names_name_of(names, id, name, sizeof name) == 0)
-            tl_posix_log_define(l->writer, id, name);
+            define(l, id, name);
     }
 }
 
@@ -556,11 +563,11 @@ static int start_writer(tl_log *l)
     }
     char name[TRACE_EVENT_NAME_MAX];
     for (trace_event_id_t id = POSIX_TRACE_ERROR; id <= POSIX_TRACE_FLUSH_STOP; id++)
-        tl_posix_log_define(l->writer, id, tl_posix_system_name(id));
+        define(l, id, tl_posix_system_name(id));
     tl_posix_name_of(POSIX_TRACE_UNNAMED_USEREVENT, name, sizeof name);
     tracelog_writer_define_event(l->writer, POSIX_TRACE_UNNAMED_USEREVENT, name);
     if (l->remote)
-        tl_posix_log_define(l->writer, TL_PROCESS_END_EVENT, TL_PROCESS_END_NAME);
+        define(l, TL_PROCESS_END_EVENT, TL_PROCESS_END_NAME);
     log_new_names(l);
     xfsz_restore(&old);
     return 0;
