@@ -40,19 +40,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     /* Every record takes 8 bytes at least (a dropped one) and gives at most three events. */
     uint64_t bound = map_size / 8 * 3 + 64, taken = 0;
-    tl_event ev;
+    tracelog_event ev;
     for (;;) {
         FUZZ_ASSERT(taken < bound, "no end after %llu events", (unsigned long long)taken);
         tl_take r = tl_consumer_take(&c, &ev, 1);
         FUZZ_ASSERT(r == TL_TAKE_EVENT || r == TL_TAKE_EMPTY, "take: %d", (int)r);
         if (r == TL_TAKE_EMPTY)
             break;
-        FUZZ_ASSERT(ev.len <= c.buf_cap, "len %u over %zu", ev.len, c.buf_cap);
-        const uint8_t *d = ev.data;
-        FUZZ_ASSERT(ev.len == 0 || (c.shared_tail ? d == c.buf : d >= map && d + ev.len <= map + map_size),
+        FUZZ_ASSERT(ev.payload_len <= c.buf_cap, "len %u over %zu", ev.payload_len, c.buf_cap);
+        const uint8_t *d = ev.payload;
+        FUZZ_ASSERT(ev.payload_len == 0 || (c.shared_tail ? d == c.buf : d >= map && d + ev.payload_len <= map + map_size),
                     "data outside the mapping");
-        if (ev.len) /* touch the data: ASan checks it */
-            sink ^= d[0] ^ d[ev.len - 1];
+        if (ev.payload_len) /* touch the data: ASan checks it */
+            sink ^= d[0] ^ d[ev.payload_len - 1];
         taken++;
     }
     for (unsigned i = 0; tl_consumer_take_unmarked_loss(&c, &ev); i++)

@@ -521,8 +521,8 @@ static void seed_events(tl_stream *s, uint32_t lane, int n, uint32_t len)
 {
     static const uint8_t payload[256] = "shared buffer seed payload";
     for (int i = 0; i < n; i++) {
-        tl_event ev = {.event_id = 10 + (uint32_t)i % 7, .pid = 42, .ktid = 43, .tid = lane + 1,
-                       .addr = (uint64_t)i, .len = len, .data = payload};
+        tracelog_event ev = {.event_id = 10 + (uint32_t)i % 7, .pid = 42, .kernel_tid = 43, .tid = lane + 1,
+                       .address = (uint64_t)i, .payload_len = len, .payload = payload};
         tl_stream_record(s, lane, &ev);
     }
 }
@@ -548,7 +548,7 @@ static void shared_buffer_seeds(void)
     uint8_t *map = aligned_alloc(4096, (size + 4095) & ~(uint64_t)4095);
     if (!map)
         die("aligned_alloc");
-    tl_event sys = {.event_id = 3, .len = 4, .data = "\1\0\0\0"};
+    tracelog_event sys = {.event_id = 3, .payload_len = 4, .payload = "\1\0\0\0"};
 
     tl_stream *s = seed_stream(TRACELOG_POLICY_FLUSH, map, size);
     seed_events(s, 0, 5, 16);
@@ -561,7 +561,7 @@ static void shared_buffer_seeds(void)
     if (tl_consumer_init(&c, s))
         die("tl_consumer_init");
     seed_events(s, 0, 40, 40);
-    tl_event ev;
+    tracelog_event ev;
     for (int i = 0; i < 30; i++)
         tl_consumer_take(&c, &ev, 1);
     seed_events(s, 0, 20, 40);

@@ -482,6 +482,65 @@ static void test_shutdown_wakes_readers(void)
     pt_shutdown(t2);
 }
 
+/*
+ * Calls racing shutdown and the reuse of the handle's slot (registry.c takes
+ * a call's use without a lock): a call on a handle being shut down either
+ * runs on the live stream (0) or gets EINVAL, never reaches a freed or a
+ * newer stream (runs under AddressSanitizer too), and the old handle stays
+ * EINVAL once a new stream has its slot.
+ */
+typedef struct {
+    _Atomic trace_id_t trid;
+    _Atomic int stop;
+    int bad; /* an answer other than 0 and EINVAL */
+    unsigned long calls;
+} hammer_arg;
+
+static void *hammer_main(void *p)
+{
+    hammer_arg *h = p;
+    while (!atomic_load(&h->stop)) {
+        struct posix_trace_event_info info;
+        char buf[16];
+        size_t len;
+        int unavailable;
+        int e = posix_trace_trygetnext_event(atomic_load(&h->trid), &info, buf, sizeof buf, &len, &unavailable);
+        h->bad += e != 0 && e != EINVAL;
+        h->calls++;
+    }
+    return NULL;
+}
+
+static void test_calls_race_shutdown(void)
+{
+    hammer_arg h[2] = {0};
+    pthread_t th[2];
+    trace_id_t t = new_stream(64);
+    for (int i = 0; i < 2; i++) {
+        atomic_store(&h[i].trid, t);
+        pthread_create(&th[i], NULL, hammer_main, &h[i]);
+    }
+    for (int round = 0; round < (PT_SANITIZED ? 50 : 200); round++) {
+        usleep(200);
+        CHECK_ERR(posix_trace_shutdown(t), 0);
+        trace_id_t old = t;
+        t = new_stream(64);
+        CHECK(t != old);
+        struct posix_trace_event_info info;
+        int unavailable;
+        CHECK_ERR(posix_trace_trygetnext_event(old, &info, NULL, 0, NULL, &unavailable), EINVAL);
+        for (int i = 0; i < 2; i++)
+            atomic_store(&h[i].trid, round % 2 ? t : old); /* half the rounds on a dead handle */
+    }
+    for (int i = 0; i < 2; i++) {
+        atomic_store(&h[i].stop, 1);
+        pthread_join(th[i], NULL);
+        CHECK_MSG(h[i].bad == 0, "thread %d: %d answers other than 0 and EINVAL", i, h[i].bad);
+        CHECK(h[i].calls > 0);
+    }
+    pt_shutdown(t);
+}
+
 /* A blocked reader and a producer thread: every event arrives, nothing is lost or duplicated. */
 typedef struct {
     int n;
@@ -547,6 +606,7 @@ int main(void)
     PT_RUN(test_getnext_blocks);
     PT_RUN(test_eintr);
     PT_RUN(test_shutdown_wakes_readers);
+    PT_RUN(test_calls_race_shutdown);
     PT_RUN(test_reader_and_producer);
     return pt_finish();
 }

@@ -76,7 +76,7 @@ static void test_child_records_into_our_buffer(void)
     CHECK_ERR(result, 0);
     tl_consumer c;
     CHECK_ERR(tl_consumer_init(&c, s), 0);
-    tl_event ev;
+    tracelog_event ev;
     uint64_t got = 0, first = 0, last = 0, deadline = xp_now_ns() + 10 * SECOND;
     int in_order = 1;
     while (got < 1000 && xp_now_ns() < deadline) {
@@ -87,7 +87,7 @@ static void test_child_records_into_our_buffer(void)
         if (ev.event_id != id)
             continue;
         uint64_t seq;
-        memcpy(&seq, ev.data, sizeof seq);
+        memcpy(&seq, ev.payload, sizeof seq);
         CHECK_EQ(ev.pid, (uint32_t)pid);
         if (got == 0) {
             first = seq;
@@ -108,7 +108,7 @@ static void test_child_records_into_our_buffer(void)
     while (tl_consumer_take_wait(&c, &ev) == TL_TAKE_EVENT)
         if (ev.event_id == id) {
             uint64_t seq;
-            memcpy(&seq, ev.data, sizeof seq);
+            memcpy(&seq, ev.payload, sizeof seq);
             in_order &= seq == last + 1;
             last = seq;
         }

@@ -40,6 +40,18 @@ static void *zeroed(uint64_t size)
     return m;
 }
 
+/* A stream of `policy` in fresh shared memory of *size bytes, started (NULL after a failed check). */
+static tl_stream *started(uint32_t policy, uint64_t *size)
+{
+    tl_stream_params p = params;
+    p.policy = policy;
+    *size = tl_stream_bytes(&p);
+    tl_stream *s = tl_stream_create_in(zeroed(*size), *size, &p);
+    if (CHECK(s != NULL))
+        tl_stream_start(s, NULL);
+    return s;
+}
+
 static void test_create_in_works(void)
 {
     uint64_t size = tl_stream_bytes(&params);
@@ -51,11 +63,11 @@ static void test_create_in_works(void)
     CHECK_ERR(tl_stream_check(m, size), 0);
     CHECK_EQ(tl_stream_user_lanes(s), 4);
     int one = 1;
-    tl_event ev = {.event_id = 7, .pid = 42, .len = sizeof one, .data = &one};
+    tracelog_event ev = {.event_id = 7, .pid = 42, .payload_len = sizeof one, .payload = &one};
     CHECK(tl_stream_record_system(s, &ev));
     tl_consumer c;
     CHECK_ERR(tl_consumer_init(&c, s), 0);
-    tl_event out;
+    tracelog_event out;
     CHECK(tl_consumer_take_wait(&c, &out) == TL_TAKE_EVENT);
     CHECK_EQ(out.event_id, 7);
     CHECK_EQ(out.pid, 42);
@@ -124,38 +136,34 @@ static tl_rec *rec_at(tl_consumer *c, uint32_t i, unsigned k) { return (tl_rec *
  */
 static void test_consumer_survives_garbage(void)
 {
-    tl_stream_params p = params;
-    p.policy = TRACELOG_POLICY_FLUSH;
-    uint64_t size = tl_stream_bytes(&p);
-    void *m = zeroed(size);
-    tl_stream *s = tl_stream_create_in(m, size, &p);
-    if (!CHECK(s != NULL))
+    uint64_t size;
+    tl_stream *s = started(TRACELOG_POLICY_FLUSH, &size);
+    if (!s)
         return;
-    tl_stream_start(s, NULL);
     for (uint32_t lane = 0; lane < 4; lane++)
         for (uint32_t k = 0; k < 3; k++) {
             uint32_t v = lane * 10 + k;
-            tl_event ev = {.event_id = 100 + v, .len = sizeof v, .data = &v};
+            tracelog_event ev = {.event_id = 100 + v, .payload_len = sizeof v, .payload = &v};
             CHECK(tl_stream_record(s, lane, &ev));
         }
     tl_consumer c;
-    CHECK_ERR(tl_consumer_init_shared(&c, m, size), 0);
+    CHECK_ERR(tl_consumer_init_shared(&c, s, size), 0);
     rec_at(&c, 0, 1)->ts = UINT64_MAX / 2;                            /* lane 0: event 101 */
     rec_at(&c, 1, 0)->kind_size = 0x0fffffff | TL_KIND_EVENT << 28; /* lane 1: all three */
     rec_at(&c, 2, 1)->len_trunc = 60000;                              /* lane 2: 121 and 122 */
     rec_at(&c, 3, 0)->kind_size = 60 | TL_KIND_EVENT << 28;           /* lane 3: all three */
     atomic_store(&c.lanes[3].tail, 4); /* not read back: in a FLUSH stream the consumer keeps its own position */
     unsigned events = 0, overflows = 0, resumes = 0, takes = 0, seen_ok = 1;
-    tl_event ev;
+    tracelog_event ev;
     while (takes++ < 100 && tl_consumer_take(&c, &ev, 1) == TL_TAKE_EVENT) {
-        if (ev.event_id == p.markers.overflow) {
+        if (ev.event_id == params.markers.overflow) {
             overflows++;
-        } else if (ev.event_id == p.markers.resume) {
+        } else if (ev.event_id == params.markers.resume) {
             resumes++;
         } else {
             uint32_t v;
-            memcpy(&v, ev.data, sizeof v);
-            seen_ok &= ev.len == 4 && v + 100 == ev.event_id;
+            memcpy(&v, ev.payload, sizeof v);
+            seen_ok &= ev.payload_len == 4 && v + 100 == ev.event_id;
             events++;
             CHECK(ev.event_id == 100 || ev.event_id == 102 || ev.event_id == 120);
         }
@@ -167,13 +175,13 @@ static void test_consumer_survives_garbage(void)
     CHECK_EQ(resumes, 1);
     unsigned unmarked = 0;
     while (unmarked < 10 && tl_consumer_take_unmarked_loss(&c, &ev))
-        unmarked += ev.event_id == p.markers.overflow;
+        unmarked += ev.event_id == params.markers.overflow;
     CHECK_EQ(unmarked, 3); /* lanes 1, 2, 3: nothing came after their garbage */
     CHECK_EQ(c.garbage, 4);
     CHECK_EQ(tl_stream_overruns(s), 4);
     tl_consumer_free(&c);
-    CHECK_ERR(tl_consumer_init_shared(&c, m, size - 1), EINVAL);
-    munmap(m, size);
+    CHECK_ERR(tl_consumer_init_shared(&c, s, size - 1), EINVAL);
+    munmap(s, size);
 }
 
 /*
@@ -186,15 +194,13 @@ static void test_consumer_survives_garbage(void)
  */
 static void test_deferred_record_kept(void)
 {
-    uint64_t size = tl_stream_bytes(&params);
-    void *m = zeroed(size);
-    tl_stream *s = tl_stream_create_in(m, size, &params);
-    if (!CHECK(s != NULL))
+    uint64_t size;
+    tl_stream *s = started(params.policy, &size);
+    if (!s)
         return;
-    tl_stream_start(s, NULL);
     uint32_t v[3] = {0, 1, 2};
-    tl_event a = {.event_id = 100, .len = 4, .data = &v[0]}, b = {.event_id = 101, .len = 4, .data = &v[1]},
-             a2 = {.event_id = 102, .len = 4, .data = &v[2]};
+    tracelog_event a = {.event_id = 100, .payload_len = 4, .payload = &v[0]}, b = {.event_id = 101, .payload_len = 4, .payload = &v[1]},
+             a2 = {.event_id = 102, .payload_len = 4, .payload = &v[2]};
     CHECK(tl_stream_record(s, 0, &a));
     CHECK(tl_stream_record(s, 1, &b));
     CHECK(tl_stream_record(s, 0, &a2));
@@ -202,7 +208,7 @@ static void test_deferred_record_kept(void)
     CHECK_ERR(tl_consumer_init(&c, s), 0);
     /* b as if its producer took its time after the consumer's next watermark: 30 ms from now. */
     rec_at(&c, 1, 0)->ts = tl_stream_now(s) + 30000000u;
-    tl_event ev;
+    tracelog_event ev;
     CHECK(tl_consumer_take(&c, &ev, 1) == TL_TAKE_EVENT && ev.event_id == 100); /* the batch defers b */
     CHECK(tl_consumer_take(&c, &ev, 1) == TL_TAKE_EVENT && ev.event_id == 102); /* the same batch sees b again */
     struct timespec wait = {0, 40000000};
@@ -212,7 +218,7 @@ static void test_deferred_record_kept(void)
     CHECK_EQ(c.garbage, 0);
     CHECK_EQ(tl_stream_overruns(s), 0);
     tl_consumer_free(&c);
-    munmap(m, size);
+    munmap(s, size);
 }
 
 /*
@@ -239,7 +245,7 @@ static void test_geometry_changed_after_init(void)
         return;
     tl_stream_start(s, NULL);
     uint32_t v = 0, recorded = 0;
-    tl_event ev = {.event_id = 100, .len = sizeof v, .data = &v};
+    tracelog_event ev = {.event_id = 100, .payload_len = sizeof v, .payload = &v};
     while (tl_stream_running(s) && v++ < 100000)
         recorded += (uint32_t)tl_stream_record(s, 0, &ev); /* until it stops itself, full */
     CHECK(!tl_stream_running(s));
@@ -251,17 +257,17 @@ static void test_geometry_changed_after_init(void)
     s->policy = TRACELOG_POLICY_LOOP;
     s->data_offset = s->total_size = 1ull << 40;
     uint32_t events = 0, stops = 0, starts = 0, in_order = 1;
-    tl_event out;
+    tracelog_event out;
     for (int round = 0; round < 2; round++) /* the restart comes when the lanes are empty; START with the next take */
         while (tl_consumer_take(&c, &out, 1) == TL_TAKE_EVENT) {
             if (out.event_id == 100) {
                 uint32_t got;
-                memcpy(&got, out.data, sizeof got);
+                memcpy(&got, out.payload, sizeof got);
                 in_order &= got == events + 1;
                 events++;
             }
             stops += out.event_id == p.markers.stop;
-            starts += out.event_id == p.markers.start && out.len == TL_FILTER_WORDS * 8;
+            starts += out.event_id == p.markers.start && out.payload_len == TL_FILTER_WORDS * 8;
         }
     CHECK_EQ(events, recorded);
     CHECK(in_order);
@@ -282,23 +288,19 @@ static void test_geometry_changed_after_init(void)
  */
 static void test_abandoned_record_skipped(void)
 {
-    tl_stream_params p = params;
-    p.policy = TRACELOG_POLICY_FLUSH;
-    uint64_t size = tl_stream_bytes(&p);
-    void *m = zeroed(size);
-    tl_stream *s = tl_stream_create_in(m, size, &p);
-    if (!CHECK(s != NULL))
+    uint64_t size;
+    tl_stream *s = started(TRACELOG_POLICY_FLUSH, &size);
+    if (!s)
         return;
-    tl_stream_start(s, NULL);
     uint32_t v = 0;
-    tl_event ev = {.event_id = 100, .len = sizeof v, .data = &v};
+    tracelog_event ev = {.event_id = 100, .payload_len = sizeof v, .payload = &v};
     for (uint32_t lane = 0; lane <= 2; lane += 2) {
         ev.event_id = 100 + lane * 10;
         CHECK(tl_stream_record(s, lane, &ev));
         tl_lane *l = tl_stream_lane(s, lane);
         uint64_t h = atomic_fetch_add(&l->head, tl_rec_size(4)); /* reserved, never committed */
         if (lane == 0) {
-            tl_event dead = {.event_id = 999, .len = 4};
+            tracelog_event dead = {.event_id = 999, .payload_len = 4};
             tl_stream_write_rec((uint8_t *)s + tl_stream_data_offset(4) + h, TL_KIND_EVENT, tl_rec_size(4), 1, &dead);
         }
         ev.event_id++;
@@ -309,10 +311,10 @@ static void test_abandoned_record_skipped(void)
     ev.event_id = 130;
     CHECK(tl_stream_record(s, 3, &ev));
     tl_consumer c;
-    CHECK_ERR(tl_consumer_init_shared(&c, m, size), 0);
+    CHECK_ERR(tl_consumer_init_shared(&c, s, size), 0);
     uint32_t seen[4] = {0, 0, 0, 0}, overflows = 0, resumes = 0, others = 0;
     uint64_t until = tl_clock_mono_ns() + 3 * TL_PRODUCER_DEAD_NS;
-    tl_event out;
+    tracelog_event out;
     while (tl_clock_mono_ns() < until && seen[0] + seen[2] < 6) {
         tl_take r = tl_consumer_take(&c, &out, 1);
         if (r != TL_TAKE_EVENT) {
@@ -320,9 +322,9 @@ static void test_abandoned_record_skipped(void)
             nanosleep(&ms, NULL);
             continue;
         }
-        if (out.event_id == p.markers.overflow)
+        if (out.event_id == params.markers.overflow)
             overflows++;
-        else if (out.event_id == p.markers.resume)
+        else if (out.event_id == params.markers.resume)
             resumes++;
         else if (out.event_id >= 100 && out.event_id <= 132 && out.event_id % 10 <= 2)
             seen[(out.event_id - 100) / 10]++;
@@ -337,7 +339,7 @@ static void test_abandoned_record_skipped(void)
     CHECK_EQ(c.abandoned, 2);
     CHECK_EQ(tl_stream_overruns(s), 2);
     tl_consumer_free(&c);
-    munmap(m, size);
+    munmap(s, size);
 }
 
 /*
@@ -350,30 +352,26 @@ static void test_backlog(void)
 {
     for (int policy = TRACELOG_POLICY_LOOP; policy <= TRACELOG_POLICY_FLUSH; policy += 2) {
         tl_test_context("policy %d", policy);
-        tl_stream_params p = params;
-        p.policy = (uint32_t)policy;
-        uint64_t size = tl_stream_bytes(&p);
-        void *m = zeroed(size);
-        tl_stream *s = tl_stream_create_in(m, size, &p);
-        if (!CHECK(s != NULL))
+        uint64_t size;
+        tl_stream *s = started((uint32_t)policy, &size);
+        if (!s)
             break;
-        tl_stream_start(s, NULL);
         uint32_t v = 0, n = (uint32_t)(tl_stream_lane_size(s) / 2 / tl_rec_size(sizeof v));
-        tl_event ev = {.event_id = 100, .len = sizeof v, .data = &v};
+        tracelog_event ev = {.event_id = 100, .payload_len = sizeof v, .payload = &v};
         tl_consumer c;
         CHECK_ERR(tl_consumer_init(&c, s), 0);
         for (uint32_t k = 0; k < n; k++)
             CHECK(tl_stream_record(s, 1, &ev));
         uint32_t half = tl_consumer_backlog(&c);
         CHECK(half >= 120 && half <= 128);
-        tl_event out;
+        tracelog_event out;
         uint32_t got = 0;
         while (tl_consumer_take(&c, &out, 1) == TL_TAKE_EVENT)
             got++;
         CHECK_EQ(got, n);
         CHECK_EQ(tl_consumer_backlog(&c), 0);
         tl_consumer_free(&c);
-        munmap(m, size);
+        munmap(s, size);
     }
     tl_test_context(NULL);
 }
@@ -411,7 +409,7 @@ static void test_torn_geometry(void)
             break;
         atomic_store(&s->state, TL_RUNNING);
         uint32_t one = 1;
-        tl_event ev = {.event_id = 7, .len = sizeof one, .data = &one};
+        tracelog_event ev = {.event_id = 7, .payload_len = sizeof one, .payload = &one};
         for (uint32_t lane = 0; lane <= 4; lane++) /* heads well inside their lanes */
             for (int k = 0; k < 300; k++)
                 tl_stream_record(s, lane, &ev);

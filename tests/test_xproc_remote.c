@@ -249,12 +249,12 @@ static void test_trace_child_from_before_exec(void)
         CHECK_ERR(result, 0);
         tl_consumer c;
         CHECK_ERR(tl_consumer_init(&c, s), 0);
-        tl_event ev;
+        tracelog_event ev;
         int found = 0;
         while (tl_consumer_take_wait(&c, &ev) == TL_TAKE_EVENT)
-            if (ev.event_id == id && ev.len == 8) {
+            if (ev.event_id == id && ev.payload_len == 8) {
                 uint64_t v;
-                memcpy(&v, ev.data, 8);
+                memcpy(&v, ev.payload, 8);
                 found += v == (uint64_t)pid && ev.pid == (uint32_t)pid;
             }
         CHECK_EQ_INT(found, 1); /* its first event, recorded into our buffer */

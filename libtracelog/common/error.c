@@ -1,3 +1,7 @@
+/*
+ * tl_fail: the one place a tracelog_error is filled, so that every error a
+ * caller sees carries its code, errno, file offset and message together.
+ */
 #include "common/error.h"
 
 #include <stdarg.h>

@@ -1,3 +1,8 @@
+/*
+ * CBOR in and out for the metadata blocks: a pull decoder of the format's
+ * profile (a head at a time, never allocating from declared sizes) and thin
+ * writers over libcbor's encoders.
+ */
 #include "format/cbor_io.h"
 
 #include <cbor.h>

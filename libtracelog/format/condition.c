@@ -1,3 +1,8 @@
+/*
+ * A reader's named conditions (spec section 8.8): their names and status
+ * codes from the one table in condition.h, and which condition a failed
+ * header check stands for.
+ */
 #include "format/condition.h"
 
 static const struct {

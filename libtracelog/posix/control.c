@@ -34,7 +34,7 @@ static void get_filter(tl_stream *s, trace_event_set_t *set)
 
 static void record_system(tl_trace *t, trace_event_id_t id, const void *data, size_t len, uint64_t caller)
 {
-    tl_event ev = tl_posix_system_event(id, data, len, caller);
+    tracelog_event ev = tl_posix_system_event(id, data, len, caller);
     tl_stream_record_system(t->active.stream, &ev);
 }
 
@@ -210,7 +210,7 @@ int posix_trace_start(trace_id_t trid)
     pthread_mutex_lock(&t->read_lock); /* serialises start/stop/filter changes */
     trace_event_set_t filter;
     get_filter(t->active.stream, &filter);
-    tl_event start = tl_posix_system_event(POSIX_TRACE_START, &filter, sizeof filter, CALLER);
+    tracelog_event start = tl_posix_system_event(POSIX_TRACE_START, &filter, sizeof filter, CALLER);
     tl_stream_start(t->active.stream, &start);
     if (!t->active.remote)
         tl_posix_wanted_set(t->slot, 1); /* after the stream runs: its events pass from now on */
@@ -223,7 +223,7 @@ int posix_trace_start(trace_id_t trid)
 static int stop_stream(tl_trace *t, uint64_t caller)
 {
     int automatic = 0;
-    tl_event stop = tl_posix_system_event(POSIX_TRACE_STOP, &automatic, sizeof automatic, caller);
+    tracelog_event stop = tl_posix_system_event(POSIX_TRACE_STOP, &automatic, sizeof automatic, caller);
     if (t->active.log)
         return tl_log_stop(t->active.log, &stop);
     return tl_stream_stop(t->active.stream, &stop);

@@ -95,7 +95,7 @@ void tl_remote_close(tl_remote *rm)
     if (!rm)
         return;
     if (rm->stream) /* a producer still mapping it records nothing more */
-        atomic_store(&rm->stream->state, TL_DEAD);
+        tl_stream_end(rm->stream);
     const tl_ctl_peer *p = &rm->r.peer;
     if (tl_xproc_remote_ended(&rm->r, 0))
         tl_names_sweep(p->euid, p->token.pid, p->token.start);

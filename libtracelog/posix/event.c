@@ -55,16 +55,16 @@ void tl_posix_event_after_fork_child(void)
     kernel_tid = 0;
 }
 
-tl_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len, uint64_t caller)
+tracelog_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len, uint64_t caller)
 {
-    return (tl_event){.event_id = id,
+    return (tracelog_event){.event_id = id,
                       .pid = atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed),
-                      .ktid = tl_posix_kernel_tid(),
+                      .kernel_tid = tl_posix_kernel_tid(),
                       .truncation = POSIX_TRACE_NOT_TRUNCATED,
                       .tid = (uint64_t)pthread_self(),
-                      .addr = caller,
-                      .len = (uint32_t)len,
-                      .data = data};
+                      .address = caller,
+                      .payload_len = (uint32_t)len,
+                      .payload = data};
 }
 
 void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr, size_t data_len)
@@ -104,14 +104,14 @@ void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr,
             len = tl_stream_max_data(s);
             trunc = POSIX_TRACE_TRUNCATED_RECORD;
         }
-        tl_event ev = {.event_id = event_id,
+        tracelog_event ev = {.event_id = event_id,
                        .pid = atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed),
-                       .ktid = tl_posix_kernel_tid(),
+                       .kernel_tid = tl_posix_kernel_tid(),
                        .truncation = trunc,
                        .tid = (uint64_t)pthread_self(),
-                       .addr = (uint64_t)(uintptr_t)__builtin_extract_return_addr(__builtin_return_address(0)),
-                       .len = (uint32_t)len,
-                       .data = data_ptr};
+                       .address = (uint64_t)(uintptr_t)__builtin_extract_return_addr(__builtin_return_address(0)),
+                       .payload_len = (uint32_t)len,
+                       .payload = data_ptr};
         tl_stream_record(s, my_ticket() & (nlanes - 1), &ev); /* inline: the fast path of produce.h */
     } while (mask);
 }

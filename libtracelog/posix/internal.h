@@ -19,7 +19,6 @@
 #include "xproc/watch.h"
 #include "tracelog/posix.h"
 #include "tracelog/reader.h"
-#include "tracelog/writer.h"
 
 #define TL_ATTR_MAGIC 0x54524154u /* "TATR" */
 #define TL_ID_LIMIT __TRACELOG_EVENT_ID_LIMIT
@@ -51,8 +50,7 @@ typedef struct tl_trace {
     trace_attr_t attr;       /* as resolved at creation (or read from the log) */
     int slot;
     uint32_t quota_entry;    /* active: its entry in the per-user table + 1; 0 none (registry.c) */
-    int users;               /* calls in progress on this handle (registry lock) */
-    int dying;               /* shutdown/close started: new calls get EINVAL */
+    int dying;               /* shutdown/close started: new calls get EINVAL (the slot counts the calls in progress) */
     size_t typelist_pos;
     /* Active: start, stop, filter and clear, and the reader's consumer. Pre-recorded: the reader. */
     pthread_mutex_t read_lock;
@@ -154,15 +152,15 @@ void tl_posix_names_after_fork_parent(void);
 void tl_posix_names_after_fork_child(int shared);
 /* typed.c: a name's payload schema (canonical text, NULL if none; never freed), read without a lock. */
 const char *tl_posix_schema_of(const char *name);
-/* Defines id in the log with its schema: a system event's built-in one, or its name's. */
-void tl_posix_log_define(tracelog_writer *w, trace_event_id_t id, const char *name);
+/* The schema event id (named name) is logged with: a system event's built-in one, or its name's; NULL if none. */
+const char *tl_posix_event_schema(trace_event_id_t id, const char *name);
 
 /* ---- the trace point (event.c) ------------------------------------------------------ */
 
 void tl_posix_event_after_fork_child(void); /* the child's threads get lanes and ids of their own */
 uint32_t tl_posix_kernel_tid(void);         /* the calling thread's gettid(), cached (async-signal-safe) */
 /* A system event as the calling thread records it (its pid and ids), from program address caller. */
-tl_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len, uint64_t caller);
+tracelog_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len, uint64_t caller);
 
 /* ---- another process's stream (controller.c) ------------------------------------------ */
 
@@ -206,7 +204,7 @@ int tl_log_close(tl_log *l);
 void tl_log_abandon(tl_log *l);
 /* posix_trace_stop and shutdown: the stream stopped under the log's lock (a STOP never follows the traced process's end).
    1 if it was running (tl_stream_stop). */
-int tl_log_stop(tl_log *l, const tl_event *marker);
+int tl_log_stop(tl_log *l, const tracelog_event *marker);
 /* posix_trace_clear: forgets the stream's events (the log keeps what it has). */
 void tl_log_clear(tl_log *l);
 /* Fills the flush and log fields of si, resetting what the standard resets when read. */

@@ -16,6 +16,7 @@
 
 #include "common/text.h"
 #include "posix/internal.h"
+#include "tracelog/writer.h"
 #include "writer/io.h"
 
 #define FLUSHER_PERIOD_NS 2000000 /* the flusher drains the stream this often */
@@ -147,6 +148,12 @@ static void xfsz_restore(const sigset_t *old)
     pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
+/* Defines id in the log, with its schema if it has one. */
+static void define(tl_log *l, trace_event_id_t id, const char *name)
+{
+    tracelog_writer_define_event_schema(l->writer, id, name, tl_posix_event_schema(id, name), NULL);
+}
+
 /* Names registered since the last drain (by the traced process, for a controller's log), so that the log names every event it holds. */
 static void log_new_names(tl_log *l)
 {
@@ -158,7 +165,7 @@ static void log_new_names(tl_log *l)
     for (; l->names_logged < n; l->names_logged++) {
         trace_event_id_t id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + l->names_logged;
         if (tl_names_name_of(names, id, name, sizeof name) == 0)
-            tl_posix_log_define(l->writer, id, name);
+            define(l, id, name);
     }
 }
 
@@ -178,7 +185,7 @@ static void note_error(tl_log *l, int e)
     if (!l->flush_error)
         l->flush_error = e;
     pthread_mutex_unlock(&l->status_lock);
-    tl_event error = {.event_id = POSIX_TRACE_ERROR, .len = sizeof e, .data = &e};
+    tracelog_event error = {.event_id = POSIX_TRACE_ERROR, .payload_len = sizeof e, .payload = &e};
     tl_consumer_record_system(&l->consumer, &error);
 }
 
@@ -190,19 +197,6 @@ static int writer_errno(tl_log *l, tracelog_status st)
     tracelog_error err;
     tracelog_writer_last_error(l->writer, &err);
     return errno_of(st, &err);
-}
-
-static tracelog_event log_event(const tl_event *ev)
-{
-    return (tracelog_event){.timestamp_ns = ev->ts,
-                            .event_id = ev->event_id,
-                            .pid = ev->pid,
-                            .kernel_tid = ev->ktid,
-                            .tid = ev->tid,
-                            .address = ev->addr,
-                            .truncation = ev->truncation,
-                            .payload_len = ev->len,
-                            .payload = ev->data};
 }
 
 /* Falls back to uncompressed chunks while the producers are ahead (see BEHIND). */
@@ -224,16 +218,15 @@ static int drain(tl_log *l, uint64_t until)
 {
     log_new_names(l);
     int e = 0;
-    tl_event ev;
+    tracelog_event ev;
     for (uint32_t n = 0; tl_consumer_take_wait(&l->consumer, &ev) == TL_TAKE_EVENT; n++) {
         if (n % BACKLOG_EVERY == 0)
             keep_up(l);
-        tracelog_event out = log_event(&ev);
-        tracelog_status st = tracelog_writer_append(l->writer, &out);
+        tracelog_status st = tracelog_writer_append(l->writer, &ev);
         if (st == TRACELOG_E_LOG_FULL && !l->stop_written) {
             /* An UNTIL_FULL log ends with POSIX_TRACE_STOP (auto != 0) where it filled up. */
             int automatic = 1;
-            tracelog_event stop = {.timestamp_ns = ev.ts,
+            tracelog_event stop = {.timestamp_ns = ev.timestamp_ns,
                                    .event_id = POSIX_TRACE_STOP,
                                    .payload_len = sizeof automatic,
                                    .payload = &automatic};
@@ -242,7 +235,7 @@ static int drain(tl_log *l, uint64_t until)
         }
         if (!e)
             e = writer_errno(l, st);
-        if (ev.ts > until)
+        if (ev.timestamp_ns > until)
             break;
     }
     return e;
@@ -318,7 +311,7 @@ static int flush_locked(tl_log *l, int explicit_call)
     xfsz_block(&old);
     atomic_store(&l->flushing, 1);
     if (explicit_call) {
-        tl_event start = tl_posix_system_event(POSIX_TRACE_FLUSH_START, NULL, 0, 0);
+        tracelog_event start = tl_posix_system_event(POSIX_TRACE_FLUSH_START, NULL, 0, 0);
         tl_consumer_record_system(&l->consumer, &start);
     }
     int e = drain(l, UINT64_MAX);
@@ -333,7 +326,7 @@ static int flush_locked(tl_log *l, int explicit_call)
     publish_status(l);
     atomic_store(&l->flushing, 0);
     if (explicit_call) { /* recorded after the flush: it goes out with the next one */
-        tl_event stop = tl_posix_system_event(POSIX_TRACE_FLUSH_STOP, NULL, 0, 0);
+        tracelog_event stop = tl_posix_system_event(POSIX_TRACE_FLUSH_STOP, NULL, 0, 0);
         tl_consumer_record_system(&l->consumer, &stop);
     }
     xfsz_restore(&old);
@@ -380,7 +373,7 @@ int tl_log_checkpoint(tl_log *l)
     return e ? e : ce;
 }
 
-int tl_log_stop(tl_log *l, const tl_event *marker)
+int tl_log_stop(tl_log *l, const tracelog_event *marker)
 {
     lock(l);
     int stopped = tl_stream_stop(l->stream, marker);
@@ -570,11 +563,11 @@ static int start_writer(tl_log *l)
     }
     char name[TRACE_EVENT_NAME_MAX];
     for (trace_event_id_t id = POSIX_TRACE_ERROR; id <= POSIX_TRACE_FLUSH_STOP; id++)
-        tl_posix_log_define(l->writer, id, tl_posix_system_name(id));
+        define(l, id, tl_posix_system_name(id));
     tl_posix_name_of(POSIX_TRACE_UNNAMED_USEREVENT, name, sizeof name);
     tracelog_writer_define_event(l->writer, POSIX_TRACE_UNNAMED_USEREVENT, name);
     if (l->remote)
-        tl_posix_log_define(l->writer, TL_PROCESS_END_EVENT, TL_PROCESS_END_NAME);
+        define(l, TL_PROCESS_END_EVENT, TL_PROCESS_END_NAME);
     log_new_names(l);
     xfsz_restore(&old);
     return 0;
@@ -631,11 +624,10 @@ void tl_log_abandon(tl_log *l)
  */
 static void mark_unfinished_losses(tl_log *l)
 {
-    tl_event ev;
+    tracelog_event ev;
     int marked = 0;
     while (tl_consumer_take_unmarked_loss(&l->consumer, &ev)) {
-        tracelog_event overflow = log_event(&ev);
-        tracelog_writer_append(l->writer, &overflow);
+        tracelog_writer_append(l->writer, &ev);
         marked = 1;
     }
     if (marked)

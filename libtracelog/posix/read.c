@@ -21,18 +21,18 @@ typedef struct out_args {
     int *unavailable;
 } out_args;
 
-static void deliver(const out_args *o, const tl_event *ev)
+static void deliver(const out_args *o, const tracelog_event *ev)
 {
-    size_t copy = o->data ? (ev->len < o->num_bytes ? ev->len : o->num_bytes) : 0;
+    size_t copy = o->data ? (ev->payload_len < o->num_bytes ? ev->payload_len : o->num_bytes) : 0;
     if (copy)
-        memcpy(o->data, ev->data, copy);
+        memcpy(o->data, ev->payload, copy);
     o->ei->posix_event_id = ev->event_id;
     o->ei->posix_pid = (pid_t)ev->pid;
-    o->ei->posix_prog_address = (void *)(uintptr_t)ev->addr;
+    o->ei->posix_prog_address = (void *)(uintptr_t)ev->address;
     o->ei->posix_thread_id = (pthread_t)ev->tid;
-    o->ei->posix_timestamp = tl_timespec(ev->ts);
+    o->ei->posix_timestamp = tl_timespec(ev->timestamp_ns);
     /* A read cut short overrides a record cut short (POSIX). */
-    o->ei->posix_truncation_status = copy < ev->len ? POSIX_TRACE_TRUNCATED_READ : (int)ev->truncation;
+    o->ei->posix_truncation_status = copy < ev->payload_len ? POSIX_TRACE_TRUNCATED_READ : (int)ev->truncation;
     if (o->data_len)
         *o->data_len = copy;
     *o->unavailable = 0;
@@ -43,18 +43,8 @@ static int read_prerecorded(tl_trace *t, const out_args *o)
     tracelog_event ev;
     pthread_mutex_lock(&t->read_lock);
     tracelog_status st = tracelog_reader_next(t->pre.reader, &ev);
-    if (st == TRACELOG_OK) {
-        tl_event e = {.ts = ev.timestamp_ns,
-                      .event_id = ev.event_id,
-                      .pid = ev.pid,
-                      .ktid = ev.kernel_tid,
-                      .truncation = ev.truncation,
-                      .tid = ev.tid,
-                      .addr = ev.address,
-                      .len = ev.payload_len,
-                      .data = ev.payload};
-        deliver(o, &e);
-    }
+    if (st == TRACELOG_OK)
+        deliver(o, &ev);
     pthread_mutex_unlock(&t->read_lock);
     if (st == TRACELOG_END) {
         *o->unavailable = 1;
@@ -68,7 +58,7 @@ static int read_prerecorded(tl_trace *t, const out_args *o)
 /* One attempt: 1 delivered, 0 nothing ready. */
 static int try_take(tl_trace *t, const out_args *o)
 {
-    tl_event ev;
+    tracelog_event ev;
     pthread_mutex_lock(&t->read_lock);
     tl_take r = tl_consumer_take_wait(&t->active.consumer, &ev);
     if (r == TL_TAKE_EVENT)

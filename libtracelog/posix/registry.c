@@ -5,6 +5,13 @@
  * holds a "use" so that shutdown can wake blocked readers and wait for them
  * to leave before freeing anything.
  *
+ * Taking and giving back a use is one atomic operation on the slot's word,
+ * without the registry lock: posix_trace_getnext_event is called once per
+ * event, from any number of threads. The word (generation, open bit, uses)
+ * lives in a static slot that never goes away, so a caller counts itself in
+ * before it ever reaches the handle, and a handle is freed only once its
+ * count fell to zero after the open bit was cleared.
+ *
  * TRACE_SYS_MAX is also a limit per user (design note, section 8): every
  * active stream holds an entry of the user's table (xproc/quota.c) while
  * it exists; a dead process's entries are taken back by the next creator.
@@ -16,10 +23,15 @@
 #include "posix/internal.h"
 #include "xproc/quota.h"
 
+#define SLOT_OPEN (1ull << 31)     /* a live handle that takes new calls */
+#define SLOT_USES (SLOT_OPEN - 1) /* calls in progress */
+#define SLOT_GEN(w) ((uint32_t)((w) >> 32))
+
+/* The lock serialises register, unregister and the scans; acquire and release do without it. */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
-    uint32_t gen;
-    tl_trace *t;
+    _Atomic uint64_t word; /* generation << 32 | SLOT_OPEN | uses */
+    tl_trace *_Atomic t;   /* set before the word opens, cleared after the last use left */
 } slots[TRACE_SYS_MAX];
 static pid_t current_pid;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -129,7 +141,7 @@ size_t tl_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds)
     for (int i = 0; i < TRACE_SYS_MAX && n < max; i++) {
         tl_trace *t = slots[i].t;
         if (t && !t->dying && t->owner == current_pid && (kinds >> t->kind & 1))
-            out[n++] = (slots[i].gen << 8) | (unsigned)(i + 1);
+            out[n++] = (SLOT_GEN(atomic_load(&slots[i].word)) << 8) | (unsigned)(i + 1);
     }
     pthread_mutex_unlock(&reg_lock);
     return n;
@@ -192,12 +204,14 @@ int tl_posix_register(tl_trace *t, trace_id_t *trid)
         pthread_mutex_unlock(&reg_lock);
         return EAGAIN;
     }
-    if (++slots[i].gen >= (1u << 24))
-        slots[i].gen = 1;
-    slots[i].t = t;
+    uint32_t gen = SLOT_GEN(atomic_load(&slots[i].word)) + 1;
+    if (gen >= (1u << 24))
+        gen = 1;
     t->slot = i;
     t->owner = current_pid;
-    *trid = (slots[i].gen << 8) | (unsigned)(i + 1);
+    atomic_store_explicit(&slots[i].t, t, memory_order_relaxed);
+    atomic_store_explicit(&slots[i].word, (uint64_t)gen << 32 | SLOT_OPEN, memory_order_release);
+    *trid = (gen << 8) | (unsigned)(i + 1);
     pthread_mutex_unlock(&reg_lock);
     return 0;
 }
@@ -208,46 +222,46 @@ int tl_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out)
     if (slot >= TRACE_SYS_MAX)
         return EINVAL;
     init_once();
-    pthread_mutex_lock(&reg_lock);
-    tl_trace *t = slots[slot].t;
-    /* current_pid is kept by the fork handler: no system call on every read. */
-    int ok = t && slots[slot].gen == trid >> 8 && !t->dying && t->owner == current_pid &&
-             (kinds >> t->kind & 1);
-    if (ok)
-        t->users++;
-    pthread_mutex_unlock(&reg_lock);
-    *out = ok ? t : NULL;
-    return ok ? 0 : EINVAL;
+    *out = NULL;
+    _Atomic uint64_t *word = &slots[slot].word;
+    uint64_t w = atomic_load_explicit(word, memory_order_acquire);
+    do {
+        if (!(w & SLOT_OPEN) || SLOT_GEN(w) != trid >> 8)
+            return EINVAL;
+    } while (!atomic_compare_exchange_weak_explicit(word, &w, w + 1, memory_order_acquire, memory_order_acquire));
+    tl_trace *t = atomic_load_explicit(&slots[slot].t, memory_order_relaxed);
+    /* The pid is kept by the fork handler: no system call on every read. */
+    if (t->owner != tl_posix_pid() || !(kinds >> t->kind & 1)) {
+        tl_posix_release(t);
+        return EINVAL;
+    }
+    *out = t;
+    return 0;
 }
 
 void tl_posix_release(tl_trace *t)
 {
-    pthread_mutex_lock(&reg_lock);
-    t->users--;
-    pthread_mutex_unlock(&reg_lock);
+    atomic_fetch_sub_explicit(&slots[t->slot].word, 1, memory_order_release);
 }
 
 void tl_posix_unregister(tl_trace *t)
 {
+    _Atomic uint64_t *word = &slots[t->slot].word;
     pthread_mutex_lock(&reg_lock);
-    t->dying = 1;
+    __atomic_store_n(&t->dying, 1, __ATOMIC_RELEASE);
+    atomic_fetch_and(word, ~SLOT_OPEN); /* no new uses from here on */
     if (t->active.stream && !t->active.remote)
         tl_posix_publish(t->slot, NULL);
     pthread_mutex_unlock(&reg_lock);
     /* Readers blocked on the stream wake up, see `dying` and leave with EINVAL. */
-    for (;;) {
-        pthread_mutex_lock(&reg_lock);
-        int others = t->users - 1;
-        pthread_mutex_unlock(&reg_lock);
-        if (others <= 0)
-            break;
+    while ((atomic_load_explicit(word, memory_order_acquire) & SLOT_USES) > 1) {
         if (t->active.stream)
             tl_stream_wake_readers(t->active.stream);
         usleep(1000);
     }
     pthread_mutex_lock(&reg_lock);
-    t->users--;
-    slots[t->slot].t = NULL;
+    atomic_fetch_sub(word, 1);
+    atomic_store(&slots[t->slot].t, NULL);
     quota_give_back(t);
     pthread_mutex_unlock(&reg_lock);
 }

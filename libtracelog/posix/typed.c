@@ -52,12 +52,10 @@ const char *tl_posix_schema_of(const char *name)
     return t ? t->schema : NULL;
 }
 
-void tl_posix_log_define(tracelog_writer *w, trace_event_id_t id, const char *name)
+const char *tl_posix_event_schema(trace_event_id_t id, const char *name)
 {
     const char *schema = tl_system_event_schema(id);
-    if (!schema && id > POSIX_TRACE_UNNAMED_USEREVENT)
-        schema = tl_posix_schema_of(name);
-    tracelog_writer_define_event_schema(w, id, name, schema, NULL);
+    return !schema && id > POSIX_TRACE_UNNAMED_USEREVENT ? tl_posix_schema_of(name) : schema;
 }
 
 /* Whether the name map already holds name (opened without a schema). */

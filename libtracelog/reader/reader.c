@@ -679,6 +679,15 @@ static tracelog_status handle_block(tracelog_reader *r, uint64_t off, const tl_b
     }
 }
 
+/* A seekable file's open scan: handles one valid block and lists it if it is a chunk. */
+static tracelog_status index_block(tracelog_reader *r, uint64_t off, const tl_block_header *h)
+{
+    chunk_ref c;
+    int is_chunk;
+    tracelog_status st = handle_block(r, off, h, &c, &is_chunk);
+    return st == TRACELOG_OK && is_chunk ? add_chunk(r, &c) : st;
+}
+
 /* Sequence numbers of a sequential log increase by one from block to block. */
 static void check_seq(tracelog_reader *r, uint64_t off, uint64_t seq)
 {
@@ -703,11 +712,7 @@ static tracelog_status scan_sequential(tracelog_reader *r)
         if (s == SCAN_END)
             return TRACELOG_OK;
         check_seq(r, pos, h.seq);
-        chunk_ref c;
-        int is_chunk;
-        tracelog_status st = handle_block(r, pos, &h, &c, &is_chunk);
-        if (st == TRACELOG_OK && is_chunk)
-            st = add_chunk(r, &c);
+        tracelog_status st = index_block(r, pos, &h);
         if (st != TRACELOG_OK)
             return st;
         pos += tl_block_span(h.payload_len);
@@ -897,11 +902,7 @@ static tracelog_status scan_segment(tracelog_reader *r, uint64_t start, uint64_t
         if (h.seq == how->run)
             how->run++;
         if (!(mode & WALK_DRY)) {
-            chunk_ref c;
-            int is_chunk;
-            tracelog_status st = handle_block(r, pos, &h, &c, &is_chunk);
-            if (st == TRACELOG_OK && is_chunk)
-                st = add_chunk(r, &c);
+            tracelog_status st = index_block(r, pos, &h);
             if (st != TRACELOG_OK)
                 return st;
         }

@@ -1,3 +1,9 @@
+/*
+ * The reader's bytes: pread on a seekable file; otherwise (pipe, socket,
+ * the caller's read function) a forward-only window that grows to what a
+ * block needs and drops what the reader released, so memory follows the
+ * largest block, not the file.
+ */
 #include "reader/source.h"
 
 #include <errno.h>

@@ -246,7 +246,7 @@ static void queue_marker(tl_consumer *c, uint32_t id, uint64_t ts)
 {
     if (c->qlen == sizeof c->queue / sizeof c->queue[0] - 1)
         return; /* the event's place: only a caller that left markers queued gets here */
-    c->queue[c->qlen++] = (tl_event){.ts = ts, .event_id = id};
+    c->queue[c->qlen++] = (tracelog_event){.timestamp_ns = ts, .event_id = id};
 }
 
 /* The only writer: a plain store, on a line of its own (producers never read it). */
@@ -261,7 +261,7 @@ static void count_delivered(tl_consumer *c)
  * it went straight to *ev; 0 if it and the markers before it were queued;
  * -1 if a LOOP producer overwrote it meanwhile.
  */
-static int deliver(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos, tl_event *ev)
+static int deliver(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos, tracelog_event *ev)
 {
     tl_lane *l = &c->lanes[i];
     uint32_t size = h->kind_size & 0x0fffffff, kind = h->kind_size >> 28;
@@ -302,23 +302,23 @@ static int deliver(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos, tl
     c->held_lane = i;
     c->held_pos = pos;
     int now = c->qlen == 0; /* no marker before it: no queue */
-    tl_event *out = now ? ev : &c->queue[c->qlen++]; /* queue_marker kept this place */
-    *out = (tl_event){.ts = ts,
+    tracelog_event *out = now ? ev : &c->queue[c->qlen++]; /* queue_marker kept this place */
+    *out = (tracelog_event){.timestamp_ns = ts,
                       .event_id = h->event_id,
                       .pid = h->pid,
-                      .ktid = h->ktid,
+                      .kernel_tid = h->ktid,
                       .truncation = h->len_trunc >> 30,
                       .tid = h->tid,
-                      .addr = h->addr,
-                      .len = len,
-                      .data = data};
+                      .address = h->addr,
+                      .payload_len = len,
+                      .payload = data};
     if (now)
         count_delivered(c);
     return now;
 }
 
 /* Hands out the next queued event; 0 if the queue is empty. */
-static int dequeue(tl_consumer *c, tl_event *ev)
+static int dequeue(tl_consumer *c, tracelog_event *ev)
 {
     if (c->qhead == c->qlen) {
         c->qhead = c->qlen = 0;
@@ -481,14 +481,14 @@ uint64_t tl_consumer_overruns(const tl_consumer *c)
  * consumer's geometry. Not tl_stream_record itself: it reads the geometry
  * from the mapping, and so do its slow paths (a loss, UNTIL_FULL's STOP).
  */
-int tl_consumer_record_system(tl_consumer *c, const tl_event *ev)
+int tl_consumer_record_system(tl_consumer *c, const tracelog_event *ev)
 {
     uint32_t n = c->nlanes;
     tl_lane *l = &c->lanes[n];
     uint8_t *base = c->data[n];
     uint64_t cap = c->cap[n];
-    uint32_t size = tl_rec_size(ev->len);
-    if (ev->len > c->max_sys_data) {
+    uint32_t size = tl_rec_size(ev->payload_len);
+    if (ev->payload_len > c->max_sys_data) {
         atomic_fetch_add(&l->overruns, 1);
         return 0;
     }
@@ -516,8 +516,8 @@ int tl_consumer_record_system(tl_consumer *c, const tl_event *ev)
         uint64_t pos = h + pad;
         uint8_t *at = base + (pos & (cap - 1));
         tl_stream_write_rec(at, TL_KIND_EVENT, size, ts, ev);
-        if (ev->len)
-            memcpy(at + TL_REC_HEADER, ev->data, ev->len);
+        if (ev->payload_len)
+            memcpy(at + TL_REC_HEADER, ev->payload, ev->payload_len);
         atomic_store_explicit(&((tl_rec *)at)->commit, pos + 1, memory_order_release);
         if (atomic_load_explicit(&c->s->waiters, memory_order_relaxed))
             tl_stream_wake_readers(c->s);
@@ -537,13 +537,13 @@ static void restart_if_drained(tl_consumer *c)
         return;
     uint64_t filter[TL_FILTER_WORDS];
     tl_stream_get_filter(s, filter);
-    tl_event start = {.event_id = c->markers.start, .len = sizeof filter, .data = filter};
+    tracelog_event start = {.event_id = c->markers.start, .payload_len = sizeof filter, .payload = filter};
     tl_consumer_record_system(c, &start);
     uint32_t suspended = TL_SUSPENDED;
     atomic_compare_exchange_strong(&s->state, &suspended, TL_RUNNING);
 }
 
-tl_take tl_consumer_take(tl_consumer *c, tl_event *ev, int force)
+tl_take tl_consumer_take(tl_consumer *c, tracelog_event *ev, int force)
 {
     if (c->qhead == c->qlen)
         c->held = 0; /* the event handed out last is no longer used */
@@ -585,7 +585,7 @@ tl_take tl_consumer_take(tl_consumer *c, tl_event *ev, int force)
     }
 }
 
-tl_take tl_consumer_take_wait(tl_consumer *c, tl_event *ev)
+tl_take tl_consumer_take_wait(tl_consumer *c, tracelog_event *ev)
 {
     uint64_t started = 0;
     for (unsigned spins = 0;; spins++) {
@@ -604,7 +604,7 @@ tl_take tl_consumer_take_wait(tl_consumer *c, tl_event *ev)
     }
 }
 
-int tl_consumer_take_unmarked_loss(tl_consumer *c, tl_event *ev)
+int tl_consumer_take_unmarked_loss(tl_consumer *c, tracelog_event *ev)
 {
     for (uint32_t i = 0; i <= c->nlanes; i++) {
         tl_lane *l = &c->lanes[i];

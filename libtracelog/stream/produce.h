@@ -41,26 +41,26 @@ static inline int tl_stream_has_room(tl_lane *l, uint64_t h, uint64_t need, uint
 }
 
 /* Writes a record header (all but the commit word). */
-static inline void tl_stream_write_rec(uint8_t *at, uint32_t kind, uint32_t size, uint64_t ts, const tl_event *ev)
+static inline void tl_stream_write_rec(uint8_t *at, uint32_t kind, uint32_t size, uint64_t ts, const tracelog_event *ev)
 {
     tl_rec *r = (tl_rec *)at;
     r->kind_size = size | kind << 28;
     r->event_id = ev->event_id;
     r->ts = ts;
     r->pid = ev->pid;
-    r->len_trunc = ev->len | ev->truncation << 30;
+    r->len_trunc = ev->payload_len | ev->truncation << 30;
     r->tid = ev->tid;
-    r->addr = ev->addr;
-    r->ktid = ev->ktid;
+    r->addr = ev->address;
+    r->ktid = ev->kernel_tid;
 }
 
 /*
  * Records ev (its ts is ignored: the stream takes the time) into lane
  * `lane`: a user lane (below tl_stream_user_lanes), or the system lane
- * through tl_stream_record_system. ev->len is at most max_data (the caller
+ * through tl_stream_record_system. ev->payload_len is at most max_data (the caller
  * truncates). Returns 1 if recorded, 0 if lost (counted).
  */
-static inline int tl_stream_record(tl_stream *s, uint32_t lane, const tl_event *ev)
+static inline int tl_stream_record(tl_stream *s, uint32_t lane, const tracelog_event *ev)
 {
     /* The geometry, once: if the stream was destroyed meanwhile, a field reads 0 and the event is dropped;
        otherwise every address below lies in the lanes and data the stream had (see TL_LANES_OFFSET). */
@@ -74,7 +74,7 @@ static inline int tl_stream_record(tl_stream *s, uint32_t lane, const tl_event *
     uint64_t bit = 1ull << lane;
     if (!(atomic_load_explicit(&s->used_lanes, memory_order_relaxed) & bit))
         atomic_fetch_or(&s->used_lanes, bit);
-    uint32_t len = ev->len;
+    uint32_t len = ev->payload_len;
     int recorded = 0, crossed = 0;
     for (;;) {
         uint64_t h = atomic_load_explicit(&l->head, memory_order_relaxed);
@@ -111,7 +111,7 @@ static inline int tl_stream_record(tl_stream *s, uint32_t lane, const tl_event *
         if (lost) {
             /* Marks the loss where it happened: the consumer turns it into OVERFLOW and RESUME.
                The count travels as the record's tid, the first lost event's time as its addr. */
-            tl_event mark = {.tid = lost, .addr = atomic_load(&l->lost_first_ts)};
+            tracelog_event mark = {.tid = lost, .address = atomic_load(&l->lost_first_ts)};
             tl_stream_write_rec(base + (pos & (cap - 1)), TL_KIND_LOSS, TL_REC_HEADER, ts, &mark);
             atomic_store_explicit(&((tl_rec *)(base + (pos & (cap - 1))))->commit, pos + 1, memory_order_release);
             atomic_fetch_sub(&l->lost, lost);
@@ -120,7 +120,7 @@ static inline int tl_stream_record(tl_stream *s, uint32_t lane, const tl_event *
         uint8_t *at = base + (pos & (cap - 1));
         tl_stream_write_rec(at, stopped ? TL_KIND_SKIP : TL_KIND_EVENT, tl_rec_size(len), ts, ev);
         if (len && !stopped)
-            memcpy(at + TL_REC_HEADER, ev->data, len);
+            memcpy(at + TL_REC_HEADER, ev->payload, len);
         atomic_store_explicit(&((tl_rec *)at)->commit, pos + 1, memory_order_release);
         if (stopped && atomic_load(&s->autostopped))
             atomic_fetch_add(&l->overruns, 1);

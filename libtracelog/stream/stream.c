@@ -160,11 +160,13 @@ int tl_stream_check(const void *map, uint64_t size)
     return 0;
 }
 
+void tl_stream_end(tl_stream *s) { atomic_store(&s->state, TL_DEAD); }
+
 void tl_stream_destroy(tl_stream *s)
 {
     if (!s)
         return;
-    atomic_store(&s->state, TL_DEAD);
+    tl_stream_end(s);
     /*
      * A producer that loaded this stream's address just before it was
      * unpublished may still touch it. Instead of unmapping, replace the
@@ -179,7 +181,7 @@ void tl_stream_destroy(tl_stream *s)
 
 /* ---- control ------------------------------------------------------------------ */
 
-int tl_stream_start(tl_stream *s, const tl_event *marker)
+int tl_stream_start(tl_stream *s, const tracelog_event *marker)
 {
     if (atomic_load(&s->state) != TL_SUSPENDED || atomic_load(&s->autostopped))
         return 0;
@@ -189,7 +191,7 @@ int tl_stream_start(tl_stream *s, const tl_event *marker)
     return 1;
 }
 
-int tl_stream_stop(tl_stream *s, const tl_event *marker)
+int tl_stream_stop(tl_stream *s, const tracelog_event *marker)
 {
     uint32_t running = TL_RUNNING;
     if (!atomic_compare_exchange_strong(&s->state, &running, TL_SUSPENDED))
@@ -332,7 +334,7 @@ void tl_stream_lose(tl_stream *s, tl_lane *l, uint64_t ts)
             atomic_store(&s->autostopped, 1);
             atomic_store(&s->full, 1);
             uint32_t automatic = 1;
-            tl_event stop = {.event_id = s->markers.stop, .len = sizeof automatic, .data = &automatic};
+            tracelog_event stop = {.event_id = s->markers.stop, .payload_len = sizeof automatic, .payload = &automatic};
             tl_stream_record_system(s, &stop);
         }
         return;
@@ -353,9 +355,9 @@ void tl_stream_wake_drainer_early(tl_stream *s, tl_lane *l, uint64_t cap)
         futex_wake(&s->drainer_seq);
 }
 
-int tl_stream_record_system(tl_stream *s, const tl_event *ev)
+int tl_stream_record_system(tl_stream *s, const tracelog_event *ev)
 {
-    if (ev->len > s->max_sys_data) {
+    if (ev->payload_len > s->max_sys_data) {
         tl_stream_count_lost(s, s->nlanes);
         return 0;
     }

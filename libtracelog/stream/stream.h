@@ -54,6 +54,7 @@
 #include <time.h>
 
 #include "stream/clock.h"
+#include "tracelog/common.h"
 
 #define TL_MAX_LANES 64
 #define TL_FILTER_WORDS 17 /* the filter covers event ids below TL_FILTER_WORDS * 64 */
@@ -146,21 +147,12 @@ typedef struct tl_rec {
 } tl_rec;
 
 /*
- * One event: what a producer gives tl_stream_record (the stream takes the
- * timestamp) and what the consumer hands out. The stream does not interpret
- * any field but the id (filter) and the data length.
+ * One event is a tracelog_event (tracelog/common.h), the same struct the
+ * writer takes and the reader hands out: what a producer gives
+ * tl_stream_record (the stream takes the timestamp) and what the consumer
+ * hands out. The stream does not interpret any field but the id (filter)
+ * and the payload length.
  */
-typedef struct tl_event {
-    uint64_t ts;         /* ns, CLOCK_REALTIME scale */
-    uint32_t event_id;
-    uint32_t pid;
-    uint32_t ktid;       /* kernel thread id */
-    uint32_t truncation; /* 2 bits */
-    uint64_t tid;
-    uint64_t addr;
-    uint32_t len;
-    const void *data;
-} tl_event;
 
 /* ---- life cycle ------------------------------------------------------------ */
 
@@ -180,7 +172,9 @@ tl_stream *tl_stream_create_in(void *map, uint64_t size, const tl_stream_params 
  * (offsets are recomputed from the lane count, never taken on trust). 0 or EINVAL.
  */
 int tl_stream_check(const void *map, uint64_t size);
-/* Marks the stream dead and releases its memory (see stream.c for why the address range stays reserved). */
+/* Marks the stream dead: every producer mapping it, here or in another process, records nothing more. */
+void tl_stream_end(tl_stream *s);
+/* Ends the stream and releases its memory (see stream.c for why the address range stays reserved). */
 void tl_stream_destroy(tl_stream *s);
 
 /*
@@ -214,9 +208,9 @@ static inline uint64_t tl_stream_now(const tl_stream *s) { return tl_clock_now(&
  * system lane first, so that it comes before the events it starts. 1 if the
  * stream started. Callers serialise start, stop and filter changes.
  */
-int tl_stream_start(tl_stream *s, const tl_event *marker);
+int tl_stream_start(tl_stream *s, const tracelog_event *marker);
 /* RUNNING -> SUSPENDED; marker (may be NULL) recorded after. 1 if the stream stopped. */
-int tl_stream_stop(tl_stream *s, const tl_event *marker);
+int tl_stream_stop(tl_stream *s, const tracelog_event *marker);
 static inline int tl_stream_running(tl_stream *s) { return atomic_load(&s->state) == TL_RUNNING; }
 /* A lane filled up since the stream was last emptied (UNTIL_FULL and FLUSH: events were lost; LOOP: it wraps). */
 static inline int tl_stream_full(tl_stream *s) { return atomic_load(&s->full) != 0; }
@@ -256,7 +250,7 @@ void tl_stream_count_lost(tl_stream *s, uint32_t lane);
 /* Events go into user lanes with tl_stream_record (produce.h, inline: the fast path). */
 
 /* Records ev into the system lane, which the client alone writes (len at most max_sys_data): 1, or 0 if lost. */
-int tl_stream_record_system(tl_stream *s, const tl_event *ev);
+int tl_stream_record_system(tl_stream *s, const tracelog_event *ev);
 
 /* ---- waiting ----------------------------------------------------------------- */
 
@@ -319,7 +313,7 @@ typedef struct tl_consumer {
     uint64_t held_pos;
     /* Synthesized OVERFLOW/RESUME pairs, then the event: a record can bring three pairs (garbage
        dropped before it, LOOP overwrites, a FLUSH loss: the last two only together in a scribbled buffer). */
-    tl_event queue[7];
+    tracelog_event queue[7];
     uint32_t qhead, qlen;
     int batch;             /* a batch is open (see consume.c) */
     int batch_later;       /* it saw records newer than its watermark */
@@ -367,9 +361,9 @@ typedef enum tl_take { TL_TAKE_EVENT, TL_TAKE_EMPTY, TL_TAKE_WAIT } tl_take;
  * Takes the next event in generation order. TL_TAKE_WAIT: a producer is
  * mid-record in another lane; retry shortly (the caller bounds the wait and
  * then passes force=1 to stop waiting for a producer that died mid-record).
- * ev->data stays valid until the next call.
+ * ev->payload stays valid until the next call.
  */
-tl_take tl_consumer_take(tl_consumer *c, tl_event *ev, int force);
+tl_take tl_consumer_take(tl_consumer *c, tracelog_event *ev, int force);
 
 /*
  * Like tl_consumer_take(), waiting (spinning, then yielding) while a
@@ -378,7 +372,7 @@ tl_take tl_consumer_take(tl_consumer *c, tl_event *ev, int force);
  * inherited stream). Never returns TL_TAKE_WAIT.
  */
 #define TL_PRODUCER_STALL_NS 200000000ull
-tl_take tl_consumer_take_wait(tl_consumer *c, tl_event *ev);
+tl_take tl_consumer_take_wait(tl_consumer *c, tracelog_event *ev);
 
 /*
  * A record reserved and never committed while its lane goes on (its
@@ -395,7 +389,7 @@ tl_take tl_consumer_take_wait(tl_consumer *c, tl_event *ev);
  * never the mapping's, which a process sharing it may have changed. 1, or 0
  * if there was no room (counted in the system lane's overruns).
  */
-int tl_consumer_record_system(tl_consumer *c, const tl_event *ev);
+int tl_consumer_record_system(tl_consumer *c, const tracelog_event *ev);
 
 /* How full the fullest user lane is, in 1/256ths of its size (the read position counts, not the tail). */
 uint32_t tl_consumer_backlog(const tl_consumer *c);
@@ -409,7 +403,7 @@ uint64_t tl_consumer_overruns(const tl_consumer *c);
  * out an OVERFLOW marker with the first lost event's timestamp (no RESUME
  * follows). 1 while there is one, then 0.
  */
-int tl_consumer_take_unmarked_loss(tl_consumer *c, tl_event *ev);
+int tl_consumer_take_unmarked_loss(tl_consumer *c, tracelog_event *ev);
 
 /* Forgets every recorded event (posix_trace_clear); producers may run concurrently. */
 void tl_consumer_clear(tl_consumer *c);

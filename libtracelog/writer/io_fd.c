@@ -7,26 +7,6 @@
 
 #include "writer/io.h"
 
-static int fd_write(void *ctx, const void *buf, size_t n, uint64_t off)
-{
-    int fd = *(int *)ctx;
-    const char *p = buf;
-    while (n) {
-        ssize_t k = off == UINT64_MAX ? write(fd, p, n) : pwrite(fd, p, n, (off_t)off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return errno;
-        if (k == 0)
-            return EIO;
-        p += k;
-        n -= (size_t)k;
-        if (off != UINT64_MAX)
-            off += (uint64_t)k;
-    }
-    return 0;
-}
-
 #define IOV_MAX_PIECES 8
 
 static int fd_writev(void *ctx, const struct iovec *iov, int n, uint64_t off)
@@ -64,6 +44,12 @@ static int fd_writev(void *ctx, const struct iovec *iov, int n, uint64_t off)
             }
         }
     }
+}
+
+static int fd_write(void *ctx, const void *buf, size_t n, uint64_t off)
+{
+    struct iovec one = {(void *)buf, n};
+    return fd_writev(ctx, &one, 1, off);
 }
 
 static int fd_sync(void *ctx)

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "ptlog.h"
 
 #define MAX_DEPTH 256 /* open slices per thread; deeper ones become instant events */
@@ -120,14 +121,10 @@ static chrome_process *process_of(chrome_writer *c, uint32_t pid)
     size_t i = ptlog_idmap_get(&c->process_index, pid);
     if (i != SIZE_MAX)
         return &c->processes[i];
-    if (c->nprocesses == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 8;
-        chrome_process *v = realloc(c->processes, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        c->processes = v;
-        c->cap = cap;
-    }
+    chrome_process *v = tl_grow(c->processes, &c->cap, c->nprocesses + 1, sizeof *v);
+    if (!v)
+        return NULL;
+    c->processes = v;
     if (ptlog_idmap_put(&c->process_index, pid, c->nprocesses))
         return NULL;
     chrome_process *p = &c->processes[c->nprocesses++];
@@ -145,14 +142,10 @@ static chrome_thread *thread_of(chrome_writer *c, chrome_process *p, const trace
     size_t i = ptlog_idmap_get(&p->thread_index, ev->tid);
     if (i != SIZE_MAX)
         return &p->threads[i];
-    if (p->nthreads == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 8;
-        chrome_thread *v = realloc(p->threads, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        p->threads = v;
-        p->cap = cap;
-    }
+    chrome_thread *v = tl_grow(p->threads, &p->cap, p->nthreads + 1, sizeof *v);
+    if (!v)
+        return NULL;
+    p->threads = v;
     if (ptlog_idmap_put(&p->thread_index, ev->tid, p->nthreads))
         return NULL;
     chrome_thread *t = &p->threads[p->nthreads++];
@@ -189,14 +182,10 @@ static int closes_innermost(chrome_writer *c, const chrome_thread *t, const char
 
 static int push_slice(chrome_thread *t, uint32_t id)
 {
-    if (t->nopen == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 4;
-        uint32_t *v = realloc(t->open, cap * sizeof *v);
-        if (!v)
-            return -1;
-        t->open = v;
-        t->cap = cap;
-    }
+    uint32_t *v = tl_grow(t->open, &t->cap, t->nopen + 1, sizeof *v);
+    if (!v)
+        return -1;
+    t->open = v;
     t->open[t->nopen++] = id;
     return 0;
 }

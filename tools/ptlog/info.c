@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "ptlog.h"
 
 typedef struct type_stats {
@@ -30,14 +31,10 @@ static type_stats *stats_for(info_pass *p, uint32_t id)
     size_t i = ptlog_idmap_get(&p->index, id);
     if (i != SIZE_MAX)
         return &p->stats[i];
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 64;
-        type_stats *v = realloc(p->stats, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        p->stats = v;
-        p->cap = cap;
-    }
+    type_stats *v = tl_grow(p->stats, &p->cap, p->n + 1, sizeof *v);
+    if (!v)
+        return NULL;
+    p->stats = v;
     if (ptlog_idmap_put(&p->index, id, p->n))
         return NULL;
     type_stats *t = &p->stats[p->n++];

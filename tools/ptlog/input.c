@@ -357,7 +357,8 @@ static int spool_if_ring(ptlog_in *in)
     return PTLOG_EXIT_OK;
 }
 
-int ptlog_src_open(const char *path, ptlog_format fmt, ptlog_src **out)
+/* ptlog_src_open, and the .ptl reader behind the source in *reader when it is one. */
+static int open_src(const char *path, ptlog_format fmt, ptlog_src **out, tracelog_reader **reader)
 {
     ptlog_in *in = malloc(sizeof *in);
     if (!in)
@@ -367,17 +368,15 @@ int ptlog_src_open(const char *path, ptlog_format fmt, ptlog_src **out)
         free(in);
         return rc;
     }
-    ptlog_format found = ptlog_detect(in->head, in->head_len);
     if (fmt == PTLOG_FMT_AUTO)
-        fmt = found;
+        fmt = ptlog_detect(in->head, in->head_len);
     if (fmt == PTLOG_FMT_AUTO) {
         ptlog_msg(in->name, "not a .ptl log, JSON or JSON Lines (unrecognised content)");
         rc = PTLOG_EXIT_INPUT;
     } else if (fmt == PTLOG_FMT_PTL) {
-        tracelog_reader *r;
         rc = spool_if_ring(in);
         if (!rc)
-            rc = ptlog_ptl_src_open(in, out, &r);
+            rc = ptlog_ptl_src_open(in, out, reader);
     } else if (fmt == PTLOG_FMT_JSON || fmt == PTLOG_FMT_JSONL) {
         rc = ptlog_json_src_open(in, fmt == PTLOG_FMT_JSONL, out);
     } else {
@@ -391,22 +390,13 @@ int ptlog_src_open(const char *path, ptlog_format fmt, ptlog_src **out)
     return rc; /* on success the source owns in */
 }
 
+int ptlog_src_open(const char *path, ptlog_format fmt, ptlog_src **out)
+{
+    tracelog_reader *r;
+    return open_src(path, fmt, out, &r);
+}
+
 int ptlog_src_open_ptl(const char *path, ptlog_src **out, tracelog_reader **reader)
 {
-    ptlog_in *in = malloc(sizeof *in);
-    if (!in)
-        return ptlog_nomem();
-    int rc = ptlog_in_open(in, path);
-    if (rc) {
-        free(in);
-        return rc;
-    }
-    rc = spool_if_ring(in);
-    if (!rc)
-        rc = ptlog_ptl_src_open(in, out, reader);
-    if (rc) {
-        ptlog_in_close(in);
-        free(in);
-    }
-    return rc;
+    return open_src(path, PTLOG_FMT_PTL, out, reader);
 }

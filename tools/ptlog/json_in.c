@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
+#include "common/text.h"
 #include "ptlog.h"
 
 #define JSON_VALUE_MAX (64u << 20) /* longest JSON Lines line or document value (README.md, Limits) */
@@ -313,16 +315,12 @@ static int add_schema(json_src *s, uint32_t id, const json_t *text, const char *
         return ptlog_nomem();
     if (st != TRACELOG_OK)
         return bad_value(s, ctx, "schema", err.message);
-    if (s->nschemas == s->schemas_cap) {
-        size_t cap = s->schemas_cap ? 2 * s->schemas_cap : 16;
-        tracelog_schema **v = realloc(s->schemas, cap * sizeof *v);
-        if (!v) {
-            tracelog_schema_free(schema);
-            return ptlog_nomem();
-        }
-        s->schemas = v;
-        s->schemas_cap = cap;
+    tracelog_schema **v = tl_grow(s->schemas, &s->schemas_cap, s->nschemas + 1, sizeof *v);
+    if (!v) {
+        tracelog_schema_free(schema);
+        return ptlog_nomem();
     }
+    s->schemas = v;
     s->schemas[s->nschemas] = schema;
     if (ptlog_idmap_put(&s->schema_of, id, s->nschemas++))
         return ptlog_nomem();
@@ -1192,7 +1190,7 @@ static int doc_members(json_src *s, int first)
         if (rc)
             return rc;
         char key[64];
-        snprintf(key, sizeof key, "%s", json_string_value(k));
+        tl_copy_text(key, sizeof key, json_string_value(k)); /* longer keys are unknown ones anyway */
         json_decref(k);
         if ((rc = expect_char(s, ":", "':'", &c)) || (rc = doc_member_value(s, key)))
             return rc;

@@ -502,13 +502,11 @@ int ptlog_writer_error(const char *out_name, tracelog_writer *w, tracelog_status
 int ptlog_writer_define(tracelog_writer *w, const char *in_name, const char *out_name, uint32_t id,
                         const char *name, const char *schema);
 
-/* Shared by the ptl writers: metadata and status names. */
-/* tracelog_policy_name, or "unknown" for a value read from a damaged file. */
+/* tracelog_policy_name, or "unknown" for a value read from a damaged file (info and JSON output). */
 static inline const char *ptlog_policy_text(tracelog_policy p)
 {
     const char *name = tracelog_policy_name(p);
     return name ? name : "unknown";
 }
-
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+#include "common/array.h"
 #include "ptlog.h"
 
 static uint64_t mix(uint64_t x)
@@ -76,14 +77,10 @@ int ptlog_threads_count(ptlog_threads *t, uint32_t pid, uint64_t tid, uint64_t t
             s->last = ts;
         return 0;
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 16;
-        ptlog_thread_stats *v = realloc(t->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        t->v = v;
-        t->cap = cap;
-    }
+    ptlog_thread_stats *v = tl_grow(t->v, &t->cap, t->n + 1, sizeof *v);
+    if (!v)
+        return -1;
+    t->v = v;
     t->v[t->n] = (ptlog_thread_stats){pid, tid, 1, ts, ts};
     t->slots[i] = ++t->n;
     return 0;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "ptlog.h"
 
 #define WHERE_DEPTH_MAX 64  /* nesting of ! and parentheses */
@@ -99,14 +100,10 @@ static int new_node(parser *ps, int kind)
     ptlog_where *w = ps->w;
     if (w->n == WHERE_NODES_MAX)
         return fail(ps, ps->p, "expression too long");
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? 2 * w->cap : 16;
-        node *v = realloc(w->nodes, cap * sizeof *v);
-        if (!v)
-            return fail(ps, ps->p, "out of memory");
-        w->nodes = v;
-        w->cap = cap;
-    }
+    node *v = tl_grow(w->nodes, &w->cap, w->n + 1, sizeof *v);
+    if (!v)
+        return fail(ps, ps->p, "out of memory");
+    w->nodes = v;
     memset(&w->nodes[w->n], 0, sizeof *w->nodes);
     w->nodes[w->n].kind = kind;
     return (int)w->n++;
