@@ -560,12 +560,52 @@ static void test_newest_write_torn(void)
     free_ring(&l);
 }
 
+/*
+ * The durable region's last block damaged in a wrapped ring (format 1.1):
+ * reported where it is, DURABLE_END_LOST from its start to the region's end,
+ * not clean; and an intact region, filled or not, reports nothing.
+ */
+static void test_durable_end_lost(void)
+{
+    ring_log l;
+    if (make_wrapped(&l) != 0)
+        return;
+    uint32_t salt32 = tl_salt32(l.hdr.salt);
+    uint64_t pos = l.hdr.header_size, last = 0;
+    tl_block_header h;
+    while (pos + TL_BLOCK_HEADER_SIZE <= l.hdr.ring_offset &&
+           tl_block_header_decode(l.res.bytes + pos, salt32, 0, &h) == TL_BLOCK_OK) {
+        last = pos;
+        pos += tl_block_span(h.payload_len);
+    }
+    uint8_t *copy = malloc(l.res.len);
+    if (CHECK(last > l.hdr.header_size) && CHECK(copy != NULL)) {
+        memcpy(copy, l.res.bytes, l.res.len);
+        copy[last + 28] ^= 0x01; /* its header CRC */
+        tl_test_readout out;
+        tl_test_read_bytes(copy, l.res.len, NULL, &out);
+        const tracelog_problem *p = find_problem(&out, "ring: the durable region's last blocks are lost");
+        if (CHECK(p != NULL)) {
+            CHECK_EQ(p->code, TRACELOG_E_TRUNCATED);
+            CHECK_EQ(p->offset, last);
+            CHECK_EQ(p->length, l.hdr.ring_offset - last);
+        } else {
+            tl_test_readout_dump(&out);
+        }
+        CHECK_EQ(out.info.clean, 0);
+        tl_test_readout_free(&out);
+    }
+    free(copy);
+    free_ring(&l);
+}
+
 int main(void)
 {
     TL_TEST_RUN(test_complete_rings);
     TL_TEST_RUN(test_wrapped_ring_cut_in_half);
     TL_TEST_RUN(test_first_lap_torn_tail);
     TL_TEST_RUN(test_newest_write_torn);
+    TL_TEST_RUN(test_durable_end_lost);
     TL_TEST_RUN(test_every_cut);
     TL_TEST_RUN(test_segment_header_every_byte);
     TL_TEST_RUN(test_segment_header_every_cut);

@@ -1177,6 +1177,30 @@ static tracelog_status check_segment_end(tracelog_reader *r, const segment_ref *
     return excuse(seqs, last_seq + 1);
 }
 
+/*
+ * The durable region is never rewritten, so in a headed ring the bytes after
+ * its last block are zeros (7.3): other bytes there are its last blocks,
+ * lost (a torn or damaged write), whether or not newer blocks show the gap
+ * in their seqs. Reported where they are, once: not again as a torn tail.
+ */
+static tracelog_status check_durable_end(tracelog_reader *r, region_end *durable)
+{
+    if (!durable->torn_at)
+        return TRACELOG_OK;
+    /* The scan looks at 32 bytes: fewer zeros may end the region before the ring. */
+    uint8_t buf[TL_BLOCK_HEADER_SIZE];
+    uint64_t at = durable->torn_at, n = durable->limit - at;
+    ssize_t k = tl_source_read(&r->src, at, buf, n < sizeof buf ? (size_t)n : sizeof buf);
+    if (k < 0)
+        return TRACELOG_E_IO;
+    durable->torn_at = 0;
+    if (all_zero(buf, (size_t)k))
+        return TRACELOG_OK;
+    problem(r, TL_COND_DURABLE_END_LOST, at, n,
+            "ring: the durable region's last blocks are lost (bytes that are neither a block nor zeros)");
+    return TRACELOG_OK;
+}
+
 /* The durable region, then the segments, oldest (smallest first seq) first. */
 static tracelog_status scan_regions(tracelog_reader *r, seq_runs *seqs)
 {
@@ -1185,6 +1209,9 @@ static tracelog_status scan_regions(tracelog_reader *r, seq_runs *seqs)
     region_end durable;
     tracelog_status st = scan_segment(r, r->hdr.header_size, durable_end, &last, &durable, seqs, 0);
     if (st != TRACELOG_OK)
+        return st;
+    int headed = (r->hdr.compat_flags & TL_COMPAT_SEGMENT_HEADERS) != 0;
+    if (headed && (st = check_durable_end(r, &durable)) != TRACELOG_OK)
         return st;
     /* Only segments that start inside the file can hold blocks: the header's
        count is not trusted for the allocation. */
@@ -1196,7 +1223,6 @@ static tracelog_status scan_regions(tracelog_reader *r, seq_runs *seqs)
     segment_ref *segs = calloc(nseg ? nseg : 1, sizeof *segs);
     if (!segs)
         return TRACELOG_E_NOMEM;
-    int headed = (r->hdr.compat_flags & TL_COMPAT_SEGMENT_HEADERS) != 0;
     size_t n = 0;
     uint64_t head_cut = 0, need_end = 0;
     st = find_segments(r, headed, nseg, segs, &n, &head_cut, &need_end);

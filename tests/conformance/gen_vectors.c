@@ -1648,6 +1648,64 @@ static void ring_end_vectors(void)
     }
 }
 
+/*
+ * The end of a headed ring's durable region (8.5 step 1): it is never rewritten and its bytes after its
+ * last block are zeros, so bytes that are neither are its lost last blocks, reported where they are.
+ */
+static void durable_end_vectors(void)
+{
+    tracelog_metadata m = ring_meta();
+    tracelog_log_status st = {2, 2, 0, 0, 0, 0, 0, 0};
+    enum { LOST, LAST_WRITE, FULL, NVARIANTS };
+    static const char *const names[NVARIANTS] = {"ring-durable-end-lost", "ring-durable-last-write-torn",
+                                                 "ring-durable-full"};
+    static const char *const about[NVARIANTS] = {
+        "a headed ring whose newest EVENT_TYPES block (seq 4, between two chunks) is damaged: DURABLE_END_LOST "
+        "at the end of the block before it, and the SEQUENCE_BREAK of its number; its name is lost (8.5 steps 1, "
+        "6)",
+        "a headed ring whose last write, an EVENT_TYPES block after a checkpoint TRAILER, kept only its first "
+        "16 bytes: DURABLE_END_LOST, not clean although the TRAILER is the newest block found (8.5 step 1, 8.6)",
+        "a headed ring whose durable region ends 16 zero bytes after its last block: the region's end, no "
+        "problem; clean (8.5 step 1)",
+    };
+    for (int variant = 0; variant < NVARIANTS; variant++) {
+        vec_begin(names[variant], about[variant]);
+        headed_header(3);
+        w_meta(&m, NULL);
+        w_types(IDS, NAMES, 2, NULL);
+        durable_end = V.file.len;
+        uint64_t p = ring_seg(0, 2, 0, 0, NULL);
+        p = ring_chunk(p, 3, 100, 1, NULL);
+        uint64_t seq = 4;
+        if (variant == LOST) {
+            uint64_t at = durable_end;
+            durable_types(3, "late", seq++, 1);
+            expect_problem("DURABLE_END_LOST", at, RING_AT - at);
+        } else if (variant == FULL) {
+            static uint8_t fill[4096];
+            uint32_t len = (uint32_t)(RING_AT - 16 - durable_end - 32);
+            w_block(100, fill, len, &(bopt){.has_at = 1, .at = durable_end, .has_seq = 1, .seq = seq++});
+        }
+        uint64_t c = p;
+        p = ring_chunk(p, seq, 100, 1, NULL);
+        if (variant == LOST)
+            expect_problem("SEQUENCE_BREAK", c, 0);
+        p = w_trailer(&st, NULL, &(bopt){.has_at = 1, .at = p, .has_seq = 1, .seq = seq + 1});
+        ring_end_marker(p, seq + 1);
+        if (variant == LAST_WRITE) {
+            uint32_t id = 3;
+            const char *name = "late";
+            uint64_t at = durable_end;
+            uint64_t off = w_types(&id, &name, 1,
+                                   &(bopt){.has_at = 1, .at = at, .has_seq = 1, .seq = seq + 2, .no_apply = 1});
+            memset(V.file.p + at + 16, 0, span_at(off) - 16);
+            expect_problem("DURABLE_END_LOST", at, RING_AT - at);
+        }
+        expect_clean(variant == FULL);
+        vec_end();
+    }
+}
+
 /* ---- 6.8 keyed chunk bodies (format 1.1) ------------------------------------------------------------ */
 
 /* The CHUNK payload of spec 13.7 (the events E in a keyed body, rows), and of 13.8 (planes). */
@@ -1829,6 +1887,7 @@ int main(int argc, char **argv)
     ring_vectors();
     headed_ring_vectors();
     ring_end_vectors();
+    durable_end_vectors();
     threads_vectors();
     return gen_finish();
 }
