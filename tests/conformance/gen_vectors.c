@@ -1848,6 +1848,23 @@ static void threads_vectors(void)
     expect_problem("THREADS_DROPPED", 64, 0);
     vec_end();
 
+    vec_begin("limit-threads", "a reader limit of 2 thread definitions (limits file): a block of 3 keeps the "
+              "first 2 (TOO_MANY_THREADS); events of the third thread read kernel tid 0 (5.7, 9.1)");
+    V.max_threads = 2;
+    vec_header(&(hopt){.has_minor = 1, .minor = 1});
+    w_meta(&META_STD, NULL);
+    w_types(IDS, NAMES, 2, NULL);
+    expect_problem("TOO_MANY_THREADS", w_threads(first, 3, 0), 0);
+    with_ktids(ev, 100, 101); /* (42, 7) and (42, 8): the first two definitions, kept */
+    w_events(ev, 3, NULL);
+    for (int i = 0; i < 3; i++) {
+        ev[i] = E[i];
+        ev[i].pid = 43; /* (43, 7) is the third definition, not kept: kernel tid 0 */
+    }
+    w_events(ev, 3, NULL);
+    w_trailer(&(tracelog_log_status){6, 6, 0, 0, 0, 0, 0, 0}, NULL, NULL);
+    vec_end();
+
     vec_begin("threads-bad-entry", "a THREADS block whose last entry has no ktid: the block is ignored as a "
               "whole, BAD_THREADS (5.7); an earlier valid block still applies");
     vec_header(&(hopt){.has_minor = 1, .minor = 1});
