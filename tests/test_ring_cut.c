@@ -477,10 +477,11 @@ static uint64_t newest_trailer(const ring_log *l, uint32_t salt32)
         while (pos + TL_BLOCK_HEADER_SIZE <= o + l->hdr.segment_size && pos + TL_BLOCK_HEADER_SIZE <= l->res.len &&
                tl_block_header_decode(l->res.bytes + pos, salt32, 0, &h) == TL_BLOCK_OK && h.type != TL_BLOCK_PADDING) {
             if (h.type == TL_BLOCK_END) {
-                if (prev && h.seq == prev_seq && !CHECK_EQ(found, 0)) /* one END marker in the whole ring */
-                    return 0;
-                if (prev && h.seq == prev_seq)
+                if (prev && h.seq == prev_seq) {
+                    if (!CHECK_EQ(found, 0)) /* one END marker of its block in the whole ring */
+                        return 0;
                     found = prev;
+                }
                 break;
             }
             prev = pos;
