@@ -14,7 +14,9 @@
  *  - complete logs, wherever the writer stopped in its ring, report nothing;
  *  - (format 1.1) a segment whose SEGMENT block is damaged, cut, or an older
  *    lap's is still read from its first block of the current lap: its events
- *    are delivered, no older lap's event is, and the head is reported.
+ *    are delivered, no older lap's event is, and the head is reported;
+ *  - (format 1.1) a torn newest write is a torn tail on any lap: the END
+ *    marker written with every ring block says where the data ends.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -461,11 +463,150 @@ static void test_segment_end_lost(void)
     free_ring(&l);
 }
 
+/*
+ * The offset of the ring's newest block, the TRAILER, which the writer
+ * followed with its END marker (spec 7.5): the one segment whose blocks end
+ * with an END marker carrying the last block's seq. 0 if none.
+ */
+static uint64_t newest_trailer(const ring_log *l, uint32_t salt32)
+{
+    uint64_t found = 0;
+    for (uint32_t i = 0; i < l->hdr.segment_count; i++) {
+        uint64_t o = seg_start(l, i), pos = o, prev = 0, prev_seq = 0;
+        tl_block_header h;
+        while (pos + TL_BLOCK_HEADER_SIZE <= o + l->hdr.segment_size && pos + TL_BLOCK_HEADER_SIZE <= l->res.len &&
+               tl_block_header_decode(l->res.bytes + pos, salt32, 0, &h) == TL_BLOCK_OK && h.type != TL_BLOCK_PADDING) {
+            if (h.type == TL_BLOCK_END) {
+                if (prev && h.seq == prev_seq) {
+                    if (!CHECK_EQ(found, 0)) /* one END marker of its block in the whole ring */
+                        return 0;
+                    found = prev;
+                }
+                break;
+            }
+            prev = pos;
+            prev_seq = h.seq;
+            pos += tl_block_span(h.payload_len);
+        }
+    }
+    tl_block_header h;
+    if (found && (!CHECK_EQ(tl_block_header_decode(l->res.bytes + found, salt32, 0, &h), TL_BLOCK_OK) ||
+                  !CHECK_EQ(h.type, TL_BLOCK_TRAILER)))
+        return 0;
+    return found;
+}
+
+/*
+ * The ring's newest write torn (spec 7.5): the TRAILER's write, with its END
+ * marker, kept only its first k bytes (every k a multiple of 8), the rest
+ * still what was there before: the END marker of the block before it, then
+ * an older lap's bytes. A 1.0 ring cannot tell most of these from the end of
+ * the data; here every one is a torn tail, never clean, and every event is
+ * still read. The whole write reads clean; none of it, as a crash before
+ * the TRAILER: not closed, nothing lost.
+ */
+static void test_newest_write_torn(void)
+{
+    ring_log l;
+    if (make_wrapped(&l) != 0)
+        return;
+    uint32_t salt32 = tl_salt32(l.hdr.salt);
+    uint64_t t = newest_trailer(&l, salt32);
+    uint8_t *copy = malloc(l.res.len);
+    if (!CHECK(t != 0) || !CHECK(copy != NULL)) {
+        free(copy);
+        free_ring(&l);
+        return;
+    }
+    tl_block_header h;
+    tl_block_header_decode(l.res.bytes + t, salt32, 0, &h);
+    uint64_t write_len = tl_block_span(h.payload_len) + TL_BLOCK_HEADER_SIZE;
+    uint8_t *before = malloc(write_len); /* what the write replaced */
+    if (!CHECK(before != NULL)) {
+        free(copy);
+        free_ring(&l);
+        return;
+    }
+    memset(before, 0xA5, write_len);
+    tl_block_header end = {TL_BLOCK_END, 0, h.seq - 1, 0, tl_block_payload_crc(salt32, NULL, 0)};
+    tl_block_header_encode(&end, salt32, before);
+    for (uint64_t k = 0; k <= write_len; k += 8) {
+        tl_test_context("the TRAILER's write at %llu kept %llu of its %llu bytes", (unsigned long long)t,
+                        (unsigned long long)k, (unsigned long long)write_len);
+        memcpy(copy, l.res.bytes, l.res.len);
+        memcpy(copy + t + k, before + k, write_len - k);
+        tl_test_readout out;
+        tl_test_read_bytes(copy, l.res.len, NULL, &out);
+        CHECK_STATUS(out.open_status, TRACELOG_OK);
+        CHECK_EVENTS_EQ(out.events.ev, out.events.n, l.full.events.ev, l.full.events.n);
+        const tracelog_problem *p = find_problem(&out, "log ends with an incomplete or damaged block");
+        if (k == write_len) {
+            CHECK_EQ(out.nproblems, 0);
+            CHECK_EQ(out.info.clean, 1);
+        } else if (k == 0) {
+            CHECK_EQ(out.nproblems, 0);
+            CHECK_EQ(out.info.clean, 0);
+        } else {
+            if (CHECK(p != NULL))
+                CHECK_EQ(p->offset, k < TL_BLOCK_HEADER_SIZE ? t : t + write_len - TL_BLOCK_HEADER_SIZE);
+            else
+                tl_test_readout_dump(&out);
+            CHECK_EQ(out.info.clean, 0);
+        }
+        tl_test_readout_free(&out);
+    }
+    tl_test_context(NULL);
+    free(before);
+    free(copy);
+    free_ring(&l);
+}
+
+/*
+ * The durable region's last block damaged in a wrapped ring (format 1.1):
+ * reported where it is, DURABLE_END_LOST from its start to the region's end,
+ * not clean; and an intact region, filled or not, reports nothing.
+ */
+static void test_durable_end_lost(void)
+{
+    ring_log l;
+    if (make_wrapped(&l) != 0)
+        return;
+    uint32_t salt32 = tl_salt32(l.hdr.salt);
+    uint64_t pos = l.hdr.header_size, last = 0;
+    tl_block_header h;
+    while (pos + TL_BLOCK_HEADER_SIZE <= l.hdr.ring_offset &&
+           tl_block_header_decode(l.res.bytes + pos, salt32, 0, &h) == TL_BLOCK_OK) {
+        last = pos;
+        pos += tl_block_span(h.payload_len);
+    }
+    uint8_t *copy = malloc(l.res.len);
+    if (CHECK(last > l.hdr.header_size) && CHECK(copy != NULL)) {
+        memcpy(copy, l.res.bytes, l.res.len);
+        copy[last + 28] ^= 0x01; /* its header CRC */
+        tl_test_readout out;
+        tl_test_read_bytes(copy, l.res.len, NULL, &out);
+        const tracelog_problem *p = find_problem(&out, "ring: the durable region's last blocks are lost");
+        if (CHECK(p != NULL)) {
+            CHECK_EQ(p->code, TRACELOG_E_TRUNCATED);
+            CHECK_EQ(p->offset, last);
+            CHECK_EQ(p->length, l.hdr.ring_offset - last);
+        } else {
+            tl_test_readout_dump(&out);
+        }
+        CHECK_EQ(out.info.clean, 0);
+        tl_test_readout_free(&out);
+    }
+    free(copy);
+    free_ring(&l);
+}
+
 int main(void)
 {
     TL_TEST_RUN(test_complete_rings);
     TL_TEST_RUN(test_wrapped_ring_cut_in_half);
     TL_TEST_RUN(test_first_lap_torn_tail);
+    TL_TEST_RUN(test_newest_write_torn);
+    TL_TEST_RUN(test_durable_end_lost);
     TL_TEST_RUN(test_every_cut);
     TL_TEST_RUN(test_segment_header_every_byte);
     TL_TEST_RUN(test_segment_header_every_cut);

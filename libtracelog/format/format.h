@@ -17,7 +17,8 @@
 #define TL_HEADER_SIZE_MAX 4096  /* largest header a reader accepts */
 #define TL_INCOMPAT_KEYED_CHUNKS 1u /* chunks may have the keyed body of format 1.1 (spec 6.8) */
 #define TL_INCOMPAT_KNOWN TL_INCOMPAT_KEYED_CHUNKS /* incompatible feature bits this version understands */
-/* Every ring segment the writer entered starts with a SEGMENT block (format 1.1, spec 3.1, 7.4). */
+/* Every ring segment the writer entered starts with a SEGMENT block, and the ring's newest block is
+   followed by an END marker (format 1.1, spec 3.1, 7.4, 7.5). */
 #define TL_COMPAT_SEGMENT_HEADERS 1u
 #define TL_COMPAT_KNOWN TL_COMPAT_SEGMENT_HEADERS /* compatible feature bits this version writes */
 
@@ -72,6 +73,7 @@ enum tl_block_type {
     TL_BLOCK_PADDING = 6,
     TL_BLOCK_THREADS = 7, /* format 1.1 */
     TL_BLOCK_SEGMENT = 8, /* format 1.1: first block of a ring segment */
+    TL_BLOCK_END = 9,     /* format 1.1: the END marker after a ring's newest block (no payload, its seq) */
 };
 
 typedef struct tl_block_header {

@@ -751,6 +751,7 @@ typedef struct region_end {
                           the history of a ring before its first ring block */
     int closed;        /* a PADDING block or an older lap's block ends them: the writer moved on */
     int padded;        /* a PADDING block ends them */
+    int marked;        /* the END marker of their last block ends them (headed ring) */
     uint64_t torn_at;  /* bytes from here to limit hold no valid block (0: none) */
     uint64_t first_at; /* offset of the first block taken (UINT64_MAX: none) */
     uint64_t first_seq; /* and its seq */
@@ -842,6 +843,7 @@ static void check_ring_seqs(tracelog_reader *r, seq_runs *s, uint64_t oldest)
 enum {
     WALK_DRY = 1,        /* find the blocks only: no problem reported, nothing handled or noted */
     WALK_SKIP_STALE = 2, /* blocks of seq <= *last_seq before the first one taken are an older lap's */
+    WALK_MARKED = 4,     /* a headed ring's segment: END markers are never taken (7.5) */
 };
 
 /*
@@ -873,6 +875,18 @@ static tracelog_status scan_segment(tracelog_reader *r, uint64_t start, uint64_t
                 how->torn_at = from;
                 how->why = why;
             }
+            break;
+        }
+        /* An END marker is no block: right after the last block taken, with
+           its seq, it is the writer's end of the data; anywhere else an older
+           write's, stepped over before the data, the end of it after. */
+        if ((mode & WALK_MARKED) && h.type == TL_BLOCK_END) {
+            if (how->first_at == UINT64_MAX) {
+                pos += 8;
+                continue;
+            }
+            how->closed = 1;
+            how->marked = pos == how->data_end && h.seq == *last_seq;
             break;
         }
         /* What follows the newest block of a segment is what the previous lap
@@ -938,22 +952,32 @@ static int ring_wrapped(const segment_ref *segs, size_t n, uint64_t durable_run,
  * a PADDING block, an older lap's block, the end of the file if the writer
  * is in that segment, or fewer than 32 bytes before the end of the geometry;
  * otherwise the file was cut short. It also reaches as far as any SEGMENT
- * block says earlier laps wrote (need_end). newest is the scan of the region
- * holding the newest blocks, last that of the last segment (NULL if it holds
- * no block), head_cut the offset of a segment that starts less than 32
- * bytes before the end of the file (0 if none).
+ * block says earlier laps wrote (need_end). In a headed ring the newest
+ * segment's last block is followed by its END marker, or is a PADDING block
+ * (7.5): otherwise the last write was torn, whatever the lap, and the bytes
+ * after the last block taken are that torn write's and an older lap's.
+ * newest is the scan of the region holding the newest blocks (marked: a
+ * headed segment's), last that of the last segment (NULL if it holds no
+ * block), head_cut the offset of a segment that starts less than 32 bytes
+ * before the end of the file (0 if none).
  */
-static void check_ring_end(tracelog_reader *r, int wrapped, const region_end *newest, const region_end *last,
-                           uint64_t head_cut, uint64_t need_end)
+static void check_ring_end(tracelog_reader *r, int wrapped, const region_end *newest, int marked,
+                           const region_end *last, uint64_t head_cut, uint64_t need_end)
 {
     uint64_t size = r->src.size;
-    if (!wrapped) {
-        if (head_cut)
-            report_skip(r, head_cut, size, TRACELOG_E_TRUNCATED, 1);
-        else if (newest->torn_at && newest->limit == size)
-            report_skip(r, newest->torn_at, size, newest->why, 1);
-        return;
+    if (!wrapped && head_cut) {
+        report_skip(r, head_cut, size, TRACELOG_E_TRUNCATED, 1);
+    } else if (marked) {
+        if (newest->first_at != UINT64_MAX && !newest->marked && !newest->padded) {
+            r->torn_tail = 1;
+            problem(r, TL_COND_TORN_TAIL, newest->data_end, newest->limit - newest->data_end,
+                    "log ends with an incomplete or damaged block (no END marker after the ring's newest block)");
+        }
+    } else if (!wrapped && newest->torn_at && newest->limit == size) {
+        report_skip(r, newest->torn_at, size, newest->why, 1);
     }
+    if (!wrapped)
+        return;
     uint64_t ring_end = r->hdr.ring_offset + (uint64_t)r->hdr.segment_count * r->hdr.segment_size;
     if (size >= need_end &&
         (size + TL_BLOCK_HEADER_SIZE > ring_end || (last && (last->closed || last == newest))))
@@ -1047,7 +1071,7 @@ static tracelog_status find_segments(tracelog_reader *r, int headed, uint64_t ns
         region_end how;
         uint64_t last = s->head == HEAD_OK && s->first_seq ? s->first_seq - 1 : 0;
         tracelog_status st = scan_segment(r, data_start(r, s), segment_end(r, i), &last, &how, NULL,
-                                          WALK_DRY | (s->head == HEAD_OK ? 0 : WALK_SKIP_STALE));
+                                          WALK_DRY | WALK_MARKED | (s->head == HEAD_OK ? 0 : WALK_SKIP_STALE));
         if (st != TRACELOG_OK)
             return st;
         if (how.first_at == UINT64_MAX) { /* not one valid block */
@@ -1154,6 +1178,30 @@ static tracelog_status check_segment_end(tracelog_reader *r, const segment_ref *
     return excuse(seqs, last_seq + 1);
 }
 
+/*
+ * The durable region is never rewritten, so in a headed ring the bytes after
+ * its last block are zeros (7.3): other bytes there are its last blocks,
+ * lost (a torn or damaged write), whether or not newer blocks show the gap
+ * in their seqs. Reported where they are, once: not again as a torn tail.
+ */
+static tracelog_status check_durable_end(tracelog_reader *r, region_end *durable)
+{
+    if (!durable->torn_at)
+        return TRACELOG_OK;
+    /* The scan looks at 32 bytes: fewer zeros may end the region before the ring. */
+    uint8_t buf[TL_BLOCK_HEADER_SIZE];
+    uint64_t at = durable->torn_at, n = durable->limit - at;
+    ssize_t k = tl_source_read(&r->src, at, buf, n < sizeof buf ? (size_t)n : sizeof buf);
+    if (k < 0)
+        return TRACELOG_E_IO;
+    durable->torn_at = 0;
+    if (all_zero(buf, (size_t)k))
+        return TRACELOG_OK;
+    problem(r, TL_COND_DURABLE_END_LOST, at, n,
+            "ring: the durable region's last blocks are lost (bytes that are neither a block nor zeros)");
+    return TRACELOG_OK;
+}
+
 /* The durable region, then the segments, oldest (smallest first seq) first. */
 static tracelog_status scan_regions(tracelog_reader *r, seq_runs *seqs)
 {
@@ -1162,6 +1210,9 @@ static tracelog_status scan_regions(tracelog_reader *r, seq_runs *seqs)
     region_end durable;
     tracelog_status st = scan_segment(r, r->hdr.header_size, durable_end, &last, &durable, seqs, 0);
     if (st != TRACELOG_OK)
+        return st;
+    int headed = (r->hdr.compat_flags & TL_COMPAT_SEGMENT_HEADERS) != 0;
+    if (headed && (st = check_durable_end(r, &durable)) != TRACELOG_OK)
         return st;
     /* Only segments that start inside the file can hold blocks: the header's
        count is not trusted for the allocation. */
@@ -1173,7 +1224,6 @@ static tracelog_status scan_regions(tracelog_reader *r, seq_runs *seqs)
     segment_ref *segs = calloc(nseg ? nseg : 1, sizeof *segs);
     if (!segs)
         return TRACELOG_E_NOMEM;
-    int headed = (r->hdr.compat_flags & TL_COMPAT_SEGMENT_HEADERS) != 0;
     size_t n = 0;
     uint64_t head_cut = 0, need_end = 0;
     st = find_segments(r, headed, nseg, segs, &n, &head_cut, &need_end);
@@ -1186,7 +1236,7 @@ static tracelog_status scan_regions(tracelog_reader *r, seq_runs *seqs)
     for (size_t i = 0; i < n && st == TRACELOG_OK; i++) {
         uint64_t prev = segs[i].bound;
         st = scan_segment(r, data_start(r, &segs[i]), segment_end(r, segs[i].index), &prev, &newest, seqs,
-                          segs[i].head == HEAD_OK ? 0 : WALK_SKIP_STALE);
+                          (headed ? WALK_MARKED : 0) | (segs[i].head == HEAD_OK ? 0 : WALK_SKIP_STALE));
         if (st == TRACELOG_OK && segs[i].head != HEAD_OK)
             st = report_head(r, &segs[i], &newest, seqs);
         if (st == TRACELOG_OK && headed && i + 1 < n)
@@ -1197,7 +1247,8 @@ static tracelog_status scan_regions(tracelog_reader *r, seq_runs *seqs)
         }
     }
     if (st == TRACELOG_OK)
-        check_ring_end(r, ring_wrapped(segs, n, durable.run, last), &newest, last_scan, head_cut, need_end);
+        check_ring_end(r, ring_wrapped(segs, n, durable.run, last), &newest, headed && n > 0, last_scan, head_cut,
+                       need_end);
     if (st == TRACELOG_OK && n > 0)
         check_ring_seqs(r, seqs, segs[0].first_seq);
     free(segs);

@@ -101,32 +101,41 @@ static void block_head(const tracelog_writer *w, uint16_t type, const uint8_t *p
 }
 
 /*
- * Writes one block (header, payload, zero padding) at off: with the
- * channel's writev when it has one, so that the payload (a whole compressed
- * chunk) goes out without being copied; else framed into w->block first.
+ * Writes one block (header, payload, zero padding) at off, followed when
+ * marked by its END marker (spec 7.5): a block header of type END with the
+ * block's seq, in the same write, so that a reader can tell the ring's
+ * newest block from one whose write was torn. With the channel's writev
+ * when it has one, so that the payload (a whole compressed chunk) goes out
+ * without being copied; else framed into w->block first.
  */
-static tracelog_status put_block(tracelog_writer *w, uint16_t type, const uint8_t *payload, size_t len, uint64_t off)
+static tracelog_status put_block(tracelog_writer *w, uint16_t type, const uint8_t *payload, size_t len, uint64_t off,
+                                 int marked)
 {
     if (len > UINT32_MAX - 8)
         return TRACELOG_E_LIMIT;
     size_t span = (size_t)tl_block_span((uint32_t)len), pad = span - TL_BLOCK_HEADER_SIZE - len;
+    size_t end_len = marked ? TL_BLOCK_HEADER_SIZE : 0;
     static const uint8_t zeros[8];
+    uint8_t head[TL_BLOCK_HEADER_SIZE], end[TL_BLOCK_HEADER_SIZE];
+    block_head(w, type, payload, len, head);
+    if (marked)
+        block_head(w, TL_BLOCK_END, NULL, 0, end);
     if (w->io.writev) {
-        uint8_t head[TL_BLOCK_HEADER_SIZE];
-        block_head(w, type, payload, len, head);
-        struct iovec iov[3] = {{head, sizeof head}, {(void *)(uintptr_t)payload, len}, {(void *)(uintptr_t)zeros, pad}};
-        int e = w->io.writev(w->io.ctx, iov, 3, w->io.seekable ? off : UINT64_MAX);
+        struct iovec iov[4] = {{head, sizeof head}, {(void *)(uintptr_t)payload, len}, {(void *)(uintptr_t)zeros, pad},
+                               {end, end_len}};
+        int e = w->io.writev(w->io.ctx, iov, marked ? 4 : 3, w->io.seekable ? off : UINT64_MAX);
         return e ? poison(w, TRACELOG_E_IO, e, off, "write failed") : TRACELOG_OK;
     }
     w->block.len = 0;
-    if (tl_buf_reserve(&w->block, span))
+    if (tl_buf_reserve(&w->block, span + end_len))
         return TRACELOG_E_NOMEM;
-    block_head(w, type, payload, len, w->block.data);
+    memcpy(w->block.data, head, sizeof head);
     if (len)
         memcpy(w->block.data + TL_BLOCK_HEADER_SIZE, payload, len);
     memset(w->block.data + TL_BLOCK_HEADER_SIZE + len, 0, pad);
-    w->block.len = span;
-    return io_write(w, w->block.data, span, off);
+    memcpy(w->block.data + span, end, end_len);
+    w->block.len = span + end_len;
+    return io_write(w, w->block.data, w->block.len, off);
 }
 
 static int is_ring(const tracelog_writer *w) { return w->hdr.layout == TL_LAYOUT_RING; }
@@ -146,8 +155,14 @@ static void forget_segment(tracelog_writer *w, uint32_t s)
 /* Where the next block of the current segment goes: after its SEGMENT block. */
 static uint64_t seg_used(const tracelog_writer *w) { return w->seg_pos ? w->seg_pos : TL_SEGMENT_SPAN; }
 
-/* The largest block a segment holds, after its SEGMENT block. */
-static uint64_t seg_room(const tracelog_writer *w) { return w->hdr.segment_size - TL_SEGMENT_SPAN; }
+/* The largest block a segment holds, after its SEGMENT block and before the END marker that follows it. */
+static uint64_t seg_room(const tracelog_writer *w) { return w->hdr.segment_size - TL_SEGMENT_SPAN - TL_BLOCK_HEADER_SIZE; }
+
+/* Does a block of this span fit in the current segment, with its END marker? */
+static int seg_fits(const tracelog_writer *w, uint64_t span)
+{
+    return seg_used(w) + span + TL_BLOCK_HEADER_SIZE <= w->hdr.segment_size;
+}
 
 /*
  * Starts the current segment with its SEGMENT block (spec 7.4): its own
@@ -159,7 +174,7 @@ static tracelog_status enter_segment(tracelog_writer *w)
     uint8_t p[TL_SEGMENT_PAYLOAD_SIZE];
     tl_segment_info s = {w->segment, w->seg_extent[w->segment], w->lap};
     tl_segment_encode(&s, p);
-    tracelog_status st = put_block(w, TL_BLOCK_SEGMENT, p, sizeof p, segment_offset(w, w->segment));
+    tracelog_status st = put_block(w, TL_BLOCK_SEGMENT, p, sizeof p, segment_offset(w, w->segment), 1);
     if (st != TRACELOG_OK)
         return st;
     w->seq++;
@@ -184,7 +199,7 @@ static tracelog_status next_segment(tracelog_writer *w)
     }
     uint64_t left = w->hdr.segment_size - w->seg_pos;
     if (left >= TL_BLOCK_HEADER_SIZE) {
-        tracelog_status st = put_block(w, TL_BLOCK_PADDING, NULL, 0, segment_offset(w, w->segment) + w->seg_pos);
+        tracelog_status st = put_block(w, TL_BLOCK_PADDING, NULL, 0, segment_offset(w, w->segment) + w->seg_pos, 0);
         if (st != TRACELOG_OK)
             return st;
         w->seq++;
@@ -223,7 +238,7 @@ static tracelog_status write_block(tracelog_writer *w, uint16_t type, const uint
         if (span > seg_room(w))
             return TRACELOG_E_LIMIT;
         tracelog_status st = TRACELOG_OK;
-        if (seg_used(w) + span > w->hdr.segment_size)
+        if (!seg_fits(w, span))
             st = next_segment(w);
         if (st == TRACELOG_OK && w->seg_pos == 0)
             st = enter_segment(w);
@@ -231,7 +246,7 @@ static tracelog_status write_block(tracelog_writer *w, uint16_t type, const uint
             return st;
         off = segment_offset(w, w->segment) + w->seg_pos;
     }
-    tracelog_status st = put_block(w, type, payload, len, off);
+    tracelog_status st = put_block(w, type, payload, len, off, is_ring(w) && !durable);
     if (st != TRACELOG_OK)
         return st;
     w->seq++;
@@ -387,7 +402,7 @@ static tracelog_status ring_room(tracelog_writer *w, size_t len, int *moved)
     if (!is_ring(w) || len > UINT32_MAX - 8)
         return TRACELOG_OK;
     uint64_t span = tl_block_span((uint32_t)len);
-    if (span > seg_room(w) || seg_used(w) + span <= w->hdr.segment_size)
+    if (span > seg_room(w) || seg_fits(w, span))
         return TRACELOG_OK; /* fits, or never will (write_block refuses it) */
     if (w->error.code != TRACELOG_OK)
         return w->error.code;
@@ -476,7 +491,7 @@ static void plan_ring(tracelog_writer *w)
     w->hdr.ring_offset = TL_HEADER_SIZE + durable;
     w->hdr.compat_flags = TL_COMPAT_SEGMENT_HEADERS;
     w->durable_pos = TL_HEADER_SIZE;
-    uint64_t room = seg - TL_SEGMENT_SPAN - TL_BLOCK_HEADER_SIZE - TL_CHUNK_HEADER_SIZE - 8;
+    uint64_t room = seg - TL_SEGMENT_SPAN - 2 * TL_BLOCK_HEADER_SIZE - TL_CHUNK_HEADER_SIZE - 8; /* and the END marker */
     if (w->chunk_limit > room)
         w->chunk_limit = (uint32_t)room;
 }

@@ -611,7 +611,9 @@ static void print_limits(FILE *f)
     if (V.max_chunk_size)
         fprintf(f, "%s\"max_chunk_size\": %u", sep, V.max_chunk_size), sep = ", ";
     if (V.max_event_types)
-        fprintf(f, "%s\"max_event_types\": %u", sep, V.max_event_types);
+        fprintf(f, "%s\"max_event_types\": %u", sep, V.max_event_types), sep = ", ";
+    if (V.max_threads)
+        fprintf(f, "%s\"max_threads\": %u", sep, V.max_threads);
     fputs("}\n", f);
 }
 
@@ -632,7 +634,7 @@ void vec_end(void)
     emit(".ptl", V.file.p, V.file.len);
     emit(".events.jsonl", events, elen);
     emit(".result.json", result, rlen);
-    if (V.max_block_size || V.max_chunk_size || V.max_event_types) {
+    if (V.max_block_size || V.max_chunk_size || V.max_event_types || V.max_threads) {
         char *buf = NULL;
         size_t len;
         FILE *f = open_memstream(&buf, &len);

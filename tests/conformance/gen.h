@@ -62,7 +62,7 @@ typedef struct vec {
     vec_reading want;
     int have_meta, have_status, closed, clean_set, clean_value;
     uint64_t status_seq;
-    uint32_t max_block_size, max_chunk_size, max_event_types; /* 0: the reader's default */
+    uint32_t max_block_size, max_chunk_size, max_event_types, max_threads; /* 0: the reader's default */
     /* What a trailer repeats: every type defined and every chunk written so far. */
     struct { uint32_t id; const char *name; } defined[64];
     size_t ndefined;

@@ -1432,14 +1432,24 @@ static uint64_t ring_pad(uint64_t at, uint64_t seq, int bad)
     return at + 32;
 }
 
-/* A full segment of an earlier lap, overwritten later: SEGMENT block, two chunks, PADDING; returns its end. */
-static uint64_t old_segment(unsigned i, uint64_t seq, uint64_t lap)
+/* The END marker (7.5) after the block at `at` of sequence number seq; returns its end. */
+static uint64_t ring_end_marker(uint64_t at, uint64_t seq)
+{
+    uint64_t end = at + span_at(at);
+    w_block(9, NULL, 0, &(bopt){.has_at = 1, .at = end, .has_seq = 1, .seq = seq, .no_apply = 1});
+    return end + 32;
+}
+
+/* A full segment: SEGMENT block, two chunks (their events expected or, overwritten later, not), PADDING; returns its end. */
+static uint64_t full_segment(unsigned i, uint64_t seq, uint64_t lap, int expect)
 {
     uint64_t p = ring_seg(i, seq, lap, 0, NULL);
-    p = ring_chunk(p, seq + 1, 1000, 0, NULL);
-    p = ring_chunk(p, seq + 2, 1000, 0, NULL);
+    p = ring_chunk(p, seq + 1, 1000, expect, NULL);
+    p = ring_chunk(p, seq + 2, 1000, expect, NULL);
     return ring_pad(p, seq + 3, 0);
 }
+
+static uint64_t old_segment(unsigned i, uint64_t seq, uint64_t lap) { return full_segment(i, seq, lap, 0); }
 
 static void headed_ring_vectors(void)
 {
@@ -1451,8 +1461,8 @@ static void headed_ring_vectors(void)
         "ring-headed-wrapped", "ring-headed-torn-start", "ring-headed-stale-lap", "ring-headed-segment-end-lost",
         "ring-headed-bad-header", "ring-headed-wrong-index"};
     static const char *const about[NVARIANTS] = {
-        "a ring with SEGMENT blocks (compatible flag 0) after a wrap: segment 0 rewritten on lap 1, its older "
-        "blocks ignored; clean (7.4, 8.5)",
+        "a ring with SEGMENT blocks (compatible flag 0) after a wrap: segment 0 rewritten on lap 1, its newest "
+        "block followed by its END marker, then lap 0's older blocks, which are ignored; clean (7.4, 7.5, 8.5)",
         "a torn segment start: lap 1's SEGMENT block of segment 0 half written (its first 24 bytes new, the rest "
         "lap 0's): BAD_SEGMENT_HEADER over it, the segment is read from the block after it (8.5 steps 2, 5)",
         "a stale lap behind a segment header: lap 1's SEGMENT block and first chunk of segment 0 lost, its second "
@@ -1491,7 +1501,8 @@ static void headed_ring_vectors(void)
             /* Blocks 14 (SEGMENT) and 15 (a chunk at +48) never reached the file. */
             p = ring_chunk(seg_at(0) + 248, 16, 200, 1, NULL);
             p = w_status(&wrapped, &(bopt){.has_at = 1, .at = p, .has_seq = 1, .seq = 17});
-            w_trailer(&wrapped, NULL, &(bopt){.has_at = 1, .at = p + span_at(p), .has_seq = 1, .seq = 18});
+            p = w_trailer(&wrapped, NULL, &(bopt){.has_at = 1, .at = p + span_at(p), .has_seq = 1, .seq = 18});
+            ring_end_marker(p, 18);
             expect_problem("BAD_SEGMENT_HEADER", seg_at(0), 248);
         } else {
             p = ring_seg(0, 14, 1, end0, NULL);
@@ -1501,7 +1512,8 @@ static void headed_ring_vectors(void)
             }
             p = ring_chunk(p, 15, 200, 1, NULL);
             p = w_status(&wrapped, &(bopt){.has_at = 1, .at = p, .has_seq = 1, .seq = 16});
-            w_trailer(&wrapped, NULL, &(bopt){.has_at = 1, .at = p + span_at(p), .has_seq = 1, .seq = 17});
+            p = w_trailer(&wrapped, NULL, &(bopt){.has_at = 1, .at = p + span_at(p), .has_seq = 1, .seq = 17});
+            ring_end_marker(p, 17);
         }
         expect_clean(variant == WRAPPED);
         vec_end();
@@ -1513,8 +1525,8 @@ static void headed_ring_vectors(void)
     static const char *const about2[NVARIANTS2] = {
         "tail damage in the last segment: lap 1's last chunk and PADDING block of segment 2 damaged, lap 0's "
         "blocks after them, lap 2 in segment 0: SEGMENT_END_LOST (8.5 step 5)",
-        "a ring whose newest segment is its last one, the file cut just after its newest block, before what lap 0 "
-        "wrote there (its SEGMENT block's extent): RING_CUT_SHORT (7.4, 8.5 step 8)",
+        "a ring whose newest segment is its last one, the file cut just after its newest block's END marker, before "
+        "what lap 0 wrote there (its SEGMENT block's extent): RING_CUT_SHORT (7.4, 8.5 step 8)",
     };
     for (int variant = 0; variant < NVARIANTS2; variant++) {
         vec_begin(names2[variant], about2[variant]);
@@ -1534,7 +1546,7 @@ static void headed_ring_vectors(void)
         p = ring_chunk(p, 21, 200, 1, NULL);
         if (variant == CUT_NEWEST_LAST) {
             p = w_trailer(&wrapped, NULL, &(bopt){.has_at = 1, .at = p, .has_seq = 1, .seq = 22});
-            V.file.len = p + span_at(p);
+            V.file.len = ring_end_marker(p, 22);
             expect_problem("RING_CUT_SHORT", V.file.len, 0);
         } else {
             uint64_t end21 = p;
@@ -1544,9 +1556,152 @@ static void headed_ring_vectors(void)
             p = ring_seg(0, 24, 2, ends[0], NULL);
             p = ring_chunk(p, 25, 200, 1, NULL);
             p = w_status(&wrapped, &(bopt){.has_at = 1, .at = p, .has_seq = 1, .seq = 26});
-            w_trailer(&wrapped, NULL, &(bopt){.has_at = 1, .at = p + span_at(p), .has_seq = 1, .seq = 27});
+            p = w_trailer(&wrapped, NULL, &(bopt){.has_at = 1, .at = p + span_at(p), .has_seq = 1, .seq = 27});
+            ring_end_marker(p, 27);
         }
         expect_clean(0);
+        vec_end();
+    }
+}
+
+/*
+ * The end of a headed ring's data (7.5, 8.5 step 8): the newest block is followed by its END marker in
+ * the same write, so a torn last write is told from the end of the data on any lap.
+ */
+static void ring_end_vectors(void)
+{
+    tracelog_metadata m = ring_meta();
+    tracelog_log_status st = {3, 3, 0, 0, 0, 0, 0, 0}, wrapped = {7, 7, 0, 2, 0, 1, 0, 0};
+    enum { FIRST_LAP, FIRST_LAP_NO_END, TORN, PAYLOAD_TORN, END_LOST, STALE_END, NVARIANTS };
+    static const char *const names[NVARIANTS] = {
+        "ring-end-first-lap", "ring-end-first-lap-cut", "ring-end-newest-torn", "ring-end-newest-payload-torn",
+        "ring-end-marker-lost", "ring-end-stale-marker"};
+    static const char *const about[NVARIANTS] = {
+        "a headed ring on its first lap, closed: its TRAILER followed by its END marker, then the end of the "
+        "file; clean (7.5)",
+        "the same ring cut exactly after its TRAILER, the END marker gone: TORN_TAIL at the end of the file, "
+        "length 0; not clean (7.5, 8.5 step 8)",
+        "a wrapped ring whose newest write (its TRAILER) was torn: its first 16 bytes written over the END "
+        "marker of the STATUS block before it, the rest still the older bytes: TORN_TAIL from the end of the "
+        "STATUS block to the end of the segment; every event read, not clean (7.5, 8.5 step 8)",
+        "a wrapped ring whose newest write (its TRAILER) kept its header but not all its payload: "
+        "PAYLOAD_CRC_MISMATCH for the TRAILER and TORN_TAIL after it (7.5, 8.5 step 8)",
+        "a wrapped ring whose TRAILER is whole but whose END marker did not reach the file (lap 0's bytes "
+        "there): TORN_TAIL after the TRAILER, not clean although the TRAILER is the newest block (7.5, 8.6)",
+        "a wrapped ring whose TRAILER is followed by an older lap's END marker (seq 3), not its own: "
+        "TORN_TAIL after the TRAILER (7.5)",
+    };
+    for (int variant = 0; variant < NVARIANTS; variant++) {
+        vec_begin(names[variant], about[variant]);
+        headed_header(3);
+        w_meta(&m, NULL);
+        w_types(IDS, NAMES, 2, NULL);
+        if (variant == FIRST_LAP || variant == FIRST_LAP_NO_END) {
+            uint64_t p = ring_seg(0, 2, 0, 0, NULL);
+            p = ring_chunk(p, 3, 1000, 1, NULL);
+            p = ring_chunk(p, 4, 1000, 1, NULL);
+            p = w_status(&st, &(bopt){.has_at = 1, .at = p, .has_seq = 1, .seq = 5});
+            p = w_trailer(&st, NULL, &(bopt){.has_at = 1, .at = p + span_at(p), .has_seq = 1, .seq = 6});
+            if (variant == FIRST_LAP) {
+                ring_end_marker(p, 6);
+            } else {
+                expect_problem("TORN_TAIL", V.file.len, 0);
+            }
+            expect_clean(variant == FIRST_LAP);
+            vec_end();
+            continue;
+        }
+        /* Lap 0 fills segments 0, 1, 2 (seqs 2..13); lap 1 rewrites segment 0 (seqs 14..17). */
+        for (unsigned i = 0; i < 3; i++)
+            full_segment(i, 2 + 4 * i, 0, i > 0);
+        uint64_t p = ring_seg(0, 14, 1, seg_at(1), NULL);
+        p = ring_chunk(p, 15, 200, 1, NULL);
+        p = w_status(&wrapped, &(bopt){.has_at = 1, .at = p, .has_seq = 1, .seq = 16});
+        uint64_t t = ring_end_marker(p, 16) - 32; /* where the TRAILER goes */
+        uint8_t old[512];
+        memcpy(old, V.file.p + t, sizeof old); /* what the TRAILER's write replaces */
+        w_trailer(&wrapped, NULL, &(bopt){.has_at = 1, .at = t, .has_seq = 1, .seq = 17,
+                                           .no_apply = variant == TORN || variant == PAYLOAD_TORN});
+        uint64_t end = t + span_at(t);
+        if (end + 32 > t + sizeof old) {
+            fprintf(stderr, "gen_vectors: %s: the TRAILER outgrew its buffer\n", names[variant]);
+            exit(1);
+        }
+        if (variant == STALE_END)
+            w_block(9, NULL, 0, &(bopt){.has_at = 1, .at = end, .has_seq = 1, .seq = 3, .no_apply = 1});
+        else
+            ring_end_marker(t, 17);
+        if (variant == TORN) {
+            memcpy(V.file.p + t + 16, old + 16, end + 32 - t - 16);
+            expect_problem("TORN_TAIL", t, seg_at(1) - t);
+        } else if (variant == PAYLOAD_TORN) {
+            memcpy(V.file.p + t + 64, old + 64, end + 32 - t - 64);
+            expect_problem("PAYLOAD_CRC_MISMATCH", t, end - t);
+            expect_problem("TORN_TAIL", end, seg_at(1) - end);
+        } else {
+            if (variant == END_LOST)
+                memcpy(V.file.p + end, old + (end - t), 32);
+            expect_problem("TORN_TAIL", end, seg_at(1) - end);
+        }
+        expect_clean(0);
+        vec_end();
+    }
+}
+
+/*
+ * The end of a headed ring's durable region (8.5 step 1): it is never rewritten and its bytes after its
+ * last block are zeros, so bytes that are neither are its lost last blocks, reported where they are.
+ */
+static void durable_end_vectors(void)
+{
+    tracelog_metadata m = ring_meta();
+    tracelog_log_status st = {2, 2, 0, 0, 0, 0, 0, 0};
+    enum { LOST, LAST_WRITE, FULL, NVARIANTS };
+    static const char *const names[NVARIANTS] = {"ring-durable-end-lost", "ring-durable-last-write-torn",
+                                                 "ring-durable-full"};
+    static const char *const about[NVARIANTS] = {
+        "a headed ring whose newest EVENT_TYPES block (seq 4, between two chunks) is damaged: DURABLE_END_LOST "
+        "at the end of the block before it, and the SEQUENCE_BREAK of its number; its name is lost (8.5 steps 1, "
+        "6)",
+        "a headed ring whose last write, an EVENT_TYPES block after a checkpoint TRAILER, kept only its first "
+        "16 bytes: DURABLE_END_LOST, not clean although the TRAILER is the newest block found (8.5 step 1, 8.6)",
+        "a headed ring whose durable region ends 16 zero bytes after its last block: the region's end, no "
+        "problem; clean (8.5 step 1)",
+    };
+    for (int variant = 0; variant < NVARIANTS; variant++) {
+        vec_begin(names[variant], about[variant]);
+        headed_header(3);
+        w_meta(&m, NULL);
+        w_types(IDS, NAMES, 2, NULL);
+        durable_end = V.file.len;
+        uint64_t p = ring_seg(0, 2, 0, 0, NULL);
+        p = ring_chunk(p, 3, 100, 1, NULL);
+        uint64_t seq = 4;
+        if (variant == LOST) {
+            uint64_t at = durable_end;
+            durable_types(3, "late", seq++, 1);
+            expect_problem("DURABLE_END_LOST", at, RING_AT - at);
+        } else if (variant == FULL) {
+            static uint8_t fill[4096];
+            uint32_t len = (uint32_t)(RING_AT - 16 - durable_end - 32);
+            w_block(100, fill, len, &(bopt){.has_at = 1, .at = durable_end, .has_seq = 1, .seq = seq++});
+        }
+        uint64_t c = p;
+        p = ring_chunk(p, seq, 100, 1, NULL);
+        if (variant == LOST)
+            expect_problem("SEQUENCE_BREAK", c, 0);
+        p = w_trailer(&st, NULL, &(bopt){.has_at = 1, .at = p, .has_seq = 1, .seq = seq + 1});
+        ring_end_marker(p, seq + 1);
+        if (variant == LAST_WRITE) {
+            uint32_t id = 3;
+            const char *name = "late";
+            uint64_t at = durable_end;
+            uint64_t off = w_types(&id, &name, 1,
+                                   &(bopt){.has_at = 1, .at = at, .has_seq = 1, .seq = seq + 2, .no_apply = 1});
+            memset(V.file.p + at + 16, 0, span_at(off) - 16);
+            expect_problem("DURABLE_END_LOST", at, RING_AT - at);
+        }
+        expect_clean(variant == FULL);
         vec_end();
     }
 }
@@ -1693,6 +1848,23 @@ static void threads_vectors(void)
     expect_problem("THREADS_DROPPED", 64, 0);
     vec_end();
 
+    vec_begin("limit-threads", "a reader limit of 2 thread definitions (limits file): a block of 3 keeps the "
+              "first 2 (TOO_MANY_THREADS); events of the third thread read kernel tid 0 (5.7, 9.1)");
+    V.max_threads = 2;
+    vec_header(&(hopt){.has_minor = 1, .minor = 1});
+    w_meta(&META_STD, NULL);
+    w_types(IDS, NAMES, 2, NULL);
+    expect_problem("TOO_MANY_THREADS", w_threads(first, 3, 0), 0);
+    with_ktids(ev, 100, 101); /* (42, 7) and (42, 8): the first two definitions, kept */
+    w_events(ev, 3, NULL);
+    for (int i = 0; i < 3; i++) {
+        ev[i] = E[i];
+        ev[i].pid = 43; /* (43, 7) is the third definition, not kept: kernel tid 0 */
+    }
+    w_events(ev, 3, NULL);
+    w_trailer(&(tracelog_log_status){6, 6, 0, 0, 0, 0, 0, 0}, NULL, NULL);
+    vec_end();
+
     vec_begin("threads-bad-entry", "a THREADS block whose last entry has no ktid: the block is ignored as a "
               "whole, BAD_THREADS (5.7); an earlier valid block still applies");
     vec_header(&(hopt){.has_minor = 1, .minor = 1});
@@ -1731,6 +1903,8 @@ int main(int argc, char **argv)
     keyed_vectors();
     ring_vectors();
     headed_ring_vectors();
+    ring_end_vectors();
+    durable_end_vectors();
     threads_vectors();
     return gen_finish();
 }

@@ -45,6 +45,8 @@ int vec_options(const char *ptl_path, tracelog_reader_options *opt)
         opt->max_chunk_size = v;
     if ((v = json_u32(text, "max_event_types")))
         opt->max_event_types = v;
+    if ((v = json_u32(text, "max_threads")))
+        opt->max_threads = v;
     return 0;
 }
 
