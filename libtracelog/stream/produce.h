@@ -55,6 +55,34 @@ static inline void tl_stream_write_rec(uint8_t *at, uint32_t kind, uint32_t size
 }
 
 /*
+ * The payload's bytes: up to 16 copied inline with at most two overlapping
+ * loads and stores of each width (a memcpy call costs more than the copy at
+ * these sizes), longer ones by memcpy. Never reads outside [from, from + len).
+ */
+static inline void tl_stream_copy_payload(uint8_t *to, const uint8_t *from, uint32_t len)
+{
+    if (len > 16) {
+        memcpy(to, from, len);
+    } else if (len >= 8) {
+        uint64_t a, b;
+        memcpy(&a, from, 8);
+        memcpy(&b, from + len - 8, 8);
+        memcpy(to, &a, 8);
+        memcpy(to + len - 8, &b, 8);
+    } else if (len >= 4) {
+        uint32_t a, b;
+        memcpy(&a, from, 4);
+        memcpy(&b, from + len - 4, 4);
+        memcpy(to, &a, 4);
+        memcpy(to + len - 4, &b, 4);
+    } else if (len) {
+        to[0] = from[0];
+        to[len / 2] = from[len / 2];
+        to[len - 1] = from[len - 1];
+    }
+}
+
+/*
  * Records ev (its ts is ignored: the stream takes the time) into lane
  * `lane`: a user lane (below tl_stream_user_lanes), or the system lane
  * through tl_stream_record_system. ev->len is at most max_data (the caller
@@ -119,8 +147,8 @@ static inline int tl_stream_record(tl_stream *s, uint32_t lane, const tl_event *
         }
         uint8_t *at = base + (pos & (cap - 1));
         tl_stream_write_rec(at, stopped ? TL_KIND_SKIP : TL_KIND_EVENT, tl_rec_size(len), ts, ev);
-        if (len && !stopped)
-            memcpy(at + TL_REC_HEADER, ev->data, len);
+        if (!stopped)
+            tl_stream_copy_payload(at + TL_REC_HEADER, ev->data, len);
         atomic_store_explicit(&((tl_rec *)at)->commit, pos + 1, memory_order_release);
         if (stopped && atomic_load(&s->autostopped))
             atomic_fetch_add(&l->overruns, 1);
