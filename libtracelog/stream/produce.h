@@ -16,6 +16,8 @@
 /* Lane i (at most the lane count: the system lane). */
 static inline tl_lane *tl_stream_lane(tl_stream *s, uint32_t i) { return (tl_lane *)((char *)s + TL_LANES_OFFSET) + i; }
 
+#define TL_PREFETCH_AHEAD 512 /* bytes: 256 to 2048 measured alike, 512 best by a little */
+
 /* A field another thread may zero under us (tl_stream_destroy), read exactly once. */
 #define TL_READ_ONCE(field) (*(const volatile __typeof__(field) *)&(field))
 
@@ -146,6 +148,10 @@ static inline int tl_stream_record(tl_stream *s, uint32_t lane, const tl_event *
             pos += TL_REC_HEADER;
         }
         uint8_t *at = base + (pos & (cap - 1));
+        /* The line TL_PREFETCH_AHEAD bytes on in our lane, asked for now: the lane streams through memory
+           larger than the caches, and without this each new line's store waits for it (a quarter of the
+           event's time at 16 B). Wrapped, so it never touches another lane's lines. */
+        __builtin_prefetch(base + ((pos + TL_PREFETCH_AHEAD) & (cap - 1)), 1, 3);
         tl_stream_write_rec(at, stopped ? TL_KIND_SKIP : TL_KIND_EVENT, tl_rec_size(len), ts, ev);
         if (!stopped)
             tl_stream_copy_payload(at + TL_REC_HEADER, ev->data, len);
