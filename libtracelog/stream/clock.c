@@ -278,19 +278,24 @@ static struct {
     uint64_t mult;
 } chosen = {PTHREAD_MUTEX_INITIALIZER, UNDECIDED, 0, 0};
 
+/* fork() waits for a calibration in progress: a child must not inherit the lock taken. */
+static void lock_chosen(void) { pthread_mutex_lock(&chosen.lock); }
+static void unlock_chosen(void) { pthread_mutex_unlock(&chosen.lock); }
+__attribute__((constructor)) static void clock_fork_handlers(void)
+{
+    pthread_atfork(lock_chosen, unlock_chosen, unlock_chosen);
+}
+
+#if TL_HAVE_TSC
 static int wants_tsc(int *forced)
 {
-    *forced = 0;
-#if TL_HAVE_TSC
     const char *env = getenv(TL_CLOCK_ENV);
+    *forced = env && strcmp(env, "tsc") == 0;
     if (env && strcmp(env, "clock_gettime") == 0)
         return 0;
-    *forced = env && strcmp(env, "tsc") == 0;
     return *forced || kernel_trusts_tsc();
-#else
-    return 0;
-#endif
 }
+#endif
 
 /* The mult of the process's TSC calibration, or 0: this stream takes clock_gettime. */
 static uint64_t process_mult(void)
