@@ -12,7 +12,10 @@
  *           by the controller's flusher (another process) vs by the
  *           child's own flusher thread.
  *   attach  posix_trace_create(pid) + start, until the controller reads
- *           the first event of a child that records all the time.
+ *           the first event of a child that records all the time. Measured
+ *           first, so the first attach is this process's first stream
+ *           creation and pays what only the first one pays (the TSC
+ *           clock's calibration, stream/clock.c): reported on its own.
  *
  *   bench_xproc [--smoke] [--runs N] [--events N] [--seconds S] [--rates 1,2,4]
  *               [--dir DIR] [--json FILE]
@@ -426,6 +429,7 @@ static void attach_child(const chan *l)
 }
 
 static bu_summary attach_ms;
+static double first_attach_ms;
 
 static void measure_attach(void)
 {
@@ -455,6 +459,7 @@ static void measure_attach(void)
     say(l.to_child, 'q');
     if (end_child(&l, pid) != 0)
         fail("attach child", 0);
+    first_attach_ms = ms[0];
     attach_ms = bu_summarize(ms, attaches);
 }
 
@@ -478,6 +483,8 @@ static void print(void)
     printf("  zero-loss rate: in-process %.1f M/s, controller %.1f M/s\n", zero_loss(0), zero_loss(1));
     printf("\n  attach (create + start to the first event read), %d attaches: %.2f ms [%.2f-%.2f]  target < 10 ms: %s\n",
            attaches, attach_ms.median, attach_ms.min, attach_ms.max, attach_ms.median < 10 ? "met" : "MISSED");
+    printf("  first attach of this process (its first stream: clock start-up included): %.2f ms  target < 10 ms: %s\n",
+           first_attach_ms, first_attach_ms < 10 ? "met" : "MISSED");
 }
 
 static void write_json(void)
@@ -491,9 +498,9 @@ static void write_json(void)
     fprintf(f,
             "{\n  \"cost_ns\": {\"in_process\": %.2f, \"controller\": %.2f},\n"
             "  \"zero_loss_mevents_s\": {\"in_process\": %.1f, \"controller\": %.1f},\n"
-            "  \"attach_ms\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f},\n  \"steps\": [",
+            "  \"attach_ms\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f, \"first\": %.3f},\n  \"steps\": [",
             cost_in.median, cost_x.median, zero_loss(0), zero_loss(1), attach_ms.median, attach_ms.min,
-            attach_ms.max);
+            attach_ms.max, first_attach_ms);
     for (int i = 0; i < nrates; i++)
         fprintf(f, "%s\n    {\"offered\": %.1f, \"in_rate\": %.3f, \"in_lost\": %llu, \"x_rate\": %.3f, \"x_lost\": %llu}",
                 i ? "," : "", steps[i].offered, steps[i].in_rate, (unsigned long long)steps[i].in_lost,
@@ -556,9 +563,9 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
+    measure_attach();
     measure_cost();
     measure_rate();
-    measure_attach();
     print();
     write_json();
     return failures ? 1 : 0;

@@ -172,6 +172,7 @@ static void pause_for(long long events, size_t len)
 }
 
 static long long issued;
+static uint64_t record_cpu_ns; /* the last record()'s thread CPU time, per thread */
 
 /* n events per thread, in batches of a quarter buffer with pauses; returns the recording time. */
 static uint64_t record(int nthreads, long long n, size_t len, int realistic, double *share, int fields)
@@ -182,7 +183,7 @@ static uint64_t record(int nthreads, long long n, size_t len, int realistic, dou
     long long batch = (long long)(cfg.buffer_bytes / 4 / event_bytes(len));
     if (batch > n)
         batch = n;
-    uint64_t total = 0;
+    uint64_t total = 0, cpu = 0;
     double sh = 1;
     for (long long done = 0; done < n; done += batch) {
         long long b = n - done < batch ? n - done : batch;
@@ -193,12 +194,14 @@ static uint64_t record(int nthreads, long long n, size_t len, int realistic, dou
             double s = (double)workers[i].cpu_ns / (double)(workers[i].t1 - workers[i].t0);
             if (s < sh)
                 sh = s;
+            cpu += workers[i].cpu_ns;
         }
         issued += b * nthreads;
         pause_for(b, len);
     }
     if (share)
         *share = sh;
+    record_cpu_ns = cpu / (uint64_t)nthreads;
     return total;
 }
 
@@ -219,10 +222,11 @@ static void mode_cost(void)
         size_t len = sizes[p];
         long long fit = (long long)(cfg.buffer_bytes / 10 * 9 / event_bytes(len));
         long long n = cfg.events < fit ? cfg.events : fit;
-        double one[MAX_RUNS], two[MAX_RUNS], speed[MAX_RUNS], share1 = 1, share2 = 1;
+        double one[MAX_RUNS], one_cpu[MAX_RUNS], two[MAX_RUNS], speed[MAX_RUNS], share1 = 1, share2 = 1;
         for (int r = 0; r < cfg.runs; r++) {
             double sh;
             uint64_t t1 = record(1, n, len, 0, &sh, 0);
+            one_cpu[r] = (double)record_cpu_ns / (double)n;
             share1 = sh < share1 ? sh : share1;
             uint64_t t2 = record(2, n, len, 0, &sh, 0);
             share2 = sh < share2 ? sh : share2;
@@ -233,6 +237,7 @@ static void mode_cost(void)
         printf("%s\"%zu\": {\"events\": %lld, \"cpu_share_1t\": %.3f, \"cpu_share_2t\": %.3f, ", p ? ", " : "", len,
                n, share1, share2);
         print_array("ns_1t", one, cfg.runs, ", ");
+        print_array("cpu_ns_1t", one_cpu, cfg.runs, ", ");
         print_array("ns_2t", two, cfg.runs, ", ");
         print_array("speedup", speed, cfg.runs, "}");
     }

@@ -101,6 +101,17 @@ def main():
                          "%.2f" % ratio if ratio else "n/a",
                          "met" if ratio and ratio <= 0.5 else "MISSED"))
     out["recording"] = rec
+    # Thread CPU time: what the load distorts least (elapsed time counts the time other jobs ran).
+    print("1 thread, thread CPU time per event (the same runs)")
+    cpu = []
+    for p in ("16", "64", "256"):
+        tlog = figs.get("event_log_%sb_1t_cpu_ns" % p)
+        l = summary(lt.get(p, {}).get("cpu_ns_1t", []))
+        ratio = tlog["median"] / l["median"] if tlog and l else None
+        cpu.append({"payload": int(p), "tracelog_log_cpu_ns": tlog, "lttng_cpu_ns": l, "ratio": ratio})
+        print("%-9s     tracelog FLUSH+log %-24s LTTng-UST %-24s tl/LTTng %s" % (
+            p + " B", fmt(tlog), fmt(l), "%.2f" % ratio if ratio else "n/a"))
+    out["recording_cpu_1t"] = cpu
     if clock and figs.get("event_log_16b_1t_ns"):
         target("posix_trace_event 16 B (log) / clock_gettime", figs["event_log_16b_1t_ns"]["median"] / clock["median"],
                2.0, True, "<= 2x")

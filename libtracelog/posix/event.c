@@ -25,7 +25,19 @@ _Static_assert(TRACE_SYS_MAX + TL_CTL_SLOTS == TL_ACTIVE_SLOTS, "announced strea
 /* initial-exec TLS: no lazy allocation, so it is safe in a signal handler. */
 static __thread uint32_t lane_ticket __attribute__((tls_model("initial-exec")));
 static __thread uint32_t kernel_tid __attribute__((tls_model("initial-exec")));
+static __thread uint64_t pthread_id __attribute__((tls_model("initial-exec")));
 static _Atomic uint32_t next_ticket;
+
+/* pthread_self(), kept like the kernel tid: a TLS load instead of a call into libc on every event. */
+static uint64_t my_pthread(void)
+{
+    uint64_t p = pthread_id;
+    if (p == 0) {
+        p = (uint64_t)pthread_self();
+        pthread_id = p;
+    }
+    return p;
+}
 
 /* gettid(), asked once per thread (async-signal-safe: a signal handler that gets here first asks too). */
 uint32_t tl_posix_kernel_tid(void)
@@ -53,6 +65,7 @@ void tl_posix_event_after_fork_child(void)
 {
     lane_ticket = 0;
     kernel_tid = 0;
+    pthread_id = 0;
 }
 
 tracelog_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len, uint64_t caller)
@@ -61,7 +74,7 @@ tracelog_event tl_posix_system_event(trace_event_id_t id, const void *data, size
                       .pid = atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed),
                       .kernel_tid = tl_posix_kernel_tid(),
                       .truncation = POSIX_TRACE_NOT_TRUNCATED,
-                      .tid = (uint64_t)pthread_self(),
+                      .tid = my_pthread(),
                       .address = caller,
                       .payload_len = (uint32_t)len,
                       .payload = data};
@@ -108,7 +121,7 @@ void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr,
                        .pid = atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed),
                        .kernel_tid = tl_posix_kernel_tid(),
                        .truncation = trunc,
-                       .tid = (uint64_t)pthread_self(),
+                       .tid = my_pthread(),
                        .address = (uint64_t)(uintptr_t)__builtin_extract_return_addr(__builtin_return_address(0)),
                        .payload_len = (uint32_t)len,
                        .payload = data_ptr};

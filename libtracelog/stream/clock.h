@@ -14,9 +14,11 @@
  *
  * TSC conversion, exact and deterministic (format-spec 5.2, clock_calibration):
  *   ns = ns_base + floor((int64)(tsc - tsc_base) * mult / 2^shift)
- * with the frequency measured once per process against CLOCK_MONOTONIC and
- * the base taken against CLOCK_REALTIME when the stream is created. It
- * does not follow later NTP slewing or steps of the system clock.
+ * with the rate measured against CLOCK_MONOTONIC over at least 20 ms to
+ * within 2 ppm, once per boot and user (cached: clock_cache.h; clock.c says
+ * how a process gets it in well under a millisecond), and the base taken
+ * against CLOCK_REALTIME when the stream is created. It does not follow
+ * later NTP slewing or steps of the system clock.
  */
 #ifndef TRACELOG_STREAM_CLOCK_H
 #define TRACELOG_STREAM_CLOCK_H
@@ -31,6 +33,8 @@
 #endif
 
 #define TL_CLOCK_ENV "TRACELOG_CLOCK"
+
+#include "stream/clock_cache.h"
 
 enum tl_clock_kind { TL_CLOCK_GETTIME = 0, TL_CLOCK_TSC = 1 };
 
@@ -65,6 +69,18 @@ static inline uint64_t tl_clock_now(const tl_clock *c)
 
 /* A clock for a new stream: the process's choice of source, its base taken now. */
 void tl_clock_init(tl_clock *c);
+
+#if TL_HAVE_TSC
+enum { TL_CAL_NONE, TL_CAL_CACHED, TL_CAL_MEASURED };
+/*
+ * The TSC's calibration, taken from the cache file at path if it holds one
+ * this process's own quick measurement agrees with (TL_CAL_CACHED), else
+ * measured over this process's life since the library was loaded, if that
+ * is long enough, and offered to the cache (TL_CAL_MEASURED); with wait,
+ * sleeps until it is long enough, else TL_CAL_NONE.
+ */
+int tl_clock_tsc_calibrate(const char *path, int wait, tl_tsc_cal *out);
+#endif
 
 /* The name of c's source, as METADATA's clock_source says it: "tsc" or "clock_gettime". */
 const char *tl_clock_source(const tl_clock *c);
