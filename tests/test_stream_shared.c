@@ -131,7 +131,7 @@ static void test_consumer_survives_garbage(void)
     tl_stream *s = tl_stream_create_in(m, size, &p);
     if (!CHECK(s != NULL))
         return;
-    tl_stream_start(s, NULL);
+    tl_stream_start(s, NULL, NULL);
     for (uint32_t lane = 0; lane < 4; lane++)
         for (uint32_t k = 0; k < 3; k++) {
             uint32_t v = lane * 10 + k;
@@ -191,7 +191,7 @@ static void test_deferred_record_kept(void)
     tl_stream *s = tl_stream_create_in(m, size, &params);
     if (!CHECK(s != NULL))
         return;
-    tl_stream_start(s, NULL);
+    tl_stream_start(s, NULL, NULL);
     uint32_t v[3] = {0, 1, 2};
     tl_event a = {.event_id = 100, .len = 4, .data = &v[0]}, b = {.event_id = 101, .len = 4, .data = &v[1]},
              a2 = {.event_id = 102, .len = 4, .data = &v[2]};
@@ -237,7 +237,7 @@ static void test_geometry_changed_after_init(void)
     tl_stream *s = tl_stream_create_in(area, size, &p);
     if (!CHECK(s != NULL))
         return;
-    tl_stream_start(s, NULL);
+    tl_stream_start(s, NULL, NULL);
     uint32_t v = 0, recorded = 0;
     tl_event ev = {.event_id = 100, .len = sizeof v, .data = &v};
     while (tl_stream_running(s) && v++ < 100000)
@@ -289,7 +289,7 @@ static void test_abandoned_record_skipped(void)
     tl_stream *s = tl_stream_create_in(m, size, &p);
     if (!CHECK(s != NULL))
         return;
-    tl_stream_start(s, NULL);
+    tl_stream_start(s, NULL, NULL);
     uint32_t v = 0;
     tl_event ev = {.event_id = 100, .len = sizeof v, .data = &v};
     for (uint32_t lane = 0; lane <= 2; lane += 2) {
@@ -357,7 +357,7 @@ static void test_backlog(void)
         tl_stream *s = tl_stream_create_in(m, size, &p);
         if (!CHECK(s != NULL))
             break;
-        tl_stream_start(s, NULL);
+        tl_stream_start(s, NULL, NULL);
         uint32_t v = 0, n = (uint32_t)(tl_stream_lane_size(s) / 2 / tl_rec_size(sizeof v));
         tl_event ev = {.event_id = 100, .len = sizeof v, .data = &v};
         tl_consumer c;
