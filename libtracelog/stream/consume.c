@@ -224,6 +224,11 @@ static uint64_t after_uncommitted(tl_consumer *c, uint32_t i, uint64_t t)
 /* Lane i's uncommitted record at t is lost, with what cannot be parsed after it: 1, or 0 if not yet known where it ends. */
 static int skip_abandoned(tl_consumer *c, uint32_t i, uint64_t t)
 {
+    if (atomic_load(&c->lanes[i].head) - t > c->cap[i]) {
+        /* More reserved than the ring holds (a scribbled head): skipping record by record up to it would never end. */
+        drop_rest(c, i, t);
+        return 1;
+    }
     uint64_t next = after_uncommitted(c, i, t);
     if (!next || !lose_span(c, i, t, next))
         return 0;
