@@ -14,7 +14,9 @@
  *  - every event it hands out carries at most max_data (max_sys_data)
  *    bytes, which lie inside the mapping (FLUSH, UNTIL_FULL: the data is
  *    handed out where it is in its lane) or in the consumer's own buffer
- *    (LOOP: copied out, since producers may overwrite it).
+ *    (LOOP: copied out, since producers may overwrite it);
+ *  - the same once told the producers are gone (tl_consumer_producers_gone:
+ *    uncommitted records skipped up to the lane's head), after a first drain.
  */
 #define _GNU_SOURCE
 #include "fuzz_helpers.h"
@@ -23,6 +25,28 @@
 #define MAP_BYTES (300u << 10) /* more than a 2-lane stream of 4 KiB lanes takes */
 
 static volatile uint8_t sink;
+
+/* Takes events until the consumer says the stream is empty, checking each; within a bound set by the size. */
+static void drain(tl_consumer *c, const uint8_t *map, uint64_t map_size)
+{
+    /* Every record takes 8 bytes at least (a dropped one) and gives at most three events. */
+    uint64_t bound = map_size / 8 * 3 + 64, taken = 0;
+    tracelog_event ev;
+    for (;;) {
+        FUZZ_ASSERT(taken < bound, "no end after %llu events", (unsigned long long)taken);
+        tl_take r = tl_consumer_take(c, &ev, 1);
+        FUZZ_ASSERT(r == TL_TAKE_EVENT || r == TL_TAKE_EMPTY, "take: %d", (int)r);
+        if (r == TL_TAKE_EMPTY)
+            return;
+        FUZZ_ASSERT(ev.payload_len <= c->buf_cap, "len %u over %zu", ev.payload_len, c->buf_cap);
+        const uint8_t *d = ev.payload;
+        FUZZ_ASSERT(ev.payload_len == 0 || (c->shared_tail ? d == c->buf : d >= map && d + ev.payload_len <= map + map_size),
+                    "data outside the mapping");
+        if (ev.payload_len) /* touch the data: ASan checks it */
+            sink ^= d[0] ^ d[ev.payload_len - 1];
+        taken++;
+    }
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -38,23 +62,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(e == EINVAL || e == ENOMEM, "init: %d", e);
         return 0;
     }
-    /* Every record takes 8 bytes at least (a dropped one) and gives at most three events. */
-    uint64_t bound = map_size / 8 * 3 + 64, taken = 0;
+    drain(&c, map, map_size);
+    tl_consumer_producers_gone(&c); /* what a controller says at the traced process's end: the rest goes */
+    drain(&c, map, map_size);
     tracelog_event ev;
-    for (;;) {
-        FUZZ_ASSERT(taken < bound, "no end after %llu events", (unsigned long long)taken);
-        tl_take r = tl_consumer_take(&c, &ev, 1);
-        FUZZ_ASSERT(r == TL_TAKE_EVENT || r == TL_TAKE_EMPTY, "take: %d", (int)r);
-        if (r == TL_TAKE_EMPTY)
-            break;
-        FUZZ_ASSERT(ev.payload_len <= c.buf_cap, "len %u over %zu", ev.payload_len, c.buf_cap);
-        const uint8_t *d = ev.payload;
-        FUZZ_ASSERT(ev.payload_len == 0 || (c.shared_tail ? d == c.buf : d >= map && d + ev.payload_len <= map + map_size),
-                    "data outside the mapping");
-        if (ev.payload_len) /* touch the data: ASan checks it */
-            sink ^= d[0] ^ d[ev.payload_len - 1];
-        taken++;
-    }
     for (unsigned i = 0; tl_consumer_take_unmarked_loss(&c, &ev); i++)
         FUZZ_ASSERT(i <= 2 * (TL_MAX_LANES + 1), "unmarked losses do not end");
     tl_consumer_free(&c);

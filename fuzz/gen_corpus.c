@@ -513,7 +513,7 @@ static tl_stream *seed_stream(uint32_t policy, void *map, uint64_t size)
     tl_stream *s = tl_stream_create_in(map, size, &p);
     if (!s)
         die("tl_stream_create_in");
-    tl_stream_start(s, NULL);
+    tl_stream_start(s, NULL, NULL);
     return s;
 }
 

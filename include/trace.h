@@ -104,7 +104,16 @@
  *      controller's flusher does this within a few ms; with the others at
  *      once, too (a thread of the controller waits for the end); then
  *      the log gets a trailer at once (it reads back complete before the
- *      shutdown, which writes the final one). If the controller dies, the
+ *      shutdown, which writes the final one). Without a log, the same
+ *      event is read with the getnext functions after every event the
+ *      process recorded, and the stream is SUSPENDED: a reader blocked in
+ *      posix_trace_getnext_event or timedgetnext gets it within about
+ *      10 ms of the end; afterwards the stream is an active stream with no
+ *      event, as the standard has it: getnext blocks (until a signal,
+ *      EINTR, or a shutdown, EINVAL), timedgetnext times out, trygetnext
+ *      sets *unavailable. A record the process died in the middle of is
+ *      counted lost (OVERFLOW, and RESUME if its thread's buffer holds
+ *      later events) before the end. If the controller dies, the
  *      traced process goes on (its events are dropped and counted) and a
  *      later controller can trace it again. A child sharing its parent's
  *      name map through an inherited stream is seen by a controller of its
@@ -117,7 +126,9 @@
  *      stream was created, so they never go backwards within a stream and
  *      convert to CLOCK_REALTIME nanoseconds. Order is exact: the reader
  *      waits for a thread that has read the clock but not yet stored its
- *      event (for at most about a millisecond, in case it died).
+ *      event (at most 200 ms per read; a record still not stored a second
+ *      later, its thread must have died, is counted lost: OVERFLOW and
+ *      RESUME; in a controller, at once when the traced process ended).
  *  P29 The log descriptor is duplicated (close-on-exec) and never closed.
  *      SIGXFSZ is blocked while the library writes (create_withlog, every
  *      flush, shutdown), so exceeding RLIMIT_FSIZE gives EFBIG instead of

@@ -117,7 +117,9 @@ static int one_kill(unsigned round, uint64_t *events)
         ok &= CHECK_MSG(next >= before && next <= after + 1,
                         "round %u: the log holds events 0..%llu in order; %llu calls had returned at the kill",
                         round, (unsigned long long)next, (unsigned long long)before);
-        ok &= CHECK_EQ(lost, 0);
+        /* A kill between the reservation and the commit of the interrupted call's record: that
+           record is counted lost (design note, section 7), with its OVERFLOW before the end. */
+        ok &= CHECK_MSG(lost <= 1, "round %u: %llu losses", round, (unsigned long long)lost);
         ok &= CHECK_MSG(end >= 0, "round %u: the log says how the program ended", round);
         if (end >= 0 && evs.ev[end].len == 8) {
             int32_t how_code[2];

@@ -68,7 +68,7 @@ static void test_child_records_into_our_buffer(void)
     CHECK_ERR(tl_xproc_buffer_create(r.peer.euid, r.peer.egid, (uint32_t)pid, tl_stream_bytes(&p), &b), 0);
     tl_stream *s = tl_stream_create_in(b.map, b.size, &p);
     CHECK(s != NULL);
-    tl_stream_start(s, NULL);
+    tl_stream_start(s, NULL, NULL);
     uint64_t t0 = xp_now_ns();
     CHECK_ERR(tl_xproc_remote_attach(&r, &b, 0), 0);
     int result = -1;

@@ -48,7 +48,7 @@ static tl_stream *started(uint32_t policy, uint64_t *size)
     *size = tl_stream_bytes(&p);
     tl_stream *s = tl_stream_create_in(zeroed(*size), *size, &p);
     if (CHECK(s != NULL))
-        tl_stream_start(s, NULL);
+        tl_stream_start(s, NULL, NULL);
     return s;
 }
 
@@ -243,7 +243,7 @@ static void test_geometry_changed_after_init(void)
     tl_stream *s = tl_stream_create_in(area, size, &p);
     if (!CHECK(s != NULL))
         return;
-    tl_stream_start(s, NULL);
+    tl_stream_start(s, NULL, NULL);
     uint32_t v = 0, recorded = 0;
     tracelog_event ev = {.event_id = 100, .payload_len = sizeof v, .payload = &v};
     while (tl_stream_running(s) && v++ < 100000)
@@ -340,6 +340,62 @@ static void test_abandoned_record_skipped(void)
     CHECK_EQ(tl_stream_overruns(s), 2);
     tl_consumer_free(&c);
     munmap(s, size);
+}
+
+/*
+ * Once told the producers are gone (a controller saw the traced process
+ * end), the consumer waits for no uncommitted record in a user lane: lane 0's
+ * (events after it) and lane 1's (the last of its lane) are skipped at once,
+ * one counted loss each; lane 2's head scribbled far past what its ring
+ * holds, with an uncommitted record at the tail, is dropped as garbage in
+ * one step (skipping up to that head record by record never ended: a hang
+ * fuzz_shared_buffer found).
+ */
+static void test_producers_gone(void)
+{
+    tl_stream_params p = params;
+    p.policy = TRACELOG_POLICY_FLUSH;
+    uint64_t size = tl_stream_bytes(&p);
+    void *m = zeroed(size);
+    tl_stream *s = tl_stream_create_in(m, size, &p);
+    if (!CHECK(s != NULL))
+        return;
+    tl_stream_start(s, NULL, NULL);
+    uint32_t v = 0;
+    tracelog_event ev = {.event_id = 100, .payload_len = sizeof v, .payload = &v};
+    for (uint32_t lane = 0; lane <= 2; lane++) {
+        ev.event_id = 100 + lane * 10;
+        CHECK(tl_stream_record(s, lane, &ev));
+        atomic_fetch_add(&tl_stream_lane(s, lane)->head, lane == 2 ? 1ull << 40 : tl_rec_size(4));
+        if (lane == 0) {
+            ev.event_id++;
+            CHECK(tl_stream_record(s, lane, &ev));
+        }
+    }
+    tl_consumer c;
+    CHECK_ERR(tl_consumer_init_shared(&c, m, size), 0);
+    tl_consumer_producers_gone(&c);
+    uint32_t events = 0, overflows = 0, waits = 0;
+    tracelog_event out;
+    for (int calls = 0; calls < 100; calls++) {
+        tl_take r = tl_consumer_take(&c, &out, 0);
+        if (r == TL_TAKE_EMPTY)
+            break;
+        waits += r == TL_TAKE_WAIT;
+        if (r == TL_TAKE_EVENT && out.event_id == p.markers.overflow)
+            overflows++;
+        else if (r == TL_TAKE_EVENT && out.event_id >= 100)
+            events++;
+    }
+    while (tl_consumer_take_unmarked_loss(&c, &out))
+        overflows++;
+    CHECK_EQ(waits, 0);
+    CHECK_EQ(events, 4); /* 100, 101, 110, 120 */
+    CHECK_EQ(overflows, 3);
+    CHECK_EQ(c.abandoned, 2);
+    CHECK_EQ(c.garbage, 1);
+    tl_consumer_free(&c);
+    munmap(m, size);
 }
 
 /*
@@ -444,6 +500,7 @@ int main(void)
     PT_RUN(test_deferred_record_kept);
     PT_RUN(test_geometry_changed_after_init);
     PT_RUN(test_abandoned_record_skipped);
+    PT_RUN(test_producers_gone);
     PT_RUN(test_backlog);
     PT_RUN(test_torn_geometry);
     return pt_finish();

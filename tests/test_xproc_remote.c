@@ -239,7 +239,7 @@ static void test_trace_child_from_before_exec(void)
         tl_xproc_buffer b;
         CHECK_ERR(tl_xproc_buffer_create(r.peer.euid, r.peer.egid, (uint32_t)pid, tl_stream_bytes(&p), &b), 0);
         tl_stream *s = tl_stream_create_in(b.map, b.size, &p);
-        tl_stream_start(s, NULL);
+        tl_stream_start(s, NULL, NULL);
         CHECK_ERR(tl_xproc_remote_attach(&r, &b, 0), 0);
         xp_send(down[1], 'e');
         trace_event_id_t id = 0;

@@ -32,10 +32,32 @@ static void get_filter(tl_stream *s, trace_event_set_t *set)
     memcpy(set->__bits, words, sizeof words);
 }
 
+/*
+ * What the system events we record go through: for another process's
+ * stream, a consumer's checked copy of the geometry (that process may have
+ * changed the mapping's); for ours, NULL: the stream itself.
+ */
+static tl_consumer *recorder(tl_trace *t)
+{
+    if (!t->active.remote)
+        return NULL;
+    return t->active.log ? tl_log_recorder(t->active.log) : &t->active.consumer;
+}
+
 static void record_system(tl_trace *t, trace_event_id_t id, const void *data, size_t len, uint64_t caller)
 {
     tracelog_event ev = tl_posix_system_event(id, data, len, caller);
-    tl_stream_record_system(t->active.stream, &ev);
+    tl_consumer *via = recorder(t);
+    if (via)
+        tl_consumer_record_system(via, &ev);
+    else
+        tl_stream_record_system(t->active.stream, &ev);
+}
+
+/* Every event the stream lost, over its consumer's checked lane count (a traced process may change the mapping's). */
+static uint64_t overruns_of(tl_trace *t)
+{
+    return t->active.log ? tl_log_overruns(t->active.log) : tl_consumer_overruns(&t->active.consumer);
 }
 
 /* Another process than ours: a stream it records into and we control (controller.c). */
@@ -211,7 +233,7 @@ int posix_trace_start(trace_id_t trid)
     trace_event_set_t filter;
     get_filter(t->active.stream, &filter);
     tracelog_event start = tl_posix_system_event(POSIX_TRACE_START, &filter, sizeof filter, CALLER);
-    tl_stream_start(t->active.stream, &start);
+    tl_stream_start(t->active.stream, &start, recorder(t));
     if (!t->active.remote)
         tl_posix_wanted_set(t->slot, 1); /* after the stream runs: its events pass from now on */
     pthread_mutex_unlock(&t->read_lock);
@@ -226,7 +248,7 @@ static int stop_stream(tl_trace *t, uint64_t caller)
     tracelog_event stop = tl_posix_system_event(POSIX_TRACE_STOP, &automatic, sizeof automatic, caller);
     if (t->active.log)
         return tl_log_stop(t->active.log, &stop);
-    return tl_stream_stop(t->active.stream, &stop);
+    return tl_stream_stop(t->active.stream, &stop, recorder(t));
 }
 
 int posix_trace_stop(trace_id_t trid)
@@ -258,7 +280,7 @@ int posix_trace_clear(trace_id_t trid)
         tl_log_clear(t->active.log);
     else
         tl_consumer_clear(&t->active.consumer);
-    atomic_store(&t->active.overruns_reported, tl_stream_overruns(t->active.stream));
+    atomic_store(&t->active.overruns_reported, overruns_of(t));
     pthread_mutex_unlock(&t->read_lock);
     tl_posix_release(t);
     return 0;
@@ -319,10 +341,15 @@ int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)
         return 0;
     }
     tl_stream *s = t->active.stream;
+    if (t->active.remote && !t->active.log) { /* with a log, the log notices the end */
+        pthread_mutex_lock(&t->read_lock);
+        tl_posix_notice_end(t);
+        pthread_mutex_unlock(&t->read_lock);
+    }
     si->posix_stream_status = tl_stream_running(s) ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
     si->posix_stream_full_status = tl_stream_full(s) ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
     /* Read and reset in one step: of two concurrent calls, one reports a new overrun. */
-    uint64_t overruns = tl_stream_overruns(s);
+    uint64_t overruns = overruns_of(t);
     uint64_t reported = atomic_exchange(&t->active.overruns_reported, overruns);
     si->posix_stream_overrun_status = overruns > reported ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
     si->posix_stream_flush_status = POSIX_TRACE_NOT_FLUSHING;

@@ -104,3 +104,11 @@ void tl_remote_close(tl_remote *rm)
     tl_xproc_buffer_destroy(&rm->b);
     free(rm);
 }
+
+void tl_posix_end_seen(tl_stream *s, tl_consumer *c, const trace_attr_t *attr)
+{
+    tl_stream_stop(s, NULL, NULL); /* nothing recorded after the end: a controller's STOP came before */
+    /* Its forked children may still record into an inherited stream: their records in flight are waited for. */
+    if (attr->__inheritance != POSIX_TRACE_INHERITED)
+        tl_consumer_producers_gone(c);
+}

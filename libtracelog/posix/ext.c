@@ -14,6 +14,13 @@ int tracelog_trace_sync(trace_id_t trid)
     return e;
 }
 
+void tl_posix_consumer_stats(const tl_consumer *c, tracelog_trace_stats *st)
+{
+    st->events_lost = tl_consumer_overruns(c);
+    st->events_buffered = tl_consumer_buffered(c);
+    st->lanes = tl_consumer_lanes(c);
+}
+
 int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats)
 {
     tl_trace *t;
@@ -22,14 +29,12 @@ int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats)
     int e = tl_posix_acquire(trid, TL_ACTIVE_KINDS, &t);
     if (e)
         return e;
-    tl_stream *s = t->active.stream;
     *stats = (tracelog_trace_stats){0};
-    stats->events_delivered = tl_stream_delivered(s);
-    stats->events_lost = tl_stream_overruns(s);
-    stats->events_buffered = tl_stream_buffered(s);
-    stats->lanes = tl_stream_lanes(s);
+    stats->events_delivered = tl_stream_delivered(t->active.stream);
     if (t->active.log)
         tl_log_get_stats(t->active.log, stats);
+    else
+        tl_posix_consumer_stats(&t->active.consumer, stats);
     tl_posix_release(t);
     return 0;
 }

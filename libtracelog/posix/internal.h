@@ -62,6 +62,8 @@ typedef struct tl_trace {
         tl_log *log;           /* with log: it drains the stream with a consumer of its own */
         tl_remote *remote;     /* pid != 0: the stream is in a buffer another process records into */
         tl_xproc_buffer named; /* pid 0, INHERITED: the stream's buffer has a name that spawned children open */
+        int end_seen;          /* remote, without log: 1 once its process ended, 2 once the end was read (read.c) */
+        int32_t end_data[2];   /* the end event's data: how, code */
     } active;
 
     struct {
@@ -179,6 +181,12 @@ int tl_remote_ended(tl_remote *rm, tl_proc_end *end);
 int tl_remote_wait_end(tl_remote *rm, int wake_fd);
 /* Marks the stream dead, tells the process to let it go, removes the buffer. Accepts NULL. */
 void tl_remote_close(tl_remote *rm);
+/*
+ * The traced process of stream s has ended: s is stopped, and c (the
+ * stream's consumer) counts a record it died in the middle of as lost at
+ * once (unless the stream is inherited: a child may still be recording).
+ */
+void tl_posix_end_seen(tl_stream *s, tl_consumer *c, const trace_attr_t *attr);
 /* The names a handle's stream uses: 0 with *out (NULL: this process's own), or EAGAIN. */
 int tl_posix_trace_names(tl_trace *t, tl_names **out);
 
@@ -209,7 +217,12 @@ int tl_log_stop(tl_log *l, const tracelog_event *marker);
 void tl_log_clear(tl_log *l);
 /* Fills the flush and log fields of si, resetting what the standard resets when read. */
 void tl_log_get_status(tl_log *l, struct posix_trace_status_info *si);
+/* The lane statistics by the log's consumer (its checked geometry), then the log's. */
 void tl_log_get_stats(tl_log *l, tracelog_trace_stats *st);
+/* Sum of the lanes' overrun counters, over the log consumer's lane count. */
+uint64_t tl_log_overruns(tl_log *l);
+/* What a controller's system events go through (tl_stream_start): the log's consumer; NULL for a log of our own. */
+tl_consumer *tl_log_recorder(tl_log *l);
 /* The fatal-signal handler's flush (crash.c): the events recorded until now, then the partial chunk. */
 void tl_log_crash_flush(tl_log *l);
 /* POSIX_TRACE_FULL or NOT_FULL for a log with these counters (a LOOP log that wrapped is full). */
@@ -220,6 +233,19 @@ int tl_posix_log_full_status(int log_policy, const tracelog_log_status *ls);
 void tl_posix_crash_watch(tl_log *l);
 void tl_posix_crash_unwatch(tl_log *l);
 void tl_posix_crash_after_fork_child(void); /* a child has no log of its own */
+
+/* ---- reading and statistics (read.c, ext.c) ------------------------------------------------- */
+
+/*
+ * A controller's stream without log: 1 if its traced process has just been
+ * seen to have ended (stopped, the end to be read after its events). Caller holds read_lock.
+ */
+int tl_posix_notice_end(tl_trace *t);
+/*
+ * events_lost, events_buffered and lanes by consumer c: over its own copy
+ * of the geometry, never the mapping's, which a traced process can change.
+ */
+void tl_posix_consumer_stats(const tl_consumer *c, tracelog_trace_stats *st);
 
 /* ---- attributes (attr.c) ---------------------------------------------------------------- */
 

@@ -241,31 +241,6 @@ static int drain(tl_log *l, uint64_t until)
     return e;
 }
 
-/*
- * A controller's log, once the traced process has ended (any way): what it
- * recorded is drained (a record it died in the middle of is waited for at
- * most TL_PRODUCER_STALL_NS, then counted lost), then one
- * tracelog_process_end event says how it ended, and the stream is left
- * SUSPENDED (design note, section 7). Caller holds the lock. An errno or 0.
- */
-static int log_process_end(tl_log *l)
-{
-    tl_proc_end end;
-    if (!l->remote || l->end_logged || !tl_remote_ended(l->remote, &end))
-        return 0;
-    tl_stream_stop(l->stream, NULL); /* nothing recorded after the end: a controller's STOP came before (tl_log_stop) */
-    int e = drain(l, UINT64_MAX);
-    int32_t data[2] = {end.how, end.code};
-    tracelog_event ev = {.timestamp_ns = tl_stream_now(l->stream),
-                         .event_id = TL_PROCESS_END_EVENT,
-                         .pid = (uint32_t)tl_remote_pid(l->remote),
-                         .payload_len = sizeof data,
-                         .payload = data};
-    int we = writer_errno(l, tracelog_writer_append(l->writer, &ev));
-    l->end_logged = 1;
-    return e ? e : we;
-}
-
 static void update_status(tl_log *l)
 {
     tracelog_log_status st = {0};
@@ -275,6 +250,49 @@ static void update_status(tl_log *l)
     st.flush_error = l->flush_error;
     pthread_mutex_unlock(&l->status_lock);
     tracelog_writer_set_status(l->writer, &st);
+}
+
+/*
+ * The losses no later event marked (the producer stopped): an OVERFLOW each,
+ * and no RESUME. Recorded, like the markers the consumer delivers, so that
+ * the log's events_written never exceeds its events_recorded.
+ */
+static void mark_unfinished_losses(tl_log *l)
+{
+    tracelog_event ev;
+    int marked = 0;
+    while (tl_consumer_take_unmarked_loss(&l->consumer, &ev)) {
+        tracelog_writer_append(l->writer, &ev);
+        marked = 1;
+    }
+    if (marked)
+        update_status(l);
+}
+
+/*
+ * A controller's log, once the traced process has ended (any way): what it
+ * recorded is drained (a record it died in the middle of is counted lost at
+ * once: tl_posix_end_seen), then one tracelog_process_end event says how it
+ * ended, and the stream is left SUSPENDED (design note, section 7). Caller
+ * holds the lock. An errno or 0.
+ */
+static int log_process_end(tl_log *l)
+{
+    tl_proc_end end;
+    if (!l->remote || l->end_logged || !tl_remote_ended(l->remote, &end))
+        return 0;
+    tl_posix_end_seen(l->stream, &l->consumer, &l->attr);
+    int e = drain(l, UINT64_MAX);
+    mark_unfinished_losses(l); /* a record it died in the middle of, last in its lane: before the end */
+    int32_t data[2] = {end.how, end.code};
+    tracelog_event ev = {.timestamp_ns = tl_consumer_now(&l->consumer),
+                         .event_id = TL_PROCESS_END_EVENT,
+                         .pid = (uint32_t)tl_remote_pid(l->remote),
+                         .payload_len = sizeof data,
+                         .payload = data};
+    int we = writer_errno(l, tracelog_writer_append(l->writer, &ev));
+    l->end_logged = 1;
+    return e ? e : we;
 }
 
 /* Lets posix_trace_get_status answer without waiting for a flush in progress. Caller holds the lock. */
@@ -376,7 +394,7 @@ int tl_log_checkpoint(tl_log *l)
 int tl_log_stop(tl_log *l, const tracelog_event *marker)
 {
     lock(l);
-    int stopped = tl_stream_stop(l->stream, marker);
+    int stopped = tl_stream_stop(l->stream, marker, tl_log_recorder(l));
     unlock(l);
     return stopped;
 }
@@ -403,8 +421,13 @@ void tl_log_get_status(tl_log *l, struct posix_trace_status_info *si)
     pthread_mutex_unlock(&l->status_lock);
 }
 
+tl_consumer *tl_log_recorder(tl_log *l) { return l->remote ? &l->consumer : NULL; }
+
+uint64_t tl_log_overruns(tl_log *l) { return tl_consumer_overruns(&l->consumer); }
+
 void tl_log_get_stats(tl_log *l, tracelog_trace_stats *st)
 {
+    tl_posix_consumer_stats(&l->consumer, st);
     pthread_mutex_lock(&l->status_lock);
     st->log_events_written = l->snapshot.events_written;
     st->log_events_lost = l->snapshot.log_overruns;
@@ -457,10 +480,9 @@ static void *flusher_main(void *arg)
         tl_stream_drainer_sleep(l->stream, FLUSHER_PERIOD_NS);
         lock(l);
         atomic_store(&l->flushing, 1); /* an automatic flush of the FLUSH policy */
-        int e = drain(l, UINT64_MAX);
+        /* Looked at first: a record the process died in the middle of is then not waited for. */
         int ended = !l->end_logged && l->remote && tl_remote_ended(l->remote, NULL);
-        if (ended && !e)
-            e = log_process_end(l);
+        int e = ended ? log_process_end(l) : drain(l, UINT64_MAX);
         uint64_t now = tl_clock_mono_ns();
         if (ended || now - last_write >= l->flush_interval_ns) { /* a program's end goes out at once */
             /* Bounds what an end without handler (_exit, SIGKILL) loses to about one interval;
@@ -615,23 +637,6 @@ void tl_log_abandon(tl_log *l)
     stop_end_watcher(l);
     tracelog_writer_abandon(l->writer);
     free_log(l);
-}
-
-/*
- * The losses no later event marked (the producer stopped): an OVERFLOW each,
- * and no RESUME. Recorded, like the markers the consumer delivers, so that
- * the log's events_written never exceeds its events_recorded.
- */
-static void mark_unfinished_losses(tl_log *l)
-{
-    tracelog_event ev;
-    int marked = 0;
-    while (tl_consumer_take_unmarked_loss(&l->consumer, &ev)) {
-        tracelog_writer_append(l->writer, &ev);
-        marked = 1;
-    }
-    if (marked)
-        update_status(l);
 }
 
 int tl_log_close(tl_log *l)

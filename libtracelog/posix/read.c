@@ -9,7 +9,7 @@
 
 #include "posix/internal.h"
 
-#define WAKE_CHECK_NS 10000000 /* a sleeping reader looks again at least this often */
+#define WAKE_CHECK_NS 10000000 /* a sleeping reader looks again at least this often (a traced process's end too) */
 
 typedef enum mode { BLOCK, TRY, TIMED } mode;
 
@@ -55,14 +55,58 @@ static int read_prerecorded(tl_trace *t, const out_args *o)
     return st == TRACELOG_OK ? 0 : EIO;
 }
 
-/* One attempt: 1 delivered, 0 nothing ready. */
+int tl_posix_notice_end(tl_trace *t)
+{
+    tl_proc_end end;
+    if (!t->active.remote || t->active.log || t->active.end_seen || !tl_remote_ended(t->active.remote, &end))
+        return 0;
+    tl_posix_end_seen(t->active.stream, &t->active.consumer, &t->attr);
+    t->active.end_data[0] = end.how;
+    t->active.end_data[1] = end.code;
+    t->active.end_seen = 1;
+    return 1;
+}
+
+/*
+ * The traced process's end, once every event it recorded was read: first
+ * an OVERFLOW for each loss no later event marked (a record it died in the
+ * middle of, last in its lane), then the event a controller's log ends with
+ * (log.c), stamped now, so after them. 1 while there is one.
+ */
+static int take_end(tl_trace *t, tracelog_event *ev)
+{
+    if (t->active.end_seen != 1)
+        return 0;
+    if (tl_consumer_take_unmarked_loss(&t->active.consumer, ev))
+        return 1;
+    t->active.end_seen = 2;
+    *ev = (tracelog_event){.timestamp_ns = tl_consumer_now(&t->active.consumer),
+                           .event_id = TL_PROCESS_END_EVENT,
+                           .pid = (uint32_t)tl_remote_pid(t->active.remote),
+                           .payload_len = sizeof t->active.end_data,
+                           .payload = t->active.end_data};
+    return 1;
+}
+
+/*
+ * One attempt: 1 delivered, 0 nothing ready. Nothing ready (or a record
+ * not committed yet) in a controller's stream: the traced process may
+ * have ended, and then nothing is waited for.
+ */
 static int try_take(tl_trace *t, const out_args *o)
 {
     tracelog_event ev;
+    tl_consumer *c = &t->active.consumer;
     pthread_mutex_lock(&t->read_lock);
-    tl_take r = tl_consumer_take_wait(&t->active.consumer, &ev);
-    if (r == TL_TAKE_EVENT)
+    tl_take r = tl_consumer_take(c, &ev, 0);
+    if (r != TL_TAKE_EVENT && tl_posix_notice_end(t))
+        r = tl_consumer_take(c, &ev, 0);
+    if (r == TL_TAKE_WAIT)
+        r = tl_consumer_take_wait(c, &ev);
+    if (r == TL_TAKE_EVENT || take_end(t, &ev)) {
         deliver(o, &ev);
+        r = TL_TAKE_EVENT;
+    }
     pthread_mutex_unlock(&t->read_lock);
     return r == TL_TAKE_EVENT;
 }

@@ -185,11 +185,18 @@ static int peek(tl_consumer *c, uint32_t i, uint64_t *pos, tl_rec *h)
 }
 
 /*
+ * Lane i's producers are all gone (tl_consumer_producers_gone): the system
+ * lane is not, it is also the client's, which may be recording there.
+ */
+static int lane_orphaned(const tl_consumer *c, uint32_t i) { return c->producers_gone && i < c->nlanes; }
+
+/*
  * Where the record after the uncommitted one at t starts, or 0 if that is
  * not known yet: after its size, when its header says one that fits before
  * the head; else at the first later place whose commit word says a record
  * starts there (commit holds its own position + 1); else, once the head is
- * past the end of the ring, at that end (a lap ends with padding).
+ * past the end of the ring, at that end (a lap ends with padding); once
+ * the producers are gone, at the head.
  */
 static uint64_t after_uncommitted(tl_consumer *c, uint32_t i, uint64_t t)
 {
@@ -208,7 +215,26 @@ static uint64_t after_uncommitted(tl_consumer *c, uint32_t i, uint64_t t)
         if (atomic_load_explicit(&r->commit, memory_order_acquire) == q + 1)
             return q;
     }
-    return head >= t + rem ? t + rem : 0;
+    if (head >= t + rem)
+        return t + rem;
+    /* Nobody writes any more: the reservation ends at the head, which no longer moves. */
+    return lane_orphaned(c, i) && head > t ? head : 0;
+}
+
+/* Lane i's uncommitted record at t is lost, with what cannot be parsed after it: 1, or 0 if not yet known where it ends. */
+static int skip_abandoned(tl_consumer *c, uint32_t i, uint64_t t)
+{
+    if (atomic_load(&c->lanes[i].head) - t > c->cap[i]) {
+        /* More reserved than the ring holds (a scribbled head): skipping record by record up to it would never end. */
+        drop_rest(c, i, t);
+        return 1;
+    }
+    uint64_t next = after_uncommitted(c, i, t);
+    if (!next || !lose_span(c, i, t, next))
+        return 0;
+    c->abandoned++;
+    c->stuck[i] = 0;
+    return 1;
 }
 
 /*
@@ -219,6 +245,8 @@ static uint64_t after_uncommitted(tl_consumer *c, uint32_t i, uint64_t t)
  */
 static int skip_if_abandoned(tl_consumer *c, uint32_t i, uint64_t t)
 {
+    if (lane_orphaned(c, i))
+        return skip_abandoned(c, i, t);
     if (c->stuck[i] != t + 1) {
         c->stuck[i] = t + 1;
         c->stuck_in[i] = c->batch_seq;
@@ -232,12 +260,7 @@ static int skip_if_abandoned(tl_consumer *c, uint32_t i, uint64_t t)
         c->stuck_since[i] = now;
     if (now - c->stuck_since[i] < TL_PRODUCER_DEAD_NS)
         return 0;
-    uint64_t next = after_uncommitted(c, i, t);
-    if (!next || !lose_span(c, i, t, next))
-        return 0;
-    c->abandoned++;
-    c->stuck[i] = 0;
-    return 1;
+    return skip_abandoned(c, i, t);
 }
 
 /* ---- markers and delivery ------------------------------------------------------------ */
@@ -467,6 +490,18 @@ uint32_t tl_consumer_backlog(const tl_consumer *c)
     uint64_t cap = c->cap[0];
     return most >= cap ? 256 : (uint32_t)(most * 256 / cap);
 }
+
+uint64_t tl_consumer_buffered(const tl_consumer *c)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i <= c->nlanes; i++) {
+        uint64_t used = atomic_load(&c->lanes[i].head) - atomic_load(&c->lanes[i].tail);
+        n += used / tl_rec_size(0); /* an upper bound: records are at least this big */
+    }
+    return n;
+}
+
+void tl_consumer_producers_gone(tl_consumer *c) { c->producers_gone = 1; }
 
 uint64_t tl_consumer_overruns(const tl_consumer *c)
 {

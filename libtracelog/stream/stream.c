@@ -181,23 +181,29 @@ void tl_stream_destroy(tl_stream *s)
 
 /* ---- control ------------------------------------------------------------------ */
 
-int tl_stream_start(tl_stream *s, const tracelog_event *marker)
+static void record_marker(tl_stream *s, const tracelog_event *marker, tl_consumer *via)
+{
+    if (marker && via)
+        tl_consumer_record_system(via, marker);
+    else if (marker)
+        tl_stream_record_system(s, marker);
+}
+
+int tl_stream_start(tl_stream *s, const tracelog_event *marker, tl_consumer *via)
 {
     if (atomic_load(&s->state) != TL_SUSPENDED || atomic_load(&s->autostopped))
         return 0;
-    if (marker)
-        tl_stream_record_system(s, marker);
+    record_marker(s, marker, via);
     atomic_store(&s->state, TL_RUNNING);
     return 1;
 }
 
-int tl_stream_stop(tl_stream *s, const tracelog_event *marker)
+int tl_stream_stop(tl_stream *s, const tracelog_event *marker, tl_consumer *via)
 {
     uint32_t running = TL_RUNNING;
     if (!atomic_compare_exchange_strong(&s->state, &running, TL_SUSPENDED))
         return 0;
-    if (marker)
-        tl_stream_record_system(s, marker);
+    record_marker(s, marker, via);
     return 1;
 }
 

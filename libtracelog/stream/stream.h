@@ -202,15 +202,20 @@ static inline uint64_t tl_stream_now(const tl_stream *s) { return tl_clock_now(&
 
 /* ---- control --------------------------------------------------------------- */
 
+typedef struct tl_consumer tl_consumer; /* below */
+
 /*
  * SUSPENDED -> RUNNING, unless the stream stopped itself (UNTIL_FULL, full:
  * it starts again once drained). marker (may be NULL) is recorded in the
- * system lane first, so that it comes before the events it starts. 1 if the
- * stream started. Callers serialise start, stop and filter changes.
+ * system lane first, so that it comes before the events it starts: by
+ * tl_consumer_record_system on `via`, a consumer of s, when the mapping is
+ * shared with a process that may change its geometry; else (NULL) by
+ * tl_stream_record_system. 1 if the stream started. Callers serialise
+ * start, stop and filter changes.
  */
-int tl_stream_start(tl_stream *s, const tracelog_event *marker);
-/* RUNNING -> SUSPENDED; marker (may be NULL) recorded after. 1 if the stream stopped. */
-int tl_stream_stop(tl_stream *s, const tracelog_event *marker);
+int tl_stream_start(tl_stream *s, const tracelog_event *marker, tl_consumer *via);
+/* RUNNING -> SUSPENDED; marker (may be NULL) recorded after, as above. 1 if the stream stopped. */
+int tl_stream_stop(tl_stream *s, const tracelog_event *marker, tl_consumer *via);
 static inline int tl_stream_running(tl_stream *s) { return atomic_load(&s->state) == TL_RUNNING; }
 /* A lane filled up since the stream was last emptied (UNTIL_FULL and FLUSH: events were lost; LOOP: it wraps). */
 static inline int tl_stream_full(tl_stream *s) { return atomic_load(&s->full) != 0; }
@@ -337,6 +342,7 @@ typedef struct tl_consumer {
     uint64_t stuck[TL_MAX_LANES + 1];       /* position + 1 of an uncommitted record each lane waits for */
     uint64_t stuck_in[TL_MAX_LANES + 1];    /* the batch that first waited for it */
     uint64_t stuck_since[TL_MAX_LANES + 1]; /* when a later batch still found it uncommitted (0: not yet) */
+    int producers_gone;    /* tl_consumer_producers_gone was called */
 } tl_consumer;
 
 int tl_consumer_init(tl_consumer *c, tl_stream *s); /* 0, or -1 (out of memory) */
@@ -384,18 +390,38 @@ tl_take tl_consumer_take_wait(tl_consumer *c, tracelog_event *ev);
 #define TL_PRODUCER_DEAD_NS 1000000000ull
 
 /*
+ * The client knows that nobody records into the user lanes any more (the
+ * process sharing the buffer has ended and no other maps it): from now on a
+ * record found uncommitted there is skipped at once as a counted loss (as
+ * above, with what follows it up to the lane's head when nothing says where
+ * it ends), without waiting TL_PRODUCER_STALL_NS or TL_PRODUCER_DEAD_NS.
+ * The system lane, which the client itself writes, keeps the waits.
+ */
+void tl_consumer_producers_gone(tl_consumer *c);
+
+/*
  * Records ev into the system lane with the consumer's own copy of the
- * geometry (what the consumer side records: START, errors, flush markers),
- * never the mapping's, which a process sharing it may have changed. 1, or 0
- * if there was no room (counted in the system lane's overruns).
+ * geometry (what the consumer side records: START, errors, flush markers;
+ * a controller's start, stop and filter markers), never the mapping's,
+ * which a process sharing it may have changed. 1, or 0 if there was no room
+ * (counted in the system lane's overruns). Safe alongside the consumer's
+ * thread: it reads only the geometry copy and reserves like a producer.
  */
 int tl_consumer_record_system(tl_consumer *c, const tracelog_event *ev);
 
 /* How full the fullest user lane is, in 1/256ths of its size (the read position counts, not the tail). */
 uint32_t tl_consumer_backlog(const tl_consumer *c);
 
-/* Sum of all lanes' overrun counters, over the consumer's own lane count. */
+/*
+ * Sum of all lanes' overrun counters, over the consumer's own lane count.
+ * Like the next two, it reads only the geometry copied at init and the
+ * lanes' atomic words: safe from any thread, alongside the consumer's.
+ */
 uint64_t tl_consumer_overruns(const tl_consumer *c);
+/* Events held in the lanes (tl_stream_buffered over the consumer's lane count: an upper bound). */
+uint64_t tl_consumer_buffered(const tl_consumer *c);
+/* The user lanes, as the consumer's geometry says. */
+static inline uint32_t tl_consumer_lanes(const tl_consumer *c) { return c->nlanes; }
 
 /*
  * At the end: FLUSH losses are marked by the next event recorded in their
