@@ -67,6 +67,23 @@ static inline uint64_t tl_clock_now(const tl_clock *c)
     return tl_clock_mono_ns() + (uint64_t)c->ns_base;
 }
 
+/*
+ * The time now, read after every earlier load and store of this thread has
+ * completed (rdtsc alone may run ahead of them): what the consumer's
+ * watermark needs, since it must not predate the records it saw complete.
+ */
+static inline uint64_t tl_clock_now_ordered(const tl_clock *c)
+{
+#if TL_HAVE_TSC
+    if (c->kind == TL_CLOCK_TSC) {
+        _mm_mfence();
+        _mm_lfence();
+        return tl_clock_from_tsc(c, __rdtsc());
+    }
+#endif
+    return tl_clock_mono_ns() + (uint64_t)c->ns_base;
+}
+
 /* A clock for a new stream: the process's choice of source, its base taken now. */
 void tl_clock_init(tl_clock *c);
 

@@ -339,6 +339,7 @@ typedef struct tl_consumer {
     uint64_t garbage_ts[TL_MAX_LANES + 1];  /* and the time of the last event before it */
     uint64_t deferred[TL_MAX_LANES + 1];    /* position + 1 of the record each lane deferred last */
     uint64_t deferred_in[TL_MAX_LANES + 1]; /* and the batch that deferred it */
+    uint64_t deferred_at[TL_MAX_LANES + 1]; /* and when (CLOCK_MONOTONIC ns) */
     uint64_t stuck[TL_MAX_LANES + 1];       /* position + 1 of an uncommitted record each lane waits for */
     uint64_t stuck_in[TL_MAX_LANES + 1];    /* the batch that first waited for it */
     uint64_t stuck_since[TL_MAX_LANES + 1]; /* when a later batch still found it uncommitted (0: not yet) */
@@ -347,7 +348,7 @@ typedef struct tl_consumer {
 
 int tl_consumer_init(tl_consumer *c, tl_stream *s); /* 0, or -1 (out of memory) */
 /* The time now on the scale of the stream's timestamps, by the consumer's own copy of its clock. */
-static inline uint64_t tl_consumer_now(const tl_consumer *c) { return tl_clock_now(&c->clock); }
+static inline uint64_t tl_consumer_now(const tl_consumer *c) { return tl_clock_now_ordered(&c->clock); }
 /*
  * The consumer of a stream another process writes into, mapped at map
  * (size bytes): its geometry is checked first (tl_stream_check), and the
@@ -388,6 +389,14 @@ tl_take tl_consumer_take_wait(tl_consumer *c, tracelog_event *ev);
  * `abandoned`, OVERFLOW and RESUME around it) and goes on with the lane.
  */
 #define TL_PRODUCER_DEAD_NS 1000000000ull
+
+/*
+ * How far a record's timestamp may lie after a watermark taken later on
+ * another CPU: the skew of their clocks (defer() in consume.c). A record
+ * further ahead of a later batch's watermark, or deferred for longer than
+ * that (a clock in a scribbled header may not advance), is garbage.
+ */
+#define TL_CLOCK_SKEW_NS 1000000ull
 
 /*
  * The client knows that nobody records into the user lanes any more (the
