@@ -300,7 +300,8 @@ static int take_batch(void *arg)
         tracelog_event ev;
         if (tl_consumer_take_wait(c, &ev) != TL_TAKE_EVENT)
             return 0;
-        memcpy(arena + used, ev.payload, ev.payload_len);
+        if (ev.payload_len)
+            memcpy(arena + used, ev.payload, ev.payload_len);
         ev.payload = arena + used;
         used += (ev.payload_len + 7u) & ~(size_t)7u;
         b->ev[n] = ev;
