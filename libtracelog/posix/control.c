@@ -190,7 +190,7 @@ static int make_stream(tl_trace *t, int with_log, int fd)
 static void free_trace(tl_trace *t)
 {
     if (t->active.stream && !t->active.log)
-        tl_consumer_free(&t->active.consumer);
+        tl_remote_consumer_free(t->active.remote, &t->active.consumer);
     if (t->active.remote) {
         tl_remote_close(t->active.remote); /* the stream lives in its buffer */
     } else if (t->active.named.name[0]) {
@@ -393,6 +393,12 @@ static int stream_status_op(tl_trace *t, void *out)
     si->posix_stream_status = tl_stream_running(t->active.stream) ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
     si->posix_stream_full_status = tl_stream_full(t->active.stream) ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
     return 0;
+}
+
+int tl_posix_running(tl_trace *t)
+{
+    struct posix_trace_status_info si;
+    return guarded(t, stream_status_op, &si) == 0 && si.posix_stream_status == POSIX_TRACE_RUNNING;
 }
 
 int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)

@@ -122,6 +122,18 @@ static int end_stream(void *s)
     return 0;
 }
 
+static int consumer_free(void *c)
+{
+    tl_consumer_free(c);
+    return 0;
+}
+
+void tl_remote_consumer_free(tl_remote *rm, tl_consumer *c)
+{
+    if (tl_remote_guard(rm, consumer_free, c) == EFAULT)
+        tl_consumer_free(c); /* the buffer is zero-filled private memory now */
+}
+
 void tl_remote_close(tl_remote *rm)
 {
     if (!rm)

@@ -184,6 +184,8 @@ int tl_remote_announce(tl_remote *rm, int inherited);
  * rm NULL (a stream of our own): fn(arg), unguarded.
  */
 int tl_remote_guard(tl_remote *rm, int (*fn)(void *), void *arg);
+/* tl_consumer_free (it gives the lanes' room back in the buffer) under the guard; rm may be NULL. */
+void tl_remote_consumer_free(tl_remote *rm, tl_consumer *c);
 /* 1 once tl_remote_guard saw the buffer shrunk (rm may be NULL: 0). */
 int tl_remote_faulted(const tl_remote *rm);
 pid_t tl_remote_pid(const tl_remote *rm);
@@ -260,8 +262,9 @@ int tl_posix_notice_end(tl_trace *t);
  * of the geometry, never the mapping's, which a traced process can change.
  */
 void tl_posix_consumer_stats(const tl_consumer *c, tracelog_trace_stats *st);
-/* The stream's overruns (log or consumer), read under the buffer's guard (control.c). */
+/* The stream's overruns (log or consumer), and whether it runs: read under the buffer's guard (control.c). */
 uint64_t tl_posix_overruns(tl_trace *t);
+int tl_posix_running(tl_trace *t);
 
 /* ---- attributes (attr.c) ---------------------------------------------------------------- */
 

@@ -665,7 +665,7 @@ void tl_log_crash_flush(tl_log *l)
     sigset_t old;
     xfsz_block(&old);
     /* Other threads may go on recording: what they record after the crash is not waited for. */
-    int e = drain(l, tl_stream_now(l->stream));
+    int e = drain(l, tl_consumer_now(&l->consumer)); /* the consumer's copy of the clock: the buffer's may be gone */
     int we = write_out(l);
     if (e || we)
         note_error(l, e ? e : we);
@@ -782,7 +782,7 @@ static void stop_flusher(tl_log *l)
 
 static void free_log(tl_log *l)
 {
-    tl_consumer_free(&l->consumer);
+    tl_remote_consumer_free(l->remote, &l->consumer);
     free(l->arena);
     if (l->fd >= 0)
         close(l->fd);
