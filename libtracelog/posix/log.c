@@ -31,6 +31,8 @@
 #define CAUGHT_UP 16
 #define BACKLOG_EVERY 1024 /* events between two looks at the backlog */
 
+typedef struct batch batch; /* a controller's drain step (drain_remote) */
+
 struct tl_log {
     tl_stream *stream;
     tl_consumer consumer;
@@ -58,9 +60,12 @@ struct tl_log {
     int end_checkpointed;        /* and a trailer after it */
     pthread_t end_watcher;       /* a controller's log without flusher: logs the end when it comes */
     int end_wake_fd;             /* eventfd that stops the end watcher; -1 without one */
-    /* A controller's log: the drain's copies of the payloads (the buffer may vanish under a write). */
+    /* A controller's log: the drain step's events and their payloads' copies (the buffer may vanish
+       under a write); in the heap, not on a stack: the crash handler may drain on a small one. */
+    batch *batch;
     uint8_t *arena;
     size_t arena_cap;
+    uint64_t batches;
     uint64_t drained;            /* events taken from the stream */
     uint64_t delivered_seen;     /* the stream's counters as last read (they are in the buffer) */
     uint64_t overruns_seen;
@@ -278,36 +283,39 @@ static int append(tl_log *l, const tracelog_event *ev)
  * stored after each event is complete, so that after a fault the events
  * before it are written.
  */
-#define BATCH 64
+#define BATCH 256
 #define ARENA_BYTES (64u << 10)
-typedef struct batch {
+struct batch {
     tl_log *l;
     uint64_t until;
     tracelog_event ev[BATCH];
     volatile uint32_t n;
+    int look;         /* read the backlog (every BACKLOG_EVERY events) */
     uint32_t backlog;
     int more; /* the batch filled up: there may be more */
-} batch;
+};
 
 static int take_batch(void *arg)
 {
     batch *b = arg;
     tl_consumer *c = &b->l->consumer;
+    b->n = 0;
+    b->more = 0;
     uint8_t *arena = b->l->arena;
     size_t used = 0;
-    b->backlog = tl_consumer_backlog(c);
+    if (b->look)
+        b->backlog = tl_consumer_backlog(c);
     for (uint32_t n = 0; n < BATCH && used + c->buf_cap <= b->l->arena_cap; n++) {
-        tracelog_event ev;
-        if (tl_consumer_take_wait(c, &ev) != TL_TAKE_EVENT)
+        tracelog_event *ev = &b->ev[n];
+        if (tl_consumer_take_wait(c, ev) != TL_TAKE_EVENT)
             return 0;
-        if (ev.payload_len)
-            memcpy(arena + used, ev.payload, ev.payload_len);
-        ev.payload = arena + used;
-        used += (ev.payload_len + 7u) & ~(size_t)7u;
-        b->ev[n] = ev;
+        if (ev->payload_len)
+            memcpy(arena + used, ev->payload, ev->payload_len);
+        ev->payload = arena + used;
+        used += (ev->payload_len + 7u) & ~(size_t)7u;
         atomic_signal_fence(memory_order_seq_cst);
         b->n = n + 1;
-        if (ev.timestamp_ns > b->until)
+        if (ev->timestamp_ns > b->until)
             return 0;
     }
     b->more = 1;
@@ -320,20 +328,22 @@ static int drain_remote(tl_log *l, uint64_t until)
 {
     int e = 0;
     for (;;) {
-        batch b = {.l = l, .until = until};
-        int fault = tl_remote_guard(l->remote, take_batch, &b) == EFAULT;
-        uint32_t n = b.n;
-        if (!fault)
-            l->behind = keep_up(l, b.backlog);
+        batch *b = l->batch;
+        b->until = until;
+        b->look = l->batches++ % (BACKLOG_EVERY / BATCH) == 0;
+        int fault = tl_remote_guard(l->remote, take_batch, b) == EFAULT;
+        uint32_t n = b->n;
+        if (!fault && b->look)
+            l->behind = keep_up(l, b->backlog);
         for (uint32_t i = 0; i < n; i++) {
-            int ae = append(l, &b.ev[i]);
+            int ae = append(l, &b->ev[i]);
             if (!e)
                 e = ae;
         }
         l->drained += n;
         if (fault)
-            return log_fault(l, n ? b.ev[n - 1].timestamp_ns : 0);
-        if (!b.more)
+            return log_fault(l, n ? b->ev[n - 1].timestamp_ns : 0);
+        if (!b->more)
             return e;
     }
 }
@@ -784,6 +794,7 @@ static void free_log(tl_log *l)
 {
     tl_remote_consumer_free(l->remote, &l->consumer);
     free(l->arena);
+    free(l->batch);
     if (l->fd >= 0)
         close(l->fd);
     pthread_mutex_destroy(&l->lock);
@@ -838,9 +849,12 @@ int tl_log_open(tl_log **out, tl_stream *s, const trace_attr_t *attr, int fd, tl
     if (!e && tl_consumer_init(&l->consumer, s))
         e = ENOMEM;
     if (!e && remote) {
-        l->arena_cap = l->consumer.buf_cap > ARENA_BYTES ? l->consumer.buf_cap : ARENA_BYTES;
+        l->arena_cap = ARENA_BYTES + l->consumer.buf_cap; /* a batch stops once ARENA_BYTES are used */
         l->arena = malloc(l->arena_cap);
-        e = l->arena ? 0 : ENOMEM;
+        l->batch = calloc(1, sizeof *l->batch);
+        e = l->arena && l->batch ? 0 : ENOMEM;
+        if (l->batch)
+            l->batch->l = l;
     }
     if (!e)
         e = start_writer(l);
