@@ -77,7 +77,7 @@ static int take_end(tl_trace *t, tracelog_event *ev)
 {
     if (t->active.end_seen != 1)
         return 0;
-    if (tl_consumer_take_unmarked_loss(&t->active.consumer, ev))
+    if (!t->active.faulted && tl_consumer_take_unmarked_loss(&t->active.consumer, ev))
         return 1;
     t->active.end_seen = 2;
     *ev = (tracelog_event){.timestamp_ns = tl_consumer_now(&t->active.consumer),
@@ -120,27 +120,15 @@ static int take_once(void *arg)
 
 /*
  * The traced process shrank the buffer under a read: what it held is lost.
- * The reads go on as for an ended process (how unknown), with an OVERFLOW
- * marker first (taken by take_end as the lane's unmarked loss would be).
+ * The reads go on as for an ended process (how unknown), after one OVERFLOW
+ * for the loss. 1 while there is an event.
  */
-static int take_fault(tl_trace *t, const out_args *o)
+static int take_fault(tl_trace *t, tracelog_event *ev)
 {
-    if (t->active.end_seen == 3) {
-        t->active.end_seen = 1; /* then the end event */
-        tracelog_event ev = {.timestamp_ns = tl_consumer_now(&t->active.consumer), .event_id = POSIX_TRACE_OVERFLOW};
-        deliver(o, &ev);
-        return 1;
-    }
-    tracelog_event ev;
-    if (t->active.end_seen != 1)
-        return 0;
-    t->active.end_seen = 2;
-    ev = (tracelog_event){.timestamp_ns = tl_consumer_now(&t->active.consumer),
-                          .event_id = TL_PROCESS_END_EVENT,
-                          .pid = (uint32_t)tl_remote_pid(t->active.remote),
-                          .payload_len = sizeof t->active.end_data,
-                          .payload = t->active.end_data};
-    deliver(o, &ev);
+    if (t->active.end_seen != 3)
+        return take_end(t, ev);
+    t->active.end_seen = 1; /* the end comes next */
+    *ev = (tracelog_event){.timestamp_ns = tl_consumer_now(&t->active.consumer), .event_id = POSIX_TRACE_OVERFLOW};
     return 1;
 }
 
@@ -158,7 +146,10 @@ static int try_take(tl_trace *t, const out_args *o)
             t->active.end_data[0] = TL_END_UNKNOWN;
             t->active.end_data[1] = 0;
         }
-        r = take_fault(t, o);
+        tracelog_event ev;
+        r = take_fault(t, &ev);
+        if (r)
+            deliver(o, &ev);
     }
     pthread_mutex_unlock(&t->read_lock);
     return r;
