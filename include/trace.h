@@ -113,7 +113,19 @@
  *      EINTR, or a shutdown, EINVAL), timedgetnext times out, trygetnext
  *      sets *unavailable. A record the process died in the middle of is
  *      counted lost (OVERFLOW, and RESUME if its thread's buffer holds
- *      later events) before the end. If the controller dies, the
+ *      later events) before the end. A traced process that shrinks its
+ *      stream buffer (ftruncate on the /dev/shm object it holds) cannot
+ *      crash its controller: the lost pages end the stream as if the
+ *      process had ended, its buffered events counted lost (one overrun;
+ *      how many it held cannot be known). A log ends with
+ *      POSIX_TRACE_OVERFLOW and POSIX_TRACE_ERROR (data: int EFAULT), the
+ *      flush that found the loss (posix_trace_flush, or the next
+ *      posix_trace_get_status for the flusher's) reports EFAULT, and the
+ *      log gets its trailer; without a log, the reads return the events
+ *      read before, then OVERFLOW and "tracelog_process_end" (how 0,
+ *      unknown). The controller's SIGBUS handler for this is installed at
+ *      its first posix_trace_create with a pid and passes every other
+ *      SIGBUS on. If the controller dies, the
  *      traced process goes on (its events are dropped and counted) and a
  *      later controller can trace it again. A child sharing its parent's
  *      name map through an inherited stream is seen by a controller of its

@@ -55,9 +55,45 @@ static void record_system(tl_trace *t, trace_event_id_t id, const void *data, si
 }
 
 /* Every event the stream lost, over its consumer's checked lane count (a traced process may change the mapping's). */
-static uint64_t overruns_of(tl_trace *t)
+/*
+ * Runs fn(t, arg) under the SIGBUS guard of a controller's stream buffer
+ * (tl_remote_guard: EFAULT once the traced process has shrunk it); for a
+ * stream of our own, just fn(t, arg). fn takes no lock and allocates nothing.
+ */
+typedef struct guarded_op {
+    tl_trace *t;
+    void *arg;
+    int (*fn)(tl_trace *, void *);
+} guarded_op;
+
+static int run_op(void *p)
 {
-    return t->active.log ? tl_log_overruns(t->active.log) : tl_consumer_overruns(&t->active.consumer);
+    guarded_op *g = p;
+    return g->fn(g->t, g->arg);
+}
+
+static int guarded(tl_trace *t, int (*fn)(tl_trace *, void *), void *arg)
+{
+    guarded_op g = {t, arg, fn};
+    return tl_remote_guard(t->active.remote, run_op, &g);
+}
+
+static int consumer_overruns(tl_trace *t, void *out)
+{
+    *(uint64_t *)out = tl_consumer_overruns(&t->active.consumer);
+    return 0;
+}
+
+/* Once the buffer is lost, the overruns last read and one for the loss (how many events it held is unknown). */
+uint64_t tl_posix_overruns(tl_trace *t)
+{
+    if (t->active.log)
+        return tl_log_overruns(t->active.log);
+    uint64_t n;
+    if (guarded(t, consumer_overruns, &n) == EFAULT)
+        return t->active.overruns_seen + 1;
+    t->active.overruns_seen = n;
+    return n;
 }
 
 /* Another process than ours: a stream it records into and we control (controller.c). */
@@ -154,7 +190,7 @@ static int make_stream(tl_trace *t, int with_log, int fd)
 static void free_trace(tl_trace *t)
 {
     if (t->active.stream && !t->active.log)
-        tl_consumer_free(&t->active.consumer);
+        tl_remote_consumer_free(t->active.remote, &t->active.consumer);
     if (t->active.remote) {
         tl_remote_close(t->active.remote); /* the stream lives in its buffer */
     } else if (t->active.named.name[0]) {
@@ -223,6 +259,15 @@ int posix_trace_create_withlog(pid_t pid, const trace_attr_t *restrict attr, int
     return create(pid, attr, 1, file_desc, trid);
 }
 
+/* caller: the program address of the posix_trace_start call. */
+static int start_op(tl_trace *t, void *caller)
+{
+    trace_event_set_t filter;
+    get_filter(t->active.stream, &filter);
+    tracelog_event start = tl_posix_system_event(POSIX_TRACE_START, &filter, sizeof filter, *(uint64_t *)caller);
+    return tl_stream_start(t->active.stream, &start, recorder(t));
+}
+
 int posix_trace_start(trace_id_t trid)
 {
     tl_trace *t;
@@ -230,15 +275,18 @@ int posix_trace_start(trace_id_t trid)
     if (e)
         return e;
     pthread_mutex_lock(&t->read_lock); /* serialises start/stop/filter changes */
-    trace_event_set_t filter;
-    get_filter(t->active.stream, &filter);
-    tracelog_event start = tl_posix_system_event(POSIX_TRACE_START, &filter, sizeof filter, CALLER);
-    tl_stream_start(t->active.stream, &start, recorder(t));
+    uint64_t caller = CALLER;
+    guarded(t, start_op, &caller);
     if (!t->active.remote)
         tl_posix_wanted_set(t->slot, 1); /* after the stream runs: its events pass from now on */
     pthread_mutex_unlock(&t->read_lock);
     tl_posix_release(t);
     return 0;
+}
+
+static int stop_op(tl_trace *t, void *marker)
+{
+    return tl_stream_stop(t->active.stream, marker, recorder(t));
 }
 
 /* 1 if the stream was running; not if it was stopped already, by the user or by itself (UNTIL_FULL, full). */
@@ -248,7 +296,7 @@ static int stop_stream(tl_trace *t, uint64_t caller)
     tracelog_event stop = tl_posix_system_event(POSIX_TRACE_STOP, &automatic, sizeof automatic, caller);
     if (t->active.log)
         return tl_log_stop(t->active.log, &stop);
-    return tl_stream_stop(t->active.stream, &stop, recorder(t));
+    return guarded(t, stop_op, &stop) == 1;
 }
 
 int posix_trace_stop(trace_id_t trid)
@@ -267,6 +315,13 @@ int posix_trace_stop(trace_id_t trid)
     return 0;
 }
 
+static int clear_op(tl_trace *t, void *unused)
+{
+    (void)unused;
+    tl_consumer_clear(&t->active.consumer);
+    return 0;
+}
+
 int posix_trace_clear(trace_id_t trid)
 {
     tl_trace *t;
@@ -279,8 +334,8 @@ int posix_trace_clear(trace_id_t trid)
     if (t->active.log)
         tl_log_clear(t->active.log);
     else
-        tl_consumer_clear(&t->active.consumer);
-    atomic_store(&t->active.overruns_reported, overruns_of(t));
+        guarded(t, clear_op, NULL);
+    atomic_store(&t->active.overruns_reported, tl_posix_overruns(t));
     pthread_mutex_unlock(&t->read_lock);
     tl_posix_release(t);
     return 0;
@@ -326,6 +381,26 @@ static void prerecorded_status(tl_trace *t, struct posix_trace_status_info *si)
     si->posix_log_full_status = tl_posix_log_full_status(t->attr.__log_policy, ls);
 }
 
+static int notice_end_op(tl_trace *t, void *unused)
+{
+    (void)unused;
+    return tl_posix_notice_end(t);
+}
+
+static int stream_status_op(tl_trace *t, void *out)
+{
+    struct posix_trace_status_info *si = out;
+    si->posix_stream_status = tl_stream_running(t->active.stream) ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
+    si->posix_stream_full_status = tl_stream_full(t->active.stream) ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
+    return 0;
+}
+
+int tl_posix_running(tl_trace *t)
+{
+    struct posix_trace_status_info si;
+    return guarded(t, stream_status_op, &si) == 0 && si.posix_stream_status == POSIX_TRACE_RUNNING;
+}
+
 int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)
 {
     tl_trace *t;
@@ -340,22 +415,29 @@ int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)
         tl_posix_release(t);
         return 0;
     }
-    tl_stream *s = t->active.stream;
     if (t->active.remote && !t->active.log) { /* with a log, the log notices the end */
         pthread_mutex_lock(&t->read_lock);
-        tl_posix_notice_end(t);
+        guarded(t, notice_end_op, NULL);
         pthread_mutex_unlock(&t->read_lock);
     }
-    si->posix_stream_status = tl_stream_running(s) ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
-    si->posix_stream_full_status = tl_stream_full(s) ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
+    if (guarded(t, stream_status_op, si) == EFAULT) { /* its buffer is lost: as an ended process's */
+        si->posix_stream_status = POSIX_TRACE_SUSPENDED;
+        si->posix_stream_full_status = POSIX_TRACE_NOT_FULL;
+    }
     /* Read and reset in one step: of two concurrent calls, one reports a new overrun. */
-    uint64_t overruns = overruns_of(t);
+    uint64_t overruns = tl_posix_overruns(t);
     uint64_t reported = atomic_exchange(&t->active.overruns_reported, overruns);
     si->posix_stream_overrun_status = overruns > reported ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
     si->posix_stream_flush_status = POSIX_TRACE_NOT_FLUSHING;
     if (t->active.log)
         tl_log_get_status(t->active.log, si);
     tl_posix_release(t);
+    return 0;
+}
+
+static int get_filter_op(tl_trace *t, void *set)
+{
+    get_filter(t->active.stream, set);
     return 0;
 }
 
@@ -367,8 +449,37 @@ int posix_trace_get_filter(trace_id_t trid, trace_event_set_t *set)
     int e = tl_posix_acquire(trid, TL_ACTIVE_KINDS, &t);
     if (e)
         return e;
-    get_filter(t->active.stream, set);
+    if (guarded(t, get_filter_op, set) == EFAULT)
+        memset(set, 0, sizeof *set); /* its buffer is lost: nothing passes */
     tl_posix_release(t);
+    return 0;
+}
+
+typedef struct filter_args {
+    const trace_event_set_t *set;
+    int how;
+    uint64_t caller;
+} filter_args;
+
+static int set_filter_op(tl_trace *t, void *arg)
+{
+    const filter_args *a = arg;
+    tl_stream *s = t->active.stream;
+    trace_event_set_t both[2]; /* old, new: the data of POSIX_TRACE_FILTER */
+    get_filter(s, &both[0]);
+    uint64_t words[TL_FILTER_WORDS];
+    for (int w = 0; w < TL_FILTER_WORDS; w++) {
+        uint64_t old = both[0].__bits[w], arg_w = a->set->__bits[w];
+        words[w] = a->how == POSIX_TRACE_SET_EVENTSET ? arg_w
+                   : a->how == POSIX_TRACE_ADD_EVENTSET ? old | arg_w
+                                                        : old & ~arg_w;
+        both[1].__bits[w] = words[w];
+    }
+    tl_stream_set_filter(s, words);
+    if (!t->active.remote)
+        tl_posix_wanted_refresh(); /* after the stream's filter: an id let through passes from now on */
+    if (tl_stream_running(s))
+        record_system(t, POSIX_TRACE_FILTER, both, sizeof both, a->caller);
     return 0;
 }
 
@@ -380,21 +491,9 @@ int posix_trace_set_filter(trace_id_t trid, const trace_event_set_t *set, int ho
     int e = tl_posix_acquire(trid, TL_ACTIVE_KINDS, &t);
     if (e)
         return e;
-    tl_stream *s = t->active.stream;
     pthread_mutex_lock(&t->read_lock);
-    trace_event_set_t both[2]; /* old, new: the data of POSIX_TRACE_FILTER */
-    get_filter(s, &both[0]);
-    uint64_t words[TL_FILTER_WORDS];
-    for (int w = 0; w < TL_FILTER_WORDS; w++) {
-        uint64_t old = both[0].__bits[w], arg = set->__bits[w];
-        words[w] = how == POSIX_TRACE_SET_EVENTSET ? arg : how == POSIX_TRACE_ADD_EVENTSET ? old | arg : old & ~arg;
-        both[1].__bits[w] = words[w];
-    }
-    tl_stream_set_filter(s, words);
-    if (!t->active.remote)
-        tl_posix_wanted_refresh(); /* after the stream's filter: an id let through passes from now on */
-    if (tl_stream_running(s))
-        record_system(t, POSIX_TRACE_FILTER, both, sizeof both, CALLER);
+    filter_args a = {set, how, CALLER};
+    guarded(t, set_filter_op, &a);
     pthread_mutex_unlock(&t->read_lock);
     tl_posix_release(t);
     return 0;

@@ -9,9 +9,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "posix/internal.h"
+#include "xproc/guard.h"
 #include "xproc/remote.h"
 
 struct tl_remote {
@@ -21,6 +23,8 @@ struct tl_remote {
     tl_names *names;   /* the traced process's map, once it exists */
     int ended;
     tl_proc_end end;
+    int guarded;           /* b's mapping is registered with the SIGBUS guard */
+    _Atomic int faulted;   /* a page of b was gone: the traced process shrank the object */
 };
 
 int tl_remote_open(pid_t pid, tl_remote **out)
@@ -48,6 +52,10 @@ int tl_remote_make_stream(tl_remote *rm, const tl_stream_params *p, tl_stream **
     int e = tl_xproc_buffer_create(rm->r.peer.euid, rm->r.peer.egid, rm->r.peer.token.pid, bytes, &rm->b);
     if (e)
         return e;
+    e = tl_guard_register(rm->b.map, rm->b.size);
+    if (e)
+        return e;
+    rm->guarded = 1;
     rm->stream = tl_stream_create_in(rm->b.map, rm->b.size, p);
     if (!rm->stream)
         return errno ? errno : ENOMEM;
@@ -59,6 +67,24 @@ int tl_remote_announce(tl_remote *rm, int inherited)
 {
     return tl_xproc_remote_attach(&rm->r, &rm->b, inherited ? TL_CTL_FLAG_INHERITED : 0);
 }
+
+int tl_remote_guard(tl_remote *rm, int (*fn)(void *), void *arg)
+{
+    if (!rm)
+        return fn(arg);
+    if (atomic_load(&rm->faulted))
+        return EFAULT;
+    int r = tl_guard_run(fn, arg);
+    if (r != EFAULT || atomic_exchange(&rm->faulted, 1))
+        return r;
+    /* Zero-filled private pages where the object's were: a later access anywhere (another
+       thread's, an unguarded one) reads an empty buffer instead of raising SIGBUS again. */
+    mmap(rm->b.map, rm->b.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
+         0);
+    return EFAULT;
+}
+
+int tl_remote_faulted(const tl_remote *rm) { return rm && atomic_load(&rm->faulted); }
 
 pid_t tl_remote_pid(const tl_remote *rm) { return (pid_t)rm->r.peer.token.pid; }
 
@@ -90,17 +116,37 @@ int tl_remote_ended(tl_remote *rm, tl_proc_end *end)
 
 int tl_remote_wait_end(tl_remote *rm, int wake_fd) { return tl_proc_watch_wait(&rm->r.watch, wake_fd); }
 
+static int end_stream(void *s)
+{
+    tl_stream_end(s);
+    return 0;
+}
+
+static int consumer_free(void *c)
+{
+    tl_consumer_free(c);
+    return 0;
+}
+
+void tl_remote_consumer_free(tl_remote *rm, tl_consumer *c)
+{
+    if (tl_remote_guard(rm, consumer_free, c) == EFAULT)
+        tl_consumer_free(c); /* the buffer is zero-filled private memory now */
+}
+
 void tl_remote_close(tl_remote *rm)
 {
     if (!rm)
         return;
     if (rm->stream) /* a producer still mapping it records nothing more */
-        tl_stream_end(rm->stream);
+        tl_remote_guard(rm, end_stream, rm->stream);
     const tl_ctl_peer *p = &rm->r.peer;
     if (tl_xproc_remote_ended(&rm->r, 0))
         tl_names_sweep(p->euid, p->token.pid, p->token.start);
     tl_names_detach(rm->names);
     tl_xproc_remote_close(&rm->r);
+    if (rm->guarded)
+        tl_guard_unregister(rm->b.map);
     tl_xproc_buffer_destroy(&rm->b);
     free(rm);
 }

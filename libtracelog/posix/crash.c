@@ -22,9 +22,11 @@
 #include <signal.h>
 #include <string.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "posix/internal.h"
+#include "xproc/guard.h"
 
 #define GUARD_SECONDS 2
 #define NFATAL 5
@@ -150,6 +152,14 @@ static void chain(int sig, siginfo_t *info, void *ctx)
 
 static void on_fatal(int sig, siginfo_t *info, void *ctx)
 {
+    if (tl_guard_claims(info)) {
+        /* A controller's guarded read of a buffer its traced process shrank: not a crash. The
+           guard's handler (installed before ours) leaves by siglongjmp without restoring the
+           mask: the interrupted one is restored first, or the next fault would find SIGBUS blocked. */
+        pthread_sigmask(SIG_SETMASK, &((ucontext_t *)ctx)->uc_sigmask, NULL);
+        chain(sig, info, ctx);
+        return;
+    }
     int saved_errno = errno;
     pid_t self = gettid();
     int idle = IDLE;

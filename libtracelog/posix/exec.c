@@ -24,7 +24,7 @@ int tracelog_prepare_exec(void)
         tl_trace *t;
         if (tl_posix_acquire(trids[i], 1u << TL_ACTIVE_LOG, &t))
             continue;
-        if (tl_stream_running(t->active.stream) && posix_trace_stop(trids[i]) == 0)
+        if (tl_posix_running(t) && posix_trace_stop(trids[i]) == 0)
             stopped[nstopped++] = trids[i];
         tl_log_checkpoint(t->active.log);
         tl_posix_release(t);

@@ -21,6 +21,20 @@ void tl_posix_consumer_stats(const tl_consumer *c, tracelog_trace_stats *st)
     st->lanes = tl_consumer_lanes(c);
 }
 
+typedef struct stats_args {
+    tl_trace *t;
+    tracelog_trace_stats *st;
+} stats_args;
+
+static int read_stats(void *arg)
+{
+    stats_args *a = arg;
+    a->st->events_delivered = tl_stream_delivered(a->t->active.stream);
+    if (!a->t->active.log)
+        tl_posix_consumer_stats(&a->t->active.consumer, a->st);
+    return 0;
+}
+
 int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats)
 {
     tl_trace *t;
@@ -30,11 +44,15 @@ int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats)
     if (e)
         return e;
     *stats = (tracelog_trace_stats){0};
-    stats->events_delivered = tl_stream_delivered(t->active.stream);
+    stats_args a = {t, stats};
+    if (tl_remote_guard(t->active.remote, read_stats, &a) == EFAULT && !t->active.log) {
+        /* Its buffer is lost: nothing buffered, the loss counted (how many it held is unknown). */
+        *stats = (tracelog_trace_stats){0};
+        stats->events_lost = tl_posix_overruns(t);
+        stats->lanes = tl_consumer_lanes(&t->active.consumer);
+    }
     if (t->active.log)
         tl_log_get_stats(t->active.log, stats);
-    else
-        tl_posix_consumer_stats(&t->active.consumer, stats);
     tl_posix_release(t);
     return 0;
 }

@@ -62,7 +62,10 @@ typedef struct tl_trace {
         tl_log *log;           /* with log: it drains the stream with a consumer of its own */
         tl_remote *remote;     /* pid != 0: the stream is in a buffer another process records into */
         tl_xproc_buffer named; /* pid 0, INHERITED: the stream's buffer has a name that spawned children open */
-        int end_seen;          /* remote, without log: 1 once its process ended, 2 once the end was read (read.c) */
+        int end_seen;          /* remote, without log: 1 once its process ended, 2 once the end was read,
+                                  3 its buffer was lost (the OVERFLOW to be read first: read.c) */
+        int faulted;           /* remote, without log: its buffer was lost (read.c) */
+        uint64_t overruns_seen; /* remote, without log: the overruns last read from its buffer */
         int32_t end_data[2];   /* the end event's data: how, code */
     } active;
 
@@ -172,6 +175,19 @@ int tl_remote_open(pid_t pid, tl_remote **out);
 int tl_remote_make_stream(tl_remote *rm, const tl_stream_params *p, tl_stream **s);
 /* Tells the traced process to record into it (at its next trace call). 0, EAGAIN or ESRCH. */
 int tl_remote_announce(tl_remote *rm, int inherited);
+/*
+ * Runs fn(arg) under the SIGBUS guard of the stream's buffer (design note,
+ * section 9, item 11): fn's result, or EFAULT once the traced process has
+ * shrunk the object (then, and for every later call without running fn: the
+ * buffer is replaced by zero-filled private memory, so that nothing reading
+ * it afterwards can fault). fn must take no lock and allocate nothing.
+ * rm NULL (a stream of our own): fn(arg), unguarded.
+ */
+int tl_remote_guard(tl_remote *rm, int (*fn)(void *), void *arg);
+/* tl_consumer_free (it gives the lanes' room back in the buffer) under the guard; rm may be NULL. */
+void tl_remote_consumer_free(tl_remote *rm, tl_consumer *c);
+/* 1 once tl_remote_guard saw the buffer shrunk (rm may be NULL: 0). */
+int tl_remote_faulted(const tl_remote *rm);
 pid_t tl_remote_pid(const tl_remote *rm);
 /* The traced process's names (0), or EAGAIN while it has no named map we can read. */
 int tl_remote_names(tl_remote *rm, tl_names **out);
@@ -246,6 +262,9 @@ int tl_posix_notice_end(tl_trace *t);
  * of the geometry, never the mapping's, which a traced process can change.
  */
 void tl_posix_consumer_stats(const tl_consumer *c, tracelog_trace_stats *st);
+/* The stream's overruns (log or consumer), and whether it runs: read under the buffer's guard (control.c). */
+uint64_t tl_posix_overruns(tl_trace *t);
+int tl_posix_running(tl_trace *t);
 
 /* ---- attributes (attr.c) ---------------------------------------------------------------- */
 

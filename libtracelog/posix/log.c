@@ -31,6 +31,8 @@
 #define CAUGHT_UP 16
 #define BACKLOG_EVERY 1024 /* events between two looks at the backlog */
 
+typedef struct batch batch; /* a controller's drain step (drain_remote) */
+
 struct tl_log {
     tl_stream *stream;
     tl_consumer consumer;
@@ -58,6 +60,16 @@ struct tl_log {
     int end_checkpointed;        /* and a trailer after it */
     pthread_t end_watcher;       /* a controller's log without flusher: logs the end when it comes */
     int end_wake_fd;             /* eventfd that stops the end watcher; -1 without one */
+    /* A controller's log: the drain step's events and their payloads' copies (the buffer may vanish
+       under a write); in the heap, not on a stack: the crash handler may drain on a small one. */
+    batch *batch;
+    uint8_t *arena;
+    size_t arena_cap;
+    uint64_t batches;
+    uint64_t drained;            /* events taken from the stream */
+    uint64_t delivered_seen;     /* the stream's counters as last read (they are in the buffer) */
+    uint64_t overruns_seen;
+    int lost;                    /* the buffer was found shrunk, and the loss logged (log_fault) */
 };
 
 static int errno_of(tracelog_status st, const tracelog_error *err)
@@ -169,6 +181,46 @@ static void log_new_names(tl_log *l)
     }
 }
 
+/* fn(arg), under the buffer's SIGBUS guard for a controller's log: EFAULT (fn not run) once it is gone. */
+static int guarded(tl_log *l, int (*fn)(void *), void *arg)
+{
+    return tl_remote_guard(l->remote, fn, arg);
+}
+
+static int read_counters(void *arg)
+{
+    tl_log *l = arg;
+    l->delivered_seen = tl_stream_delivered(l->stream);
+    l->overruns_seen = tl_consumer_overruns(&l->consumer);
+    return 0;
+}
+
+/* The stream's counters; once the buffer is gone, as last read (log_fault adds the loss). */
+static void counters(tl_log *l, uint64_t *delivered, uint64_t *overruns)
+{
+    guarded(l, read_counters, l);
+    *delivered = l->delivered_seen;
+    *overruns = l->overruns_seen;
+}
+
+typedef struct record_args {
+    tl_consumer *c;
+    const tracelog_event *ev;
+} record_args;
+
+static int do_record(void *arg)
+{
+    record_args *a = arg;
+    return tl_consumer_record_system(a->c, a->ev);
+}
+
+/* A system event of the consumer's side (flush markers, errors) into the stream. */
+static void record(tl_log *l, const tracelog_event *ev)
+{
+    record_args a = {&l->consumer, ev};
+    guarded(l, do_record, &a);
+}
+
 /*
  * A write error stops the log for good (the writer's errors are sticky: every
  * later flush fails the same way), so it is reported once: in flush_error
@@ -186,7 +238,7 @@ static void note_error(tl_log *l, int e)
         l->flush_error = e;
     pthread_mutex_unlock(&l->status_lock);
     tracelog_event error = {.event_id = POSIX_TRACE_ERROR, .payload_len = sizeof e, .payload = &e};
-    tl_consumer_record_system(&l->consumer, &error);
+    record(l, &error);
 }
 
 /* The errno behind a writer status (0 for success and for a full log, which the log status reports). */
@@ -199,14 +251,101 @@ static int writer_errno(tl_log *l, tracelog_status st)
     return errno_of(st, &err);
 }
 
-/* Falls back to uncompressed chunks while the producers are ahead (see BEHIND). */
-static void keep_up(tl_log *l)
+/* Falls back to uncompressed chunks while the producers are ahead (see BEHIND). The new state. */
+static int keep_up(tl_log *l, uint32_t backlog)
 {
-    uint32_t backlog = tl_consumer_backlog(&l->consumer);
     int behind = backlog >= BEHIND || (l->behind && backlog >= CAUGHT_UP);
     if (behind != l->behind)
         tl_writer_set_raw(l->writer, behind);
-    l->behind = behind;
+    return behind;
+}
+
+/* Writes one drained event; an UNTIL_FULL log ends with POSIX_TRACE_STOP (auto != 0) where it filled up. */
+static int append(tl_log *l, const tracelog_event *ev)
+{
+    tracelog_status st = tracelog_writer_append(l->writer, ev);
+    if (st == TRACELOG_E_LOG_FULL && !l->stop_written) {
+        int automatic = 1;
+        tracelog_event stop = {.timestamp_ns = ev->timestamp_ns,
+                               .event_id = POSIX_TRACE_STOP,
+                               .payload_len = sizeof automatic,
+                               .payload = &automatic};
+        tracelog_writer_append_final(l->writer, &stop);
+        l->stop_written = 1;
+    }
+    return writer_errno(l, st);
+}
+
+/*
+ * A controller's drain step, run under the buffer's SIGBUS guard: up to
+ * BATCH events taken, their payloads copied out of the buffer, nothing
+ * allocated and no lock taken (the log's is held by the caller). `n` is
+ * stored after each event is complete, so that after a fault the events
+ * before it are written.
+ */
+#define BATCH 256
+#define ARENA_BYTES (64u << 10)
+struct batch {
+    tl_log *l;
+    uint64_t until;
+    tracelog_event ev[BATCH];
+    volatile uint32_t n;
+    int look;         /* read the backlog (every BACKLOG_EVERY events) */
+    uint32_t backlog;
+    int more; /* the batch filled up: there may be more */
+};
+
+static int take_batch(void *arg)
+{
+    batch *b = arg;
+    tl_consumer *c = &b->l->consumer;
+    b->n = 0;
+    b->more = 0;
+    uint8_t *arena = b->l->arena;
+    size_t used = 0;
+    if (b->look)
+        b->backlog = tl_consumer_backlog(c);
+    for (uint32_t n = 0; n < BATCH && used + c->buf_cap <= b->l->arena_cap; n++) {
+        tracelog_event *ev = &b->ev[n];
+        if (tl_consumer_take_wait(c, ev) != TL_TAKE_EVENT)
+            return 0;
+        if (ev->payload_len)
+            memcpy(arena + used, ev->payload, ev->payload_len);
+        ev->payload = arena + used;
+        used += (ev->payload_len + 7u) & ~(size_t)7u;
+        atomic_signal_fence(memory_order_seq_cst);
+        b->n = n + 1;
+        if (ev->timestamp_ns > b->until)
+            return 0;
+    }
+    b->more = 1;
+    return 0;
+}
+
+static int log_fault(tl_log *l, uint64_t last_ts);
+
+static int drain_remote(tl_log *l, uint64_t until)
+{
+    int e = 0;
+    for (;;) {
+        batch *b = l->batch;
+        b->until = until;
+        b->look = l->batches++ % (BACKLOG_EVERY / BATCH) == 0;
+        int fault = tl_remote_guard(l->remote, take_batch, b) == EFAULT;
+        uint32_t n = b->n;
+        if (!fault && b->look)
+            l->behind = keep_up(l, b->backlog);
+        for (uint32_t i = 0; i < n; i++) {
+            int ae = append(l, &b->ev[i]);
+            if (!e)
+                e = ae;
+        }
+        l->drained += n;
+        if (fault)
+            return log_fault(l, n ? b->ev[n - 1].timestamp_ns : 0);
+        if (!b->more)
+            return e;
+    }
 }
 
 /*
@@ -217,24 +356,16 @@ static void keep_up(tl_log *l)
 static int drain(tl_log *l, uint64_t until)
 {
     log_new_names(l);
+    if (l->remote)
+        return !tl_remote_faulted(l->remote) ? drain_remote(l, until) : l->lost ? 0 : log_fault(l, 0);
     int e = 0;
     tracelog_event ev;
     for (uint32_t n = 0; tl_consumer_take_wait(&l->consumer, &ev) == TL_TAKE_EVENT; n++) {
         if (n % BACKLOG_EVERY == 0)
-            keep_up(l);
-        tracelog_status st = tracelog_writer_append(l->writer, &ev);
-        if (st == TRACELOG_E_LOG_FULL && !l->stop_written) {
-            /* An UNTIL_FULL log ends with POSIX_TRACE_STOP (auto != 0) where it filled up. */
-            int automatic = 1;
-            tracelog_event stop = {.timestamp_ns = ev.timestamp_ns,
-                                   .event_id = POSIX_TRACE_STOP,
-                                   .payload_len = sizeof automatic,
-                                   .payload = &automatic};
-            tracelog_writer_append_final(l->writer, &stop);
-            l->stop_written = 1;
-        }
+            l->behind = keep_up(l, tl_consumer_backlog(&l->consumer));
+        int ae = append(l, &ev);
         if (!e)
-            e = writer_errno(l, st);
+            e = ae;
         if (ev.timestamp_ns > until)
             break;
     }
@@ -244,8 +375,7 @@ static int drain(tl_log *l, uint64_t until)
 static void update_status(tl_log *l)
 {
     tracelog_log_status st = {0};
-    st.events_recorded = tl_stream_delivered(l->stream);
-    st.stream_overruns = tl_consumer_overruns(&l->consumer);
+    counters(l, &st.events_recorded, &st.stream_overruns);
     pthread_mutex_lock(&l->status_lock);
     st.flush_error = l->flush_error;
     pthread_mutex_unlock(&l->status_lock);
@@ -257,16 +387,53 @@ static void update_status(tl_log *l)
  * and no RESUME. Recorded, like the markers the consumer delivers, so that
  * the log's events_written never exceeds its events_recorded.
  */
+typedef struct loss_args {
+    tl_consumer *c;
+    tracelog_event ev;
+} loss_args;
+
+static int take_loss(void *arg)
+{
+    loss_args *a = arg;
+    return tl_consumer_take_unmarked_loss(a->c, &a->ev);
+}
+
 static void mark_unfinished_losses(tl_log *l)
 {
-    tracelog_event ev;
+    loss_args a = {.c = &l->consumer};
     int marked = 0;
-    while (tl_consumer_take_unmarked_loss(&l->consumer, &ev)) {
-        tracelog_writer_append(l->writer, &ev);
+    while (guarded(l, take_loss, &a) == 1) { /* a marker has no payload: nothing in the buffer to copy */
+        tracelog_writer_append(l->writer, &a.ev);
         marked = 1;
     }
     if (marked)
         update_status(l);
+}
+
+/*
+ * The traced process shrank the stream's buffer under a drain (the guard
+ * caught the fault): what the buffer held is lost, how much cannot be
+ * known. The log says so, after the events drained before: OVERFLOW (no
+ * RESUME follows) and POSIX_TRACE_ERROR with EFAULT; the stream counts one
+ * more overrun; and the log is finalized as for an ended process (its
+ * trailer goes out with the next write). EFAULT.
+ */
+static int log_fault(tl_log *l, uint64_t last_ts)
+{
+    uint64_t now = tl_consumer_now(&l->consumer);
+    int e = EFAULT;
+    tracelog_event marks[2] = {
+        {.timestamp_ns = now > last_ts ? now : last_ts, .event_id = POSIX_TRACE_OVERFLOW},
+        {.timestamp_ns = now > last_ts ? now : last_ts, .event_id = POSIX_TRACE_ERROR, .payload_len = sizeof e,
+         .payload = &e},
+    };
+    for (int i = 0; i < 2; i++)
+        tracelog_writer_append(l->writer, &marks[i]);
+    l->delivered_seen = (l->delivered_seen > l->drained ? l->delivered_seen : l->drained) + 2;
+    l->overruns_seen++;
+    l->lost = 1;
+    l->end_logged = 1;
+    return EFAULT;
 }
 
 /*
@@ -276,12 +443,19 @@ static void mark_unfinished_losses(tl_log *l)
  * ended, and the stream is left SUSPENDED (design note, section 7). Caller
  * holds the lock. An errno or 0.
  */
+static int end_seen(void *arg)
+{
+    tl_log *l = arg;
+    tl_posix_end_seen(l->stream, &l->consumer, &l->attr);
+    return 0;
+}
+
 static int log_process_end(tl_log *l)
 {
     tl_proc_end end;
     if (!l->remote || l->end_logged || !tl_remote_ended(l->remote, &end))
         return 0;
-    tl_posix_end_seen(l->stream, &l->consumer, &l->attr);
+    guarded(l, end_seen, l);
     int e = drain(l, UINT64_MAX);
     mark_unfinished_losses(l); /* a record it died in the middle of, last in its lane: before the end */
     int32_t data[2] = {end.how, end.code};
@@ -314,7 +488,7 @@ static void publish_status(tl_log *l)
 static int write_out(tl_log *l)
 {
     update_status(l);
-    l->written_at = tl_stream_delivered(l->stream);
+    l->written_at = l->delivered_seen;
     if (l->end_logged && !l->end_checkpointed) {
         l->end_checkpointed = 1;
         return writer_errno(l, tracelog_writer_checkpoint(l->writer));
@@ -330,7 +504,7 @@ static int flush_locked(tl_log *l, int explicit_call)
     atomic_store(&l->flushing, 1);
     if (explicit_call) {
         tracelog_event start = tl_posix_system_event(POSIX_TRACE_FLUSH_START, NULL, 0, 0);
-        tl_consumer_record_system(&l->consumer, &start);
+        record(l, &start);
     }
     int e = drain(l, UINT64_MAX);
     int pe = log_process_end(l);
@@ -345,7 +519,7 @@ static int flush_locked(tl_log *l, int explicit_call)
     atomic_store(&l->flushing, 0);
     if (explicit_call) { /* recorded after the flush: it goes out with the next one */
         tracelog_event stop = tl_posix_system_event(POSIX_TRACE_FLUSH_STOP, NULL, 0, 0);
-        tl_consumer_record_system(&l->consumer, &stop);
+        record(l, &stop);
     }
     xfsz_restore(&old);
     return e;
@@ -391,18 +565,36 @@ int tl_log_checkpoint(tl_log *l)
     return e ? e : ce;
 }
 
+typedef struct stop_args {
+    tl_log *l;
+    const tracelog_event *marker;
+} stop_args;
+
+static int do_stop(void *arg)
+{
+    stop_args *a = arg;
+    return tl_stream_stop(a->l->stream, a->marker, tl_log_recorder(a->l));
+}
+
 int tl_log_stop(tl_log *l, const tracelog_event *marker)
 {
     lock(l);
-    int stopped = tl_stream_stop(l->stream, marker, tl_log_recorder(l));
+    stop_args a = {l, marker};
+    int stopped = guarded(l, do_stop, &a) == 1;
     unlock(l);
     return stopped;
+}
+
+static int do_clear(void *c)
+{
+    tl_consumer_clear(c);
+    return 0;
 }
 
 void tl_log_clear(tl_log *l)
 {
     lock(l);
-    tl_consumer_clear(&l->consumer);
+    guarded(l, do_clear, &l->consumer);
     unlock(l);
 }
 
@@ -423,11 +615,33 @@ void tl_log_get_status(tl_log *l, struct posix_trace_status_info *si)
 
 tl_consumer *tl_log_recorder(tl_log *l) { return l->remote ? &l->consumer : NULL; }
 
-uint64_t tl_log_overruns(tl_log *l) { return tl_consumer_overruns(&l->consumer); }
+uint64_t tl_log_overruns(tl_log *l)
+{
+    uint64_t delivered, overruns;
+    counters(l, &delivered, &overruns);
+    return overruns;
+}
+
+typedef struct stats_args {
+    const tl_consumer *c;
+    tracelog_trace_stats *st;
+} stats_args;
+
+static int consumer_stats(void *arg)
+{
+    stats_args *a = arg;
+    tl_posix_consumer_stats(a->c, a->st);
+    return 0;
+}
 
 void tl_log_get_stats(tl_log *l, tracelog_trace_stats *st)
 {
-    tl_posix_consumer_stats(&l->consumer, st);
+    stats_args a = {&l->consumer, st};
+    if (guarded(l, consumer_stats, &a) == EFAULT) { /* the buffer is gone: nothing buffered, the loss counted */
+        uint64_t delivered;
+        counters(l, &delivered, &st->events_lost);
+        st->lanes = tl_consumer_lanes(&l->consumer);
+    }
     pthread_mutex_lock(&l->status_lock);
     st->log_events_written = l->snapshot.events_written;
     st->log_events_lost = l->snapshot.log_overruns;
@@ -461,7 +675,7 @@ void tl_log_crash_flush(tl_log *l)
     sigset_t old;
     xfsz_block(&old);
     /* Other threads may go on recording: what they record after the crash is not waited for. */
-    int e = drain(l, tl_stream_now(l->stream));
+    int e = drain(l, tl_consumer_now(&l->consumer)); /* the consumer's copy of the clock: the buffer's may be gone */
     int we = write_out(l);
     if (e || we)
         note_error(l, e ? e : we);
@@ -469,25 +683,48 @@ void tl_log_crash_flush(tl_log *l)
     unlock(l);
 }
 
+/*
+ * Signals are the application's business, except SIGBUS: a fault under the
+ * buffer's guard (a traced process shrank it) must reach the guard's
+ * handler; a fault with SIGBUS blocked kills the process.
+ */
+static void block_signals(void)
+{
+    sigset_t all;
+    sigfillset(&all);
+    sigdelset(&all, SIGBUS);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+}
+
+static int drainer_sleep(void *s)
+{
+    tl_stream_drainer_sleep(s, FLUSHER_PERIOD_NS);
+    return 0;
+}
+
 static void *flusher_main(void *arg)
 {
     tl_log *l = arg;
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals are the application's business */
+    block_signals();
     uint64_t last_write = tl_clock_mono_ns();
     while (!atomic_load(&l->flusher_stop)) {
-        tl_stream_drainer_sleep(l->stream, FLUSHER_PERIOD_NS);
+        if (guarded(l, drainer_sleep, l->stream) == EFAULT) { /* the buffer is gone: no futex to sleep on */
+            struct timespec period = {0, FLUSHER_PERIOD_NS};
+            nanosleep(&period, NULL);
+        }
         lock(l);
         atomic_store(&l->flushing, 1); /* an automatic flush of the FLUSH policy */
         /* Looked at first: a record the process died in the middle of is then not waited for. */
         int ended = !l->end_logged && l->remote && tl_remote_ended(l->remote, NULL);
         int e = ended ? log_process_end(l) : drain(l, UINT64_MAX);
         uint64_t now = tl_clock_mono_ns();
+        ended = ended || (l->end_logged && !l->end_checkpointed); /* or its buffer was lost */
         if (ended || now - last_write >= l->flush_interval_ns) { /* a program's end goes out at once */
             /* Bounds what an end without handler (_exit, SIGKILL) loses to about one interval;
                an idle stream writes nothing. */
-            int we = ended || tl_stream_delivered(l->stream) != l->written_at ? write_out(l) : 0;
+            uint64_t delivered, overruns;
+            counters(l, &delivered, &overruns);
+            int we = ended || delivered != l->written_at ? write_out(l) : 0;
             if (!e)
                 e = we;
             last_write = now;
@@ -510,9 +747,7 @@ static void *flusher_main(void *arg)
 static void *end_watch_main(void *arg)
 {
     tl_log *l = arg;
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    block_signals();
     if (tl_remote_wait_end(l->remote, l->end_wake_fd)) {
         lock(l);
         flush_locked(l, 0);
@@ -557,7 +792,9 @@ static void stop_flusher(tl_log *l)
 
 static void free_log(tl_log *l)
 {
-    tl_consumer_free(&l->consumer);
+    tl_remote_consumer_free(l->remote, &l->consumer);
+    free(l->arena);
+    free(l->batch);
     if (l->fd >= 0)
         close(l->fd);
     pthread_mutex_destroy(&l->lock);
@@ -611,6 +848,14 @@ int tl_log_open(tl_log **out, tl_stream *s, const trace_attr_t *attr, int fd, tl
     int e = l->fd < 0 ? (errno == EMFILE ? EMFILE : EBADF) : 0;
     if (!e && tl_consumer_init(&l->consumer, s))
         e = ENOMEM;
+    if (!e && remote) {
+        l->arena_cap = ARENA_BYTES + l->consumer.buf_cap; /* a batch stops once ARENA_BYTES are used */
+        l->arena = malloc(l->arena_cap);
+        l->batch = calloc(1, sizeof *l->batch);
+        e = l->arena && l->batch ? 0 : ENOMEM;
+        if (l->batch)
+            l->batch->l = l;
+    }
     if (!e)
         e = start_writer(l);
     if (!e && attr->__stream_policy == POSIX_TRACE_FLUSH) {

@@ -77,7 +77,7 @@ static int take_end(tl_trace *t, tracelog_event *ev)
 {
     if (t->active.end_seen != 1)
         return 0;
-    if (tl_consumer_take_unmarked_loss(&t->active.consumer, ev))
+    if (!t->active.faulted && tl_consumer_take_unmarked_loss(&t->active.consumer, ev))
         return 1;
     t->active.end_seen = 2;
     *ev = (tracelog_event){.timestamp_ns = tl_consumer_now(&t->active.consumer),
@@ -91,24 +91,68 @@ static int take_end(tl_trace *t, tracelog_event *ev)
 /*
  * One attempt: 1 delivered, 0 nothing ready. Nothing ready (or a record
  * not committed yet) in a controller's stream: the traced process may
- * have ended, and then nothing is waited for.
+ * have ended, and then nothing is waited for. Caller holds read_lock; for a
+ * controller's stream this runs under the buffer's SIGBUS guard (deliver
+ * copies from the buffer into the caller's memory: nothing allocated).
  */
-static int try_take(tl_trace *t, const out_args *o)
+typedef struct attempt {
+    tl_trace *t;
+    const out_args *o;
+} attempt;
+
+static int take_once(void *arg)
 {
+    attempt *a = arg;
+    tl_trace *t = a->t;
     tracelog_event ev;
     tl_consumer *c = &t->active.consumer;
-    pthread_mutex_lock(&t->read_lock);
     tl_take r = tl_consumer_take(c, &ev, 0);
     if (r != TL_TAKE_EVENT && tl_posix_notice_end(t))
         r = tl_consumer_take(c, &ev, 0);
     if (r == TL_TAKE_WAIT)
         r = tl_consumer_take_wait(c, &ev);
     if (r == TL_TAKE_EVENT || take_end(t, &ev)) {
-        deliver(o, &ev);
+        deliver(a->o, &ev);
         r = TL_TAKE_EVENT;
     }
-    pthread_mutex_unlock(&t->read_lock);
     return r == TL_TAKE_EVENT;
+}
+
+/*
+ * The traced process shrank the buffer under a read: what it held is lost.
+ * The reads go on as for an ended process (how unknown), after one OVERFLOW
+ * for the loss. 1 while there is an event.
+ */
+static int take_fault(tl_trace *t, tracelog_event *ev)
+{
+    if (t->active.end_seen != 3)
+        return take_end(t, ev);
+    t->active.end_seen = 1; /* the end comes next */
+    *ev = (tracelog_event){.timestamp_ns = tl_consumer_now(&t->active.consumer), .event_id = POSIX_TRACE_OVERFLOW};
+    return 1;
+}
+
+static int try_take(tl_trace *t, const out_args *o)
+{
+    attempt a = {t, o};
+    pthread_mutex_lock(&t->read_lock);
+    int r;
+    if (!t->active.remote)
+        r = take_once(&a);
+    else if (tl_remote_faulted(t->active.remote) || (r = tl_remote_guard(t->active.remote, take_once, &a)) == EFAULT) {
+        if (!t->active.faulted) { /* first seen now: the end (unknown) follows an OVERFLOW */
+            t->active.faulted = 1;
+            t->active.end_seen = 3;
+            t->active.end_data[0] = TL_END_UNKNOWN;
+            t->active.end_data[1] = 0;
+        }
+        tracelog_event ev;
+        r = take_fault(t, &ev);
+        if (r)
+            deliver(o, &ev);
+    }
+    pthread_mutex_unlock(&t->read_lock);
+    return r;
 }
 
 static int valid_time(const struct timespec *ts)
@@ -132,6 +176,28 @@ static int sleep_for_event(tl_trace *t, const struct timespec *deadline)
     return tl_stream_sleep(t->active.stream, &until);
 }
 
+/*
+ * Sleeps until an event may be there (the stream's waiter count and
+ * semaphore are in the buffer: for a controller's stream this runs under
+ * its guard; try_take inside takes the lock under a guard of its own).
+ * result: -1 an event was delivered, else sleep_for_event's.
+ */
+typedef struct wait_args {
+    tl_trace *t;
+    const out_args *o;
+    const struct timespec *abstime;
+    int result;
+} wait_args;
+
+static int wait_once(void *arg)
+{
+    wait_args *w = arg;
+    tl_stream_wait_begin(w->t->active.stream);
+    w->result = try_take(w->t, w->o) ? -1 : sleep_for_event(w->t, w->abstime);
+    tl_stream_wait_end(w->t->active.stream);
+    return 0;
+}
+
 static int read_active(tl_trace *t, const out_args *o, mode m, const struct timespec *abstime)
 {
     for (;;) {
@@ -147,9 +213,12 @@ static int read_active(tl_trace *t, const out_args *o, mode m, const struct time
         }
         if (m == TIMED && !valid_time(abstime))
             return EINVAL;
-        tl_stream_wait_begin(t->active.stream);
-        int e = try_take(t, o) ? -1 : sleep_for_event(t, m == TIMED ? abstime : NULL);
-        tl_stream_wait_end(t->active.stream);
+        wait_args w = {t, o, m == TIMED ? abstime : NULL, 0};
+        /* Once the buffer is lost, its zero-filled replacement is slept on as an empty stream's. */
+        int e = tl_remote_faulted(t->active.remote) ? wait_once(&w) : tl_remote_guard(t->active.remote, wait_once, &w);
+        if (e == EFAULT) /* lost now: the next attempt reads the end */
+            continue;
+        e = w.result;
         if (e == -1)
             return 0;
         if (e)

@@ -244,6 +244,12 @@ void tl_posix_release(tl_trace *t)
     atomic_fetch_sub_explicit(&slots[t->slot].word, 1, memory_order_release);
 }
 
+static int wake_readers(void *s)
+{
+    tl_stream_wake_readers(s);
+    return 0;
+}
+
 void tl_posix_unregister(tl_trace *t)
 {
     _Atomic uint64_t *word = &slots[t->slot].word;
@@ -256,7 +262,7 @@ void tl_posix_unregister(tl_trace *t)
     /* Readers blocked on the stream wake up, see `dying` and leave with EINVAL. */
     while ((atomic_load_explicit(word, memory_order_acquire) & SLOT_USES) > 1) {
         if (t->active.stream)
-            tl_stream_wake_readers(t->active.stream);
+            tl_remote_guard(t->active.remote, wake_readers, t->active.stream);
         usleep(1000);
     }
     pthread_mutex_lock(&reg_lock);
