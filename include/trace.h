@@ -125,7 +125,9 @@
  *      read before, then OVERFLOW and "tracelog_process_end" (how 0,
  *      unknown). The controller's SIGBUS handler for this is installed at
  *      its first posix_trace_create with a pid and passes every other
- *      SIGBUS on. If the controller dies, the
+ *      SIGBUS on; it watches at most 64 mappings per process, and a
+ *      posix_trace_create with a pid beyond that fails with EAGAIN. If
+ *      the controller dies, the
  *      traced process goes on (its events are dropped and counted) and a
  *      later controller can trace it again. A child sharing its parent's
  *      name map through an inherited stream is seen by a controller of its
