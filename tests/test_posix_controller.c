@@ -38,19 +38,6 @@ static int temp_log(void)
     return fd;
 }
 
-static void send_id(int fd, trace_event_id_t id)
-{
-    if (write(fd, &id, sizeof id) != (ssize_t)sizeof id)
-        _exit(3);
-}
-
-static int recv_id(int fd, trace_event_id_t *id)
-{
-    if (xp_recv(fd, 10000) != 'i')
-        return -1;
-    return read(fd, id, sizeof *id) == (ssize_t)sizeof *id ? 0 : -1;
-}
-
 /*
  * The traced process: opens "ctl:a", waits for 'g', records BURST events
  * of it and one of "ctl:b", opens "ctl:c" (the controller opened it first),
@@ -62,8 +49,7 @@ static void traced_main(int up, int down)
     trace_event_id_t a, b, c;
     if (posix_trace_eventid_open("ctl:a", &a) || posix_trace_eventid_open("ctl:b", &b))
         _exit(2);
-    xp_send(up, 'i');
-    send_id(up, a);
+    xp_send_id(up, a);
     if (xp_recv(down, 20000) != 'g')
         _exit(4);
     for (uint32_t seq = 0; seq < BURST; seq++)
@@ -71,8 +57,7 @@ static void traced_main(int up, int down)
     posix_trace_event(b, NULL, 0);
     if (posix_trace_eventid_open("ctl:c", &c))
         _exit(5);
-    xp_send(up, 'i');
-    send_id(up, c);
+    xp_send_id(up, c);
     if (xp_recv(down, 20000) != 'q')
         _exit(6);
     _exit(7);
@@ -101,7 +86,7 @@ static void test_controller_controls_a_child(void)
     if (pid == 0)
         traced_main(up[1], down[0]);
     trace_event_id_t a = 0, c_child = 0;
-    CHECK_ERR(recv_id(up[0], &a), 0);
+    CHECK_ERR(xp_recv_id(up[0], &a), 0);
 
     int fd = temp_log();
     trace_attr_t attr;
@@ -142,7 +127,7 @@ static void test_controller_controls_a_child(void)
     CHECK_EQ_INT(st.posix_stream_status, POSIX_TRACE_RUNNING);
 
     xp_send(down[1], 'g');
-    CHECK_ERR(recv_id(up[0], &c_child), 0);
+    CHECK_ERR(xp_recv_id(up[0], &c_child), 0);
     CHECK_EQ_INT(c_child, c_here);
     CHECK_ERR(posix_trace_flush(trid), 0);
     CHECK_ERR(posix_trace_stop(trid), 0);
@@ -189,8 +174,7 @@ static void ending_main(int up, int down, int killed)
     trace_event_id_t a;
     if (posix_trace_eventid_open("end:a", &a))
         _exit(2);
-    xp_send(up, 'i');
-    send_id(up, a);
+    xp_send_id(up, a);
     if (xp_recv(down, 20000) != 'g')
         _exit(4);
     for (uint32_t seq = 0; seq < BURST; seq++)
@@ -249,7 +233,7 @@ static void check_end_logged_promptly(int policy, int killed)
     if (pid == 0)
         ending_main(up[1], down[0], killed);
     trace_event_id_t a = 0;
-    CHECK_ERR(recv_id(up[0], &a), 0);
+    CHECK_ERR(xp_recv_id(up[0], &a), 0);
     int fd = temp_log();
     trace_attr_t attr;
     pt_attr(&attr, policy, 4u << 20, 64);
@@ -304,14 +288,14 @@ static void test_controller_reads_without_log(void)
     if (pid == 0)
         traced_main(up[1], down[0]);
     trace_event_id_t a = 0, c = 0;
-    CHECK_ERR(recv_id(up[0], &a), 0);
+    CHECK_ERR(xp_recv_id(up[0], &a), 0);
     trace_attr_t attr;
     pt_attr(&attr, POSIX_TRACE_LOOP, 4u << 20, 64);
     trace_id_t trid;
     if (CHECK_ERR(posix_trace_create(pid, &attr, &trid), 0)) {
         CHECK_ERR(posix_trace_start(trid), 0);
         xp_send(down[1], 'g');
-        CHECK_ERR(recv_id(up[0], &c), 0);
+        CHECK_ERR(xp_recv_id(up[0], &c), 0);
         pt_events evs = {0};
         CHECK_ERR(pt_read_all(trid, 1, &evs), 0);
         CHECK_EQ(pt_count(&evs, a), BURST);
@@ -380,7 +364,7 @@ static void test_other_users_process_is_eperm(void)
     if (target == 0)
         traced_main(up[1], down[0]);
     trace_event_id_t a;
-    CHECK_ERR(recv_id(up[0], &a), 0);
+    CHECK_ERR(xp_recv_id(up[0], &a), 0);
     pid_t ctl = pt_fork(30);
     if (ctl == 0) {
         if (xp_become(XP_OTHER_UID, XP_OTHER_UID))

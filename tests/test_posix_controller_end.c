@@ -37,19 +37,6 @@
 #define PROCESS_END 9 /* tracelog_process_end: int32 how, int32 code */
 #define BURST 1000
 
-static void send_id(int fd, trace_event_id_t id)
-{
-    if (write(fd, &id, sizeof id) != (ssize_t)sizeof id)
-        _exit(3);
-}
-
-static int recv_id(int fd, trace_event_id_t *id)
-{
-    if (xp_recv(fd, 10000) != 'i')
-        return -1;
-    return read(fd, id, sizeof *id) == (ssize_t)sizeof *id ? 0 : -1;
-}
-
 /*
  * The traced process: opens "end:a", says its id; then for each byte from
  * the test: 'g' records BURST events of it (data: a sequence number going on
@@ -61,8 +48,7 @@ static void traced_main(int up, int down)
     trace_event_id_t a;
     if (posix_trace_eventid_open("end:a", &a))
         _exit(2);
-    xp_send(up, 'i');
-    send_id(up, a);
+    xp_send_id(up, a);
     for (uint32_t seq = 0;;) {
         int c = xp_recv(down, 30000);
         if (c == 'q')
@@ -90,7 +76,7 @@ static int start_traced(traced *t)
     t->pid = pt_fork(60);
     if (t->pid == 0)
         traced_main(t->up[1], t->down[0]);
-    return recv_id(t->up[0], &t->a);
+    return xp_recv_id(t->up[0], &t->a);
 }
 
 static void burst(traced *t)

@@ -68,9 +68,7 @@ static void traced_main(int up, int down)
     trace_event_id_t a;
     if (posix_trace_eventid_open("shrink:a", &a))
         _exit(2);
-    xp_send(up, 'i');
-    if (write(up, &a, sizeof a) != (ssize_t)sizeof a)
-        _exit(3);
+    xp_send_id(up, a);
     for (uint32_t seq = 0;;) {
         int c = xp_recv(down, 30000);
         if (c == 'g') {
@@ -98,9 +96,7 @@ static int start_traced(traced *t)
     t->pid = pt_fork(60);
     if (t->pid == 0)
         traced_main(t->up[1], t->down[0]);
-    if (xp_recv(t->up[0], 10000) != 'i')
-        return -1;
-    return read(t->up[0], &t->a, sizeof t->a) == (ssize_t)sizeof t->a ? 0 : -1;
+    return xp_recv_id(t->up[0], &t->a);
 }
 
 static void end_traced(traced *t)

@@ -58,6 +58,20 @@ int xp_become(uint32_t uid, uint32_t gid)
 
 int xp_can_switch_users(void) { return geteuid() == 0; }
 
+void xp_send_id(int fd, uint32_t id)
+{
+    xp_send(fd, 'i');
+    if (write(fd, &id, sizeof id) != (ssize_t)sizeof id)
+        _exit(3);
+}
+
+int xp_recv_id(int fd, uint32_t *id)
+{
+    if (xp_recv(fd, 10000) != 'i')
+        return -1;
+    return read(fd, id, sizeof *id) == (ssize_t)sizeof *id ? 0 : -1;
+}
+
 uint64_t xp_now_ns(void)
 {
     struct timespec ts;

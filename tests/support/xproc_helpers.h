@@ -18,6 +18,11 @@
 void xp_send(int fd, char c);
 int xp_recv(int fd, int timeout_ms);
 
+/* How a traced child tells its parent an event id (a trace_event_id_t): 'i', then its bytes.
+   xp_send_id _exits with 3 if the pipe fails; xp_recv_id returns 0, or -1 after 10 s or at EOF. */
+void xp_send_id(int fd, uint32_t id);
+int xp_recv_id(int fd, uint32_t *id);
+
 /* waitpid: the exit status, 128 + the signal for a killed child, -1 on error. */
 int xp_wait(pid_t pid);
 
