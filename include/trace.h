@@ -5,7 +5,10 @@
  *
  * Conventions (as the standard says): every int function returns 0 on
  * success or an error number; errno is not used. posix_trace_event() is
- * void, async-signal-safe, thread-safe and lock-free.
+ * void, async-signal-safe, thread-safe and lock-free; when the calling
+ * thread's buffer of a FLUSH stream is full, it waits up to 100 ms for the
+ * flusher to make room before it loses the event (<tracelog/posix.h>,
+ * tracelog_trace_attr_setflushwait: 0 never waits).
  *
  * Choices where the standard is silent or ambiguous (the P-numbers refer to
  * section 16 of the project's POSIX reference; tests/test_posix_*.c test them):
@@ -225,7 +228,8 @@ typedef struct {
     int __log_policy;
     int __inheritance;
     unsigned int __flush_interval_ms; /* 0: default (tracelog_trace_attr_setflushinterval) */
-    int __reserved[7];
+    int __flush_wait_us;              /* 0: default, -1: never wait, else µs (tracelog_trace_attr_setflushwait) */
+    int __reserved[6];
 } trace_attr_t;
 
 struct posix_trace_event_info {

@@ -6,12 +6,14 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <trace.h>
 #include <unistd.h>
 
 #include "posix_helpers.h"
+#include "tracelog/posix.h"
 
 static int ts_positive(const struct timespec *ts) { return ts->tv_sec > 0 || ts->tv_nsec > 0; }
 
@@ -361,6 +363,58 @@ static void test_default_stream_policy(void)
     posix_trace_attr_destroy(&a);
 }
 
+/* tracelog_trace_attr_setflushwait: the default, the environment, the range, and what a stream reports. */
+static void test_flush_wait(void)
+{
+    trace_attr_t a;
+    posix_trace_attr_init(&a);
+    unsigned us = 1;
+    CHECK_ERR(tracelog_trace_attr_getflushwait(&a, &us), 0);
+    CHECK_EQ(us, 100000);
+    setenv("TRACELOG_FLUSH_WAIT_US", "0", 1);
+    CHECK_ERR(tracelog_trace_attr_getflushwait(&a, &us), 0);
+    CHECK_EQ(us, 0);
+    static const char *const bad_env[] = {"-5", "abc", "12x", "", "1000001", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
+        setenv("TRACELOG_FLUSH_WAIT_US", bad_env[i], 1);
+        CHECK_ERR(tracelog_trace_attr_getflushwait(&a, &us), 0);
+        CHECK_MSG(us == 100000, "TRACELOG_FLUSH_WAIT_US=\"%s\" is ignored (got %u)", bad_env[i], us);
+    }
+    setenv("TRACELOG_FLUSH_WAIT_US", "250", 1);
+    CHECK_ERR(tracelog_trace_attr_setflushwait(&a, 0), 0); /* the attribute beats the environment */
+    CHECK_ERR(tracelog_trace_attr_getflushwait(&a, &us), 0);
+    CHECK_EQ(us, 0);
+    unsetenv("TRACELOG_FLUSH_WAIT_US");
+    CHECK_ERR(tracelog_trace_attr_setflushwait(&a, 1000000), 0);
+    CHECK_ERR(tracelog_trace_attr_getflushwait(&a, &us), 0);
+    CHECK_EQ(us, 1000000);
+    CHECK_ERR(tracelog_trace_attr_setflushwait(&a, 1000001), EINVAL);
+    CHECK_ERR(tracelog_trace_attr_setflushwait(NULL, 5), EINVAL);
+    CHECK_ERR(tracelog_trace_attr_getflushwait(&a, NULL), EINVAL);
+    trace_attr_t junk;
+    memset(&junk, 0x5a, sizeof junk);
+    CHECK_ERR(tracelog_trace_attr_setflushwait(&junk, 5), EINVAL);
+
+    /* A stream reports the wait it uses: a FLUSH stream its own, a LOOP stream none. */
+    CHECK_ERR(tracelog_trace_attr_setflushwait(&a, 777), 0);
+    int fd = tl_test_tmpfd();
+    trace_id_t t;
+    CHECK_ERR(posix_trace_create_withlog(0, &a, fd, &t), 0);
+    trace_attr_t got;
+    CHECK_ERR(posix_trace_get_attr(t, &got), 0);
+    CHECK_ERR(tracelog_trace_attr_getflushwait(&got, &us), 0);
+    CHECK_EQ(us, 777);
+    pt_shutdown(t);
+    close(fd);
+    posix_trace_attr_setstreamfullpolicy(&a, POSIX_TRACE_LOOP);
+    CHECK_ERR(posix_trace_create(0, &a, &t), 0);
+    CHECK_ERR(posix_trace_get_attr(t, &got), 0);
+    CHECK_ERR(tracelog_trace_attr_getflushwait(&got, &us), 0);
+    CHECK_EQ(us, 0);
+    pt_shutdown(t);
+    posix_trace_attr_destroy(&a);
+}
+
 int main(void)
 {
     pt_watchdog(18);
@@ -372,5 +426,6 @@ int main(void)
     PT_RUN(test_invalid_objects);
     PT_RUN(test_stream_attr);
     PT_RUN(test_default_stream_policy);
+    PT_RUN(test_flush_wait);
     return pt_finish();
 }

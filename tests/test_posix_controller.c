@@ -99,6 +99,12 @@ static void test_controller_controls_a_child(void)
         close(fd);
         return;
     }
+    /* A traced process never waits for its controller unless asked (docs/design/cross-process.md, 2). */
+    trace_attr_t used;
+    unsigned wait_us = 1;
+    CHECK_ERR(posix_trace_get_attr(trid, &used), 0);
+    CHECK_ERR(tracelog_trace_attr_getflushwait(&used, &wait_us), 0);
+    CHECK_EQ(wait_us, 0);
     /* Names: the traced process's ids, seen from here; one opened here first keeps its id there. */
     trace_event_id_t a_here, b_here, c_here;
     CHECK_ERR(posix_trace_trid_eventid_open(trid, "ctl:a", &a_here), 0);
@@ -237,6 +243,7 @@ static void check_end_logged_promptly(int policy, int killed)
     int fd = temp_log();
     trace_attr_t attr;
     pt_attr(&attr, policy, 4u << 20, 64);
+    CHECK_ERR(tracelog_trace_attr_setflushwait(&attr, 5000), 0); /* asked for: the traced process may wait */
     trace_id_t trid;
     if (!CHECK_ERR(posix_trace_create_withlog(pid, &attr, fd, &trid), 0)) {
         kill(pid, SIGKILL);
@@ -244,6 +251,11 @@ static void check_end_logged_promptly(int policy, int killed)
         close(fd);
         return;
     }
+    trace_attr_t used;
+    unsigned wait_us = 1;
+    CHECK_ERR(posix_trace_get_attr(trid, &used), 0);
+    CHECK_ERR(tracelog_trace_attr_getflushwait(&used, &wait_us), 0);
+    CHECK_EQ(wait_us, policy == POSIX_TRACE_FLUSH ? 5000 : 0);
     CHECK_ERR(posix_trace_start(trid), 0);
     xp_send(down[1], 'g');
     siginfo_t si;

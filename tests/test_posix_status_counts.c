@@ -7,7 +7,8 @@
  * stream far too small for a burst of events, so that losses happen (FLUSH
  * then ends with OVERFLOW markers written at shutdown: they were written
  * but not counted as recorded before the fix, so `ptlog info` showed
- * written = recorded + 1).
+ * written = recorded + 1). And a FLUSH stream whose producers wait for
+ * room loses nothing of the same burst.
  */
 #define _GNU_SOURCE
 
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "posix_helpers.h"
+#include "tracelog/posix.h"
 #include "tracelog/reader.h"
 
 #define BURST 20000
@@ -33,14 +35,19 @@ static void *burst(void *arg)
     return NULL;
 }
 
-/* Records a burst from two threads into a tiny stream with an APPEND log; the log's status and events. */
-static void run_policy(int stream_policy, const char *name)
+/*
+ * Records a burst from two threads into a tiny stream with an APPEND log;
+ * the log's status and events. wait_us: a FLUSH producer's wait for room
+ * (tracelog_trace_attr_setflushwait): 0 here, so that FLUSH loses events.
+ */
+static void run_policy(int stream_policy, const char *name, unsigned wait_us, tracelog_log_status *out)
 {
-    tl_test_context("stream policy %s", name);
+    tl_test_context("stream policy %s, wait %u us", name, wait_us);
     int fd = tl_test_tmpfd();
     trace_attr_t attr;
     pt_attr(&attr, stream_policy, 4096, 48);
     posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND);
+    CHECK_ERR(tracelog_trace_attr_setflushwait(&attr, wait_us), 0);
     trace_id_t trid;
     if (!CHECK_ERR(posix_trace_create_withlog(0, &attr, fd, &trid), 0))
         return;
@@ -65,7 +72,7 @@ static void run_policy(int stream_policy, const char *name)
         events++;
     tracelog_log_status st;
     tracelog_reader_get_status(r, &st);
-    CHECK(st.stream_overruns > 0); /* the case under test happened */
+    *out = st;
     CHECK_MSG(st.events_written <= st.events_recorded, "written %llu > recorded %llu",
               (unsigned long long)st.events_written, (unsigned long long)st.events_recorded);
     CHECK_EQ(st.events_written, st.events_recorded); /* APPEND loses nothing of what it was given */
@@ -79,10 +86,30 @@ static void run_policy(int stream_policy, const char *name)
 
 static void test_counts_after_overruns(void)
 {
+    tracelog_log_status st;
     for (int round = 0; round < 5; round++) { /* thread timing varies: several chances for each case */
-        run_policy(POSIX_TRACE_LOOP, "LOOP");
-        run_policy(POSIX_TRACE_UNTIL_FULL, "UNTIL_FULL");
-        run_policy(POSIX_TRACE_FLUSH, "FLUSH");
+        run_policy(POSIX_TRACE_LOOP, "LOOP", 0, &st);
+        CHECK(st.stream_overruns > 0); /* the case under test happened */
+        run_policy(POSIX_TRACE_UNTIL_FULL, "UNTIL_FULL", 0, &st);
+        CHECK(st.stream_overruns > 0);
+        run_policy(POSIX_TRACE_FLUSH, "FLUSH", 0, &st);
+        CHECK(st.stream_overruns > 0);
+    }
+}
+
+/*
+ * The same burst into the same tiny FLUSH stream, whose producers wait for
+ * room (issue 11, "zero loss first"): nothing is lost, every event is in
+ * the log. The wait is long (1 s, against the 10 ms default) so that a
+ * loaded machine, where the flusher may not run for a while, still loses nothing.
+ */
+static void test_flush_waits_instead_of_losing(void)
+{
+    tracelog_log_status st;
+    for (int round = 0; round < 3; round++) {
+        run_policy(POSIX_TRACE_FLUSH, "FLUSH", 1000000, &st);
+        CHECK_EQ(st.stream_overruns, 0);
+        CHECK(st.events_written >= 2 * BURST);
     }
 }
 
@@ -92,5 +119,6 @@ int main(void)
     if (posix_trace_eventid_open("burst", &ev_burst) != 0)
         return 1;
     PT_RUN(test_counts_after_overruns);
+    PT_RUN(test_flush_waits_instead_of_losing);
     return pt_finish();
 }

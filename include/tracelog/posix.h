@@ -64,6 +64,31 @@ TRACELOG_API int tracelog_trace_attr_setflushinterval(trace_attr_t *attr, unsign
 TRACELOG_API int tracelog_trace_attr_getflushinterval(const trace_attr_t *attr, unsigned *ms);
 
 /*
+ * How long posix_trace_event() waits, in microseconds (0 .. 1,000,000), for
+ * the flusher of a FLUSH stream to make room when the calling thread's
+ * buffer is full, before the event is lost (counted, and marked in the log
+ * by OVERFLOW and RESUME). The standard lets FLUSH lose events when
+ * flushing is slower than recording; waiting instead keeps every event of
+ * a burst, or of a tight loop, at the price of slowing the recording thread
+ * down to the flusher's pace (issue 11, "zero loss first"; LTTng's channels
+ * call this a blocking timeout). The wait is a sleep, not a lock: no other
+ * thread is stopped, and signal handlers that record events may interrupt
+ * it. A wait that times out turns waiting off for that thread's buffer until
+ * the flusher frees room again, so a flusher that cannot write (a full
+ * disk, a controller that died) costs one wait, not one per event.
+ * 0 never waits (every event of a full buffer is lost at once, the plain
+ * POSIX behaviour). Streams with other policies never wait.
+ * The default, used while the attribute is not set, is 100,000 µs (100 ms, the
+ * default flush interval: a full buffer waits at most about one interval),
+ * or the value of the environment variable TRACELOG_FLUSH_WAIT_US when it
+ * holds a decimal number in that range (read when the stream is created).
+ * posix_trace_get_attr reports the wait in use.
+ * Errors: EINVAL (attr not initialised, us out of range, or a NULL pointer).
+ */
+TRACELOG_API int tracelog_trace_attr_setflushwait(trace_attr_t *attr, unsigned us);
+TRACELOG_API int tracelog_trace_attr_getflushwait(const trace_attr_t *attr, unsigned *us);
+
+/*
  * Fatal signals. While a stream with log exists, the library handles
  * SIGSEGV, SIGBUS, SIGABRT, SIGFPE and SIGILL (sigaction, SA_SIGINFO |
  * SA_ONSTACK, so a stack overflow is handled on the program's alternate

@@ -210,23 +210,50 @@ int posix_trace_attr_setstreamsize(trace_attr_t *attr, size_t streamsize)
     return 0;
 }
 
-/* The default flush interval: TRACELOG_FLUSH_INTERVAL_MS if it is a number in range, else 100 ms. */
-static unsigned default_flush_interval(void)
+/* The environment variable `name` if it holds a decimal number in [min, max], else `fallback`. */
+static unsigned env_number(const char *name, unsigned min, unsigned max, unsigned fallback)
 {
-    const char *env = getenv("TRACELOG_FLUSH_INTERVAL_MS");
+    const char *env = getenv(name);
     if (!env || *env < '0' || *env > '9')
-        return TL_DEFAULT_FLUSH_INTERVAL_MS;
+        return fallback;
     char *end;
     errno = 0;
     unsigned long long v = strtoull(env, &end, 10);
-    if (errno || *end || v < 1 || v > TL_MAX_FLUSH_INTERVAL_MS)
-        return TL_DEFAULT_FLUSH_INTERVAL_MS;
+    if (errno || *end || v < min || v > max)
+        return fallback;
     return (unsigned)v;
 }
 
 unsigned tl_posix_flush_interval_ms(const trace_attr_t *attr)
 {
-    return attr->__flush_interval_ms ? attr->__flush_interval_ms : default_flush_interval();
+    if (attr->__flush_interval_ms)
+        return attr->__flush_interval_ms;
+    return env_number("TRACELOG_FLUSH_INTERVAL_MS", 1, TL_MAX_FLUSH_INTERVAL_MS, TL_DEFAULT_FLUSH_INTERVAL_MS);
+}
+
+unsigned tl_posix_flush_wait_us(const trace_attr_t *attr)
+{
+    if (attr->__flush_wait_us)
+        return attr->__flush_wait_us < 0 ? 0 : (unsigned)attr->__flush_wait_us;
+    return env_number("TRACELOG_FLUSH_WAIT_US", 0, TL_MAX_WAIT_US, TL_DEFAULT_FLUSH_WAIT_US);
+}
+
+int tracelog_trace_attr_setflushwait(trace_attr_t *attr, unsigned us)
+{
+    CHECK(attr);
+    if (us > TL_MAX_WAIT_US)
+        return EINVAL;
+    attr->__flush_wait_us = us ? (int)us : -1;
+    return 0;
+}
+
+int tracelog_trace_attr_getflushwait(const trace_attr_t *attr, unsigned *us)
+{
+    CHECK(attr);
+    if (!us)
+        return EINVAL;
+    *us = tl_posix_flush_wait_us(attr);
+    return 0;
 }
 
 int tracelog_trace_attr_setflushinterval(trace_attr_t *attr, unsigned ms)

@@ -99,8 +99,13 @@ uint64_t tl_posix_overruns(tl_trace *t)
 /* Another process than ours: a stream it records into and we control (controller.c). */
 static int is_other_process(pid_t pid) { return pid != 0 && pid != getpid(); }
 
-/* Fills t->attr from the caller's attributes with the choices left open resolved. */
-static int resolve_attr(const trace_attr_t *in, int with_log, trace_attr_t *out)
+/*
+ * Fills t->attr from the caller's attributes with the choices left open
+ * resolved. remote: a stream another process records into, whose producers
+ * wait for room only when the controller asked for it: by default a traced
+ * process never waits for its controller (docs/design/cross-process.md, 2).
+ */
+static int resolve_attr(const trace_attr_t *in, int with_log, int remote, trace_attr_t *out)
 {
     if (in && in->__magic != TL_ATTR_MAGIC)
         return EINVAL;
@@ -120,6 +125,10 @@ static int resolve_attr(const trace_attr_t *in, int with_log, trace_attr_t *out)
     if (out->__stream_size < min_stream)
         out->__stream_size = min_stream;
     out->__flush_interval_ms = tl_posix_flush_interval_ms(out);
+    int waits = out->__stream_policy == POSIX_TRACE_FLUSH && (!remote || out->__flush_wait_us > 0);
+    out->__flush_wait_us = waits ? (int)tl_posix_flush_wait_us(out) : 0;
+    if (out->__flush_wait_us == 0)
+        out->__flush_wait_us = -1; /* resolved: never waits */
     return 0;
 }
 
@@ -166,6 +175,7 @@ static int make_stream(tl_trace *t, int with_log, int fd)
                           .stream_size = t->attr.__stream_size,
                           .max_data = (uint32_t)t->attr.__max_data_size,
                           .max_sys_data = 2 * sizeof(trace_event_set_t), /* FILTER: old and new filter */
+                          .wait_us = tl_posix_flush_wait_us(&t->attr),
                           .markers = posix_markers};
     if (t->active.remote) {
         int e = tl_remote_make_stream(t->active.remote, &p, &t->active.stream);
@@ -227,7 +237,7 @@ static int create(pid_t pid, const trace_attr_t *attr, int with_log, int fd, tra
     t->kind = with_log ? TL_ACTIVE_LOG : TL_ACTIVE;
     int e = is_other_process(pid) ? tl_remote_open(pid, &t->active.remote) : 0;
     if (!e)
-        e = resolve_attr(attr, with_log, &t->attr);
+        e = resolve_attr(attr, with_log, t->active.remote != NULL, &t->attr);
     if (!e && with_log)
         e = check_log_fd(fd, t->attr.__log_policy);
     if (!e)

@@ -28,6 +28,7 @@
 #define TL_DEFAULT_LOG_SIZE (64u << 20)
 #define TL_DEFAULT_FLUSH_INTERVAL_MS 100u
 #define TL_MAX_FLUSH_INTERVAL_MS 86400000u /* a day */
+#define TL_DEFAULT_FLUSH_WAIT_US 100000u     /* 100 ms (tracelog_trace_attr_setflushwait) */
 
 _Static_assert(sizeof(trace_event_set_t) == TL_FILTER_WORDS * 8, "the stream's filter is a trace_event_set_t");
 _Static_assert(TL_ID_LIMIT <= TL_FILTER_IDS, "every event id can be filtered");
@@ -269,6 +270,7 @@ int tl_posix_running(tl_trace *t);
 /* ---- attributes (attr.c) ---------------------------------------------------------------- */
 
 unsigned tl_posix_flush_interval_ms(const trace_attr_t *attr); /* the attribute or the default */
+unsigned tl_posix_flush_wait_us(const trace_attr_t *attr);     /* the attribute or the default */
 
 /* Converts a time in ns since the epoch. */
 static inline struct timespec tl_timespec(uint64_t ns)

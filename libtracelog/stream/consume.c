@@ -74,6 +74,7 @@ static void release(tl_consumer *c, uint32_t i)
         return;
     atomic_store_explicit(&c->lanes[i].tail, to, memory_order_release);
     c->pub[i] = to;
+    tl_stream_room_made(&c->lanes[i]);
 }
 
 static void release_all(tl_consumer *c)
@@ -671,6 +672,7 @@ void tl_consumer_clear(tl_consumer *c)
         uint64_t h = atomic_load(&l->head);
         atomic_store(&l->tail, h);
         c->pos[i] = c->pub[i] = h;
+        tl_stream_room_made(l);
         atomic_store(&l->dropped_acked, atomic_load(&l->dropped));
         atomic_store(&l->lost, 0);
     }

@@ -117,6 +117,8 @@ static inline int tl_stream_record(tl_stream *s, uint32_t lane, const tracelog_e
         if (policy == TRACELOG_POLICY_LOOP && lane != nlanes && !tl_stream_has_room(l, h, need, cap))
             tl_stream_overwrite(s, l, base, h, need, cap);
         if (!tl_stream_has_room(l, h, need, cap)) {
+            if (policy == TRACELOG_POLICY_FLUSH && lane != nlanes && tl_stream_wait_room(s, l, need, cap))
+                continue; /* room now: reserve again, with a fresh timestamp */
             tl_stream_lose(s, l, ts);
             break;
         }

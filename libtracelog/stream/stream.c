@@ -52,7 +52,7 @@ typedef struct layout {
 /* The layout for p: 0, EINVAL or ENOMEM. */
 static int layout_of(const tl_stream_params *p, layout *l)
 {
-    if (p->max_data > TL_MAX_DATA_LIMIT || p->max_sys_data > TL_MAX_SYS_DATA)
+    if (p->max_data > TL_MAX_DATA_LIMIT || p->max_sys_data > TL_MAX_SYS_DATA || p->wait_us > TL_MAX_WAIT_US)
         return EINVAL;
     uint32_t nlanes = auto_lanes();
     while (p->nlanes && nlanes > p->nlanes) /* a power of two, so a thread's lane is a mask away */
@@ -91,6 +91,7 @@ static tl_stream *init_in(void *m, const tl_stream_params *p, const layout *l)
     s->lane_size = l->lane_size;
     s->max_data = p->max_data;
     s->max_sys_data = p->max_sys_data;
+    s->wait_us = p->policy == TRACELOG_POLICY_FLUSH ? p->wait_us : 0;
     s->markers = p->markers;
     tl_clock_init(&s->clock);
     s->lanes_offset = l->lanes_offset;
@@ -148,7 +149,8 @@ int tl_stream_check(const void *map, uint64_t size)
         return EINVAL;
     uint32_t n = s->nlanes;
     if (!power_of_two(n) || n > TL_MAX_LANES / 2 || !power_of_two(s->lane_size) || s->lane_size < 4096 ||
-        s->lane_size > TL_MAX_LANE_SIZE || s->max_data > TL_MAX_DATA_LIMIT || s->max_sys_data > TL_MAX_SYS_DATA)
+        s->lane_size > TL_MAX_LANE_SIZE || s->max_data > TL_MAX_DATA_LIMIT || s->max_sys_data > TL_MAX_SYS_DATA ||
+        s->wait_us > TL_MAX_WAIT_US)
         return EINVAL;
     const tl_clock *c = &s->clock; /* a clock no creator makes: its times would be nonsense */
     if (c->kind > TL_CLOCK_TSC || (c->kind == TL_CLOCK_TSC && (c->mult == 0 || c->shift > 63)))
@@ -290,6 +292,54 @@ void tl_stream_drainer_sleep(tl_stream *s, uint64_t ns)
 }
 
 void tl_stream_drainer_wake(tl_stream *s) { futex_wake(&s->drainer_seq); }
+
+#define ROOM_RECHECK_NS 1000000u /* a waiting producer looks at the stream's state this often */
+
+int tl_stream_wait_room(tl_stream *s, tl_lane *l, uint64_t need, uint64_t cap)
+{
+    uint32_t us = TL_READ_ONCE(s->wait_us);
+    if (!us || us > TL_MAX_WAIT_US || atomic_load_explicit(&l->wait_off, memory_order_relaxed))
+        return 0;
+    uint64_t deadline = tl_clock_mono_ns() + us * 1000ull;
+    /* Counted before the tail is looked at, as the consumer stores the tail before it looks at the count
+       (both sequentially consistent): either we see the room, or it sees us and wakes us. */
+    atomic_fetch_add(&l->room_waiters, 1);
+    int room = 0;
+    for (;;) {
+        uint32_t seq = atomic_load(&l->room_seq);
+        uint64_t t = atomic_load(&l->tail);
+        if (atomic_load_explicit(&l->head, memory_order_relaxed) + need - t <= cap) {
+            atomic_store_explicit(&l->tail_seen, t, memory_order_relaxed);
+            room = 1;
+            break;
+        }
+        if (atomic_load(&s->state) != TL_RUNNING)
+            break; /* stopped (its events are not recorded), ended or destroyed: nothing to wait for */
+        uint64_t now = tl_clock_mono_ns();
+        if (now >= deadline) {
+            atomic_store(&l->wait_off, 1);
+            break;
+        }
+        if (atomic_exchange(&s->drainer_sleeping, 0))
+            futex_wake(&s->drainer_seq);
+        uint64_t ns = deadline - now < ROOM_RECHECK_NS ? deadline - now : ROOM_RECHECK_NS;
+        struct timespec rel = {0, (long)ns};
+        syscall(SYS_futex, &l->room_seq, FUTEX_WAIT, seq, &rel, NULL, 0);
+    }
+    atomic_fetch_sub(&l->room_waiters, 1);
+    return room;
+}
+
+void tl_stream_room_made(tl_lane *l)
+{
+    atomic_thread_fence(memory_order_seq_cst); /* the tail's store before the look at the waiters (see above) */
+    if (atomic_load_explicit(&l->wait_off, memory_order_relaxed))
+        atomic_store_explicit(&l->wait_off, 0, memory_order_relaxed);
+    if (atomic_load_explicit(&l->room_waiters, memory_order_relaxed)) {
+        atomic_fetch_add(&l->room_seq, 1);
+        futex_wake(&l->room_seq);
+    }
+}
 
 /* ---- producers: the slow paths of produce.h ------------------------------------ */
 

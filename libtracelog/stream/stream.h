@@ -31,6 +31,16 @@
  * clock read and its reservation gets a later timestamp, the time it
  * actually reserved.
  *
+ * A FLUSH producer that finds its lane full first waits for room, up to
+ * wait_us (tl_stream_wait_room: it sleeps on the lane's room_seq futex,
+ * which the consumer bumps whenever it gives room back and a producer
+ * waits), so that a flusher slower than a burst of events makes the
+ * producers wait rather than lose them (issue 11, "zero loss first";
+ * LTTng's channels offer the same as a blocking timeout). A wait that
+ * times out turns waiting off for the lane until the consumer moves its
+ * tail again: a consumer that is gone costs one wait, not one per event.
+ * The system lane never waits: the consumer records there itself.
+ *
  * Losses are counted per lane and come out as markers: the consumer
  * delivers an OVERFLOW marker (timestamp of the first lost event) and a
  * RESUME marker (timestamp of the next event) where a LOOP stream
@@ -64,6 +74,7 @@
 #define TL_MAX_DATA_LIMIT (64u << 10) /* largest max_data accepted */
 #define TL_MAX_LANE_SIZE (1ull << 40) /* largest stream size accepted */
 #define TL_MAX_SYS_DATA (4u << 10)    /* largest max_sys_data accepted */
+#define TL_MAX_WAIT_US 1000000u       /* longest wait for room accepted: 1 s */
 
 enum tl_state { TL_SUSPENDED = 0, TL_RUNNING = 1, TL_DEAD = 2 };
 /* EVENT: an event. PAD: the rest of the lap is unused. LOSS: events were
@@ -83,6 +94,7 @@ typedef struct tl_stream_params {
     uint32_t max_data;     /* largest event data in the user lanes (at most TL_MAX_DATA_LIMIT) */
     uint32_t max_sys_data; /* largest record data in the system lane (at most TL_MAX_SYS_DATA) */
     uint32_t nlanes;       /* 0: automatic; else rounded to a power of two (at most TL_MAX_LANES / 2) */
+    uint32_t wait_us;      /* FLUSH: how long a producer waits for room before it loses an event (0: never; see below) */
     tl_stream_markers markers;
 } tl_stream_params;
 
@@ -90,7 +102,7 @@ typedef struct tl_lane {
     /* Written by producers. */
     _Atomic uint64_t head;     /* bytes reserved so far */
     uint32_t index;
-    uint32_t pad_;
+    _Atomic uint32_t room_waiters; /* FLUSH: producers waiting for room (tl_stream_wait_room) */
     _Atomic uint64_t lost;     /* FLUSH: events dropped and not yet marked in the ring */
     _Atomic uint64_t lost_first_ts;
     _Atomic uint64_t overruns; /* every event this lane lost, for any reason */
@@ -101,7 +113,9 @@ typedef struct tl_lane {
     _Atomic uint64_t dropped;  /* LOOP: events overwritten */
     _Atomic uint64_t dropped_acked;
     _Atomic uint64_t dropped_first_ts;
-    char pad1[64 - 32];
+    _Atomic uint32_t room_seq; /* FLUSH: futex word of the producers waiting for room, bumped when it is made */
+    _Atomic uint32_t wait_off; /* FLUSH: a wait for room timed out; no producer waits until the tail moves */
+    char pad1[64 - 40];
 } tl_lane;
 
 /* The header of the mapping. Only the functions below touch it. */
@@ -121,7 +135,7 @@ typedef struct tl_stream {
     _Atomic uint32_t waiters;    /* readers sleeping on reader_sem */
     _Atomic uint32_t drainer_seq;/* futex word of the background drainer */
     _Atomic uint32_t drainer_sleeping;
-    uint32_t pad_;
+    uint32_t wait_us;            /* tl_stream_params.wait_us (at most TL_MAX_WAIT_US) */
     _Atomic uint64_t filter[TL_FILTER_WORDS]; /* bit set: event type filtered out */
     char pad_watermark[64];
     _Atomic uint64_t watermark;  /* consumer: start of the current batch (see above); own cache line */
@@ -258,6 +272,15 @@ void tl_stream_count_lost(tl_stream *s, uint32_t lane);
 int tl_stream_record_system(tl_stream *s, const tracelog_event *ev);
 
 /* ---- waiting ----------------------------------------------------------------- */
+
+/*
+ * FLUSH, lane l full: waits until need bytes fit (1), or up to the stream's
+ * wait_us, or while it is not running (0: the event is lost). Async-signal-
+ * safe: futex and clock system calls, no lock.
+ */
+int tl_stream_wait_room(tl_stream *s, tl_lane *l, uint64_t need, uint64_t cap);
+/* The consumer moved lane l's tail (released room): wakes its waiting producers, and lets them wait again. */
+void tl_stream_room_made(tl_lane *l);
 
 /*
  * A reader that found nothing to read: tl_stream_wait_begin(), look once
