@@ -74,7 +74,7 @@ static void release(tl_consumer *c, uint32_t i)
         return;
     atomic_store_explicit(&c->lanes[i].tail, to, memory_order_release);
     c->pub[i] = to;
-    tl_stream_room_made(&c->lanes[i]);
+    tl_stream_room_made(&c->lanes[i], c->cap[i]);
 }
 
 static void release_all(tl_consumer *c)
@@ -159,6 +159,7 @@ static int peek(tl_consumer *c, uint32_t i, uint64_t *pos, tl_rec *h)
             continue;
         }
         tl_rec *r = (tl_rec *)(base + (t & (cap - 1)));
+        __builtin_prefetch(base + ((t + 1024) & (cap - 1)), 0, 3); /* the lines ahead: written on the producers' cores */
         if (atomic_load_explicit(&r->commit, memory_order_acquire) != t + 1)
             return 0;
         uint32_t kind = r->kind_size >> 28;
@@ -672,7 +673,7 @@ void tl_consumer_clear(tl_consumer *c)
         uint64_t h = atomic_load(&l->head);
         atomic_store(&l->tail, h);
         c->pos[i] = c->pub[i] = h;
-        tl_stream_room_made(l);
+        tl_stream_room_made(l, c->cap[i]);
         atomic_store(&l->dropped_acked, atomic_load(&l->dropped));
         atomic_store(&l->lost, 0);
     }

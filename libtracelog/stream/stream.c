@@ -294,6 +294,7 @@ void tl_stream_drainer_sleep(tl_stream *s, uint64_t ns)
 void tl_stream_drainer_wake(tl_stream *s) { futex_wake(&s->drainer_seq); }
 
 #define ROOM_RECHECK_NS 1000000u /* a waiting producer looks at the stream's state this often */
+#define ROOM_WAKE_PART 8         /* waiting producers are woken once 1/8 of the lane is free */
 
 int tl_stream_wait_room(tl_stream *s, tl_lane *l, uint64_t need, uint64_t cap)
 {
@@ -330,15 +331,21 @@ int tl_stream_wait_room(tl_stream *s, tl_lane *l, uint64_t need, uint64_t cap)
     return room;
 }
 
-void tl_stream_room_made(tl_lane *l)
+void tl_stream_room_made(tl_lane *l, uint64_t cap)
 {
     atomic_thread_fence(memory_order_seq_cst); /* the tail's store before the look at the waiters (see above) */
     if (atomic_load_explicit(&l->wait_off, memory_order_relaxed))
         atomic_store_explicit(&l->wait_off, 0, memory_order_relaxed);
-    if (atomic_load_explicit(&l->room_waiters, memory_order_relaxed)) {
-        atomic_fetch_add(&l->room_seq, 1);
-        futex_wake(&l->room_seq);
-    }
+    if (!atomic_load_explicit(&l->room_waiters, memory_order_relaxed))
+        return;
+    /* Woken for an eighth of the lane at least (or an empty lane), not for each step the consumer
+       gives back: a producer woken for a few records waits again at once, and each wake-up costs
+       more than the records it lets through. A waiter also looks by itself every ROOM_RECHECK_NS. */
+    uint64_t used = atomic_load(&l->head) - atomic_load(&l->tail);
+    if (used > cap - cap / ROOM_WAKE_PART && used != 0)
+        return;
+    atomic_fetch_add(&l->room_seq, 1);
+    futex_wake(&l->room_seq);
 }
 
 /* ---- producers: the slow paths of produce.h ------------------------------------ */

@@ -279,8 +279,8 @@ int tl_stream_record_system(tl_stream *s, const tracelog_event *ev);
  * safe: futex and clock system calls, no lock.
  */
 int tl_stream_wait_room(tl_stream *s, tl_lane *l, uint64_t need, uint64_t cap);
-/* The consumer moved lane l's tail (released room): wakes its waiting producers, and lets them wait again. */
-void tl_stream_room_made(tl_lane *l);
+/* The consumer moved lane l's tail (cap bytes): wakes its waiting producers once there is room enough, and lets them wait again. */
+void tl_stream_room_made(tl_lane *l, uint64_t cap);
 
 /*
  * A reader that found nothing to read: tl_stream_wait_begin(), look once
