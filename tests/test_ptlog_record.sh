@@ -105,5 +105,7 @@ expect_rc 2 "record without a program" "$PTLOG" record -o x.ptl
 expect_rc 2 "attach with a bad pid" "$PTLOG" attach -o x.ptl 12x
 expect_rc 2 "a bad policy" "$PTLOG" record --log-policy sometimes -o x.ptl -- true
 expect_rc 2 "a bad size" "$PTLOG" record --stream-size -4 -o x.ptl -- true
+expect_rc 2 "a wait out of range" "$PTLOG" record --flush-wait 1000001 -o x.ptl -- true
+expect_rc 2 "a wait that is not a number" "$PTLOG" record --flush-wait 5ms -o x.ptl -- true
 
 finish

@@ -114,6 +114,10 @@ static const command_help helps[] = {
      "  --log-size N            largest log for loop and until-full (k, M, G)\n"
      "  --event NAME            record only these event types (repeatable)\n"
      "  --exclude NAME          do not record this event type (repeatable)\n"
+     "  --flush-wait US         with the flush policy, PROGRAM waits up to US\n"
+     "                          microseconds (0..1000000) for room when its buffer\n"
+     "                          is full rather than lose events (default 0: it\n"
+     "                          never waits for ptlog)\n"
      "  -q, --quiet             no counts, no summary\n"
      "Exit status 3: the process cannot be traced (no such process, another user's,\n"
      "or not linked with libtracelog).\n"},

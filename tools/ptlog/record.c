@@ -32,6 +32,7 @@ typedef struct rec_opts {
     const char *events[MAX_NAMES], *excludes[MAX_NAMES];
     size_t nevents, nexcludes;
     int quiet;
+    long flush_wait_us; /* --flush-wait; -1: not given (the traced process never waits) */
 } rec_opts;
 
 static volatile sig_atomic_t stop_signal;
@@ -78,7 +79,21 @@ static int size_of(const char *cmd, const char *what, const char *s, size_t *out
     return 0;
 }
 
-enum { OPT_STREAM_POLICY = 256, OPT_LOG_POLICY, OPT_STREAM_SIZE, OPT_LOG_SIZE, OPT_EVENT, OPT_EXCLUDE };
+/* --flush-wait: microseconds, 0 .. 1,000,000 (tracelog_trace_attr_setflushwait). */
+static int wait_of(const char *cmd, const char *s, long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v > 1000000) {
+        ptlog_msg(cmd, "--flush-wait: not a number of microseconds from 0 to 1000000: '%s'", s);
+        return PTLOG_EXIT_USAGE;
+    }
+    *out = (long)v;
+    return 0;
+}
+
+enum { OPT_STREAM_POLICY = 256, OPT_LOG_POLICY, OPT_STREAM_SIZE, OPT_LOG_SIZE, OPT_EVENT, OPT_EXCLUDE, OPT_FLUSH_WAIT };
 
 /* Options up to the first operand (record: the program; attach: the pid). Returns 0, or an exit code; *first gets the first operand's index. */
 static int parse(const char *cmd, int argc, char **argv, rec_opts *o, int *first)
@@ -91,12 +106,14 @@ static int parse(const char *cmd, int argc, char **argv, rec_opts *o, int *first
         {"log-size", required_argument, NULL, OPT_LOG_SIZE},
         {"event", required_argument, NULL, OPT_EVENT},
         {"exclude", required_argument, NULL, OPT_EXCLUDE},
+        {"flush-wait", required_argument, NULL, OPT_FLUSH_WAIT},
         {"quiet", no_argument, NULL, 'q'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
     o->stream_policy = POSIX_TRACE_FLUSH;
     o->log_policy = POSIX_TRACE_APPEND;
+    o->flush_wait_us = -1;
     optind = 1;
     opterr = 0;
     int c, rc = 0;
@@ -110,6 +127,7 @@ static int parse(const char *cmd, int argc, char **argv, rec_opts *o, int *first
         case OPT_LOG_POLICY: rc = policy_of(cmd, "--log-policy", optarg, 0, &o->log_policy); break;
         case OPT_STREAM_SIZE: rc = size_of(cmd, "--stream-size", optarg, &o->stream_size); break;
         case OPT_LOG_SIZE: rc = size_of(cmd, "--log-size", optarg, &o->log_size); break;
+        case OPT_FLUSH_WAIT: rc = wait_of(cmd, optarg, &o->flush_wait_us); break;
         case OPT_EVENT:
         case OPT_EXCLUDE: {
             const char **list = c == OPT_EVENT ? o->events : o->excludes;
@@ -173,6 +191,8 @@ static int start_tracing(const char *cmd, pid_t pid, const rec_opts *o, int fd, 
         posix_trace_attr_setstreamsize(&attr, o->stream_size);
     if (o->log_size)
         posix_trace_attr_setlogsize(&attr, o->log_size);
+    if (o->flush_wait_us >= 0)
+        tracelog_trace_attr_setflushwait(&attr, (unsigned)o->flush_wait_us);
     int e = posix_trace_create_withlog(pid, &attr, fd, trid);
     if (e) {
         const char *why = e == ESRCH    ? "no such process"
