@@ -342,7 +342,7 @@ void tl_stream_room_made(tl_lane *l, uint64_t cap)
        gives back: a producer woken for a few records waits again at once, and each wake-up costs
        more than the records it lets through. A waiter also looks by itself every ROOM_RECHECK_NS. */
     uint64_t used = atomic_load(&l->head) - atomic_load(&l->tail);
-    if (used > cap - cap / ROOM_WAKE_PART && used != 0)
+    if (used > cap - cap / ROOM_WAKE_PART)
         return;
     atomic_fetch_add(&l->room_seq, 1);
     futex_wake(&l->room_seq);
