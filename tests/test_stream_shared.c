@@ -206,7 +206,7 @@ static void check_deferred_kept(uint64_t ahead, long pause)
     CHECK(tl_stream_record(s, 0, &a2));
     tl_consumer c;
     CHECK_ERR(tl_consumer_init(&c, s), 0);
-    rec_at(&c, 1, 0)->ts = tl_stream_now(s) + ahead;
+    rec_at(&c, 1, 0)->ts = tl_stream_stamp(s) + tl_clock_stamps_in(&c.clock, ahead);
     tracelog_event ev;
     CHECK(tl_consumer_take(&c, &ev, 1) == TL_TAKE_EVENT && ev.event_id == 100); /* the batch defers b */
     CHECK(tl_consumer_take(&c, &ev, 1) == TL_TAKE_EVENT && ev.event_id == 102); /* the same batch sees b again */

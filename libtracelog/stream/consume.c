@@ -31,6 +31,7 @@ static int init_from(tl_consumer *c, tl_stream *s, const tl_stream *g)
     }
     c->markers = g->markers;
     c->clock = g->clock;
+    c->skew_stamps = tl_clock_stamps_in(&c->clock, TL_CLOCK_SKEW_NS);
     c->buf_cap = g->max_data > g->max_sys_data ? g->max_data : g->max_sys_data;
     c->buf = c->shared_tail ? malloc(c->buf_cap ? c->buf_cap : 1) : NULL;
     return c->shared_tail && !c->buf ? -1 : 0;
@@ -267,11 +268,12 @@ static int skip_if_abandoned(tl_consumer *c, uint32_t i, uint64_t t)
 
 /* ---- markers and delivery ------------------------------------------------------------ */
 
+/* A marker at stamp ts. */
 static void queue_marker(tl_consumer *c, uint32_t id, uint64_t ts)
 {
     if (c->qlen == sizeof c->queue / sizeof c->queue[0] - 1)
         return; /* the event's place: only a caller that left markers queued gets here */
-    c->queue[c->qlen++] = (tracelog_event){.timestamp_ns = ts, .event_id = id};
+    c->queue[c->qlen++] = (tracelog_event){.timestamp_ns = tl_clock_ns(&c->clock, ts), .event_id = id};
 }
 
 /* The only writer: a plain store, on a line of its own (producers never read it). */
@@ -328,7 +330,7 @@ static int deliver(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos, tr
     c->held_pos = pos;
     int now = c->qlen == 0; /* no marker before it: no queue */
     tracelog_event *out = now ? ev : &c->queue[c->qlen++]; /* queue_marker kept this place */
-    *out = (tracelog_event){.timestamp_ns = ts,
+    *out = (tracelog_event){.timestamp_ns = tl_clock_ns(&c->clock, ts),
                       .event_id = h->event_id,
                       .pid = h->pid,
                       .kernel_tid = h->ktid,
@@ -418,7 +420,7 @@ static int defer(tl_consumer *c, uint32_t i, uint64_t pos, const tl_rec *h)
     c->batch_later = 1; /* a later batch takes it, or what follows it once it is dropped */
     if (c->deferred_in[i] == c->batch_seq)
         return 0;
-    if (h->ts - c->batch_w <= TL_CLOCK_SKEW_NS && tl_clock_mono_ns() - c->deferred_at[i] <= TL_CLOCK_SKEW_NS)
+    if (h->ts - c->batch_w <= c->skew_stamps && tl_clock_mono_ns() - c->deferred_at[i] <= TL_CLOCK_SKEW_NS)
         return 0;
     drop_garbage(c, i, pos, pos + (h->kind_size & 0x0fffffff));
     return 1;
@@ -465,7 +467,7 @@ static void examine(tl_consumer *c, uint32_t i)
 static void start_batch(tl_consumer *c)
 {
     tl_stream *s = c->s;
-    c->batch_w = tl_consumer_now(c);
+    c->batch_w = tl_clock_stamp_ordered(&c->clock);
     atomic_store(&s->watermark, c->batch_w);
     atomic_thread_fence(memory_order_seq_cst);
     c->batch_used = atomic_load(&s->used_lanes) & ((2ull << c->nlanes) - 1);
@@ -552,7 +554,7 @@ int tl_consumer_record_system(tl_consumer *c, const tracelog_event *ev)
         }
         if (!atomic_compare_exchange_weak(&l->head, &h, h + pad + size))
             continue;
-        uint64_t ts = tl_consumer_now(c);
+        uint64_t ts = tl_clock_stamp(&c->clock);
         if (pad >= 16) { /* commit and kind_size only (see produce.h) */
             tl_rec *p = (tl_rec *)(base + (h & (cap - 1)));
             p->kind_size = (uint32_t)pad | (uint32_t)TL_KIND_PAD << 28;

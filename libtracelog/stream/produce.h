@@ -108,7 +108,7 @@ static inline int tl_stream_record(tl_stream *s, uint32_t lane, const tracelog_e
     int recorded = 0, crossed = 0;
     for (;;) {
         uint64_t h = atomic_load_explicit(&l->head, memory_order_relaxed);
-        uint64_t ts = tl_stream_now(s);
+        uint64_t ts = tl_stream_stamp(s);
         uint64_t lost = policy == TRACELOG_POLICY_FLUSH ? atomic_load(&l->lost) : 0;
         uint32_t size = tl_rec_size(len) + (lost ? TL_REC_HEADER : 0);
         uint64_t rem = cap - (h & (cap - 1));
@@ -127,7 +127,7 @@ static inline int tl_stream_record(tl_stream *s, uint32_t lane, const tracelog_e
         /* The consumer may have delivered events newer than our clock read
            while we were between it and the reservation (see stream.h). */
         if (ts < atomic_load(&s->watermark))
-            ts = tl_stream_now(s);
+            ts = tl_stream_stamp(s);
         /* Stopped (or auto-stopped) since we looked: STOP is taken after the state
            changes, so an event of ours could land after it. It becomes a hole. */
         int stopped = lane != nlanes && atomic_load(&s->state) != TL_RUNNING;

@@ -104,7 +104,7 @@ typedef struct tl_lane {
     uint32_t index;
     _Atomic uint32_t room_waiters; /* FLUSH: producers waiting for room (tl_stream_wait_room) */
     _Atomic uint64_t lost;     /* FLUSH: events dropped and not yet marked in the ring */
-    _Atomic uint64_t lost_first_ts;
+    _Atomic uint64_t lost_first_ts;  /* a stamp, as every time in a lane */
     _Atomic uint64_t overruns; /* every event this lane lost, for any reason */
     _Atomic uint64_t tail_seen; /* a tail value producers saw: never ahead of tail */
     char pad0[64 - 48];
@@ -138,7 +138,7 @@ typedef struct tl_stream {
     uint32_t wait_us;            /* tl_stream_params.wait_us (at most TL_MAX_WAIT_US) */
     _Atomic uint64_t filter[TL_FILTER_WORDS]; /* bit set: event type filtered out */
     char pad_watermark[64];
-    _Atomic uint64_t watermark;  /* consumer: start of the current batch (see above); own cache line */
+    _Atomic uint64_t watermark;  /* consumer: start of the current batch, a stamp (see above); own cache line */
     char pad_watermark_end[56];
     _Atomic uint64_t delivered;  /* consumer: events handed out so far; own cache line */
     char pad_delivered_end[56];
@@ -151,7 +151,7 @@ typedef struct tl_rec {
     _Atomic uint64_t commit; /* reservation position + 1 once complete */
     uint32_t kind_size;      /* size in bytes | kind << 28 */
     uint32_t event_id;
-    uint64_t ts;
+    uint64_t ts;             /* a stamp of the stream's clock (clock.h), converted to ns by the consumer */
     uint32_t pid;
     uint32_t len_trunc;      /* data bytes | truncation << 30 */
     uint64_t tid;
@@ -211,8 +211,8 @@ static inline uint64_t tl_stream_lane_size(const tl_stream *s) { return s->lane_
 static inline uint32_t tl_stream_lanes(const tl_stream *s) { return s->nlanes; }
 static inline uint32_t tl_stream_max_data(const tl_stream *s) { return s->max_data; }
 
-/* The stream's time now, on the scale of its events' timestamps. Async-signal-safe. */
-static inline uint64_t tl_stream_now(const tl_stream *s) { return tl_clock_now(&s->clock); }
+/* The stream's stamp now (clock.h: a record's time, in the clock's raw count). Async-signal-safe. */
+static inline uint64_t tl_stream_stamp(const tl_stream *s) { return tl_clock_stamp(&s->clock); }
 
 /* ---- control --------------------------------------------------------------- */
 
@@ -330,7 +330,8 @@ typedef struct tl_consumer {
     uint32_t max_sys_data;
     int shared_tail;                 /* LOOP: producers move tails too */
     tl_stream_markers markers;
-    tl_clock clock;        /* the stream's, copied at init: the watermark's time (tl_consumer_now) */
+    tl_clock clock;        /* the stream's, copied at init: the watermark's stamps, and each event's time in ns */
+    uint64_t skew_stamps;  /* TL_CLOCK_SKEW_NS in stamps of that clock */
     uint8_t *buf;          /* LOOP: copy of the delivered event's data */
     size_t buf_cap;        /* the largest data a record may have */
     uint64_t pos[TL_MAX_LANES + 1];  /* each lane's read position (the tail, when not shared) */
@@ -346,7 +347,7 @@ typedef struct tl_consumer {
     int batch;             /* a batch is open (see consume.c) */
     int batch_later;       /* it saw records newer than its watermark */
     uint64_t batch_used;   /* lanes in the batch */
-    uint64_t batch_w;      /* its watermark */
+    uint64_t batch_w;      /* its watermark (a stamp) */
     uint64_t batch_head[TL_MAX_LANES + 1]; /* each lane's head when it started */
     uint64_t batch_seq;    /* batches opened so far */
     tl_rec head_rec[TL_MAX_LANES + 1];     /* each lane's oldest record in the batch (a checked copy) */
@@ -354,12 +355,12 @@ typedef struct tl_consumer {
     uint8_t heap[TL_MAX_LANES + 1];        /* lanes with a head record, a min-heap on its timestamp */
     uint32_t nheap;
     uint64_t waiting;      /* lanes whose oldest record is reserved but not committed yet */
-    uint64_t last_ts;      /* timestamp of the last event delivered */
+    uint64_t last_ts;      /* stamp of the last event delivered */
     uint64_t clamped;      /* events delivered with last_ts instead of an older own timestamp */
     uint64_t garbage;      /* times a lane held garbage (a shared buffer scribbled over): counted losses */
     uint64_t abandoned;    /* records whose producer died mid-record, skipped: counted losses */
     uint64_t garbage_lanes;                 /* lanes whose garbage is not marked yet */
-    uint64_t garbage_ts[TL_MAX_LANES + 1];  /* and the time of the last event before it */
+    uint64_t garbage_ts[TL_MAX_LANES + 1];  /* and the stamp of the last event before it */
     uint64_t deferred[TL_MAX_LANES + 1];    /* position + 1 of the record each lane deferred last */
     uint64_t deferred_in[TL_MAX_LANES + 1]; /* and the batch that deferred it */
     uint64_t deferred_at[TL_MAX_LANES + 1]; /* and when (CLOCK_MONOTONIC ns) */
@@ -370,7 +371,7 @@ typedef struct tl_consumer {
 } tl_consumer;
 
 int tl_consumer_init(tl_consumer *c, tl_stream *s); /* 0, or -1 (out of memory) */
-/* The time now on the scale of the stream's timestamps, by the consumer's own copy of its clock. */
+/* The time now in ns on the scale of the events' timestamps, by the consumer's own copy of the stream's clock. */
 static inline uint64_t tl_consumer_now(const tl_consumer *c) { return tl_clock_now_ordered(&c->clock); }
 /*
  * The consumer of a stream another process writes into, mapped at map
