@@ -9,6 +9,10 @@
  *   lttng_event cheap    --events N --runs R [--tp disabled]
  *       ns per call of a tracepoint that records nothing (no session
  *       enabled it, or its filter rejects every event)
+ *   lttng_event tight    --threads T --events N --runs R
+ *       T threads (1 or 2) record N events of 16 B each as fast as they can,
+ *       in one go (no pause: the consumer daemon keeps up or discards), R
+ *       times with a pause between runs: ns per event per thread
  *   lttng_event paced    --rate M --seconds S
  *       one producer paced at M million events/s (16 B payloads)
  *   lttng_event generate --events N [--payload P] --buffer-bytes B [--tp fields|typed]
@@ -72,7 +76,8 @@ static struct {
     uint64_t buffer_bytes;
     size_t payload;
     double rate, seconds;
-} cfg = {NULL, "event", NULL, 1000000, 5, 64u << 20, 16, 1, 1};
+    int threads;
+} cfg = {NULL, "event", NULL, 1000000, 5, 64u << 20, 16, 1, 1, 1};
 
 static void run_job(worker *w, const job *j)
 {
@@ -244,6 +249,26 @@ static void mode_cost(void)
     printf("}, \"issued\": %lld}\n", issued);
 }
 
+/* The tight loop of bench_event (issue 11): nothing paced, whatever the consumer daemon keeps. */
+static void mode_tight(void)
+{
+    double ns[MAX_RUNS], share = 1;
+    for (int r = 0; r < cfg.runs; r++) {
+        run_on(cfg.threads, (job){.kind = JOB_EVENT, .n = cfg.events, .len = 16, .realistic = 1});
+        ns[r] = (double)span_ns(cfg.threads) / (double)cfg.events;
+        for (int i = 0; i < cfg.threads; i++) {
+            double s = (double)workers[i].cpu_ns / (double)(workers[i].t1 - workers[i].t0);
+            share = s < share ? s : share;
+        }
+        issued += cfg.events * cfg.threads;
+        pause_for(cfg.events * cfg.threads, 16);
+    }
+    printf("{\"mode\": \"tight\", \"threads\": %d, \"events\": %lld, \"cpu_share\": %.3f, ", cfg.threads, cfg.events,
+           share);
+    print_array("ns", ns, cfg.runs, ", ");
+    printf("\"issued\": %lld}\n", issued);
+}
+
 static void mode_cheap(void)
 {
     int disabled = !strcmp(cfg.tp, "disabled");
@@ -312,7 +337,7 @@ static void mode_generate(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: lttng_event cost|cheap|paced|generate [options] (see the source)\n");
+        fprintf(stderr, "usage: lttng_event cost|cheap|tight|paced|generate [options] (see the source)\n");
         return 2;
     }
     cfg.mode = argv[1];
@@ -335,6 +360,8 @@ int main(int argc, char **argv)
             cfg.tp = v;
         else if (!strcmp(a, "--jsonl"))
             cfg.jsonl = v;
+        else if (!strcmp(a, "--threads") && (n == 1 || n == 2))
+            cfg.threads = (int)n;
         else {
             fprintf(stderr, "lttng_event: bad option %s %s\n", a, v);
             return 2;
@@ -360,6 +387,8 @@ int main(int argc, char **argv)
         mode_cheap();
     else if (!strcmp(cfg.mode, "paced"))
         mode_paced();
+    else if (!strcmp(cfg.mode, "tight"))
+        mode_tight();
     else if (!strcmp(cfg.mode, "generate"))
         mode_generate();
     else {

@@ -4,7 +4,8 @@
 #
 #   run-lttng.sh --build DIR --results DIR --work DIR [--events N] [--runs N]
 #                [--seconds S] [--rates R1,R2,...] [--read-events N]
-#                [--analyzer-events N] [--no-cost] [--no-sustained] [--no-read]
+#                [--analyzer-events N] [--tight-events N] [--no-cost] [--no-tight]
+#                [--no-sustained] [--no-read]
 #   run-lttng.sh --install      apt-get install what it needs, and exit
 #
 # Needs lttng, lttng-sessiond, babeltrace2 and liblttng-ust-dev (and
@@ -21,6 +22,11 @@
 #    LTTng with the vpid, vtid and ip contexts (what every tracelog event
 #    records); a filtered-out event (tracelog filter; LTTng filter
 #    expression) and a tracepoint no session enabled;
+#  - the tight loop of issue 11 (--tight-events events of 16 B per thread,
+#    1 and 2 threads, as fast as they can, nothing paced): tracelog with its
+#    default stream (bench_event's tight rows) and LTTng-UST with its default
+#    channel (4 x 512 KiB sub-buffers per user, discard mode): ns per event
+#    per thread, and the share of events kept (LTTng: issued - discarded);
 #  - the sustained zero-loss rate (same pacing) and the bytes per event on
 #    disk of the same events (.ptl file; CTF trace directory);
 #  - reading the same --read-events events (10M): ptlog dump and convert
@@ -40,7 +46,7 @@ source "$here/../timing.sh"
 apt_packages=(lttng-tools liblttng-ust-dev babeltrace2 python3-bt2)
 
 build="" results="" work="" events=1M runs=5 seconds=10 rates="2,4,6,8,10,12,15,20"
-read_events=10M analyzer_events=1M cost=1 sustained=1 reading=1
+read_events=10M analyzer_events=1M tight_events=5M cost=1 tight=1 sustained=1 reading=1
 while (($#)); do
     case $1 in
     --install)
@@ -60,7 +66,9 @@ while (($#)); do
     --rates) rates=$2; shift ;;
     --read-events) read_events=$2; shift ;;
     --analyzer-events) analyzer_events=$2; shift ;;
+    --tight-events) tight_events=$2; shift ;;
     --no-cost) cost=0 ;;
+    --no-tight) tight=0 ;;
     --no-sustained) sustained=0 ;;
     --no-read) reading=0 ;;
     *) echo "run-lttng.sh: unknown argument $1" >&2; exit 2 ;;
@@ -221,6 +229,33 @@ session filtered '$ctx.vtid == 0'
 "$app" cheap --events "$events" --runs "$runs" >"$lw/lttng_filtered.json"
 finish filtered
 rm -rf "$lw/traces/filtered"
+fi
+
+# ---- tight loop ------------------------------------------------------------------
+rm -f "$lw"/tracelog_tight.json "$lw"/lttng_tight_*.json
+if ((tight)); then
+    echo
+    echo "== tight loop (issue 11): $tight_events events of 16 B per thread, nothing paced"
+    echo "tracelog: bench_event, default stream (8 MiB per thread), FLUSH + APPEND log"
+    "$bench_event" --no-sustained --no-cost --runs "$runs" --tight-events "$tight_events" --dir "$lw" \
+        --json "$lw/tracelog_tight.json" | grep -E '^tight loop, . thread\(s\)' || true
+    echo "LTTng-UST: the default channel (4 x 512 KiB sub-buffers per user), discard mode"
+    for t in 1 2; do
+        lttng create "tight$t" --output="$lw/traces/tight$t" >/dev/null
+        lttng enable-event -u -s "tight$t" bench:event >/dev/null
+        lttng start "tight$t" >/dev/null
+        line=$("$app" tight --threads "$t" --events "$tight_events" --runs "$runs")
+        finish "tight$t"
+        rm -rf "$lw/traces/tight$t"
+        echo "${line%\}}, \"discarded\": $DISCARDED}" >"$lw/lttng_tight_$t.json"
+        "$json_python" -c '
+import json, statistics, sys
+d = json.load(open(sys.argv[1]))
+print("tight loop, %d thread(s), LTTng: %.2f ns per event per thread [%.2f-%.2f], kept %.2f %% (%d of %d discarded), cpu share %.0f %%" % (
+    d["threads"], statistics.median(d["ns"]), min(d["ns"]), max(d["ns"]),
+    100.0 * (d["issued"] - d["discarded"]) / d["issued"], d["discarded"], d["issued"], 100 * d["cpu_share"]))
+' "$lw/lttng_tight_$t.json"
+    done
 fi
 
 # ---- sustained rate --------------------------------------------------------------
