@@ -5,7 +5,8 @@
  * after the ones before it; a wait that times out loses the event and turns
  * waiting off for the lane until the consumer moves its tail, so a consumer
  * that is gone costs one wait, not one per event; a stopped stream is not
- * waited for; other policies and wait 0 never wait.
+ * waited for; a thread that drains streams never waits; other policies and
+ * wait 0 never wait.
  */
 #define _GNU_SOURCE
 
@@ -154,6 +155,26 @@ static void test_stop_ends_the_wait(void)
     tl_stream_destroy(s);
 }
 
+/* A thread that drains streams (a log's lock holder) never waits: a signal handler of its own recording into a full lane would wait for itself. */
+static void test_draining_thread_never_waits(void)
+{
+    tl_stream *s = make(TRACELOG_POLICY_FLUSH, 300000);
+    uint64_t n = fill(s);
+    tl_stream_thread_drains(1);
+    tl_stream_thread_drains(1); /* nested: a second log's lock */
+    tl_stream_thread_drains(0);
+    uint64_t t0 = tl_clock_mono_ns();
+    CHECK_EQ(record(s, n), 0);
+    double waited = ms_since(t0);
+    CHECK_MSG(waited < 100, "a draining thread waited %.1f ms for room (wait 300 ms)", waited);
+    tl_stream_thread_drains(0);
+    t0 = tl_clock_mono_ns();
+    CHECK_EQ(record(s, n), 0);
+    waited = ms_since(t0);
+    CHECK_MSG(waited >= 250, "once it no longer drains, it waits again: %.1f ms", waited);
+    tl_stream_destroy(s);
+}
+
 static void test_no_wait(void)
 {
     static const struct {
@@ -194,6 +215,7 @@ int main(void)
     PT_RUN(test_times_out_then_off_until_room);
     PT_RUN(test_woken_when_room_is_made);
     PT_RUN(test_stop_ends_the_wait);
+    PT_RUN(test_draining_thread_never_waits);
     PT_RUN(test_no_wait);
     PT_RUN(test_limits);
     return pt_finish();

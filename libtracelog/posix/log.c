@@ -124,14 +124,17 @@ int tl_posix_log_full_status(int log_policy, const tracelog_log_status *ls)
     return ls->log_full || wrapped ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
 }
 
+/* The holder drains the stream: it must not wait for room in it (tl_stream_thread_drains). */
 static void lock(tl_log *l)
 {
     pthread_mutex_lock(&l->lock);
+    tl_stream_thread_drains(1);
     atomic_store_explicit(&l->owner, (uintptr_t)pthread_self(), memory_order_relaxed);
 }
 
 static void unlock(tl_log *l)
 {
+    tl_stream_thread_drains(0);
     atomic_store_explicit(&l->owner, 0, memory_order_relaxed);
     pthread_mutex_unlock(&l->lock);
 }
@@ -660,6 +663,7 @@ static int crash_lock(tl_log *l)
     struct timespec ms = {0, 1000000};
     for (int i = 0; i < CRASH_LOCK_WAIT_MS; i++) {
         if (pthread_mutex_trylock(&l->lock) == 0) {
+            tl_stream_thread_drains(1);
             atomic_store_explicit(&l->owner, (uintptr_t)pthread_self(), memory_order_relaxed);
             return 1;
         }

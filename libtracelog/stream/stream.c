@@ -296,10 +296,15 @@ void tl_stream_drainer_wake(tl_stream *s) { futex_wake(&s->drainer_seq); }
 #define ROOM_RECHECK_NS 1000000u /* a waiting producer looks at the stream's state this often */
 #define ROOM_WAKE_PART 8         /* waiting producers are woken once 1/8 of the lane is free */
 
+/* initial-exec TLS: no lazy allocation, so it is safe in a signal handler. */
+static __thread int draining __attribute__((tls_model("initial-exec")));
+
+void tl_stream_thread_drains(int on) { draining += on ? 1 : -1; }
+
 int tl_stream_wait_room(tl_stream *s, tl_lane *l, uint64_t need, uint64_t cap)
 {
     uint32_t us = TL_READ_ONCE(s->wait_us);
-    if (!us || us > TL_MAX_WAIT_US || atomic_load_explicit(&l->wait_off, memory_order_relaxed))
+    if (!us || us > TL_MAX_WAIT_US || draining || atomic_load_explicit(&l->wait_off, memory_order_relaxed))
         return 0;
     uint64_t deadline = tl_clock_mono_ns() + us * 1000ull;
     /* Counted before the tail is looked at, as the consumer stores the tail before it looks at the count

@@ -279,6 +279,13 @@ int tl_stream_record_system(tl_stream *s, const tracelog_event *ev);
  * safe: futex and clock system calls, no lock.
  */
 int tl_stream_wait_room(tl_stream *s, tl_lane *l, uint64_t need, uint64_t cap);
+/*
+ * The calling thread drains streams (on: 1) or stops doing so (0); calls
+ * nest. A draining thread never waits for room: only it, or a thread
+ * waiting for it, could make that room (a signal handler recording while
+ * its thread holds a log's lock). Async-signal-safe; thread-local.
+ */
+void tl_stream_thread_drains(int on);
 /* The consumer moved lane l's tail (cap bytes): wakes its waiting producers once there is room enough, and lets them wait again. */
 void tl_stream_room_made(tl_lane *l, uint64_t cap);
 
