@@ -74,18 +74,18 @@ static double ms_since(uint64_t t0) { return (double)(tl_clock_mono_ns() - t0) /
 
 static void test_times_out_then_off_until_room(void)
 {
-    tl_stream *s = make(TRACELOG_POLICY_FLUSH, 30000);
+    tl_stream *s = make(TRACELOG_POLICY_FLUSH, 300000);
     uint64_t n = fill(s);
     CHECK(n > 10);
     uint64_t t0 = tl_clock_mono_ns();
     CHECK_EQ(record(s, n), 0); /* nobody consumes: lost after the wait */
     double waited = ms_since(t0);
-    CHECK_MSG(waited >= 25, "waited %.1f ms for room (wait 30 ms)", waited);
+    CHECK_MSG(waited >= 250, "waited %.1f ms for room (wait 300 ms)", waited);
     CHECK_EQ(tl_stream_overruns(s), 1);
     t0 = tl_clock_mono_ns();
     CHECK_EQ(record(s, n), 0); /* waiting is off now: lost at once */
     waited = ms_since(t0);
-    CHECK_MSG(waited < 10, "the second loss waited %.1f ms", waited);
+    CHECK_MSG(waited < 100, "the second loss waited %.1f ms", waited);
     CHECK_EQ(tl_stream_overruns(s), 2);
 
     tl_consumer c;
@@ -97,7 +97,7 @@ static void test_times_out_then_off_until_room(void)
     t0 = tl_clock_mono_ns();
     CHECK_EQ(record(s, n + m), 0);
     waited = ms_since(t0);
-    CHECK_MSG(waited >= 25, "after the consumer made room, a full lane waited %.1f ms again", waited);
+    CHECK_MSG(waited >= 250, "after the consumer made room, a full lane waited %.1f ms again", waited);
     tl_consumer_free(&c);
     tl_stream_destroy(s);
 }
