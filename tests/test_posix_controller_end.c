@@ -63,33 +63,10 @@ static void traced_main(int up, int down)
     }
 }
 
-typedef struct traced {
-    pid_t pid;
-    int up[2], down[2];
-    trace_event_id_t a;
-} traced;
-
-static int start_traced(traced *t)
-{
-    if (pipe(t->up) || pipe(t->down))
-        TL_DIE("pipe");
-    t->pid = pt_fork(60);
-    if (t->pid == 0)
-        traced_main(t->up[1], t->down[0]);
-    return xp_recv_id(t->up[0], &t->a);
-}
-
-static void burst(traced *t)
+static void burst(xp_child *t)
 {
     xp_send(t->down[1], 'g');
     CHECK_EQ_INT(xp_recv(t->up[0], 10000), 'd');
-}
-
-static void end_traced(traced *t)
-{
-    kill(t->pid, SIGKILL);
-    xp_wait(t->pid);
-    close(t->up[0]), close(t->up[1]), close(t->down[0]), close(t->down[1]);
 }
 
 /* Dead, not reaped: the controller can still read how it ended. */
@@ -97,16 +74,6 @@ static void wait_dead(pid_t pid)
 {
     siginfo_t si;
     CHECK(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == 0);
-}
-
-static int create_for(const traced *t, int policy, int log_fd, trace_id_t *trid)
-{
-    trace_attr_t attr;
-    pt_attr(&attr, policy, 1u << 20, 16);
-    int e = log_fd < 0 ? posix_trace_create(t->pid, &attr, trid) : posix_trace_create_withlog(t->pid, &attr, log_fd, trid);
-    if (!CHECK_ERR(e, 0))
-        return -1;
-    return CHECK_ERR(posix_trace_start(*trid), 0) ? 0 : -1;
 }
 
 /* The end event: how and code, the traced process's pid. */
@@ -161,10 +128,10 @@ static void *waker_main(void *arg)
 
 static void test_end_read_without_log(void)
 {
-    traced tp;
+    xp_child tp;
     trace_id_t trid;
-    if (!CHECK_ERR(start_traced(&tp), 0) || create_for(&tp, POSIX_TRACE_LOOP, -1, &trid)) {
-        end_traced(&tp);
+    if (!CHECK_ERR(xp_child_start(&tp, traced_main), 0) || pt_create_started(tp.pid, POSIX_TRACE_LOOP, -1, &trid)) {
+        xp_child_end(&tp);
         return;
     }
     burst(&tp);
@@ -173,12 +140,12 @@ static void test_end_read_without_log(void)
     struct posix_trace_event_info info;
     size_t len;
     int unavailable;
-    while (pt_count(&evs, tp.a) < BURST) {
+    while (pt_count(&evs, tp.id) < BURST) {
         if (!CHECK_ERR(posix_trace_getnext_event(trid, &info, buf, sizeof buf, &len, &unavailable), 0))
             break;
         pt_events_push(&evs, &info, buf, len);
     }
-    check_sequence(&evs, tp.a, BURST);
+    check_sequence(&evs, tp.id, BURST);
 
     /* Blocked with nothing to read, the reader is woken by the end, and reads it. */
     struct sigaction sa = {.sa_handler = on_signal}, old;
@@ -220,16 +187,16 @@ static void test_end_read_without_log(void)
     pt_events_free(&evs);
     pt_shutdown(trid);
     CHECK_EQ_INT(xp_wait(tp.pid), 5);
-    close(tp.up[0]), close(tp.up[1]), close(tp.down[0]), close(tp.down[1]);
+    xp_child_close(&tp);
 }
 
 /* Killed with events unread: all of them, then the end (SIGKILL), then nothing; status SUSPENDED at once. */
 static void test_end_after_every_event_without_log(void)
 {
-    traced tp;
+    xp_child tp;
     trace_id_t trid;
-    if (!CHECK_ERR(start_traced(&tp), 0) || create_for(&tp, POSIX_TRACE_LOOP, -1, &trid)) {
-        end_traced(&tp);
+    if (!CHECK_ERR(xp_child_start(&tp, traced_main), 0) || pt_create_started(tp.pid, POSIX_TRACE_LOOP, -1, &trid)) {
+        xp_child_end(&tp);
         return;
     }
     burst(&tp);
@@ -241,14 +208,14 @@ static void test_end_after_every_event_without_log(void)
     CHECK_EQ_INT(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
     pt_events evs = {0};
     CHECK_ERR(pt_read_all(trid, 1, &evs), 0);
-    check_sequence(&evs, tp.a, 2 * BURST);
+    check_sequence(&evs, tp.id, 2 * BURST);
     if (CHECK(evs.n > 0))
         check_end(&evs.ev[evs.n - 1], tp.pid, 2, SIGKILL);
     CHECK_EQ(pt_count(&evs, PROCESS_END), 1);
     pt_events_free(&evs);
     pt_shutdown(trid);
     CHECK_EQ_INT(xp_wait(tp.pid), 128 + SIGKILL);
-    close(tp.up[0]), close(tp.up[1]), close(tp.down[0]), close(tp.down[1]);
+    xp_child_close(&tp);
 }
 
 /* ---- the shared buffer, as the traced process (or anyone of its user) can map it ---- */
@@ -311,17 +278,17 @@ static int reserve_uncommitted(const mapped *m)
  */
 static void check_killed_mid_record(int with_log, int events_after)
 {
-    traced tp;
+    xp_child tp;
     trace_id_t trid;
     int fd = with_log ? tl_test_tmpfd() : -1;
-    if (!CHECK_ERR(start_traced(&tp), 0) || create_for(&tp, POSIX_TRACE_FLUSH * with_log + POSIX_TRACE_LOOP * !with_log, fd, &trid)) {
-        end_traced(&tp);
+    if (!CHECK_ERR(xp_child_start(&tp, traced_main), 0) || pt_create_started(tp.pid, POSIX_TRACE_FLUSH * with_log + POSIX_TRACE_LOOP * !with_log, fd, &trid)) {
+        xp_child_end(&tp);
         return;
     }
     burst(&tp);
     mapped m = {0};
     if (!CHECK(map_buffer(tp.pid, &m) == 0)) {
-        end_traced(&tp);
+        xp_child_end(&tp);
         pt_shutdown(trid);
         return;
     }
@@ -355,7 +322,7 @@ static void check_killed_mid_record(int with_log, int events_after)
         printf("read: %zu events %.1f ms after the kill\n", evs.n, (double)(xp_now_ns() - t0) / 1e6);
         pt_shutdown(trid);
     }
-    check_sequence(&evs, tp.a, (1u + (uint32_t)events_after) * BURST);
+    check_sequence(&evs, tp.id, (1u + (uint32_t)events_after) * BURST);
     CHECK_EQ(pt_count(&evs, POSIX_TRACE_OVERFLOW), 1);
     CHECK_EQ(pt_count(&evs, POSIX_TRACE_RESUME), (size_t)events_after); /* no event after it: no RESUME */
     long end = pt_find_last(&evs, PROCESS_END);
@@ -365,7 +332,7 @@ static void check_killed_mid_record(int with_log, int events_after)
     pt_events_free(&evs);
     munmap(m.s, m.size);
     CHECK_EQ_INT(xp_wait(tp.pid), 128 + SIGKILL);
-    close(tp.up[0]), close(tp.up[1]), close(tp.down[0]), close(tp.down[1]);
+    xp_child_close(&tp);
 }
 
 static void test_killed_mid_record_with_log(void) { check_killed_mid_record(1, 1); }
@@ -384,12 +351,12 @@ static void test_killed_in_last_record_without_log(void) { check_killed_mid_reco
  */
 static void check_hostile_geometry(int with_log)
 {
-    traced tp;
+    xp_child tp;
     trace_id_t trid;
     int fd = with_log ? tl_test_tmpfd() : -1;
-    if (!CHECK_ERR(start_traced(&tp), 0) ||
-        create_for(&tp, with_log ? POSIX_TRACE_FLUSH : POSIX_TRACE_LOOP, fd, &trid)) {
-        end_traced(&tp);
+    if (!CHECK_ERR(xp_child_start(&tp, traced_main), 0) ||
+        pt_create_started(tp.pid, with_log ? POSIX_TRACE_FLUSH : POSIX_TRACE_LOOP, fd, &trid)) {
+        xp_child_end(&tp);
         return;
     }
     burst(&tp);
@@ -426,14 +393,14 @@ static void check_hostile_geometry(int with_log)
         CHECK_ERR(posix_trace_clear(trid), 0);
         pt_shutdown(trid);
     }
-    check_sequence(&evs, tp.a, BURST);
+    check_sequence(&evs, tp.id, BURST);
     CHECK_EQ(pt_count(&evs, POSIX_TRACE_FILTER), 1);
     CHECK(pt_count(&evs, POSIX_TRACE_STOP) >= 1);
     CHECK_EQ(pt_count(&evs, POSIX_TRACE_START), 2);
     pt_events_free(&evs);
     if (m.s)
         munmap(m.s, m.size);
-    end_traced(&tp);
+    xp_child_end(&tp);
 }
 
 static void test_hostile_geometry_with_log(void) { check_hostile_geometry(1); }

@@ -83,39 +83,6 @@ static void traced_main(int up, int down)
     }
 }
 
-typedef struct traced {
-    pid_t pid;
-    int up[2], down[2];
-    trace_event_id_t a;
-} traced;
-
-static int start_traced(traced *t)
-{
-    if (pipe(t->up) || pipe(t->down))
-        TL_DIE("pipe");
-    t->pid = pt_fork(60);
-    if (t->pid == 0)
-        traced_main(t->up[1], t->down[0]);
-    return xp_recv_id(t->up[0], &t->a);
-}
-
-static void end_traced(traced *t)
-{
-    kill(t->pid, SIGKILL);
-    xp_wait(t->pid);
-    close(t->up[0]), close(t->up[1]), close(t->down[0]), close(t->down[1]);
-}
-
-static int create_for(const traced *t, int policy, int log_fd, trace_id_t *trid)
-{
-    trace_attr_t attr;
-    pt_attr(&attr, policy, 1u << 20, 16);
-    int e = log_fd < 0 ? posix_trace_create(t->pid, &attr, trid) : posix_trace_create_withlog(t->pid, &attr, log_fd, trid);
-    if (!CHECK_ERR(e, 0))
-        return -1;
-    return CHECK_ERR(posix_trace_start(*trid), 0) ? 0 : -1;
-}
-
 /* a's events hold 0 .. n-1 in the order read. */
 static void check_sequence(const pt_events *evs, trace_event_id_t a, uint32_t n)
 {
@@ -162,11 +129,11 @@ static void check_log(trace_id_t trid, int fd, trace_event_id_t a, uint32_t n)
 }
 
 /* Reads the stream without log: a's n events, then OVERFLOW and the end (how unknown), then nothing. */
-static void check_read(trace_id_t trid, const traced *tp, uint32_t n)
+static void check_read(trace_id_t trid, const xp_child *tp, uint32_t n)
 {
     pt_events evs = {0};
     CHECK_ERR(pt_read_all(trid, 1, &evs), 0);
-    check_sequence(&evs, tp->a, n);
+    check_sequence(&evs, tp->id, n);
     CHECK_EQ(pt_count(&evs, POSIX_TRACE_OVERFLOW), 1);
     long end = pt_find_last(&evs, PROCESS_END);
     CHECK_MSG(end >= 0 && end == (long)evs.n - 1 && evs.ev[end - 1].info.posix_event_id == POSIX_TRACE_OVERFLOW,
@@ -199,19 +166,19 @@ static void check_read(trace_id_t trid, const traced *tp, uint32_t n)
  */
 static void check_drained_then_shrunk(char how)
 {
-    traced tp;
+    xp_child tp;
     trace_id_t logged, read;
     int fd = tl_test_tmpfd();
-    if (!CHECK_ERR(start_traced(&tp), 0) || create_for(&tp, POSIX_TRACE_FLUSH, fd, &logged) ||
-        create_for(&tp, POSIX_TRACE_LOOP, -1, &read)) {
-        end_traced(&tp);
+    if (!CHECK_ERR(xp_child_start(&tp, traced_main), 0) || pt_create_started(tp.pid, POSIX_TRACE_FLUSH, fd, &logged) ||
+        pt_create_started(tp.pid, POSIX_TRACE_LOOP, -1, &read)) {
+        xp_child_end(&tp);
         return;
     }
     xp_send(tp.down[1], 'g');
     CHECK_EQ_INT(xp_recv(tp.up[0], 10000), 'd');
     pt_events before = {0};
     CHECK_ERR(pt_read_all(read, 1, &before), 0);
-    check_sequence(&before, tp.a, BURST);
+    check_sequence(&before, tp.id, BURST);
     pt_events_free(&before);
     CHECK_ERR(posix_trace_flush(logged), 0); /* the burst is in the log */
     xp_send(tp.down[1], how);
@@ -234,9 +201,9 @@ static void check_drained_then_shrunk(char how)
     CHECK_ERR(posix_trace_stop(read), 0);
     check_read(read, &tp, 0);
     pt_shutdown(read);
-    check_log(logged, fd, tp.a, BURST);
+    check_log(logged, fd, tp.id, BURST);
     close(fd);
-    end_traced(&tp);
+    xp_child_end(&tp);
 }
 
 static void test_drained_then_shrunk_to_0(void) { check_drained_then_shrunk('0'); }
@@ -245,12 +212,12 @@ static void test_drained_then_shrunk_to_a_page(void) { check_drained_then_shrunk
 /* Shrunk with a burst in the buffers that no one took yet: all of it is lost, the loss is reported. */
 static void check_shrunk_before_drained(char how)
 {
-    traced tp;
+    xp_child tp;
     trace_id_t logged, read;
     int fd = tl_test_tmpfd();
-    if (!CHECK_ERR(start_traced(&tp), 0) || create_for(&tp, POSIX_TRACE_LOOP, fd, &logged) ||
-        create_for(&tp, POSIX_TRACE_LOOP, -1, &read)) {
-        end_traced(&tp);
+    if (!CHECK_ERR(xp_child_start(&tp, traced_main), 0) || pt_create_started(tp.pid, POSIX_TRACE_LOOP, fd, &logged) ||
+        pt_create_started(tp.pid, POSIX_TRACE_LOOP, -1, &read)) {
+        xp_child_end(&tp);
         return;
     }
     xp_send(tp.down[1], 'g');
@@ -261,9 +228,9 @@ static void check_shrunk_before_drained(char how)
     CHECK_ERR(posix_trace_flush(logged), 0); /* the log is finalized: nothing more to do */
     check_read(read, &tp, 0);
     pt_shutdown(read);
-    check_log(logged, fd, tp.a, 0);
+    check_log(logged, fd, tp.id, 0);
     close(fd);
-    end_traced(&tp);
+    xp_child_end(&tp);
 }
 
 static void test_shrunk_to_0_before_drained(void) { check_shrunk_before_drained('0'); }

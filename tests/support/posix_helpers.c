@@ -243,6 +243,16 @@ void pt_attr(trace_attr_t *a, int stream_policy, size_t stream_size, size_t max_
         TL_DIE("setmaxdatasize failed");
 }
 
+int pt_create_started(pid_t pid, int policy, int log_fd, trace_id_t *trid)
+{
+    trace_attr_t attr;
+    pt_attr(&attr, policy, 1u << 20, 16);
+    int e = log_fd < 0 ? posix_trace_create(pid, &attr, trid) : posix_trace_create_withlog(pid, &attr, log_fd, trid);
+    if (!CHECK_ERR(e, 0))
+        return -1;
+    return CHECK_ERR(posix_trace_start(*trid), 0) ? 0 : -1;
+}
+
 void pt_shutdown(trace_id_t trid) { CHECK_ERR(posix_trace_shutdown(trid), 0); }
 
 int pt_shutdown_and_open(trace_id_t trid, int fd, trace_id_t *pre)

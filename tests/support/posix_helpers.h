@@ -108,6 +108,9 @@ uint64_t pt_now_ns(void); /* CLOCK_REALTIME */
 /* A stream attribute object with the given policy, stream size and max data size (0: default). */
 void pt_attr(trace_attr_t *a, int stream_policy, size_t stream_size, size_t max_data);
 
+/* posix_trace_create(_withlog when log_fd >= 0) for pid with a 1 MiB stream of `policy` and 16-byte data, started: 0, or -1 (checked). */
+int pt_create_started(pid_t pid, int policy, int log_fd, trace_id_t *trid);
+
 /* Shuts down and checks the result (0). */
 void pt_shutdown(trace_id_t trid);
 

@@ -2,6 +2,7 @@
 
 #include "xproc_helpers.h"
 
+#include "posix_helpers.h"
 #include "xproc/attach.h"
 
 #include <dirent.h>
@@ -9,6 +10,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -34,6 +36,28 @@ int xp_recv(int fd, int timeout_ms)
     while ((n = read(fd, &c, 1)) < 0 && errno == EINTR)
         ;
     return n == 1 ? c : -1;
+}
+
+int xp_child_start(xp_child *c, void (*main)(int up, int down))
+{
+    if (pipe(c->up) || pipe(c->down))
+        TL_DIE("pipe");
+    c->pid = pt_fork(60);
+    if (c->pid == 0)
+        main(c->up[1], c->down[0]);
+    return xp_recv_id(c->up[0], &c->id);
+}
+
+void xp_child_close(xp_child *c)
+{
+    close(c->up[0]), close(c->up[1]), close(c->down[0]), close(c->down[1]);
+}
+
+void xp_child_end(xp_child *c)
+{
+    kill(c->pid, SIGKILL);
+    xp_wait(c->pid);
+    xp_child_close(c);
 }
 
 int xp_wait(pid_t pid)

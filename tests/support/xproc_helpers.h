@@ -23,6 +23,22 @@ int xp_recv(int fd, int timeout_ms);
 void xp_send_id(int fd, uint32_t id);
 int xp_recv_id(int fd, uint32_t *id);
 
+/*
+ * A forked traced child and its two pipes (up: child to parent, down:
+ * parent to child). xp_child_start runs main(up, down) in the child (which
+ * must not return; a watchdog kills it after 60 s), which first tells its
+ * event id with xp_send_id: 0 once it is in c->id, else -1.
+ * xp_child_close closes the pipes; xp_child_end kills, reaps and closes.
+ */
+typedef struct xp_child {
+    pid_t pid;
+    int up[2], down[2];
+    uint32_t id;
+} xp_child;
+int xp_child_start(xp_child *c, void (*main)(int up, int down));
+void xp_child_close(xp_child *c);
+void xp_child_end(xp_child *c);
+
 /* waitpid: the exit status, 128 + the signal for a killed child, -1 on error. */
 int xp_wait(pid_t pid);
 
