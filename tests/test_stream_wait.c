@@ -118,14 +118,22 @@ static void *wait_and_record(void *arg)
     return NULL;
 }
 
+/* Fills s's lane, then starts a producer that records into it (and waits), and gives it ms to start waiting. */
+static pthread_t start_waiter(tl_stream *s, waiter *w, long ms)
+{
+    *w = (waiter){.s = s, .seq = fill(s)};
+    pthread_t th;
+    pthread_create(&th, NULL, wait_and_record, w);
+    struct timespec pause = {0, ms * 1000000};
+    nanosleep(&pause, NULL);
+    return th;
+}
+
 static void test_woken_when_room_is_made(void)
 {
     tl_stream *s = make(TRACELOG_POLICY_FLUSH, 1000000);
-    waiter w = {.s = s, .seq = fill(s)};
-    pthread_t th;
-    pthread_create(&th, NULL, wait_and_record, &w);
-    struct timespec pause = {0, 30000000};
-    nanosleep(&pause, NULL);
+    waiter w;
+    pthread_t th = start_waiter(s, &w, 30);
     tl_consumer c;
     CHECK_ERR(tl_consumer_init(&c, s), 0);
     uint64_t next = 0;
@@ -143,11 +151,8 @@ static void test_woken_when_room_is_made(void)
 static void test_stop_ends_the_wait(void)
 {
     tl_stream *s = make(TRACELOG_POLICY_FLUSH, 1000000);
-    waiter w = {.s = s, .seq = fill(s)};
-    pthread_t th;
-    pthread_create(&th, NULL, wait_and_record, &w);
-    struct timespec pause = {0, 20000000};
-    nanosleep(&pause, NULL);
+    waiter w;
+    pthread_t th = start_waiter(s, &w, 20);
     tl_stream_stop(s, NULL, NULL);
     pthread_join(th, NULL);
     CHECK_EQ(w.recorded, 0);

@@ -113,10 +113,7 @@ static inline uint64_t tl_clock_stamps_in(const tl_clock *c, uint64_t ns)
     return ns ? ns : 1;
 }
 
-/* The time now on c's scale, in ns. Async-signal-safe, no system call. */
-static inline uint64_t tl_clock_now(const tl_clock *c) { return tl_clock_ns(c, tl_clock_stamp(c)); }
-
-/* The same, ordered as tl_clock_stamp_ordered. */
+/* The time now on c's scale, in ns, ordered as tl_clock_stamp_ordered. Async-signal-safe, no system call. */
 static inline uint64_t tl_clock_now_ordered(const tl_clock *c) { return tl_clock_ns(c, tl_clock_stamp_ordered(c)); }
 
 /* A clock for a new stream: the process's choice of source, its base taken now. */
