@@ -65,8 +65,7 @@ static void traced_main(int up, int down)
 
 static void burst(xp_child *t)
 {
-    xp_send(t->down[1], 'g');
-    CHECK_EQ_INT(xp_recv(t->up[0], 10000), 'd');
+    CHECK_EQ_INT(xp_child_ask(t, 'g'), 'd');
 }
 
 /* Dead, not reaped: the controller can still read how it ended. */

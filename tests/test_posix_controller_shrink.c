@@ -174,15 +174,13 @@ static void check_drained_then_shrunk(char how)
         xp_child_end(&tp);
         return;
     }
-    xp_send(tp.down[1], 'g');
-    CHECK_EQ_INT(xp_recv(tp.up[0], 10000), 'd');
+    CHECK_EQ_INT(xp_child_ask(&tp, 'g'), 'd');
     pt_events before = {0};
     CHECK_ERR(pt_read_all(read, 1, &before), 0);
     check_sequence(&before, tp.id, BURST);
     pt_events_free(&before);
     CHECK_ERR(posix_trace_flush(logged), 0); /* the burst is in the log */
-    xp_send(tp.down[1], how);
-    CHECK_EQ_INT(xp_recv(tp.up[0], 10000), '2');
+    CHECK_EQ_INT(xp_child_ask(&tp, how), '2');
     /* The flusher finds the pages gone if it still had a marker to read there (shrunk to 0: at its
        first look), else this flush does, writing FLUSH_START: either reports EFAULT in the status. */
     int e = posix_trace_flush(logged);
@@ -220,10 +218,8 @@ static void check_shrunk_before_drained(char how)
         xp_child_end(&tp);
         return;
     }
-    xp_send(tp.down[1], 'g');
-    CHECK_EQ_INT(xp_recv(tp.up[0], 10000), 'd');
-    xp_send(tp.down[1], how);
-    CHECK_EQ_INT(xp_recv(tp.up[0], 10000), '2');
+    CHECK_EQ_INT(xp_child_ask(&tp, 'g'), 'd');
+    CHECK_EQ_INT(xp_child_ask(&tp, how), '2');
     CHECK_ERR(posix_trace_flush(logged), EFAULT);
     CHECK_ERR(posix_trace_flush(logged), 0); /* the log is finalized: nothing more to do */
     check_read(read, &tp, 0);

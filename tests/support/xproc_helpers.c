@@ -48,6 +48,12 @@ int xp_child_start(xp_child *c, void (*main)(int up, int down))
     return xp_recv_id(c->up[0], &c->id);
 }
 
+int xp_child_ask(xp_child *c, char request)
+{
+    xp_send(c->down[1], request);
+    return xp_recv(c->up[0], 10000);
+}
+
 void xp_child_close(xp_child *c)
 {
     close(c->up[0]), close(c->up[1]), close(c->down[0]), close(c->down[1]);

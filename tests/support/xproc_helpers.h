@@ -36,6 +36,8 @@ typedef struct xp_child {
     uint32_t id;
 } xp_child;
 int xp_child_start(xp_child *c, void (*main)(int up, int down));
+/* Sends the child a request byte and returns its one-byte answer (xp_recv: -1 after 10 s or at EOF). */
+int xp_child_ask(xp_child *c, char request);
 void xp_child_close(xp_child *c);
 void xp_child_end(xp_child *c);
 
