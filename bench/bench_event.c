@@ -25,7 +25,9 @@
  *    the default size with an APPEND log, nothing waited for: the share of
  *    events kept, and the log read back event by event (each thread's
  *    sequence numbers in order without repeats, its gaps adding up to the
- *    loss counted, timestamps never going back, OVERFLOW where lost);
+ *    loss counted, timestamps never going back, OVERFLOW where lost); each
+ *    with the flusher on CPU B and with the flusher free to run on either
+ *    CPU (as in a program that pins nothing), run by run in alternation;
  *  - the FLUSH sustained rate: one producer paced at each --rates value
  *    (M events/s) for --seconds into a --stream-mib stream with an APPEND
  *    log; loss per rate, bytes/s to disk, and the log read back: events
@@ -738,11 +740,14 @@ static uint64_t process_cpu_ns(void)
  * (the flusher, and the final flush and close) per event kept: what the
  * consumer costs, which the load of other processes does not inflate.
  */
-static double tight_run(int nthreads, long long n, double *ns, double *share, double *consumer_ns)
+static double tight_run(int nthreads, long long n, int free_flusher, double *ns, double *share, double *consumer_ns)
 {
     stream s;
     uint64_t cpu0 = process_cpu_ns();
+    /* The flusher inherits the affinity of the thread that creates the stream (stream_open). */
+    must(free_flusher ? bu_pin_either(cfg.cpu_a, cfg.cpu_b) : 0, "sched_setaffinity");
     stream_open(&s, 1, POSIX_TRACE_FLUSH, 0, "tight.ptl");
+    must(bu_pin(cfg.cpu_b), "sched_setaffinity");
     uint32_t first[2] = {workers[0].gen.seq, workers[1].gen.seq};
     uint64_t t0 = realtime_ns() - 1000000000ull; /* margins: the stream's clock is CLOCK_MONOTONIC + an offset */
     run_on(nthreads, (job){.kind = JOB_EVENT, .n = n, .id = event_ids[0], .len = 16, .realistic = 1});
@@ -761,25 +766,46 @@ static double tight_run(int nthreads, long long n, double *ns, double *share, do
     return 100.0 * (double)(s.issued - (long long)lost) / (double)s.issued;
 }
 
+/* The figures of one thread count and flusher placement (free: "_free" in the keys). */
+typedef struct tight_figures {
+    figure *kept, *cost, *consumer;
+} tight_figures;
+
+static tight_figures tight_figures_new(int nthreads, int free_flusher)
+{
+    const char *k = free_flusher ? "_free" : "", *where = free_flusher ? "flusher on either CPU" : "flusher on CPU B";
+    char key[64], label[128];
+    tight_figures f;
+    snprintf(key, sizeof key, "tight%s_16b_%dt_kept_pct", k, nthreads);
+    snprintf(label, sizeof label, "tight loop, %d thread(s), FLUSH + log, default stream, %s: kept", nthreads, where);
+    f.kept = fig_new(key, label, "%");
+    snprintf(key, sizeof key, "tight%s_16b_%dt_ns", k, nthreads);
+    snprintf(label, sizeof label, "tight loop, %d thread(s), FLUSH + log, %s: ns per event per thread", nthreads,
+             where);
+    f.cost = fig_new(key, label, "ns");
+    snprintf(key, sizeof key, "tight%s_16b_%dt_consumer_cpu_ns", k, nthreads);
+    snprintf(label, sizeof label, "tight loop, %d thread(s), %s: consumer CPU ns per event kept", nthreads, where);
+    f.consumer = fig_new(key, label, "ns");
+    return f;
+}
+
+/*
+ * Each thread count with the flusher pinned to CPU B (beside producer B)
+ * and with the flusher free to run on either CPU, as in a program that pins
+ * nothing; the two placements alternate run by run.
+ */
 static void measure_tight(void)
 {
     long long n = cfg.tight_events;
     for (int t = 1; t <= 2; t++) {
-        char key[64], label[96];
-        snprintf(key, sizeof key, "tight_16b_%dt_kept_pct", t);
-        snprintf(label, sizeof label, "tight loop, %d thread(s), FLUSH + log, default stream: kept", t);
-        figure *kept = fig_new(key, label, "%");
-        snprintf(key, sizeof key, "tight_16b_%dt_ns", t);
-        snprintf(label, sizeof label, "tight loop, %d thread(s), FLUSH + log: ns per event per thread", t);
-        figure *cost = fig_new(key, label, "ns");
-        snprintf(key, sizeof key, "tight_16b_%dt_consumer_cpu_ns", t);
-        snprintf(label, sizeof label, "tight loop, %d thread(s): consumer CPU ns per event kept", t);
-        figure *consumer = fig_new(key, label, "ns");
+        tight_figures f[2] = {tight_figures_new(t, 0), tight_figures_new(t, 1)};
         for (int r = 0; r < cfg.runs; r++) {
-            double ns, share, cns;
-            fig_add(kept, tight_run(t, n, &ns, &share, &cns), 0);
-            fig_add(cost, ns, share);
-            fig_add(consumer, cns, 0);
+            for (int free_flusher = 0; free_flusher < 2; free_flusher++) {
+                double ns, share, cns;
+                fig_add(f[free_flusher].kept, tight_run(t, n, free_flusher, &ns, &share, &cns), 0);
+                fig_add(f[free_flusher].cost, ns, share);
+                fig_add(f[free_flusher].consumer, cns, 0);
+            }
         }
     }
 }
@@ -951,6 +977,10 @@ static void set_targets(void)
     if (cfg.tight) {
         add_target("tight loop, 1 thread, FLUSH + log: events kept", med("tight_16b_1t_kept_pct"), 0, 99, "%", ">= 99 %");
         add_target("tight loop, 2 threads, FLUSH + log: events kept", med("tight_16b_2t_kept_pct"), 0, 99, "%", ">= 99 %");
+        add_target("tight loop, 1 thread, flusher free: events kept", med("tight_free_16b_1t_kept_pct"), 0, 99, "%",
+                   ">= 99 %");
+        add_target("tight loop, 2 threads, flusher free: events kept", med("tight_free_16b_2t_kept_pct"), 0, 99, "%",
+                   ">= 99 %");
     }
     if (nsteps) {
         char b[64];

@@ -44,6 +44,16 @@ static inline int bu_pin(int cpu)
     return sched_setaffinity(0, sizeof set, &set) ? errno : 0;
 }
 
+/* Lets the calling thread run on either of two CPUs (the scheduler places it). 0, or an errno. */
+static inline int bu_pin_either(int a, int b)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(a, &set);
+    CPU_SET(b, &set);
+    return sched_setaffinity(0, sizeof set, &set) ? errno : 0;
+}
+
 /*
  * The two CPUs the benchmark uses: the last two the process may run on
  * (*a: the producer; *b: the second producer, and the flusher or the
