@@ -719,6 +719,55 @@ static void test_spec_examples(void)
     tl_test_context(NULL);
 }
 
+/*
+ * The builder remembers each thread's last key (by kernel tid, in a few
+ * slots): events that differ from it in any one key field, threads whose
+ * tids share a slot, and a slot left over from the chunk before must each
+ * get their own key, never the remembered one.
+ */
+static void test_recent_keys(void)
+{
+    static const uint8_t p4[4] = {1, 2, 3, 4}, p5[5] = {1, 2, 3, 4, 5};
+    const tracelog_event base = {.event_id = 7, .pid = 9, .kernel_tid = 3, .tid = 0x100, .address = 0x1000,
+                                 .payload_len = 4, .payload = p4};
+    tracelog_event e[16];
+    size_t n = 0;
+    e[n++] = base;
+    for (int field = 0; field < 6; field++) { /* one field differs from the key just used */
+        tracelog_event v = base;
+        switch (field) {
+        case 0: v.event_id = 8; break;
+        case 1: v.pid = 10; break;
+        case 2: v.tid = 0x200; break;
+        case 3: v.address = 0x2000; break;
+        case 4: v.truncation = TRACELOG_TRUNC_RECORD; break;
+        default: v.payload_len = 5, v.payload = p5; break;
+        }
+        e[n++] = v;
+        e[n++] = base;
+    }
+    tracelog_event other = base; /* kernel tid 11 shares tid 3's slot */
+    other.kernel_tid = 11;
+    other.event_id = 9;
+    e[n++] = other;
+    e[n++] = base;
+    for (size_t i = 0; i < n; i++)
+        e[i].timestamp_ns = 1000 + i;
+    roundtrip(e, n);
+    tl_chunk_builder b;
+    memset(&b, 0, sizeof b);
+    tl_chunk_builder_reset(&b);
+    for (size_t i = 0; i < n; i++)
+        CHECK_STATUS(tl_chunk_add(&b, &e[i]), TRACELOG_OK);
+    CHECK_EQ(b.nkeys, 8); /* base, the six variants, the other thread's */
+    /* The next chunk: its first key takes index 0, which the slot of tid 3 still names from before. */
+    tl_chunk_builder_reset(&b);
+    CHECK_STATUS(tl_chunk_add(&b, &other), TRACELOG_OK);
+    CHECK_STATUS(tl_chunk_add(&b, &base), TRACELOG_OK);
+    CHECK_EQ(b.nkeys, 2);
+    tl_chunk_builder_free(&b);
+}
+
 int main(void)
 {
     g_cctx = ZSTD_createCCtx();
@@ -729,6 +778,7 @@ int main(void)
     TL_TEST_RUN(test_key_counts);
     TL_TEST_RUN(test_payload_lengths);
     TL_TEST_RUN(test_builder_reset);
+    TL_TEST_RUN(test_recent_keys);
     TL_TEST_RUN(test_fits_bound);
     TL_TEST_RUN(test_bad_event_prefix);
     TL_TEST_RUN(test_damage_sweep);

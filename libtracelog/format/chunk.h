@@ -64,6 +64,8 @@ typedef struct tl_key_build {
     uint32_t varies;   /* planes: offset in varies of len bytes, non-zero where a payload changed */
 } tl_key_build;
 
+#define TL_RECENT_KEYS 8
+
 /* Builds one chunk from events appended one by one. */
 typedef struct tl_chunk_builder {
     uint32_t count;
@@ -72,6 +74,7 @@ typedef struct tl_chunk_builder {
     size_t fixed;          /* body bytes that do not depend on the index and ts widths (a bound) */
     tl_key_build *keys;
     uint32_t nkeys, keys_cap;
+    uint32_t recent_key[TL_RECENT_KEYS]; /* by kernel tid: the key of that thread's last event (if below nkeys) */
     uint64_t *slots;       /* key hash table: generation << 32 | key index + 1 */
     uint32_t slot_mask;
     uint32_t generation;

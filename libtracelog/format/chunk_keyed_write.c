@@ -129,12 +129,16 @@ static int grow_slots(tl_chunk_builder *b)
 /* Index of ev's key, a new one if needed; -1 out of memory, -2 too many keys. */
 static int64_t key_of(tl_chunk_builder *b, const tracelog_event *ev)
 {
+    /* A thread's events often come in runs of the same key: no hash for those, threads interleaved or not. */
+    uint32_t *recent = &b->recent_key[ev->kernel_tid % TL_RECENT_KEYS];
+    if (*recent < b->nkeys && key_is(&b->keys[*recent], ev))
+        return *recent;
     if (!b->slots && grow_slots(b))
         return -1;
     uint64_t h = key_hash(ev->event_id, ev->pid, ev->tid, ev->address, ev->truncation, ev->payload_len);
     uint64_t *s = find_slot(b, h, ev);
     if ((uint32_t)(*s >> 32) == b->generation)
-        return (uint32_t)*s;
+        return *recent = (uint32_t)*s;
     if (b->nkeys == TL_KEYS_MAX)
         return -2;
     if (b->nkeys == b->keys_cap) {
@@ -164,6 +168,7 @@ static int64_t key_of(tl_chunk_builder *b, const tracelog_event *ev)
         b->varies.len += ev->payload_len;
     }
     *s = (uint64_t)b->generation << 32 | k;
+    *recent = k;
     /* Its table entry (the count at its longest) and plane bitmap count against the limit. */
     b->fixed += 1 + varint_len(key->id) + varint_len(key->pid) +
                 varint_len(tl_zigzag((int64_t)(key->tid - (prev ? prev->tid : 0)))) +
