@@ -439,8 +439,8 @@ static void examine(tl_consumer *c, uint32_t i)
         if (t >= c->batch_head[i])
             return;
         uint64_t pos;
-        tl_rec h;
-        if (!peek(c, i, &pos, &h)) {
+        tl_rec *h = &c->head_rec[i]; /* read only while lane i is in the heap: a record left out may overwrite it */
+        if (!peek(c, i, &pos, h)) {
             t = tail_of(c, i);
             if (t >= c->batch_head[i])
                 return;
@@ -451,12 +451,11 @@ static void examine(tl_consumer *c, uint32_t i)
         }
         if (pos >= c->batch_head[i])
             return;
-        if (h.ts > c->batch_w) {
-            if (defer(c, i, pos, &h))
+        if (h->ts > c->batch_w) {
+            if (defer(c, i, pos, h))
                 continue;
             return;
         }
-        c->head_rec[i] = h;
         c->head_pos[i] = pos;
         heap_push(c, i);
         return;
