@@ -125,13 +125,13 @@ static void test_check_refuses_damage(void)
     munmap(m, size);
 }
 
-/* Record k (of 4 data bytes each: 64 bytes) of lane i. */
-static tl_rec *rec_at(tl_consumer *c, uint32_t i, unsigned k) { return (tl_rec *)(c->data[i] + 64u * k); }
+/* Record k (of 4 data bytes each) of lane i. */
+static tl_rec *rec_at(tl_consumer *c, uint32_t i, unsigned k) { return (tl_rec *)(c->data[i] + tl_rec_size(4) * k); }
 
 /*
  * Each lane scribbled over in one way: a timestamp far in the future (the
  * old consumer waited for it forever), a record size past the ring, a data
- * length over max_data, a misaligned record size. The consumer hands out every
+ * length its record's size cannot hold, a size shorter than a record header. The consumer hands out every
  * sound event, drops and counts the rest, marks each loss, and ends.
  */
 static void test_consumer_survives_garbage(void)
@@ -150,8 +150,8 @@ static void test_consumer_survives_garbage(void)
     CHECK_ERR(tl_consumer_init_shared(&c, s, size), 0);
     rec_at(&c, 0, 1)->ts = UINT64_MAX / 2;                            /* lane 0: event 101 */
     rec_at(&c, 1, 0)->kind_size = 0x0fffffff | TL_KIND_EVENT << 28; /* lane 1: all three */
-    rec_at(&c, 2, 1)->len_trunc = 60000;                              /* lane 2: 121 and 122 */
-    rec_at(&c, 3, 0)->kind_size = 60 | TL_KIND_EVENT << 28;           /* lane 3: all three */
+    rec_at(&c, 2, 1)->kind_size = tl_rec_size(0) | 1 | TL_KIND_EVENT << 28; /* lane 2, data its size cannot hold: 121 and 122 */
+    rec_at(&c, 3, 0)->kind_size = 16 | TL_KIND_EVENT << 28;           /* lane 3, shorter than a header: all three */
     atomic_store(&c.lanes[3].tail, 4); /* not read back: in a FLUSH stream the consumer keeps its own position */
     unsigned events = 0, overflows = 0, resumes = 0, takes = 0, seen_ok = 1;
     tracelog_event ev;

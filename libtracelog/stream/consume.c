@@ -102,13 +102,13 @@ void tl_consumer_free(tl_consumer *c)
  */
 static int rec_sane(const tl_consumer *c, const tl_rec *h, uint64_t rem)
 {
-    uint32_t kind = h->kind_size >> 28, size = h->kind_size & 0x0fffffff;
-    uint32_t len = h->len_trunc & 0x3fffffff;
+    uint32_t kind = tl_rec_kind(h->kind_size), size = tl_rec_bytes(h->kind_size);
     if (kind != TL_KIND_EVENT && kind != TL_KIND_LOSS && kind != TL_KIND_SKIP)
         return 0;
-    if (rem < TL_REC_HEADER || size % 8 || size < tl_rec_size(0) || size > rem)
+    if (rem < TL_REC_HEADER || size < tl_rec_size(0) || size > rem)
         return 0;
-    return kind == TL_KIND_SKIP || (len <= size - TL_REC_HEADER && len <= c->buf_cap);
+    uint32_t len = tl_rec_data_len(h->kind_size); /* UINT32_MAX when the size cannot hold it */
+    return kind == TL_KIND_SKIP || len <= c->buf_cap;
 }
 
 /* Lane i loses what lies from t to next: counted, marked by OVERFLOW and RESUME before its next event. 0 on a lost race. */
@@ -163,7 +163,7 @@ static int peek(tl_consumer *c, uint32_t i, uint64_t *pos, tl_rec *h)
         __builtin_prefetch(base + ((t + 1024) & (cap - 1)), 0, 3); /* the lines ahead: written on the producers' cores */
         if (atomic_load_explicit(&r->commit, memory_order_acquire) != t + 1)
             return 0;
-        uint32_t kind = r->kind_size >> 28;
+        uint32_t kind = tl_rec_kind(r->kind_size);
         if (kind == TL_KIND_PAD) {
             advance(c, i, t, t + rem);
             continue;
@@ -179,7 +179,7 @@ static int peek(tl_consumer *c, uint32_t i, uint64_t *pos, tl_rec *h)
             return 0;
         }
         if (kind == TL_KIND_SKIP) {
-            advance(c, i, t, t + (h->kind_size & 0x0fffffff));
+            advance(c, i, t, t + tl_rec_bytes(h->kind_size));
             continue;
         }
         *pos = t;
@@ -208,9 +208,9 @@ static uint64_t after_uncommitted(tl_consumer *c, uint32_t i, uint64_t t)
     const uint8_t *base = c->data[i];
     if (rem >= TL_REC_HEADER) {
         const tl_rec *r = (const tl_rec *)(base + (t & (cap - 1)));
-        uint32_t kind = r->kind_size >> 28, size = r->kind_size & 0x0fffffff;
-        if ((kind == TL_KIND_EVENT || kind == TL_KIND_LOSS || kind == TL_KIND_SKIP) && size % 8 == 0 &&
-            size >= tl_rec_size(0) && size <= rem && t + size <= head)
+        uint32_t kind = tl_rec_kind(r->kind_size), size = tl_rec_bytes(r->kind_size);
+        if ((kind == TL_KIND_EVENT || kind == TL_KIND_LOSS || kind == TL_KIND_SKIP) && size >= tl_rec_size(0) &&
+            size <= rem && t + size <= head)
             return t + size;
     }
     for (uint64_t q = t + 8; q < head && q - t + 8 <= rem; q += 8) {
@@ -291,8 +291,8 @@ static void count_delivered(tl_consumer *c)
 static int deliver(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos, tracelog_event *ev)
 {
     tl_lane *l = &c->lanes[i];
-    uint32_t size = h->kind_size & 0x0fffffff, kind = h->kind_size >> 28;
-    uint32_t len = h->len_trunc & 0x3fffffff;
+    uint32_t size = tl_rec_bytes(h->kind_size), kind = tl_rec_kind(h->kind_size);
+    uint32_t len = tl_rec_data_len(h->kind_size); /* checked by rec_sane */
     const uint8_t *data = c->data[i] + (pos & (c->cap[i] - 1)) + TL_REC_HEADER;
     if (c->shared_tail) { /* copied out before the tail moves: a LOOP producer may overwrite it then */
         memcpy(c->buf, data, len);
@@ -331,10 +331,10 @@ static int deliver(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos, tr
     int now = c->qlen == 0; /* no marker before it: no queue */
     tracelog_event *out = now ? ev : &c->queue[c->qlen++]; /* queue_marker kept this place */
     *out = (tracelog_event){.timestamp_ns = tl_clock_ns(&c->clock, ts),
-                      .event_id = h->event_id,
+                      .event_id = h->id_trunc & 0x3fffffff,
                       .pid = h->pid,
                       .kernel_tid = h->ktid,
-                      .truncation = h->len_trunc >> 30,
+                      .truncation = h->id_trunc >> 30,
                       .tid = h->tid,
                       .address = h->addr,
                       .payload_len = len,
@@ -422,7 +422,7 @@ static int defer(tl_consumer *c, uint32_t i, uint64_t pos, const tl_rec *h)
         return 0;
     if (h->ts - c->batch_w <= c->skew_stamps && tl_clock_mono_ns() - c->deferred_at[i] <= TL_CLOCK_SKEW_NS)
         return 0;
-    drop_garbage(c, i, pos, pos + (h->kind_size & 0x0fffffff));
+    drop_garbage(c, i, pos, pos + tl_rec_bytes(h->kind_size));
     return 1;
 }
 

@@ -46,13 +46,12 @@ static inline int tl_stream_has_room(tl_lane *l, uint64_t h, uint64_t need, uint
 static inline void tl_stream_write_rec(uint8_t *at, uint32_t kind, uint32_t size, uint64_t ts, const tracelog_event *ev)
 {
     tl_rec *r = (tl_rec *)at;
-    r->kind_size = size | kind << 28;
-    r->event_id = ev->event_id;
+    r->kind_size = size | (ev->payload_len & 7) | kind << 28;
+    r->id_trunc = ev->event_id | ev->truncation << 30;
     r->ts = ts;
-    r->pid = ev->pid;
-    r->len_trunc = ev->payload_len | ev->truncation << 30;
     r->tid = ev->tid;
     r->addr = ev->address;
+    r->pid = ev->pid;
     r->ktid = ev->kernel_tid;
 }
 

@@ -22,13 +22,15 @@
  * may share a stream, so every change of tl_stream's layout changes the
  * magic, and a mapping with another one is refused (tl_stream_check: EINVAL)
  * instead of misread. "TSH2": the clock (TSC or clock_gettime) replaced
- * realtime_offset.
+ * realtime_offset. "TSH3": 48-byte record headers (the data length in the
+ * size's low bits, the truncation status in the id's top bits).
  */
-#define TL_STREAM_MAGIC 0x32485354u /* "TSH2" */
+#define TL_STREAM_MAGIC 0x33485354u /* "TSH3" */
 
 /* A padding record may be only 16 bytes long: commit and kind_size must fit in them. */
 _Static_assert(offsetof(tl_rec, kind_size) + sizeof(uint32_t) <= 16, "pad records hold commit and kind_size");
 _Static_assert(sizeof(tl_rec) == TL_REC_HEADER && TL_REC_HEADER % 8 == 0, "record header");
+_Static_assert(TL_FILTER_IDS <= 1u << 30, "an event id leaves the top 2 bits of id_trunc to the truncation status");
 _Static_assert(TL_MAX_SYS_DATA <= TL_SYS_LANE_SIZE / 4, "the system lane holds a few of its largest records");
 
 static tl_lane *lanes(tl_stream *s) { return tl_stream_lane(s, 0); }
@@ -367,7 +369,7 @@ static int drop_oldest(tl_lane *l, uint8_t *data, uint64_t cap)
     tl_rec *r = (tl_rec *)(data + (t & (cap - 1)));
     if (atomic_load_explicit(&r->commit, memory_order_acquire) != t + 1)
         return -1; /* the oldest record is still being written */
-    uint32_t kind = r->kind_size >> 28, size = r->kind_size & 0x0fffffff;
+    uint32_t kind = tl_rec_kind(r->kind_size), size = tl_rec_bytes(r->kind_size);
     if (kind == TL_KIND_PAD)
         size = (uint32_t)rem; /* a pad has no more than commit and kind_size: read nothing else */
     uint64_t ts = kind == TL_KIND_EVENT ? r->ts : 0;

@@ -69,7 +69,7 @@
 #define TL_MAX_LANES 64
 #define TL_FILTER_WORDS 17 /* the filter covers event ids below TL_FILTER_WORDS * 64 */
 #define TL_FILTER_IDS (TL_FILTER_WORDS * 64u)
-#define TL_REC_HEADER 56
+#define TL_REC_HEADER 48
 #define TL_SYS_LANE_SIZE (256u << 10) /* a power of two, like every lane */
 #define TL_MAX_DATA_LIMIT (64u << 10) /* largest max_data accepted */
 #define TL_MAX_LANE_SIZE (1ull << 40) /* largest stream size accepted */
@@ -146,19 +146,33 @@ typedef struct tl_stream {
     sem_t reader_sem;
 } tl_stream;
 
-/* Record header inside a lane (all little-endian host order, 8-aligned). */
+/*
+ * Record header inside a lane (host order, 8-aligned): 48 bytes, so that an
+ * event of 16 data bytes takes one 64-byte line. The data length is not a
+ * field of its own: the size is a multiple of 8, its low 3 bits hold the
+ * length modulo 8 (tl_rec_data_len).
+ */
 typedef struct tl_rec {
     _Atomic uint64_t commit; /* reservation position + 1 once complete */
-    uint32_t kind_size;      /* size in bytes | kind << 28 */
-    uint32_t event_id;
+    uint32_t kind_size;      /* size in bytes | data length % 8 | kind << 28 */
+    uint32_t id_trunc;       /* event id | truncation << 30 */
     uint64_t ts;             /* a stamp of the stream's clock (clock.h), converted to ns by the consumer */
-    uint32_t pid;
-    uint32_t len_trunc;      /* data bytes | truncation << 30 */
     uint64_t tid;
     uint64_t addr;
+    uint32_t pid;
     uint32_t ktid;           /* kernel thread id */
-    uint32_t pad_;
 } tl_rec;
+
+#define TL_REC_SIZE_MASK 0x0ffffff8u
+
+static inline uint32_t tl_rec_kind(uint32_t kind_size) { return kind_size >> 28; }
+static inline uint32_t tl_rec_bytes(uint32_t kind_size) { return kind_size & TL_REC_SIZE_MASK; }
+/* The data length of a record of this kind_size; UINT32_MAX if its size cannot hold it. */
+static inline uint32_t tl_rec_data_len(uint32_t kind_size)
+{
+    uint32_t size = tl_rec_bytes(kind_size), unused = (8 - (kind_size & 7)) & 7;
+    return size >= TL_REC_HEADER + unused ? size - TL_REC_HEADER - unused : UINT32_MAX;
+}
 
 /*
  * One event is a tracelog_event (tracelog/common.h), the same struct the
