@@ -240,21 +240,32 @@ if ((tight)); then
     "$bench_event" --no-sustained --no-cost --runs "$runs" --tight-events "$tight_events" --dir "$lw" \
         --json "$lw/tracelog_tight.json" | grep -E '^tight loop, . thread\(s\)' || true
     echo "LTTng-UST: the default channel (4 x 512 KiB sub-buffers per user), discard mode"
-    for t in 1 2; do
-        lttng create "tight$t" --output="$lw/traces/tight$t" >/dev/null
-        lttng enable-event -u -s "tight$t" bench:event >/dev/null
-        lttng start "tight$t" >/dev/null
-        line=$("$app" tight --threads "$t" --events "$tight_events" --runs "$runs")
-        finish "tight$t"
-        rm -rf "$lw/traces/tight$t"
-        echo "${line%\}}, \"discarded\": $DISCARDED}" >"$lw/lttng_tight_$t.json"
-        "$json_python" -c '
+    # Like bench_event's two flusher placements: the consumer daemon on CPU B, then free to run on A or B.
+    for where in b either; do
+        if [[ $where == either ]]; then
+            for p in $(pgrep -f lttng-consumerd || true); do
+                taskset -a -p -c "$cpu_a,$cpu_b" "$p" >/dev/null
+            done
+        fi
+        for t in 1 2; do
+            lttng create "tight$t" --output="$lw/traces/tight$t" >/dev/null
+            lttng enable-event -u -s "tight$t" bench:event >/dev/null
+            lttng start "tight$t" >/dev/null
+            line=$("$app" tight --threads "$t" --events "$tight_events" --runs "$runs")
+            finish "tight$t"
+            rm -rf "$lw/traces/tight$t"
+            echo "${line%\}}, \"discarded\": $DISCARDED}" >"$lw/lttng_tight_${where}_$t.json"
+            "$json_python" -c '
 import json, statistics, sys
 d = json.load(open(sys.argv[1]))
-print("tight loop, %d thread(s), LTTng: %.2f ns per event per thread [%.2f-%.2f], kept %.2f %% (%d of %d discarded), cpu share %.0f %%" % (
-    d["threads"], statistics.median(d["ns"]), min(d["ns"]), max(d["ns"]),
+print("tight loop, %d thread(s), LTTng, consumer daemon on %s: %.2f ns per event per thread [%.2f-%.2f], kept %.2f %% (%d of %d discarded), cpu share %.0f %%" % (
+    d["threads"], sys.argv[2], statistics.median(d["ns"]), min(d["ns"]), max(d["ns"]),
     100.0 * (d["issued"] - d["discarded"]) / d["issued"], d["discarded"], d["issued"], 100 * d["cpu_share"]))
-' "$lw/lttng_tight_$t.json"
+' "$lw/lttng_tight_${where}_$t.json" "$([[ $where == b ]] && echo "CPU B" || echo "either CPU")"
+        done
+    done
+    for p in $(pgrep -f lttng-consumerd || true); do
+        taskset -a -p -c "$cpu_b" "$p" >/dev/null
     done
 fi
 

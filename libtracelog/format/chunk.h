@@ -127,13 +127,16 @@ static inline int tl_chunk_fits(const tl_chunk_builder *b, const tracelog_event 
         return TL_CHUNK_TABLE_SIZE + tl_chunk_event_bound(ev) <= limit;
     if (b->nkeys >= TL_KEYS_MAX)
         return 0;
+    size_t key = tl_chunk_key_bound(ev);
+    if (b->fixed + key + (size_t)(b->count + 1) * (2 + 8) <= limit)
+        return 1; /* fits even at the widest index and timestamps: most events, without the exact widths */
     uint64_t min = ev->timestamp_ns < b->min_ts ? ev->timestamp_ns : b->min_ts;
     uint64_t zz = tl_zigzag((int64_t)(ev->timestamp_ns - b->prev_ts));
     uint64_t first = tl_zigzag((int64_t)(b->first_ts - min));
     uint64_t mx = b->max_zz > zz ? b->max_zz : zz;
     mx = mx > first ? mx : first;
     size_t per_event = (b->nkeys >= 256 ? 2 : 1) + tl_chunk_ts_width(mx);
-    return b->fixed + tl_chunk_key_bound(ev) + (size_t)(b->count + 1) * per_event <= limit;
+    return b->fixed + key + (size_t)(b->count + 1) * per_event <= limit;
 }
 
 /*
