@@ -34,6 +34,12 @@ overruns=$("$PTLOG" info rec.ptl | sed -n 's/^status:.*stream overruns \([0-9]*\
 [ "$missing" = 0 ] && ok ||
     bad "record: $missing events missing, ${overruns:-?} stream overruns reported: $(comm -23 want got | head -3)"
 [ "${overruns:-x}" = 0 ] && ok || bad "record: ${overruns:-no} stream overruns reported for a stream that cannot fill"
+# The status counts the end event the controller logs as recorded, like every event of the log
+# (it said recorded 124, written 125).
+status=$("$PTLOG" info rec.ptl | sed -n 's/^status: *recorded \([0-9]*\), written \([0-9]*\),.*/\1 \2/p')
+read -r recorded written <<<"$status"
+[ -n "$recorded" ] && [ "$recorded" = "$written" ] && [ "$written" = "$("$PTLOG" dump rec.ptl | wc -l)" ] && ok ||
+    bad "record: the status says recorded ${recorded:-?}, written ${written:-?}, for $("$PTLOG" dump rec.ptl | wc -l) events"
 "$PTLOG" dump rec.ptl | tail -1 | grep -q 'tracelog_process_end { how = EXITED, code = 0 }' && ok ||
     bad "record: the log does not end with the program's end: $("$PTLOG" dump rec.ptl | tail -1)"
 expect_rc 0 "the recorded log verifies" "$PTLOG" verify -q rec.ptl

@@ -69,6 +69,7 @@ struct tl_log {
     uint64_t drained;            /* events taken from the stream */
     uint64_t delivered_seen;     /* the stream's counters as last read (they are in the buffer) */
     uint64_t overruns_seen;
+    uint64_t logged_itself;      /* events the log has that the stream never held (the process end): recorded too */
     int lost;                    /* the buffer was found shrunk, and the loss logged (log_fault) */
 };
 
@@ -202,7 +203,7 @@ static int read_counters(void *arg)
 static void counters(tl_log *l, uint64_t *delivered, uint64_t *overruns)
 {
     guarded(l, read_counters, l);
-    *delivered = l->delivered_seen;
+    *delivered = l->delivered_seen + l->logged_itself;
     *overruns = l->overruns_seen;
 }
 
@@ -468,6 +469,7 @@ static int log_process_end(tl_log *l)
                          .payload_len = sizeof data,
                          .payload = data};
     int we = writer_errno(l, tracelog_writer_append(l->writer, &ev));
+    l->logged_itself++; /* so that the log's events_written never exceeds its events_recorded */
     l->end_logged = 1;
     return e ? e : we;
 }
