@@ -462,6 +462,30 @@ static void examine(tl_consumer *c, uint32_t i)
     }
 }
 
+/*
+ * examine's common case, inline in take: lane i's next record is a
+ * committed, sound event of the batch (FLUSH, UNTIL_FULL). 0 when examine
+ * must look (anything else: it does the same checks again, and more).
+ */
+static inline int examine_next_event(tl_consumer *c, uint32_t i)
+{
+    uint64_t t = c->pos[i], cap = c->cap[i], rem = cap - (t & (cap - 1));
+    if (c->shared_tail || t >= c->batch_head[i] || t % 8 || rem < TL_REC_HEADER)
+        return 0;
+    const tl_rec *r = (const tl_rec *)(c->data[i] + (t & (cap - 1)));
+    __builtin_prefetch(c->data[i] + ((t + 1024) & (cap - 1)), 0, 3);
+    if (atomic_load_explicit(&r->commit, memory_order_acquire) != t + 1)
+        return 0;
+    tl_rec *h = &c->head_rec[i];
+    memcpy(h, r, sizeof *h);
+    if (tl_rec_kind(h->kind_size) != TL_KIND_EVENT || !rec_sane(c, h, rem) || h->ts > c->batch_w)
+        return 0;
+    c->waiting &= ~(1ull << i);
+    c->head_pos[i] = t;
+    heap_push(c, i);
+    return 1;
+}
+
 /* Opens a batch: publish the watermark, then read every lane's head (see stream.h) and look at each lane once. */
 static void start_batch(tl_consumer *c)
 {
@@ -616,7 +640,8 @@ tl_take tl_consumer_take(tl_consumer *c, tracelog_event *ev, int force)
             int r = deliver(c, i, &c->head_rec[i], c->head_pos[i], ev);
             if (r >= 0)
                 c->last_lane = i;
-            examine(c, i); /* its next record (after a lost race with an overwrite: the same place again) */
+            if (!examine_next_event(c, i))
+                examine(c, i); /* its next record (after a lost race with an overwrite: the same place again) */
             if (r == 1)
                 return TL_TAKE_EVENT;
             continue;
