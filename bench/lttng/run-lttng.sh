@@ -27,6 +27,8 @@
 #    default stream (bench_event's tight rows) and LTTng-UST with its default
 #    channel (4 x 512 KiB sub-buffers per user, discard mode): ns per event
 #    per thread, and the share of events kept (LTTng: issued - discarded);
+#    each with the flusher / consumer daemon on CPU B, then free to run on
+#    either CPU;
 #  - the sustained zero-loss rate (same pacing) and the bytes per event on
 #    disk of the same events (.ptl file; CTF trace directory);
 #  - reading the same --read-events events (10M): ptlog dump and convert
