@@ -142,13 +142,32 @@ static void check_log(const char *path, long long n, uint32_t lanes)
     tracelog_reader_close(r);
 }
 
+/* recorded(), and a consumer on it. */
+static tl_stream *recorded_with_consumer(long long n, uint32_t lanes, tl_consumer *c)
+{
+    tl_stream *s = recorded(n, lanes);
+    if (tl_consumer_init(c, s))
+        die("tl_consumer_init");
+    return s;
+}
+
+/* Flushes the log, which ends the time taken since t0, closes it and reads it back: ns per event. */
+static double close_log(tracelog_writer *w, int fd, uint64_t t0, const char *path, long long n, uint32_t lanes)
+{
+    if (tracelog_writer_flush(w) != TRACELOG_OK)
+        check_failed("tracelog_writer_flush");
+    uint64_t t = bu_thread_cpu_ns() - t0;
+    tracelog_writer_close(w, NULL);
+    close(fd);
+    check_log(path, n, lanes);
+    return (double)t / (double)n;
+}
+
 /* Consumer alone: ns per event. */
 static double time_take(long long n, uint32_t lanes)
 {
-    tl_stream *s = recorded(n, lanes);
     tl_consumer c;
-    if (tl_consumer_init(&c, s))
-        die("tl_consumer_init");
+    tl_stream *s = recorded_with_consumer(n, lanes, &c);
     tracelog_event ev;
     long long got = 0;
     uint64_t sum = 0;
@@ -168,10 +187,8 @@ static double time_take(long long n, uint32_t lanes)
 /* Writer alone, from events in memory (what take hands out): ns per event. */
 static double time_append(long long n, uint32_t lanes, const char *path)
 {
-    tl_stream *s = recorded(n, lanes);
     tl_consumer c;
-    if (tl_consumer_init(&c, s))
-        die("tl_consumer_init");
+    tl_stream *s = recorded_with_consumer(n, lanes, &c);
     tracelog_event *evs = malloc(sizeof *evs * (size_t)n);
     uint8_t *data = malloc((size_t)n * PAYLOAD);
     if (!evs || !data)
@@ -190,24 +207,17 @@ static double time_append(long long n, uint32_t lanes, const char *path)
     for (long long i = 0; i < got; i++)
         if (tracelog_writer_append(w, &evs[i]) != TRACELOG_OK)
             check_failed("tracelog_writer_append");
-    if (tracelog_writer_flush(w) != TRACELOG_OK)
-        check_failed("tracelog_writer_flush");
-    uint64_t t = bu_thread_cpu_ns() - t0;
-    tracelog_writer_close(w, NULL);
-    close(fd);
-    check_log(path, n, lanes);
+    double ns = close_log(w, fd, t0, path, n, lanes);
     free(evs);
     free(data);
-    return (double)t / (double)n;
+    return ns;
 }
 
 /* Consumer and writer, as the flusher: ns per event. */
 static double time_drain(long long n, uint32_t lanes, int zstd, const char *path)
 {
-    tl_stream *s = recorded(n, lanes);
     tl_consumer c;
-    if (tl_consumer_init(&c, s))
-        die("tl_consumer_init");
+    tl_stream *s = recorded_with_consumer(n, lanes, &c);
     int fd;
     tracelog_writer *w = open_log(path, &fd, zstd);
     tracelog_event ev;
@@ -215,21 +225,15 @@ static double time_drain(long long n, uint32_t lanes, int zstd, const char *path
     while (tl_consumer_take_wait(&c, &ev) == TL_TAKE_EVENT)
         if (tracelog_writer_append(w, &ev) != TRACELOG_OK)
             check_failed("tracelog_writer_append");
-    if (tracelog_writer_flush(w) != TRACELOG_OK)
-        check_failed("tracelog_writer_flush");
-    uint64_t t = bu_thread_cpu_ns() - t0;
-    tracelog_writer_close(w, NULL);
-    close(fd);
+    double ns = close_log(w, fd, t0, path, n, lanes);
     tl_consumer_free(&c);
     tl_stream_destroy(s);
-    check_log(path, n, lanes);
-    return (double)t / (double)n;
+    return ns;
 }
 
 /* ---- figures ---------------------------------------------------------------------------- */
 
 typedef struct figure {
-    const char *key, *label;
     double v[MAX_RUNS];
     int n;
 } figure;
@@ -312,9 +316,6 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/bench_drain.%d.ptl", cfg.dir, (int)getpid());
     printf("bench_drain: %d runs of %lld events of %d B, CPU %d, logs in %s\n", cfg.runs, cfg.events, PAYLOAD, cpu,
            cfg.dir);
-    for (int l = 0; l < 2; l++)
-        for (int k = 0; k < NKINDS; k++)
-            figures[l][k] = (figure){.key = kind_key[k], .label = kind_label[k]};
     /* Runs interleave the kinds, so that a slow moment of the machine spreads over all of them. */
     for (int r = 0; r < cfg.runs; r++) {
         for (uint32_t lanes = 1; lanes <= 2; lanes++) {
