@@ -60,8 +60,7 @@ typedef struct tl_key_build {
     uint32_t len;
     uint32_t count;
     uint8_t trunc, planes;
-    uint32_t last_off; /* planes: offset of its previous payload in pdata */
-    uint32_t varies;   /* planes: offset in varies of len bytes, non-zero where a payload changed */
+    uint32_t order_pos; /* finish: where its next payload offset goes in order (grouped by key) */
 } tl_key_build;
 
 #define TL_RECENT_KEYS 8
@@ -83,7 +82,6 @@ typedef struct tl_chunk_builder {
     uint32_t *off;         /* offset of each event's payload in pdata */
     uint32_t events_cap;
     tl_buf pdata;          /* the payloads, in event order */
-    tl_buf varies;         /* planes keys' change masks */
     tl_buf scratch;        /* the assembled body, before compression */
     uint32_t *order;       /* finish: payload offsets grouped by key */
     size_t order_cap;

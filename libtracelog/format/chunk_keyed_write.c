@@ -34,7 +34,7 @@ void tl_chunk_builder_reset(tl_chunk_builder *b)
     b->prev_ts = b->first_ts = 0;
     b->max_zz = 0;
     b->fixed = TL_KEYED_HEADER_SIZE;
-    b->pdata.len = b->varies.len = 0;
+    b->pdata.len = 0;
     /* A new generation empties the key hash table without touching it. */
     if (++b->generation == 0) {
         if (b->slots)
@@ -52,7 +52,6 @@ void tl_chunk_builder_free(tl_chunk_builder *b)
     free(b->off);
     free(b->order);
     tl_buf_free(&b->pdata);
-    tl_buf_free(&b->varies);
     tl_buf_free(&b->scratch);
     memset(b, 0, sizeof *b);
 }
@@ -150,8 +149,6 @@ static int64_t key_of(tl_chunk_builder *b, const tracelog_event *ev)
         b->keys_cap = cap;
     }
     int planes = wants_planes(ev);
-    if (planes && tl_buf_reserve(&b->varies, ev->payload_len))
-        return -1;
     if (4 * ((size_t)b->nkeys + 1) > (size_t)b->slot_mask + 1) { /* at most a quarter full */
         if (grow_slots(b))
             return -1;
@@ -162,11 +159,7 @@ static int64_t key_of(tl_chunk_builder *b, const tracelog_event *ev)
     const tl_key_build *prev = k ? &b->keys[k - 1] : NULL;
     *key = (tl_key_build){.tid = ev->tid, .addr = ev->address, .id = ev->event_id, .pid = ev->pid,
                           .len = ev->payload_len, .trunc = (uint8_t)ev->truncation,
-                          .planes = (uint8_t)planes, .varies = (uint32_t)b->varies.len};
-    if (planes) {
-        memset(b->varies.data + b->varies.len, 0, ev->payload_len);
-        b->varies.len += ev->payload_len;
-    }
+                          .planes = (uint8_t)planes};
     *s = (uint64_t)b->generation << 32 | k;
     *recent = k;
     /* Its table entry (the count at its longest) and plane bitmap count against the limit. */
@@ -197,22 +190,6 @@ static int grow_events(tl_chunk_builder *b)
     return 0;
 }
 
-/* Marks the payload bytes that differ from the key's previous payload. */
-static inline void note_changes(uint8_t *varies, const uint8_t *p, const uint8_t *prev, uint32_t len)
-{
-    uint32_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t a, c, v;
-        memcpy(&a, p + i, 8);
-        memcpy(&c, prev + i, 8);
-        memcpy(&v, varies + i, 8);
-        v |= a ^ c;
-        memcpy(varies + i, &v, 8);
-    }
-    for (; i < len; i++)
-        varies[i] |= p[i] ^ prev[i];
-}
-
 /* memcpy for payloads, inline for the short ones (no call, no byte loop, no read past src). */
 static inline void copy_payload(uint8_t *dst, const uint8_t *src, uint32_t len)
 {
@@ -227,18 +204,13 @@ static inline void copy_payload(uint8_t *dst, const uint8_t *src, uint32_t len)
     }
 }
 
-/* Stores ev's payload (room was reserved); planes payloads also update the key's change mask. */
-static void add_payload(tl_chunk_builder *b, tl_key_build *key, const tracelog_event *ev)
+/* Stores ev's payload (room was reserved). */
+static void add_payload(tl_chunk_builder *b, const tracelog_event *ev)
 {
     uint32_t len = ev->payload_len;
-    if (len) { /* (pdata may not be allocated yet when len is 0) */
-        uint8_t *p = b->pdata.data + b->pdata.len;
-        copy_payload(p, ev->payload, len);
-        if (key->planes && key->count)
-            note_changes(b->varies.data + key->varies, p, b->pdata.data + key->last_off, len);
-    }
-    key->last_off = (uint32_t)b->pdata.len;
-    b->off[b->count] = key->last_off;
+    if (len) /* (pdata may not be allocated yet when len is 0) */
+        copy_payload(b->pdata.data + b->pdata.len, ev->payload, len);
+    b->off[b->count] = (uint32_t)b->pdata.len;
     b->pdata.len += len;
 }
 
@@ -256,7 +228,7 @@ tracelog_status tl_chunk_add(tl_chunk_builder *b, const tracelog_event *ev)
     if (k < 0)
         return k == -2 ? TRACELOG_E_LIMIT : TRACELOG_E_NOMEM;
     tl_key_build *key = &b->keys[k];
-    add_payload(b, key, ev);
+    add_payload(b, ev);
     uint64_t ts = ev->timestamp_ns;
     if (b->count == 0) {
         b->first_ts = b->min_ts = b->max_ts = ts;
@@ -314,14 +286,41 @@ static void rows_to_planes(const uint8_t *base, const uint32_t *off, uint32_t n,
     }
 }
 
+/*
+ * Which bytes of n payloads of len bytes (at base + off[r]) ever differ from
+ * the payload before: non-zero in varies where they do. Once per chunk, at
+ * its end, rather than per event: a word at a time, held in a register.
+ */
+static void changed_bytes(const uint8_t *base, const uint32_t *off, uint32_t n, uint32_t len, uint8_t *varies)
+{
+    uint32_t j = 0;
+    for (; j + 8 <= len; j += 8) {
+        uint64_t acc = 0, prev, cur;
+        memcpy(&prev, base + off[0] + j, 8);
+        for (uint32_t r = 1; r < n; r++) {
+            memcpy(&cur, base + off[r] + j, 8);
+            acc |= cur ^ prev;
+            prev = cur;
+        }
+        memcpy(varies + j, &acc, 8);
+    }
+    for (; j < len; j++) {
+        uint8_t acc = 0;
+        for (uint32_t r = 1; r < n; r++)
+            acc |= (uint8_t)(base[off[r] + j] ^ base[off[r - 1] + j]);
+        varies[j] = acc;
+    }
+}
+
 /* A planes key's group: its constant-plane bitmap, then its planes (6.8.5). */
 static uint8_t *write_planes_group(const tl_chunk_builder *b, const tl_key_build *key,
                                    const uint32_t *off, uint8_t *o)
 {
-    uint8_t *start[TL_PLANES_WRITE_MAX], step[TL_PLANES_WRITE_MAX];
+    uint8_t *start[TL_PLANES_WRITE_MAX], step[TL_PLANES_WRITE_MAX], varies[TL_PLANES_WRITE_MAX];
     uint8_t trash[16];
-    const uint8_t *first = b->pdata.data + off[0], *varies = b->varies.data + key->varies;
+    const uint8_t *first = b->pdata.data + off[0];
     uint32_t len = key->len;
+    changed_bytes(b->pdata.data, off, key->count, len, varies);
     uint8_t *bitmap = o;
     memset(bitmap, 0, (len + 7) / 8);
     o += (len + 7) / 8;
@@ -348,18 +347,18 @@ static tracelog_status write_payload_area(tl_chunk_builder *b, uint8_t **o)
     if (!order)
         return TRACELOG_E_NOMEM;
     b->order = order;
-    /* Group the payload offsets by key (a counting sort: last_off becomes a write position). */
+    /* Group the payload offsets by key (a counting sort). */
     uint32_t pos = 0;
     for (uint32_t k = 0; k < b->nkeys; k++) {
         tl_key_build *key = &b->keys[k];
-        key->last_off = pos;
+        key->order_pos = pos;
         pos += key->count;
     }
     for (uint32_t i = 0; i < b->count; i++)
-        b->order[b->keys[b->idx[i]].last_off++] = b->off[i];
+        b->order[b->keys[b->idx[i]].order_pos++] = b->off[i];
     for (uint32_t k = 0; k < b->nkeys; k++) {
         const tl_key_build *key = &b->keys[k];
-        const uint32_t *off = b->order + key->last_off - key->count;
+        const uint32_t *off = b->order + key->order_pos - key->count;
         if (key->planes) {
             *o = write_planes_group(b, key, off, *o);
         } else if (key->len) {
