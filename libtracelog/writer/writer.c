@@ -665,11 +665,19 @@ tracelog_status tracelog_writer_define_event_schema(tracelog_writer *w, uint32_t
  * kernel tid ends the chunk in progress, since a definition applies to the
  * chunks after it (format-spec 5.6). Once per thread, not per event.
  */
-static tracelog_status note_thread(tracelog_writer *w, const tracelog_event *ev)
+static tracelog_status note_other_thread(tracelog_writer *w, const tracelog_event *ev);
+
+/* note_other_thread unless ev's thread is the last event's, inline: most events. */
+static inline tracelog_status note_thread(tracelog_writer *w, const tracelog_event *ev)
 {
     const tl_thread_def *last = &w->last_thread;
     if (!ev->kernel_tid || (ev->kernel_tid == last->ktid && ev->pid == last->pid && ev->tid == last->tid))
         return TRACELOG_OK;
+    return note_other_thread(w, ev);
+}
+
+static tracelog_status note_other_thread(tracelog_writer *w, const tracelog_event *ev)
+{
     uint32_t known = tl_thread_map_get(&w->threads, ev->pid, ev->tid);
     if (known != ev->kernel_tid && w->thread_defs >= TL_LOG_THREADS_MAX) {
         /* More than a reader keeps: counted and reported, not written. The
