@@ -154,6 +154,10 @@ static void test_conversion_formula(void)
     CHECK_EQ(tl_clock_from_tsc(&c, 999), 5000000000u - 1); /* floor of -0.5 */
     c.shift = 64 + 32; /* scribbled in shared memory: taken modulo 64, no undefined shift */
     CHECK_EQ(tl_clock_from_tsc(&c, 3000), 5000001000u);
+    /* A product over 64 bits, after the base (the unsigned path) and before it (the signed one). */
+    c = (tl_clock){.kind = TL_CLOCK_TSC, .shift = 32, .mult = 1ull << 40, .tsc_base = 1ull << 41, .ns_base = 1ull << 50};
+    CHECK_EQ(tl_clock_from_tsc(&c, 3ull << 40), (1ull << 50) + (1ull << 48));
+    CHECK_EQ(tl_clock_from_tsc(&c, 1ull << 40), (1ull << 50) - (1ull << 48));
 }
 
 /* The writer stores the calibration and the reader gives it back; an impossible one is refused. */

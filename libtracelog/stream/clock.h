@@ -53,7 +53,12 @@ uint64_t tl_clock_mono_ns(void);
 /* A TSC value in ns on the REALTIME scale (c is TSC). */
 static inline uint64_t tl_clock_from_tsc(const tl_clock *c, uint64_t tsc)
 {
-    __int128 d = (__int128)(int64_t)(tsc - c->tsc_base) * (__int128)c->mult;
+    uint64_t ticks = tsc - c->tsc_base;
+    if ((int64_t)ticks >= 0) { /* every stamp after calibration: one unsigned multiplication (same result) */
+        unsigned __int128 u = (unsigned __int128)ticks * c->mult;
+        return (uint64_t)c->ns_base + (uint64_t)(u >> (c->shift & 63));
+    }
+    __int128 d = (__int128)(int64_t)ticks * (__int128)c->mult;
     return (uint64_t)c->ns_base + (uint64_t)(int64_t)(d >> (c->shift & 63));
 }
 
