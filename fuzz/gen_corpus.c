@@ -584,6 +584,19 @@ static void shared_buffer_seeds(void)
     seed_events(s, 0, 100, 24);
     put_stream("loop-overwritten", map, size);
 
+    /* The marker queue at its fullest: in lane 0, a record reserved and never committed (its
+       producer died: skipped once the producers are gone, which counts as garbage), then a FLUSH
+       loss mark, and a LOOP overwrite count scribbled into the lane. The loss mark then brings
+       three OVERFLOW/RESUME pairs: garbage, overwrites and the loss. */
+    s = seed_stream(TRACELOG_POLICY_FLUSH, map, size);
+    tl_lane *l = tl_stream_lane(s, 0);
+    atomic_fetch_add(&l->head, tl_rec_size(8));
+    atomic_store(&l->lost_first_ts, 1);
+    atomic_store(&l->lost, 3);
+    seed_events(s, 0, 2, 16);
+    atomic_store(&l->dropped, 1);
+    put_stream("three-marker-pairs", map, size);
+
     /* UNTIL_FULL stopped itself (STOP in the system lane). */
     s = seed_stream(TRACELOG_POLICY_UNTIL_FULL, map, size);
     seed_events(s, 0, 120, 32);
