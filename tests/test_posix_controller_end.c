@@ -405,6 +405,58 @@ static void check_hostile_geometry(int with_log)
 static void test_hostile_geometry_with_log(void) { check_hostile_geometry(1); }
 static void test_hostile_geometry_without_log(void) { check_hostile_geometry(0); }
 
+/*
+ * A controller's log once the traced process's end is in it: the status
+ * says every event written was recorded (the end included), and the
+ * flusher, with nothing new to write, writes nothing more. The log once
+ * counted the end as written but not recorded, so its flusher found the
+ * counts apart at every interval and wrote a STATUS block each time.
+ */
+static void test_ended_log_stays_idle(void)
+{
+    setenv("TRACELOG_FLUSH_INTERVAL_MS", "10", 1);
+    xp_child tp;
+    trace_id_t trid;
+    int fd = tl_test_tmpfd();
+    int started = CHECK_ERR(xp_child_start(&tp, traced_main), 0) && !pt_create_started(tp.pid, POSIX_TRACE_FLUSH, fd, &trid);
+    unsetenv("TRACELOG_FLUSH_INTERVAL_MS");
+    if (!started) {
+        xp_child_end(&tp);
+        close(fd);
+        return;
+    }
+    burst(&tp);
+    xp_send(tp.down[1], 'q');
+    wait_dead(tp.pid);
+    struct posix_trace_status_info st = {0};
+    tracelog_trace_stats stats = {0};
+    for (uint64_t t0 = xp_now_ns(); xp_now_ns() - t0 < 5000000000ull; usleep(1000)) { /* a bound against a hang */
+        if (posix_trace_get_status(trid, &st) || tracelog_trace_get_stats(trid, &stats))
+            break;
+        if (st.posix_stream_status == POSIX_TRACE_SUSPENDED && stats.log_events_written >= BURST + 2)
+            break;
+    }
+    usleep(100000); /* the end's checkpoint and a few intervals */
+    struct stat before, after;
+    CHECK_ERR(fstat(fd, &before), 0);
+    usleep(200000); /* 20 flush intervals */
+    CHECK_ERR(fstat(fd, &after), 0);
+    CHECK_MSG(after.st_size == before.st_size, "the ended log grew from %lld to %lld bytes with nothing to write",
+              (long long)before.st_size, (long long)after.st_size);
+    trace_id_t pre;
+    if (CHECK_ERR(pt_shutdown_and_open(trid, fd, &pre), 0)) {
+        pt_events evs = {0};
+        CHECK_ERR(pt_read_all(pre, 0, &evs), 0);
+        long end = pt_find_last(&evs, PROCESS_END);
+        CHECK_MSG(end >= 0 && end == (long)evs.n - 1, "the end is event %ld of %zu", end, evs.n);
+        pt_events_free(&evs);
+        posix_trace_close(pre);
+    }
+    close(fd);
+    CHECK_EQ_INT(xp_wait(tp.pid), 5);
+    xp_child_close(&tp);
+}
+
 int main(void)
 {
     pt_watchdog(240);
@@ -416,5 +468,6 @@ int main(void)
     PT_RUN(test_killed_in_last_record_without_log);
     PT_RUN(test_hostile_geometry_with_log);
     PT_RUN(test_hostile_geometry_without_log);
+    PT_RUN(test_ended_log_stays_idle);
     return pt_finish();
 }

@@ -42,7 +42,7 @@ struct tl_log {
     pthread_mutex_t lock;       /* the writer, the consumer and the fields below it */
     _Atomic uintptr_t owner;    /* pthread_self() of the lock's holder, 0 if none (the crash handler's check) */
     uint64_t flush_interval_ns; /* FLUSH policy: the flusher writes a partial chunk this often */
-    uint64_t written_at;        /* events delivered when the log was last written */
+    uint64_t written_at;        /* recorded() when the log was last written */
     uint32_t names_logged;      /* user names already given to the writer */
     int stop_written;           /* UNTIL_FULL log: the final STOP is in */
     int behind;                 /* chunks go out uncompressed (see BEHIND) */
@@ -69,7 +69,7 @@ struct tl_log {
     uint64_t drained;            /* events taken from the stream */
     uint64_t delivered_seen;     /* the stream's counters as last read (they are in the buffer) */
     uint64_t overruns_seen;
-    uint64_t logged_itself;      /* events the log has that the stream never held (the process end): recorded too */
+    uint64_t logged_itself;      /* events the log has that the stream never held (the end, a fault's marks): recorded too */
     int lost;                    /* the buffer was found shrunk, and the loss logged (log_fault) */
 };
 
@@ -199,11 +199,14 @@ static int read_counters(void *arg)
     return 0;
 }
 
+/* Events recorded, as last read: the stream's, and those the log wrote itself. */
+static uint64_t recorded(const tl_log *l) { return l->delivered_seen + l->logged_itself; }
+
 /* The stream's counters; once the buffer is gone, as last read (log_fault adds the loss). */
 static void counters(tl_log *l, uint64_t *delivered, uint64_t *overruns)
 {
     guarded(l, read_counters, l);
-    *delivered = l->delivered_seen + l->logged_itself;
+    *delivered = recorded(l);
     *overruns = l->overruns_seen;
 }
 
@@ -433,7 +436,8 @@ static int log_fault(tl_log *l, uint64_t last_ts)
     };
     for (int i = 0; i < 2; i++)
         tracelog_writer_append(l->writer, &marks[i]);
-    l->delivered_seen = (l->delivered_seen > l->drained ? l->delivered_seen : l->drained) + 2;
+    l->delivered_seen = l->delivered_seen > l->drained ? l->delivered_seen : l->drained;
+    l->logged_itself += 2;
     l->overruns_seen++;
     l->lost = 1;
     l->end_logged = 1;
@@ -493,7 +497,7 @@ static void publish_status(tl_log *l)
 static int write_out(tl_log *l)
 {
     update_status(l);
-    l->written_at = l->delivered_seen;
+    l->written_at = recorded(l);
     if (l->end_logged && !l->end_checkpointed) {
         l->end_checkpointed = 1;
         return writer_errno(l, tracelog_writer_checkpoint(l->writer));
