@@ -380,7 +380,7 @@ static void warm(stream *s, int nthreads)
 
 typedef struct figure {
     char key[64];   /* JSON name */
-    char label[96]; /* table label */
+    char label[128]; /* table label */
     const char *unit;
     double v[MAX_RUNS];
     int n;

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "posix_helpers.h"
+#include "tracelog/reader.h"
 
 static trace_event_id_t ev_seq;
 
@@ -829,15 +831,19 @@ static void test_flush_status_observable(void)
 static void test_background_flusher_not_stuck_flushing(void)
 {
     int fd = tl_test_tmpfd();
+    trace_attr_t attr;
+    posix_trace_attr_init(&attr);
+    tracelog_trace_attr_setflushinterval(&attr, 2);
     trace_id_t t;
-    if (!CHECK_ERR(posix_trace_create_withlog(0, NULL, fd, &t), 0)) {
+    if (!CHECK_ERR(posix_trace_create_withlog(0, &attr, fd, &t), 0)) {
+        posix_trace_attr_destroy(&attr);
         close(fd);
         return;
     }
     CHECK_ERR(posix_trace_start(t), 0);
     int x = 1;
     posix_trace_event(POSIX_TRACE_UNNAMED_USEREVENT, &x, sizeof x);
-    usleep(50000); /* the flusher (every 2 ms) has drained the stream many times */
+    usleep(50000); /* the flusher (a timed write every 2 ms) has drained the stream many times */
     int idle = 0;
     for (int i = 0; i < 200 && !idle; i++) {
         struct posix_trace_status_info si;
@@ -848,6 +854,188 @@ static void test_background_flusher_not_stuck_flushing(void)
     }
     CHECK_MSG(idle, "between automatic flushes the status is POSIX_TRACE_NOT_FLUSHING");
     CHECK_ERR(posix_trace_shutdown(t), 0);
+    posix_trace_attr_destroy(&attr);
+    close(fd);
+}
+
+/* Context switches the process's threads made of their own will (each sleep of a thread is one). */
+static long long voluntary_switches(void)
+{
+    long long sum = 0;
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    for (struct dirent *de; (de = readdir(d));) {
+        char path[64], line[128];
+        snprintf(path, sizeof path, "/proc/self/task/%.20s/status", de->d_name);
+        FILE *f = de->d_name[0] != '.' ? fopen(path, "r") : NULL;
+        while (f && fgets(line, sizeof line, f))
+            if (!strncmp(line, "voluntary_ctxt_switches:", 24))
+                sum += atoll(line + 24);
+        if (f)
+            fclose(f);
+    }
+    closedir(d);
+    return sum;
+}
+
+/*
+ * Regression: the FLUSH policy's flusher woke every 2 ms, idle or not (500
+ * wake-ups a second, and a drain in the middle of every burst). It now
+ * sleeps until its next timed write unless a producer needs it: over 400 ms
+ * of an idle stream with the default 100 ms interval, a handful of wake-ups
+ * (about 200 before). The events still reach the log by the timed write.
+ */
+static void test_idle_flusher_sleeps(void)
+{
+    int fd = tl_test_tmpfd();
+    trace_id_t t;
+    if (!CHECK_ERR(posix_trace_create_withlog(0, NULL, fd, &t), 0)) {
+        close(fd);
+        return;
+    }
+    CHECK_ERR(posix_trace_start(t), 0);
+    for (uint32_t i = 0; i < 100; i++)
+        posix_trace_event(ev_seq, &i, sizeof i);
+    off_t size = lseek(fd, 0, SEEK_END);
+    long long before = voluntary_switches();
+    usleep(400000);
+    long long woken = voluntary_switches() - before;
+    CHECK_MSG(before >= 0 && woken < 40, "an idle stream's flusher woke %lld times in 400 ms", woken);
+    CHECK_MSG(lseek(fd, 0, SEEK_END) > size, "the events reach the log by the timed write, without a flush");
+    CHECK_ERR(posix_trace_shutdown(t), 0);
+    trace_id_t pre;
+    if (CHECK_ERR(posix_trace_open(fd, &pre), 0)) {
+        pt_events ev = {0};
+        CHECK_ERR(pt_read_all(pre, 0, &ev), 0);
+        CHECK_EQ(pt_count(&ev, ev_seq), 100);
+        pt_events_free(&ev);
+        CHECK_ERR(posix_trace_close(pre), 0);
+    }
+    close(fd);
+}
+
+/* Waits (up to ms) until the flusher has taken every event out of the stream. 1 if it has. */
+static int wait_drained(trace_id_t t, int ms)
+{
+    for (int i = 0; i < ms; i++) {
+        tracelog_trace_stats st;
+        if (tracelog_trace_get_stats(t, &st) != 0)
+            return 0;
+        if (st.events_buffered == 0)
+            return 1;
+        usleep(1000);
+    }
+    return 0;
+}
+
+/*
+ * Regression: a flusher woken by a producer at a quarter of its lane found
+ * the lane "behind" (the threshold for uncompressed chunks was that same
+ * quarter) and wrote its chunks uncompressed: a paced program's log grew
+ * from 4.3 to 7.0 bytes per event. Bursts of 1.5 times that quarter, each
+ * drained before the next: the log is compressed.
+ */
+static void test_flusher_woken_on_time_compresses(void)
+{
+    int fd = tl_test_tmpfd();
+    trace_attr_t attr;
+    posix_trace_attr_init(&attr);
+    posix_trace_attr_setstreamsize(&attr, 4u << 20);
+    posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_FLUSH);
+    trace_id_t t;
+    int made = CHECK_ERR(posix_trace_create_withlog(0, &attr, fd, &t), 0);
+    posix_trace_attr_destroy(&attr);
+    if (!made) {
+        close(fd);
+        return;
+    }
+    CHECK_ERR(posix_trace_start(t), 0);
+    const uint32_t burst = 24000; /* 1.5 MiB of 64-byte records: past the quarter of a 4 MiB lane, short of half */
+    for (uint32_t b = 0; b < 4; b++) {
+        for (uint32_t i = 0; i < burst; i++) {
+            uint64_t data[2] = {b * burst + i, 7};
+            posix_trace_event(ev_seq, data, sizeof data);
+        }
+        CHECK_MSG(wait_drained(t, 10000), "the flusher drained burst %u", b);
+    }
+    CHECK_ERR(posix_trace_shutdown(t), 0);
+    tracelog_reader *r;
+    tracelog_error err;
+    lseek(fd, 0, SEEK_SET);
+    if (CHECK_EQ_INT(tracelog_reader_open(fd, NULL, &r, &err), TRACELOG_OK)) {
+        tracelog_reader_info info;
+        tracelog_reader_get_info(r, &info);
+        CHECK_MSG(info.events >= 4 * burst && info.stored_bytes * 2 < info.raw_bytes,
+                  "%llu events in %llu chunks, %llu bytes stored for %llu raw", (unsigned long long)info.events,
+                  (unsigned long long)info.chunks, (unsigned long long)info.stored_bytes,
+                  (unsigned long long)info.raw_bytes);
+        tracelog_reader_close(r);
+    }
+    close(fd);
+}
+
+/* Waits (up to ms) until the flusher has taken more than `than` events out of the stream: the count, or 0. */
+static uint64_t wait_delivered(trace_id_t t, uint64_t than, int ms)
+{
+    for (int i = 0; i < ms; i++) {
+        tracelog_trace_stats st;
+        if (tracelog_trace_get_stats(t, &st) != 0)
+            return 0;
+        if (st.events_delivered > than)
+            return st.events_delivered;
+        usleep(1000);
+    }
+    return 0;
+}
+
+/*
+ * Regression: producers looked at whether to wake the flusher each 64 KiB
+ * they recorded, so in a lane of less than 64 KiB a quarter full never woke
+ * it. With a 10 s flush interval, each burst of 40 % of an 8 KiB lane wakes
+ * the flusher (it takes what is there when woken; the rest waits for the
+ * next wake), and no event is lost though the stream never waits.
+ */
+static void test_small_lane_wakes_flusher(void)
+{
+    int fd = tl_test_tmpfd();
+    trace_attr_t attr;
+    posix_trace_attr_init(&attr);
+    posix_trace_attr_setstreamsize(&attr, 8192);
+    posix_trace_attr_setmaxdatasize(&attr, 16); /* so that the lane is the 8 KiB asked for */
+    posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_FLUSH);
+    tracelog_trace_attr_setflushinterval(&attr, 10000);
+    tracelog_trace_attr_setflushwait(&attr, 0);
+    trace_id_t t;
+    int made = CHECK_ERR(posix_trace_create_withlog(0, &attr, fd, &t), 0);
+    posix_trace_attr_destroy(&attr);
+    if (!made) {
+        close(fd);
+        return;
+    }
+    CHECK_ERR(posix_trace_start(t), 0);
+    const uint32_t bursts = 20, burst = 52; /* 52 records of 64 bytes: 40 % of the lane (the wake comes by 3/8) */
+    uint64_t delivered = 0;
+    for (uint32_t b = 0; b < bursts && delivered != UINT64_MAX; b++) {
+        for (uint32_t i = 0; i < burst; i++) {
+            uint64_t data[2] = {b * burst + i, 0};
+            posix_trace_event(ev_seq, data, sizeof data);
+        }
+        uint64_t now = wait_delivered(t, delivered, 2000);
+        delivered = CHECK_MSG(now, "burst %u woke the flusher long before its timed write", b) ? now : UINT64_MAX;
+    }
+    tracelog_trace_stats st;
+    CHECK_ERR(tracelog_trace_get_stats(t, &st), 0);
+    CHECK_EQ(st.events_lost, 0);
+    CHECK_ERR(posix_trace_shutdown(t), 0);
+    trace_id_t pre;
+    if (CHECK_ERR(posix_trace_open(fd, &pre), 0)) {
+        pt_events ev = {0};
+        CHECK_ERR(pt_read_all(pre, 0, &ev), 0);
+        CHECK_EQ(pt_count(&ev, ev_seq), bursts * burst);
+        pt_events_free(&ev);
+        CHECK_ERR(posix_trace_close(pre), 0);
+    }
     close(fd);
 }
 
@@ -868,5 +1056,8 @@ int main(void)
     PT_RUN(test_open_pipe);
     PT_RUN(test_flush_status_observable);
     PT_RUN(test_background_flusher_not_stuck_flushing);
+    PT_RUN(test_idle_flusher_sleeps);
+    PT_RUN(test_flusher_woken_on_time_compresses);
+    PT_RUN(test_small_lane_wakes_flusher);
     return pt_finish();
 }

@@ -49,8 +49,11 @@ TRACELOG_API int tracelog_trace_sync(trace_id_t trid);
  * what it has taken from the stream to the log as a partial chunk, in
  * milliseconds (1 .. 86,400,000). This bounds what a process that ends
  * without running any handler (_exit, SIGKILL, a power cut aside) loses:
- * events recorded more than about one interval (plus the flusher's 2 ms
- * drain period) before the end are in the log. A timer write happens only
+ * events recorded more than about one interval before the end are in the
+ * log. The flusher takes events from the stream at each of these writes,
+ * and sooner when a thread has filled a quarter of its part of the stream
+ * (or waits for room in it): a program's bursts are drained after them, not
+ * while its threads record. A timer write happens only
  * when events were taken since the last one, so an idle stream writes
  * nothing. Shorter intervals mean smaller chunks (less compression, more
  * blocks); streams with other policies write only when flushed.

@@ -19,15 +19,25 @@
 #include "tracelog/writer.h"
 #include "writer/io.h"
 
-#define FLUSHER_PERIOD_NS 2000000 /* the flusher drains the stream this often */
+/*
+ * The flusher of an in-process stream sleeps until its next timed write,
+ * woken sooner by a producer whose lane is a quarter full, one waiting for
+ * room, or a loss: it drains between a program's bursts rather than during
+ * them, on a CPU a producer may need (bench/README.md, "the flusher's
+ * sleep"). A controller's flusher also looks at least this often, as it
+ * learns of the traced process's end by looking.
+ */
+#define REMOTE_LOOK_NS 2000000
 #define CRASH_LOCK_WAIT_MS 500    /* the crash handler waits this long for another thread's flush */
 /*
  * A drain that finds a lane more than BEHIND/256 full stores its chunks
  * uncompressed until the fullest lane is under CAUGHT_UP/256: zstd is a
  * quarter of the flusher's time per event, and a bigger log beats lost
- * events (issue 11, "zero loss first"; measured in bench/README.md).
+ * events (issue 11, "zero loss first"; measured in bench/README.md). Above
+ * the quarter at which producers wake the flusher, so that a flusher woken
+ * on time compresses.
  */
-#define BEHIND 64
+#define BEHIND 128
 #define CAUGHT_UP 16
 #define BACKLOG_EVERY 1024 /* events between two looks at the backlog */
 
@@ -367,8 +377,9 @@ static int drain(tl_log *l, uint64_t until)
         return !tl_remote_faulted(l->remote) ? drain_remote(l, until) : l->lost ? 0 : log_fault(l, 0);
     int e = 0;
     tracelog_event ev;
-    for (uint32_t n = 0; tl_consumer_take_wait(&l->consumer, &ev) == TL_TAKE_EVENT; n++) {
-        if (n % BACKLOG_EVERY == 0)
+    uint64_t n = 0;
+    while (tl_consumer_take_wait(&l->consumer, &ev) == TL_TAKE_EVENT) {
+        if (n++ % BACKLOG_EVERY == 0)
             l->behind = keep_up(l, tl_consumer_backlog(&l->consumer));
         int ae = append(l, &ev);
         if (!e)
@@ -376,6 +387,7 @@ static int drain(tl_log *l, uint64_t until)
         if (ev.timestamp_ns > until)
             break;
     }
+    l->drained += n;
     return e;
 }
 
@@ -706,23 +718,40 @@ static void block_signals(void)
     pthread_sigmask(SIG_BLOCK, &all, NULL);
 }
 
-static int drainer_sleep(void *s)
+typedef struct sleep_args {
+    tl_log *l;
+    uint64_t ns;
+    int look; /* at the lanes first: not after a drain that took nothing (a stuck lane would keep us awake) */
+} sleep_args;
+
+static int drainer_sleep(void *arg)
 {
-    tl_stream_drainer_sleep(s, FLUSHER_PERIOD_NS);
+    const sleep_args *a = arg;
+    tl_stream_drainer_sleep(a->l->stream, a->ns, a->look ? &a->l->consumer : NULL);
     return 0;
+}
+
+/* Until the next timed write (now if it is due), and no longer than REMOTE_LOOK_NS for a controller. */
+static uint64_t flusher_sleep_ns(const tl_log *l, uint64_t last_write)
+{
+    uint64_t now = tl_clock_mono_ns(), next = last_write + l->flush_interval_ns;
+    uint64_t ns = next > now ? next - now : 0;
+    return l->remote && ns > REMOTE_LOOK_NS ? REMOTE_LOOK_NS : ns;
 }
 
 static void *flusher_main(void *arg)
 {
     tl_log *l = arg;
     block_signals();
-    uint64_t last_write = tl_clock_mono_ns();
+    uint64_t last_write = tl_clock_mono_ns(), drained_before = UINT64_MAX;
     while (!atomic_load(&l->flusher_stop)) {
-        if (guarded(l, drainer_sleep, l->stream) == EFAULT) { /* the buffer is gone: no futex to sleep on */
-            struct timespec period = {0, FLUSHER_PERIOD_NS};
+        sleep_args sleep = {l, flusher_sleep_ns(l, last_write), l->drained != drained_before};
+        if (sleep.ns && guarded(l, drainer_sleep, &sleep) == EFAULT) { /* the buffer is gone: no futex */
+            struct timespec period = {0, REMOTE_LOOK_NS};
             nanosleep(&period, NULL);
         }
         lock(l);
+        drained_before = l->drained;
         atomic_store(&l->flushing, 1); /* an automatic flush of the FLUSH policy */
         /* Looked at first: a record the process died in the middle of is then not waited for. */
         int ended = !l->end_logged && l->remote && tl_remote_ended(l->remote, NULL);

@@ -526,6 +526,14 @@ uint32_t tl_consumer_backlog(const tl_consumer *c)
     return most >= cap ? 256 : (uint32_t)(most * 256 / cap);
 }
 
+int tl_consumer_quarter_full(const tl_consumer *c)
+{
+    for (uint32_t i = 0; i <= c->nlanes; i++)
+        if (atomic_load(&c->lanes[i].head) - atomic_load(&c->lanes[i].tail) >= c->cap[i] / 4)
+            return 1;
+    return 0;
+}
+
 uint64_t tl_consumer_buffered(const tl_consumer *c)
 {
     uint64_t n = 0;

@@ -25,7 +25,8 @@ static inline tl_lane *tl_stream_lane(tl_stream *s, uint32_t i) { return (tl_lan
 void tl_stream_overwrite(tl_stream *s, tl_lane *l, uint8_t *base, uint64_t h, uint64_t need, uint64_t cap);
 /* No room: counts the loss, marks it or stops an UNTIL_FULL stream (stream.c). */
 void tl_stream_lose(tl_stream *s, tl_lane *l, uint64_t ts);
-/* FLUSH: wakes the drainer when the lane is a quarter full and it sleeps (stream.c). */
+/* FLUSH: wakes the drainer when the lane is a quarter full and it sleeps (stream.c). Called when the
+   head crosses an eighth of the lane, so a small lane is looked at as often as a large one. */
 void tl_stream_wake_drainer_early(tl_stream *s, tl_lane *l, uint64_t cap);
 
 /*
@@ -130,7 +131,8 @@ static inline int tl_stream_record(tl_stream *s, uint32_t lane, const tracelog_e
         /* Stopped (or auto-stopped) since we looked: STOP is taken after the state
            changes, so an event of ours could land after it. It becomes a hole. */
         int stopped = lane != nlanes && atomic_load(&s->state) != TL_RUNNING;
-        crossed = (h ^ (h + need)) >> 16 != 0;
+        /* Each eighth of the lane (64 KiB at most) crossed: time to see whether the drainer is needed. */
+        crossed = (h ^ (h + need)) >= (cap / 8 < (64u << 10) ? cap / 8 : (64u << 10));
         if (pad >= 16) {
             /* Only commit and kind_size: a pad can be as short as 16 bytes, less than a full header, and
                writing a whole header would overwrite the start of the next lane. */

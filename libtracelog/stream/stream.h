@@ -315,8 +315,13 @@ void tl_stream_wait_end(tl_stream *s);
 /* Wakes a sleeping reader (shutdown: it looks at its handle again). */
 void tl_stream_wake_readers(tl_stream *s);
 
-/* The background drainer sleeps at most ns, less when producers need it (see above). */
-void tl_stream_drainer_sleep(tl_stream *s, uint64_t ns);
+/*
+ * The background drainer sleeps at most ns, less when producers need it
+ * (see above). With its consumer c (or NULL), not at all when a lane is a
+ * quarter full already: a producer that got there before the drainer said
+ * it sleeps woke no one.
+ */
+void tl_stream_drainer_sleep(tl_stream *s, uint64_t ns, const tl_consumer *c);
 void tl_stream_drainer_wake(tl_stream *s);
 
 /* ---- consumer ------------------------------------------------------------------ */
@@ -465,6 +470,8 @@ int tl_consumer_record_system(tl_consumer *c, const tracelog_event *ev);
 
 /* How full the fullest user lane is, in 1/256ths of its size (the read position counts, not the tail). */
 uint32_t tl_consumer_backlog(const tl_consumer *c);
+/* 1 if a lane (the system lane too) is a quarter full or more: what wakes the drainer (produce.h). */
+int tl_consumer_quarter_full(const tl_consumer *c);
 
 /*
  * Sum of all lanes' overrun counters, over the consumer's own lane count.
