@@ -5,11 +5,13 @@
  * process opens have the same ids on both sides, the log is written by the
  * controller and ends with how the traced process ended; and the errors:
  * ESRCH for no such process, ENOTSUP (fast) for a process that runs no
- * libtracelog, EPERM for another user's process.
+ * libtracelog, EPERM for another user's process. And no event is lost while
+ * one thread of the traced process maps a new stream and others record.
  */
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -295,6 +297,117 @@ static void test_end_logged_promptly_until_full(void) { check_end_logged_promptl
 static void test_end_logged_promptly_flush(void) { check_end_logged_promptly(POSIX_TRACE_FLUSH, 0); }
 
 /* Without a log: the controller reads the traced process's events with the getnext functions. */
+/* ---- threads recording while one of them maps the stream a controller announced ---- */
+
+#define MAP_ROUNDS 3
+#define MAP_EVENTS 100000
+
+typedef struct map_racer {
+    trace_event_id_t id;
+    uint32_t index;
+    pthread_barrier_t *go;
+} map_racer;
+
+static void *map_racer_main(void *arg)
+{
+    const map_racer *r = arg;
+    pthread_barrier_wait(r->go);
+    for (uint32_t seq = 0; seq < MAP_EVENTS; seq++) {
+        uint32_t payload[2] = {r->index, seq};
+        posix_trace_event(r->id, payload, sizeof payload);
+    }
+    return NULL;
+}
+
+/* Per round: waits for 'g', two threads record MAP_EVENTS each at once, says 'd'. */
+static void map_race_main(int up, int down) __attribute__((noreturn));
+static void map_race_main(int up, int down)
+{
+    trace_event_id_t id;
+    if (posix_trace_eventid_open("ctl:race", &id))
+        _exit(2);
+    xp_send_id(up, id);
+    for (int round = 0; round < MAP_ROUNDS; round++) {
+        if (xp_recv(down, 20000) != 'g')
+            _exit(3);
+        pthread_barrier_t go;
+        pthread_barrier_init(&go, NULL, 2);
+        map_racer r[2] = {{id, 0, &go}, {id, 1, &go}};
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++)
+            if (pthread_create(&th[i], NULL, map_racer_main, &r[i]))
+                _exit(4);
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+        pthread_barrier_destroy(&go);
+        xp_send(up, 'd');
+    }
+    _exit(0);
+}
+
+/*
+ * Regression: the first event after a controller announced a stream makes
+ * its thread map it; meanwhile the event word showed neither the request nor
+ * the stream (nor, from the second stream on, anything but the stream it
+ * replaces), and the other threads' events were dropped without a count: a
+ * whole burst of 150,000 in bench_xproc. Each round, a new 64 MiB stream
+ * (the larger the one it replaces, the longer the mapping takes): every
+ * event of both threads is in the log, in order.
+ */
+static void test_no_event_lost_while_a_stream_is_mapped(void)
+{
+    int up[2], down[2];
+    if (pipe(up) || pipe(down))
+        TL_DIE("pipe");
+    pid_t pid = pt_fork(60);
+    if (pid == 0)
+        map_race_main(up[1], down[0]);
+    trace_event_id_t id = 0;
+    CHECK_ERR(xp_recv_id(up[0], &id), 0);
+    for (int round = 0; round < MAP_ROUNDS; round++) {
+        int fd = temp_log();
+        trace_attr_t attr;
+        pt_attr(&attr, POSIX_TRACE_FLUSH, 64u << 20, 64);
+        trace_id_t trid;
+        if (!CHECK_ERR(posix_trace_create_withlog(pid, &attr, fd, &trid), 0)) {
+            close(fd);
+            break;
+        }
+        CHECK_ERR(posix_trace_start(trid), 0);
+        xp_send(down[1], 'g');
+        CHECK_EQ_INT(xp_recv(up[0], 20000), 'd');
+        CHECK_ERR(posix_trace_flush(trid), 0);
+        tracelog_trace_stats st;
+        CHECK_ERR(tracelog_trace_get_stats(trid, &st), 0);
+        CHECK_EQ(st.events_lost, 0);
+        CHECK_ERR(posix_trace_shutdown(trid), 0);
+        tracelog_reader *r;
+        tracelog_error err;
+        lseek(fd, 0, SEEK_SET);
+        if (CHECK_EQ_INT(tracelog_reader_open(fd, NULL, &r, &err), TRACELOG_OK)) {
+            uint32_t next[2] = {0, 0}, bad = 0;
+            tracelog_event ev;
+            while (tracelog_reader_next(r, &ev) == TRACELOG_OK) {
+                uint32_t payload[2];
+                if (ev.event_id != (uint32_t)id || ev.payload_len != sizeof payload)
+                    continue;
+                memcpy(payload, ev.payload, sizeof payload);
+                if (payload[0] > 1 || payload[1] != next[payload[0]])
+                    bad++;
+                else
+                    next[payload[0]]++;
+            }
+            CHECK_MSG(bad == 0 && next[0] == MAP_EVENTS && next[1] == MAP_EVENTS,
+                      "round %d: %u and %u events of %u in order, %u out of place", round, next[0], next[1],
+                      MAP_EVENTS, bad);
+            tracelog_reader_close(r);
+        }
+        close(fd);
+    }
+    CHECK_EQ_INT(xp_wait(pid), 0);
+    close(up[0]), close(up[1]), close(down[0]), close(down[1]);
+}
+
 static void test_controller_reads_without_log(void)
 {
     int up[2], down[2];
@@ -405,6 +518,7 @@ int main(void)
     PT_RUN(test_end_logged_promptly_until_full);
     PT_RUN(test_end_logged_promptly_flush);
     PT_RUN(test_controller_reads_without_log);
+    PT_RUN(test_no_event_lost_while_a_stream_is_mapped);
     PT_RUN(test_no_such_process);
     PT_RUN(test_not_instrumented_is_enotsup_fast);
     PT_RUN(test_other_users_process_is_eperm);

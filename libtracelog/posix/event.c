@@ -1,9 +1,10 @@
 /*
  * posix_trace_event: the trace point. Lock-free, allocation-free, no system
  * call (but a thread's first gettid), async-signal-safe (see stream/stream.h
- * for the recording protocol). A process with no stream pays one load; an
- * event no stream wants (filtered out, streams stopped) one more and a
- * branch (wanted.c). Also who the calling thread is, for the system events the
+ * for the recording protocol). A process with no stream pays two loads (the
+ * second: is a thread mapping a stream, record_after_poll); an event no
+ * stream wants (filtered out, streams stopped) one more and a branch
+ * (wanted.c). Also who the calling thread is, for the system events the
  * library records itself.
  */
 #include <pthread.h>
@@ -80,35 +81,34 @@ tracelog_event tl_posix_system_event(trace_event_id_t id, const void *data, size
                       .payload = data};
 }
 
-void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr, size_t data_len)
+static void record_after_poll(uint64_t recorded, trace_event_id_t event_id, const void *restrict data_ptr,
+                              size_t data_len, uint64_t caller);
+
+/* Records the event into the streams of mask; returns the bits of those that did not take it (see below). */
+static inline uint64_t record_into(uint64_t mask, trace_event_id_t event_id, const void *restrict data_ptr,
+                                   size_t data_len, uint64_t caller)
 {
-    uint64_t mask = atomic_load_explicit(&tl_xproc_event_page.word, memory_order_acquire);
-    if (!mask || event_id >= TL_ID_LIMIT)
-        return;
-    /* Nobody wants this id: filtered out by every stream, or every stream stopped. */
-    if (!(mask & SKIP_SUMMARY) &&
-        !(atomic_load_explicit(&tl_posix_wanted[event_id / 64], memory_order_relaxed) >> (event_id % 64) & 1))
-        return;
-    if (mask & TL_CTL_PENDING) { /* a controller announced a stream: map it before recording */
-        tl_posix_remote_poll();
-        mask = atomic_load_explicit(&tl_xproc_event_page.word, memory_order_relaxed) & ~TL_CTL_PENDING;
-        if (!mask)
-            return;
-    }
+    uint64_t missed = 0;
     do {
         int slot = __builtin_ctzll(mask);
         mask &= mask - 1;
         tl_stream *s = atomic_load_explicit(&tl_posix_active[slot], memory_order_acquire);
-        if (!s)
+        if (!s) {
+            missed |= 1ull << slot;
             continue;
+        }
         /* Read once: a stream shut down meanwhile has had its pages replaced by zero pages (0 lanes). */
         uint32_t nlanes = tl_stream_user_lanes(s); /* a power of two */
-        if (nlanes == 0)
+        if (nlanes == 0) {
+            missed |= 1ull << slot;
             continue;
+        }
         tl_admit admit = tl_stream_admit(s, event_id);
         if (admit != TL_ADMIT_RECORD) {
             if (admit == TL_ADMIT_LOSE) /* UNTIL_FULL stopped itself: the event is lost */
                 tl_stream_count_lost(s, my_ticket() & (nlanes - 1));
+            else
+                missed |= 1ull << slot;
             continue;
         }
         size_t len = data_ptr ? data_len : 0;
@@ -118,13 +118,60 @@ void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr,
             trunc = POSIX_TRACE_TRUNCATED_RECORD;
         }
         tracelog_event ev = {.event_id = event_id,
-                       .pid = atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed),
-                       .kernel_tid = tl_posix_kernel_tid(),
-                       .truncation = trunc,
-                       .tid = my_pthread(),
-                       .address = (uint64_t)(uintptr_t)__builtin_extract_return_addr(__builtin_return_address(0)),
-                       .payload_len = (uint32_t)len,
-                       .payload = data_ptr};
+                             .pid = atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed),
+                             .kernel_tid = tl_posix_kernel_tid(),
+                             .truncation = trunc,
+                             .tid = my_pthread(),
+                             .address = caller,
+                             .payload_len = (uint32_t)len,
+                             .payload = data_ptr};
         tl_stream_record(s, my_ticket() & (nlanes - 1), &ev); /* inline: the fast path of produce.h */
     } while (mask);
+    return missed;
+}
+
+/*
+ * While a thread maps a stream a controller announced, the event word shows
+ * neither the request (cleared first) nor the new stream (published last),
+ * and may still show the stream it replaces, in the slot the new one takes:
+ * an event recorded meanwhile by another thread would be dropped without a
+ * count. When a poll is under way elsewhere, waits for it, then records into
+ * every stream that has not taken the event: those not tried, and those
+ * that missed it. Out of line: only the paths that record nothing get here.
+ */
+__attribute__((noinline, cold)) static void record_after_poll(uint64_t recorded, trace_event_id_t event_id,
+                                                              const void *restrict data_ptr, size_t data_len,
+                                                              uint64_t caller)
+{
+    if (!tl_posix_remote_poll_busy())
+        return;
+    tl_posix_remote_poll(); /* waits for the other thread's */
+    uint64_t rest = atomic_load_explicit(&tl_xproc_event_page.word, memory_order_acquire) & ~TL_CTL_PENDING & ~recorded;
+    if (rest)
+        record_into(rest, event_id, data_ptr, data_len, caller);
+}
+
+#define CALLER() ((uint64_t)(uintptr_t)__builtin_extract_return_addr(__builtin_return_address(0)))
+
+void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr, size_t data_len)
+{
+    uint64_t mask = atomic_load_explicit(&tl_xproc_event_page.word, memory_order_acquire);
+    if (event_id >= TL_ID_LIMIT)
+        return;
+    /* No stream, or nobody wants this id: filtered out by every stream, or every stream stopped. */
+    if (!mask || (!(mask & SKIP_SUMMARY) &&
+                  !(atomic_load_explicit(&tl_posix_wanted[event_id / 64], memory_order_relaxed) >> (event_id % 64) & 1))) {
+        if (atomic_load_explicit(&tl_xproc_polling, memory_order_relaxed))
+            record_after_poll(0, event_id, data_ptr, data_len, CALLER());
+        return;
+    }
+    if (mask & TL_CTL_PENDING) { /* a controller announced a stream: map it before recording */
+        tl_posix_remote_poll();
+        mask = atomic_load_explicit(&tl_xproc_event_page.word, memory_order_relaxed) & ~TL_CTL_PENDING;
+        if (!mask)
+            return;
+    }
+    uint64_t missed = record_into(mask, event_id, data_ptr, data_len, CALLER());
+    if (missed && atomic_load_explicit(&tl_xproc_polling, memory_order_relaxed))
+        record_after_poll(mask & ~missed, event_id, data_ptr, data_len, CALLER());
 }

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -31,7 +32,7 @@ static pthread_mutex_t word_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(tl_ctl *) ctl; /* set once the remap is done */
 static int ctl_error;          /* why making it failed (not tried again until fork) */
 static tl_xproc_ops ops;
-static _Atomic int polling;    /* the slow path is running */
+_Atomic int tl_xproc_polling; /* the slow path is running */
 static uint64_t seen[TL_CTL_SLOTS];
 static local_stream locals[TL_XPROC_LOCAL];
 
@@ -181,15 +182,28 @@ static int on_announce(void *ctx, unsigned slot, const tl_announce *a)
     return join(slot, a->name, a->size, a->id, a->flags);
 }
 
+/* initial-exec TLS: no lazy allocation, so it is safe in a signal handler. */
+static __thread int polling_here __attribute__((tls_model("initial-exec")));
+
 void tl_xproc_poll(void)
 {
     tl_ctl *c = atomic_load_explicit(&ctl, memory_order_acquire);
-    int idle = 0;
-    if (!c || !atomic_compare_exchange_strong(&polling, &idle, 1))
+    if (!c)
         return;
+    /* Another thread maps what was announced: until it is done the stream is not in the word, and an event
+       recorded now would be dropped without a count. A handler interrupting our own poll cannot wait for it. */
+    for (int idle = 0; !atomic_compare_exchange_strong(&tl_xproc_polling, &idle, 1); idle = 0) {
+        if (polling_here)
+            return;
+        sched_yield();
+    }
+    polling_here = 1;
     tl_ctl_poll(c, seen, on_announce, NULL);
-    atomic_store(&polling, 0);
+    polling_here = 0;
+    atomic_store(&tl_xproc_polling, 0);
 }
+
+int tl_xproc_poll_busy(void) { return !polling_here && atomic_load(&tl_xproc_polling); }
 
 /* "NAME:ID" (ID in hex), or EINVAL. */
 static int parse_env(const char *v, char name[TL_SHM_NAME_MAX], uint64_t *id)
@@ -219,10 +233,10 @@ int tl_xproc_join_env(void)
     if (e)
         return e;
     int idle = 0;
-    if (!atomic_compare_exchange_strong(&polling, &idle, 1))
+    if (!atomic_compare_exchange_strong(&tl_xproc_polling, &idle, 1))
         return EAGAIN;
     e = join(TL_XPROC_ENV_SLOT, name, 0, id, TL_CTL_FLAG_INHERITED);
-    atomic_store(&polling, 0);
+    atomic_store(&tl_xproc_polling, 0);
     return e;
 }
 
@@ -273,7 +287,7 @@ void tl_xproc_after_fork_child(void)
     atomic_store(&ctl, NULL);
     ctl_error = 0;
     memset(seen, 0, sizeof seen);
-    atomic_store(&polling, 0);
+    atomic_store(&tl_xproc_polling, 0);
     for (unsigned i = 0; i < TL_XPROC_LOCAL; i++)
         if (locals[i].map && !(locals[i].flags & TL_CTL_FLAG_INHERITED))
             release_local(i);

@@ -74,11 +74,16 @@ void tl_xproc_word_clear(uint64_t bits);
 
 /*
  * posix_trace_event's slow path, when the word has TL_CTL_PENDING: acts on
- * the announcements. Async-signal-safe; a call made while another is in
- * progress (another thread, or a signal handler interrupting one) returns
- * at once, leaving the work to the one in progress.
+ * the announcements. Async-signal-safe. A call made while another thread's
+ * is in progress waits for it (the event that brought it here is recorded
+ * into the stream being mapped, not dropped); a signal handler interrupting
+ * this thread's own call returns at once.
  */
 void tl_xproc_poll(void);
+/* 1 while another thread's tl_xproc_poll is under way (not this thread's own). Async-signal-safe. */
+int tl_xproc_poll_busy(void);
+/* Non-zero while any thread polls (or joins a stream at load): what posix_trace_event looks at first. */
+extern _Atomic int tl_xproc_polling;
 
 /* Joins the stream TRACELOG_STREAM names ("NAME:ID"), if any. 0, or an errno (ignored by callers: a stale variable never stops a program). */
 int tl_xproc_join_env(void);
