@@ -20,12 +20,12 @@
 #include "writer/io.h"
 
 /*
- * The flusher of an in-process stream sleeps until its next timed write,
- * woken sooner by a producer whose lane is a quarter full, one waiting for
- * room, or a loss: it drains between a program's bursts rather than during
- * them, on a CPU a producer may need (bench/README.md, "the flusher's
- * sleep"). A controller's flusher also looks at least this often, as it
- * learns of the traced process's end by looking.
+ * The flusher sleeps until its next timed write, woken sooner by a producer
+ * whose lane is a quarter full, one waiting for room, or a loss: it drains
+ * between a program's bursts rather than during them, on a CPU a producer
+ * may need (bench/README.md, "the flusher's sleep"). A controller's flusher
+ * also looks at least this often for the traced process's end, which it
+ * learns of by looking, and drains only then.
  */
 #define REMOTE_LOOK_NS 2000000
 #define CRASH_LOCK_WAIT_MS 500    /* the crash handler waits this long for another thread's flush */
@@ -727,8 +727,7 @@ typedef struct sleep_args {
 static int drainer_sleep(void *arg)
 {
     const sleep_args *a = arg;
-    tl_stream_drainer_sleep(a->l->stream, a->ns, a->look ? &a->l->consumer : NULL);
-    return 0;
+    return tl_stream_drainer_sleep(a->l->stream, a->ns, a->look ? &a->l->consumer : NULL);
 }
 
 /* Until the next timed write (now if it is due), and no longer than REMOTE_LOOK_NS for a controller. */
@@ -746,15 +745,20 @@ static void *flusher_main(void *arg)
     uint64_t last_write = tl_clock_mono_ns(), drained_before = UINT64_MAX;
     while (!atomic_load(&l->flusher_stop)) {
         sleep_args sleep = {l, flusher_sleep_ns(l, last_write), l->drained != drained_before};
-        if (sleep.ns && guarded(l, drainer_sleep, &sleep) == EFAULT) { /* the buffer is gone: no futex */
+        int woken = sleep.ns ? guarded(l, drainer_sleep, &sleep) : 1;
+        if (woken == EFAULT) { /* the buffer is gone: no futex to sleep on */
             struct timespec period = {0, REMOTE_LOOK_NS};
             nanosleep(&period, NULL);
         }
         lock(l);
-        drained_before = l->drained;
-        atomic_store(&l->flushing, 1); /* an automatic flush of the FLUSH policy */
         /* Looked at first: a record the process died in the middle of is then not waited for. */
         int ended = !l->end_logged && l->remote && tl_remote_ended(l->remote, NULL);
+        if (!woken && !ended && tl_clock_mono_ns() - last_write < l->flush_interval_ns) {
+            unlock(l); /* a controller's look for the end, between two drains */
+            continue;
+        }
+        drained_before = l->drained;
+        atomic_store(&l->flushing, 1); /* an automatic flush of the FLUSH policy */
         int e = ended ? log_process_end(l) : drain(l, UINT64_MAX);
         uint64_t now = tl_clock_mono_ns();
         ended = ended || (l->end_logged && !l->end_checkpointed); /* or its buffer was lost */

@@ -284,7 +284,7 @@ int tl_stream_sleep(tl_stream *s, const struct timespec *until)
     return EINTR;
 }
 
-void tl_stream_drainer_sleep(tl_stream *s, uint64_t ns, const tl_consumer *c)
+int tl_stream_drainer_sleep(tl_stream *s, uint64_t ns, const tl_consumer *c)
 {
     uint32_t seq = atomic_load(&s->drainer_seq);
     struct timespec period = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
@@ -292,9 +292,11 @@ void tl_stream_drainer_sleep(tl_stream *s, uint64_t ns, const tl_consumer *c)
     /* The flag's store before the lanes are looked at, as a producer stores the head before it looks at the
        flag (both sequentially consistent): either it sees us asleep and wakes us, or we see its lane. */
     atomic_thread_fence(memory_order_seq_cst);
+    int timed_out = 0;
     if (!c || !tl_consumer_quarter_full(c))
-        syscall(SYS_futex, &s->drainer_seq, FUTEX_WAIT, seq, &period, NULL, 0);
+        timed_out = syscall(SYS_futex, &s->drainer_seq, FUTEX_WAIT, seq, &period, NULL, 0) != 0 && errno == ETIMEDOUT;
     atomic_store(&s->drainer_sleeping, 0);
+    return !timed_out;
 }
 
 void tl_stream_drainer_wake(tl_stream *s) { futex_wake(&s->drainer_seq); }

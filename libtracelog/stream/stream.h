@@ -319,9 +319,9 @@ void tl_stream_wake_readers(tl_stream *s);
  * The background drainer sleeps at most ns, less when producers need it
  * (see above). With its consumer c (or NULL), not at all when a lane is a
  * quarter full already: a producer that got there before the drainer said
- * it sleeps woke no one.
+ * it sleeps woke no one. 0 if it slept the whole ns, 1 if it was woken.
  */
-void tl_stream_drainer_sleep(tl_stream *s, uint64_t ns, const tl_consumer *c);
+int tl_stream_drainer_sleep(tl_stream *s, uint64_t ns, const tl_consumer *c);
 void tl_stream_drainer_wake(tl_stream *s);
 
 /* ---- consumer ------------------------------------------------------------------ */
