@@ -11,6 +11,13 @@
  *   rate    the FLUSH zero-loss sustained rate with an APPEND log written
  *           by the controller's flusher (another process) vs by the
  *           child's own flusher thread.
+ *   bursts  ns per posix_trace_event (16 B) while 1 and 2 threads of the
+ *           child (pinned to the last two CPUs) record bursts into a FLUSH
+ *           stream with an APPEND log, each burst under a quarter of a lane
+ *           and followed by a pause longer than the flush interval: the
+ *           flusher drains in the pauses, the controller's (this process)
+ *           vs the child's own. Each thread first writes its lane over once
+ *           (untimed); the median over the bursts after the first.
  *   attach  posix_trace_create(pid) + start, until the controller reads
  *           the first event of a child that records all the time. Measured
  *           first, so the first attach is this process's first stream
@@ -20,13 +27,14 @@
  *   bench_xproc [--smoke] [--runs N] [--events N] [--seconds S] [--rates 1,2,4]
  *               [--dir DIR] [--json FILE]
  *
- * Exit 1 when a call fails or a self-check fails (every sustained step:
- * events in the log == events recorded - events lost).
+ * Exit 1 when a call fails or a self-check fails (every sustained step and
+ * every burst run: events in the log == events recorded - events lost).
  */
 #define _GNU_SOURCE
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +52,11 @@
 #define STREAM_SIZE (64u << 20)
 #define PAYLOAD 16
 
+#define BURSTS 8
+
 static int runs = 7, attaches = 15;
+static long long burst_events = 250000; /* 16 MB of 64-byte records: just under a quarter of a lane */
+static unsigned burst_gap_us = 150000;  /* longer than the default 100 ms flush interval */
 static long long events = 500000;
 static double seconds = 2;
 static double rates[MAX_RATES] = {2, 3, 4, 5, 6, 8};
@@ -296,13 +308,21 @@ static uint64_t events_in_log(int fd, trace_event_id_t id)
     return n;
 }
 
-static void check_step(const char *who, double rate, uint64_t n, uint64_t lost, uint64_t in_log)
+/* Events in the log + events lost == events recorded, for the run `what`. */
+static void check_counts(const char *what, uint64_t n, uint64_t lost, uint64_t in_log)
 {
     if (in_log + lost != n) {
-        fprintf(stderr, "bench_xproc: %s at %.1f M/s: %llu in the log + %llu lost != %llu recorded\n", who, rate,
+        fprintf(stderr, "bench_xproc: %s: %llu in the log + %llu lost != %llu recorded\n", what,
                 (unsigned long long)in_log, (unsigned long long)lost, (unsigned long long)n);
         failures++;
     }
+}
+
+static void check_step(const char *who, double rate, uint64_t n, uint64_t lost, uint64_t in_log)
+{
+    char what[64];
+    snprintf(what, sizeof what, "%s at %.1f M/s", who, rate);
+    check_counts(what, n, lost, in_log);
 }
 
 /* Per step: 'i' the child records into its own stream with log, 'x' into the controller's. */
@@ -412,6 +432,154 @@ static void measure_rate(void)
         fail("rate child", 0);
 }
 
+/* ---- bursts: threads record bursts that the flusher drains in the pauses ---- */
+
+typedef struct burster {
+    trace_event_id_t id;
+    int cpu;
+    pthread_barrier_t *bar;
+    bu_payload *table;
+    double ns[BURSTS];
+} burster;
+
+/* Events a thread records first, untimed: its lane written over once, so that no burst pays first touches. */
+static long long warm_events(void) { return (long long)(STREAM_SIZE / 64) + 1000; }
+
+static void *burst_thread(void *arg)
+{
+    burster *b = arg;
+    if (bu_pin(b->cpu))
+        _exit(98);
+    timed_events(b->id, b->table, warm_events());
+    pthread_barrier_wait(b->bar);
+    usleep(burst_gap_us);
+    for (int k = 0; k < BURSTS; k++) {
+        pthread_barrier_wait(b->bar);
+        b->ns[k] = timed_events(b->id, b->table, burst_events);
+        pthread_barrier_wait(b->bar);
+        usleep(burst_gap_us);
+    }
+    return NULL;
+}
+
+/* Runs the bursts on nthreads threads: the median ns per event per thread over bursts 2..BURSTS. */
+static double run_bursts(trace_event_id_t id, int nthreads)
+{
+    int cpu[2];
+    bu_two_cpus(&cpu[0], &cpu[1]);
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, (unsigned)nthreads);
+    burster b[2];
+    pthread_t th[2];
+    for (int i = 0; i < nthreads; i++) {
+        b[i] = (burster){.id = id, .cpu = cpu[i], .bar = &bar, .table = bu_table_new((uint64_t)i + 7)};
+        if (!b[i].table || pthread_create(&th[i], NULL, burst_thread, &b[i]))
+            _exit(99);
+    }
+    double ns[2 * BURSTS];
+    int n = 0;
+    for (int i = 0; i < nthreads; i++) {
+        pthread_join(th[i], NULL);
+        for (int k = 1; k < BURSTS; k++)
+            ns[n++] = b[i].ns[k];
+        free(b[i].table);
+    }
+    pthread_barrier_destroy(&bar);
+    return bu_summarize(ns, n).median;
+}
+
+/* Per run: 'i' (or 'x') and a thread count; the child records into its own stream with log (or the controller's). */
+static void burst_child(const chan *l)
+{
+    trace_event_id_t id = bench_id();
+    say(l->to_parent, 'r');
+    for (char c; (c = hear(l->from_parent)) != 'q';) {
+        int nthreads;
+        get(l->from_parent, &nthreads, sizeof nthreads);
+        uint64_t lost = 0, in_log = 0;
+        double ns;
+        if (c == 'i') {
+            trace_attr_t a;
+            attr_of(&a, POSIX_TRACE_FLUSH, STREAM_SIZE);
+            posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND);
+            int fd = scratch("bin");
+            trace_id_t t;
+            if (posix_trace_create_withlog(0, &a, fd, &t) || posix_trace_start(t))
+                _exit(96);
+            ns = run_bursts(id, nthreads);
+            tracelog_trace_stats st;
+            tracelog_trace_get_stats(t, &st);
+            posix_trace_stop(t);
+            if (posix_trace_shutdown(t))
+                _exit(97);
+            lost = st.events_lost;
+            in_log = events_in_log(fd, id);
+            close(fd);
+        } else {
+            say(l->to_parent, 'g');
+            hear(l->from_parent);
+            ns = run_bursts(id, nthreads);
+        }
+        put(l->to_parent, &ns, sizeof ns);
+        put(l->to_parent, &lost, sizeof lost);
+        put(l->to_parent, &in_log, sizeof in_log);
+    }
+}
+
+static double bursts_ns[2][2]; /* [controller][threads - 1] */
+
+static void burst_run(chan *l, pid_t pid, int controller, int nthreads)
+{
+    uint64_t n = (uint64_t)((BURSTS * burst_events + warm_events()) * nthreads), lost, in_log;
+    trace_id_t t;
+    trace_event_id_t id;
+    int fd = -1;
+    say(l->to_child, controller ? 'x' : 'i');
+    put(l->to_child, &nthreads, sizeof nthreads);
+    if (controller) {
+        trace_attr_t a;
+        attr_of(&a, POSIX_TRACE_FLUSH, STREAM_SIZE);
+        posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND);
+        fd = scratch("bx");
+        must(posix_trace_create_withlog(pid, &a, fd, &t), "create_withlog(child)");
+        must(posix_trace_trid_eventid_open(t, "bench:xproc", &id), "trid_eventid_open");
+        must(posix_trace_start(t), "start");
+        if (hear(l->from_child) != 'g')
+            must(EPROTO, "burst child");
+        say(l->to_child, 'k');
+    }
+    get(l->from_child, &bursts_ns[controller][nthreads - 1], sizeof(double));
+    get(l->from_child, &lost, sizeof lost);
+    get(l->from_child, &in_log, sizeof in_log);
+    if (controller) {
+        must(posix_trace_flush(t), "flush");
+        tracelog_trace_stats st;
+        must(tracelog_trace_get_stats(t, &st), "stats");
+        must(posix_trace_stop(t), "stop");
+        must(posix_trace_shutdown(t), "shutdown");
+        lost = st.events_lost;
+        in_log = events_in_log(fd, id);
+        close(fd);
+    }
+    char what[64];
+    snprintf(what, sizeof what, "%s, bursts of %d thread(s)", controller ? "controller" : "in-process", nthreads);
+    check_counts(what, n, lost, in_log);
+}
+
+static void measure_bursts(void)
+{
+    chan l;
+    pid_t pid = start_child(&l, burst_child);
+    if (hear(l.from_child) != 'r')
+        must(EPROTO, "burst child");
+    for (int nthreads = 1; nthreads <= 2; nthreads++)
+        for (int controller = 0; controller < 2; controller++)
+            burst_run(&l, pid, controller, nthreads);
+    say(l.to_child, 'q');
+    if (end_child(&l, pid) != 0)
+        fail("burst child", 0);
+}
+
 /* ---- attach: create + start until the first event is read here ---- */
 
 static void attach_child(const chan *l)
@@ -481,6 +649,12 @@ static void print(void)
                s->x_n ? 100.0 * (double)s->x_lost / (double)s->x_n : 0);
     }
     printf("  zero-loss rate: in-process %.1f M/s, controller %.1f M/s\n", zero_loss(0), zero_loss(1));
+    printf("\n  bursts of %lld events of 16 B per thread, %u ms apart, FLUSH + APPEND log; ns per event per thread\n",
+           burst_events, burst_gap_us / 1000);
+    for (int x = 0; x < 2; x++)
+        printf("  %-28s 1 thread %6.1f ns, 2 threads %6.1f ns, 2 threads / 1 thread %.2fx\n",
+               x ? "drained by the controller" : "drained in-process", bursts_ns[x][0], bursts_ns[x][1],
+               2 * bursts_ns[x][0] / bursts_ns[x][1]);
     printf("\n  attach (create + start to the first event read), %d attaches: %.2f ms [%.2f-%.2f]  target < 10 ms: %s\n",
            attaches, attach_ms.median, attach_ms.min, attach_ms.max, attach_ms.median < 10 ? "met" : "MISSED");
     printf("  first attach of this process (its first stream: clock start-up included): %.2f ms  target < 10 ms: %s\n",
@@ -498,9 +672,10 @@ static void write_json(void)
     fprintf(f,
             "{\n  \"cost_ns\": {\"in_process\": %.2f, \"controller\": %.2f},\n"
             "  \"zero_loss_mevents_s\": {\"in_process\": %.1f, \"controller\": %.1f},\n"
-            "  \"attach_ms\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f, \"first\": %.3f},\n  \"steps\": [",
+            "  \"attach_ms\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f, \"first\": %.3f},\n"
+            "  \"bursts_ns\": {\"in_1t\": %.2f, \"in_2t\": %.2f, \"x_1t\": %.2f, \"x_2t\": %.2f},\n  \"steps\": [",
             cost_in.median, cost_x.median, zero_loss(0), zero_loss(1), attach_ms.median, attach_ms.min,
-            attach_ms.max, first_attach_ms);
+            attach_ms.max, first_attach_ms, bursts_ns[0][0], bursts_ns[0][1], bursts_ns[1][0], bursts_ns[1][1]);
     for (int i = 0; i < nrates; i++)
         fprintf(f, "%s\n    {\"offered\": %.1f, \"in_rate\": %.3f, \"in_lost\": %llu, \"x_rate\": %.3f, \"x_lost\": %llu}",
                 i ? "," : "", steps[i].offered, steps[i].in_rate, (unsigned long long)steps[i].in_lost,
@@ -526,7 +701,7 @@ static int parse_args(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--smoke") == 0) {
-            runs = 3, attaches = 3, events = 20000, seconds = 0.1;
+            runs = 3, attaches = 3, events = 20000, seconds = 0.1, burst_events = 2000, burst_gap_us = 5000;
             rates[0] = 1, nrates = 1;
             continue;
         }
@@ -566,6 +741,7 @@ int main(int argc, char **argv)
     measure_attach();
     measure_cost();
     measure_rate();
+    measure_bursts();
     print();
     write_json();
     return failures ? 1 : 0;
