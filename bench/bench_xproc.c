@@ -325,6 +325,59 @@ static void check_step(const char *who, double rate, uint64_t n, uint64_t lost, 
     check_counts(what, n, lost, in_log);
 }
 
+/* The child's own FLUSH stream with an APPEND log, started; *fd gets the log. */
+static trace_id_t own_stream_start(const char *what, int *fd)
+{
+    trace_attr_t a;
+    attr_of(&a, POSIX_TRACE_FLUSH, STREAM_SIZE);
+    posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND);
+    *fd = scratch(what);
+    trace_id_t t;
+    if (posix_trace_create_withlog(0, &a, *fd, &t) || posix_trace_start(t))
+        _exit(96);
+    return t;
+}
+
+/* Stops and shuts it down: what it lost, and the events of id its log holds. */
+static void own_stream_end(trace_id_t t, int fd, trace_event_id_t id, uint64_t *lost, uint64_t *in_log)
+{
+    tracelog_trace_stats st;
+    tracelog_trace_get_stats(t, &st);
+    posix_trace_stop(t);
+    if (posix_trace_shutdown(t))
+        _exit(97);
+    *lost = st.events_lost;
+    *in_log = events_in_log(fd, id);
+    close(fd);
+}
+
+/* The controller's FLUSH stream with an APPEND log for the child, started; *fd the log, *id the child's id. */
+static trace_id_t controller_stream_start(pid_t pid, const char *what, int *fd, trace_event_id_t *id)
+{
+    trace_attr_t a;
+    attr_of(&a, POSIX_TRACE_FLUSH, STREAM_SIZE);
+    posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND);
+    *fd = scratch(what);
+    trace_id_t t;
+    must(posix_trace_create_withlog(pid, &a, *fd, &t), "create_withlog(child)");
+    must(posix_trace_trid_eventid_open(t, "bench:xproc", id), "trid_eventid_open"); /* the child's id */
+    must(posix_trace_start(t), "start");
+    return t;
+}
+
+/* Flushes, stops and shuts it down: what it lost, and the events of id its log holds. */
+static void controller_stream_end(trace_id_t t, int fd, trace_event_id_t id, uint64_t *lost, uint64_t *in_log)
+{
+    must(posix_trace_flush(t), "flush");
+    tracelog_trace_stats st;
+    must(tracelog_trace_get_stats(t, &st), "stats");
+    must(posix_trace_stop(t), "stop");
+    must(posix_trace_shutdown(t), "shutdown");
+    *lost = st.events_lost;
+    *in_log = events_in_log(fd, id);
+    close(fd);
+}
+
 /* Per step: 'i' the child records into its own stream with log, 'x' into the controller's. */
 static void rate_child(const chan *l)
 {
@@ -335,22 +388,10 @@ static void rate_child(const chan *l)
         get(l->from_parent, &rate, sizeof rate);
         uint64_t n, lost = 0, in_log = 0;
         if (c == 'i') {
-            trace_attr_t a;
-            attr_of(&a, POSIX_TRACE_FLUSH, STREAM_SIZE);
-            posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND);
-            int fd = scratch("in");
-            trace_id_t t;
-            if (posix_trace_create_withlog(0, &a, fd, &t) || posix_trace_start(t))
-                _exit(96);
+            int fd;
+            trace_id_t t = own_stream_start("in", &fd);
             n = paced(id, rate, seconds, &achieved);
-            tracelog_trace_stats st;
-            tracelog_trace_get_stats(t, &st);
-            posix_trace_stop(t);
-            if (posix_trace_shutdown(t))
-                _exit(97);
-            lost = st.events_lost;
-            in_log = events_in_log(fd, id);
-            close(fd);
+            own_stream_end(t, fd, id, &lost, &in_log);
         } else {
             say(l->to_parent, 'g'); /* the controller's stream is started: go */
             hear(l->from_parent);
@@ -376,15 +417,9 @@ static void rate_step(chan *l, pid_t pid, step *s)
     check_step("in-process", rate, n, lost, in_log);
     s->in_n = n, s->in_rate = achieved, s->in_lost = lost;
 
-    trace_attr_t a;
-    attr_of(&a, POSIX_TRACE_FLUSH, STREAM_SIZE);
-    posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND);
-    int fd = scratch("x");
-    trace_id_t t;
-    must(posix_trace_create_withlog(pid, &a, fd, &t), "create_withlog(child)");
+    int fd;
     trace_event_id_t id;
-    must(posix_trace_trid_eventid_open(t, "bench:xproc", &id), "trid_eventid_open"); /* the child's id */
-    must(posix_trace_start(t), "start");
+    trace_id_t t = controller_stream_start(pid, "x", &fd, &id);
     say(l->to_child, 'x');
     put(l->to_child, &rate, sizeof rate);
     if (hear(l->from_child) != 'g')
@@ -394,14 +429,9 @@ static void rate_step(chan *l, pid_t pid, step *s)
     get(l->from_child, &achieved, sizeof achieved);
     get(l->from_child, &lost, sizeof lost);
     get(l->from_child, &in_log, sizeof in_log);
-    must(posix_trace_flush(t), "flush");
-    tracelog_trace_stats st;
-    must(tracelog_trace_get_stats(t, &st), "stats");
-    must(posix_trace_stop(t), "stop");
-    must(posix_trace_shutdown(t), "shutdown");
-    s->x_n = n, s->x_rate = achieved, s->x_lost = st.events_lost;
-    check_step("controller", rate, n, st.events_lost, events_in_log(fd, id));
-    close(fd);
+    controller_stream_end(t, fd, id, &lost, &in_log);
+    s->x_n = n, s->x_rate = achieved, s->x_lost = lost;
+    check_step("controller", rate, n, lost, in_log);
 }
 
 static double zero_loss(int controller)
@@ -499,22 +529,10 @@ static void burst_child(const chan *l)
         uint64_t lost = 0, in_log = 0;
         double ns;
         if (c == 'i') {
-            trace_attr_t a;
-            attr_of(&a, POSIX_TRACE_FLUSH, STREAM_SIZE);
-            posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND);
-            int fd = scratch("bin");
-            trace_id_t t;
-            if (posix_trace_create_withlog(0, &a, fd, &t) || posix_trace_start(t))
-                _exit(96);
+            int fd;
+            trace_id_t t = own_stream_start("bin", &fd);
             ns = run_bursts(id, nthreads);
-            tracelog_trace_stats st;
-            tracelog_trace_get_stats(t, &st);
-            posix_trace_stop(t);
-            if (posix_trace_shutdown(t))
-                _exit(97);
-            lost = st.events_lost;
-            in_log = events_in_log(fd, id);
-            close(fd);
+            own_stream_end(t, fd, id, &lost, &in_log);
         } else {
             say(l->to_parent, 'g');
             hear(l->from_parent);
@@ -531,19 +549,13 @@ static double bursts_ns[2][2]; /* [controller][threads - 1] */
 static void burst_run(chan *l, pid_t pid, int controller, int nthreads)
 {
     uint64_t n = (uint64_t)((BURSTS * burst_events + warm_events()) * nthreads), lost, in_log;
-    trace_id_t t;
-    trace_event_id_t id;
+    trace_id_t t = 0;
+    trace_event_id_t id = 0;
     int fd = -1;
     say(l->to_child, controller ? 'x' : 'i');
     put(l->to_child, &nthreads, sizeof nthreads);
     if (controller) {
-        trace_attr_t a;
-        attr_of(&a, POSIX_TRACE_FLUSH, STREAM_SIZE);
-        posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND);
-        fd = scratch("bx");
-        must(posix_trace_create_withlog(pid, &a, fd, &t), "create_withlog(child)");
-        must(posix_trace_trid_eventid_open(t, "bench:xproc", &id), "trid_eventid_open");
-        must(posix_trace_start(t), "start");
+        t = controller_stream_start(pid, "bx", &fd, &id);
         if (hear(l->from_child) != 'g')
             must(EPROTO, "burst child");
         say(l->to_child, 'k');
@@ -551,16 +563,8 @@ static void burst_run(chan *l, pid_t pid, int controller, int nthreads)
     get(l->from_child, &bursts_ns[controller][nthreads - 1], sizeof(double));
     get(l->from_child, &lost, sizeof lost);
     get(l->from_child, &in_log, sizeof in_log);
-    if (controller) {
-        must(posix_trace_flush(t), "flush");
-        tracelog_trace_stats st;
-        must(tracelog_trace_get_stats(t, &st), "stats");
-        must(posix_trace_stop(t), "stop");
-        must(posix_trace_shutdown(t), "shutdown");
-        lost = st.events_lost;
-        in_log = events_in_log(fd, id);
-        close(fd);
-    }
+    if (controller)
+        controller_stream_end(t, fd, id, &lost, &in_log);
     char what[64];
     snprintf(what, sizeof what, "%s, bursts of %d thread(s)", controller ? "controller" : "in-process", nthreads);
     check_counts(what, n, lost, in_log);
