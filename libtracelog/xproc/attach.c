@@ -235,7 +235,9 @@ int tl_xproc_join_env(void)
     int idle = 0;
     if (!atomic_compare_exchange_strong(&tl_xproc_polling, &idle, 1))
         return EAGAIN;
+    polling_here = 1; /* a signal handler's event meanwhile must not wait for us (tl_xproc_poll) */
     e = join(TL_XPROC_ENV_SLOT, name, 0, id, TL_CTL_FLAG_INHERITED);
+    polling_here = 0;
     atomic_store(&tl_xproc_polling, 0);
     return e;
 }
@@ -288,6 +290,7 @@ void tl_xproc_after_fork_child(void)
     ctl_error = 0;
     memset(seen, 0, sizeof seen);
     atomic_store(&tl_xproc_polling, 0);
+    polling_here = 0;
     for (unsigned i = 0; i < TL_XPROC_LOCAL; i++)
         if (locals[i].map && !(locals[i].flags & TL_CTL_FLAG_INHERITED))
             release_local(i);
