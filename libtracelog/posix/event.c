@@ -84,9 +84,14 @@ tracelog_event tl_posix_system_event(trace_event_id_t id, const void *data, size
 static void record_after_poll(uint64_t recorded, trace_event_id_t event_id, const void *restrict data_ptr,
                               size_t data_len, uint64_t caller);
 
-/* Records the event into the streams of mask; returns the bits of those that did not take it (see below). */
-static inline uint64_t record_into(uint64_t mask, trace_event_id_t event_id, const void *restrict data_ptr,
-                                   size_t data_len, uint64_t caller)
+/*
+ * Records the event into the streams of mask; returns the bits of those that
+ * did not take it (see below). Always inline, like tl_stream_record: the
+ * trace point must not pay a call.
+ */
+__attribute__((always_inline)) static inline uint64_t record_into(uint64_t mask, trace_event_id_t event_id,
+                                                                  const void *restrict data_ptr, size_t data_len,
+                                                                  uint64_t caller)
 {
     uint64_t missed = 0;
     do {
