@@ -262,7 +262,8 @@ static void test_geometry_changed_after_init(void)
     if (!CHECK(s != NULL))
         return;
     tl_stream_start(s, NULL, NULL);
-    uint32_t v = 0, recorded = 0;
+    uint64_t v = 0; /* 8 bytes, the same 56-byte record as 4 (gcc's -Warray-bounds sees the inlined copy's 8-byte loads) */
+    uint32_t recorded = 0;
     tracelog_event ev = {.event_id = 100, .payload_len = sizeof v, .payload = &v};
     while (tl_stream_running(s) && v++ < 100000)
         recorded += (uint32_t)tl_stream_record(s, 0, &ev); /* until it stops itself, full */
@@ -430,7 +431,8 @@ static void test_backlog(void)
         tl_stream *s = started((uint32_t)policy, &size);
         if (!s)
             break;
-        uint32_t v = 0, n = (uint32_t)(tl_stream_lane_size(s) / 2 / tl_rec_size(sizeof v));
+        uint64_t v = 0; /* 8 bytes: see test_geometry_changed_after_init */
+        uint32_t n = (uint32_t)(tl_stream_lane_size(s) / 2 / tl_rec_size(sizeof v));
         tracelog_event ev = {.event_id = 100, .payload_len = sizeof v, .payload = &v};
         tl_consumer c;
         CHECK_ERR(tl_consumer_init(&c, s), 0);
