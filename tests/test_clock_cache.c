@@ -156,6 +156,7 @@ static uint64_t mono_ns(void)
 static void read_both(uint64_t *tsc, uint64_t *mono)
 {
     uint64_t best = UINT64_MAX;
+    *tsc = *mono = 0; /* set by the first try; gcc -O3 cannot tell */
     for (int i = 0; i < 20; i++) {
         uint64_t t0 = __rdtsc(), m = mono_ns(), t1 = __rdtsc();
         if (t1 - t0 < best) {
