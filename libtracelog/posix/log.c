@@ -742,9 +742,10 @@ static void *flusher_main(void *arg)
 {
     tl_log *l = arg;
     block_signals();
-    uint64_t last_write = tl_clock_mono_ns(), drained_before = UINT64_MAX;
+    uint64_t last_write = tl_clock_mono_ns();
+    int took = 1; /* the last drain took events (read under the lock: posix_trace_flush drains too) */
     while (!atomic_load(&l->flusher_stop)) {
-        sleep_args sleep = {l, flusher_sleep_ns(l, last_write), l->drained != drained_before};
+        sleep_args sleep = {l, flusher_sleep_ns(l, last_write), took};
         int woken = sleep.ns ? guarded(l, drainer_sleep, &sleep) : 1;
         if (woken == EFAULT) { /* the buffer is gone: no futex to sleep on */
             struct timespec period = {0, REMOTE_LOOK_NS};
@@ -757,9 +758,10 @@ static void *flusher_main(void *arg)
             unlock(l); /* a controller's look for the end, between two drains */
             continue;
         }
-        drained_before = l->drained;
+        uint64_t drained_before = l->drained;
         atomic_store(&l->flushing, 1); /* an automatic flush of the FLUSH policy */
         int e = ended ? log_process_end(l) : drain(l, UINT64_MAX);
+        took = l->drained != drained_before;
         uint64_t now = tl_clock_mono_ns();
         ended = ended || (l->end_logged && !l->end_checkpointed); /* or its buffer was lost */
         if (ended || now - last_write >= l->flush_interval_ns) { /* a program's end goes out at once */
