@@ -77,9 +77,10 @@ struct tl_log {
     size_t arena_cap;
     uint64_t batches;
     uint64_t drained;            /* events taken from the stream */
-    uint64_t delivered_seen;     /* the stream's counters as last read (they are in the buffer) */
-    uint64_t overruns_seen;
-    uint64_t logged_itself;      /* events the log has that the stream never held (the end, a fault's marks): recorded too */
+    /* Atomic: posix_trace_get_status reads them without the log's lock (tl_log_overruns). */
+    _Atomic uint64_t delivered_seen; /* the stream's counters as last read (they are in the buffer) */
+    _Atomic uint64_t overruns_seen;
+    _Atomic uint64_t logged_itself;  /* events the log has that the stream never held (the end, a fault's marks): recorded too */
     int lost;                    /* the buffer was found shrunk, and the loss logged (log_fault) */
 };
 
