@@ -24,6 +24,20 @@
 
 static trace_event_id_t ev_seq;
 
+/* How many ev_seq events the log in fd holds, read back as a pre-recorded stream (the calls checked). */
+static size_t seq_events_in_log(int fd)
+{
+    trace_id_t pre;
+    if (!CHECK_ERR(posix_trace_open(fd, &pre), 0))
+        return 0;
+    pt_events ev = {0};
+    CHECK_ERR(pt_read_all(pre, 0, &ev), 0);
+    size_t n = pt_count(&ev, ev_seq);
+    pt_events_free(&ev);
+    CHECK_ERR(posix_trace_close(pre), 0);
+    return n;
+}
+
 typedef struct {
     uint32_t seq, pad;
     uint64_t noise;
@@ -817,13 +831,7 @@ static void test_flush_status_observable(void)
     pthread_join(pt, NULL);
     close(p[0]);
     /* And the log that went through the pipe is complete. */
-    trace_id_t pre;
-    CHECK_ERR(posix_trace_open(sink, &pre), 0);
-    pt_events ev = {0};
-    CHECK_ERR(pt_read_all(pre, 0, &ev), 0);
-    CHECK_EQ(pt_count(&ev, ev_seq), 60000);
-    pt_events_free(&ev);
-    CHECK_ERR(posix_trace_close(pre), 0);
+    CHECK_EQ(seq_events_in_log(sink), 60000);
     close(sink);
 }
 
@@ -904,14 +912,7 @@ static void test_idle_flusher_sleeps(void)
     CHECK_MSG(before >= 0 && woken < 40, "an idle stream's flusher woke %lld times in 400 ms", woken);
     CHECK_MSG(lseek(fd, 0, SEEK_END) > size, "the events reach the log by the timed write, without a flush");
     CHECK_ERR(posix_trace_shutdown(t), 0);
-    trace_id_t pre;
-    if (CHECK_ERR(posix_trace_open(fd, &pre), 0)) {
-        pt_events ev = {0};
-        CHECK_ERR(pt_read_all(pre, 0, &ev), 0);
-        CHECK_EQ(pt_count(&ev, ev_seq), 100);
-        pt_events_free(&ev);
-        CHECK_ERR(posix_trace_close(pre), 0);
-    }
+    CHECK_EQ(seq_events_in_log(fd), 100);
     close(fd);
 }
 
@@ -1014,14 +1015,7 @@ static void test_small_lane_wakes_flusher(void)
     CHECK_ERR(tracelog_trace_get_stats(t, &st), 0);
     CHECK_EQ(st.events_lost, 0);
     CHECK_ERR(posix_trace_shutdown(t), 0);
-    trace_id_t pre;
-    if (CHECK_ERR(posix_trace_open(fd, &pre), 0)) {
-        pt_events ev = {0};
-        CHECK_ERR(pt_read_all(pre, 0, &ev), 0);
-        CHECK_EQ(pt_count(&ev, ev_seq), bursts * burst);
-        pt_events_free(&ev);
-        CHECK_ERR(posix_trace_close(pre), 0);
-    }
+    CHECK_EQ(seq_events_in_log(fd), bursts * burst);
     close(fd);
 }
 
