@@ -38,6 +38,19 @@ static size_t seq_events_in_log(int fd)
     return n;
 }
 
+/* A started stream with log on fd, from attr (NULL: the defaults; destroyed here): 1, or 0 with fd closed. */
+static int started_with_log(trace_attr_t *attr, int fd, trace_id_t *t)
+{
+    int made = CHECK_ERR(posix_trace_create_withlog(0, attr, fd, t), 0);
+    if (attr)
+        posix_trace_attr_destroy(attr);
+    if (!made) {
+        close(fd);
+        return 0;
+    }
+    return CHECK_ERR(posix_trace_start(*t), 0);
+}
+
 typedef struct {
     uint32_t seq, pad;
     uint64_t noise;
@@ -843,12 +856,8 @@ static void test_background_flusher_not_stuck_flushing(void)
     posix_trace_attr_init(&attr);
     tracelog_trace_attr_setflushinterval(&attr, 2);
     trace_id_t t;
-    if (!CHECK_ERR(posix_trace_create_withlog(0, &attr, fd, &t), 0)) {
-        posix_trace_attr_destroy(&attr);
-        close(fd);
+    if (!started_with_log(&attr, fd, &t))
         return;
-    }
-    CHECK_ERR(posix_trace_start(t), 0);
     int x = 1;
     posix_trace_event(POSIX_TRACE_UNNAMED_USEREVENT, &x, sizeof x);
     usleep(50000); /* the flusher (a timed write every 2 ms) has drained the stream many times */
@@ -862,7 +871,6 @@ static void test_background_flusher_not_stuck_flushing(void)
     }
     CHECK_MSG(idle, "between automatic flushes the status is POSIX_TRACE_NOT_FLUSHING");
     CHECK_ERR(posix_trace_shutdown(t), 0);
-    posix_trace_attr_destroy(&attr);
     close(fd);
 }
 
@@ -898,11 +906,8 @@ static void test_idle_flusher_sleeps(void)
 {
     int fd = tl_test_tmpfd();
     trace_id_t t;
-    if (!CHECK_ERR(posix_trace_create_withlog(0, NULL, fd, &t), 0)) {
-        close(fd);
+    if (!started_with_log(NULL, fd, &t))
         return;
-    }
-    CHECK_ERR(posix_trace_start(t), 0);
     for (uint32_t i = 0; i < 100; i++)
         posix_trace_event(ev_seq, &i, sizeof i);
     off_t size = lseek(fd, 0, SEEK_END);
@@ -941,17 +946,10 @@ static void test_flusher_woken_on_time_compresses(void)
 {
     int fd = tl_test_tmpfd();
     trace_attr_t attr;
-    posix_trace_attr_init(&attr);
-    posix_trace_attr_setstreamsize(&attr, 4u << 20);
-    posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_FLUSH);
+    pt_attr(&attr, POSIX_TRACE_FLUSH, 4u << 20, 0);
     trace_id_t t;
-    int made = CHECK_ERR(posix_trace_create_withlog(0, &attr, fd, &t), 0);
-    posix_trace_attr_destroy(&attr);
-    if (!made) {
-        close(fd);
+    if (!started_with_log(&attr, fd, &t))
         return;
-    }
-    CHECK_ERR(posix_trace_start(t), 0);
     const uint32_t burst = 24000; /* 1.5 MiB of 64-byte records: past the quarter of a 4 MiB lane, short of half */
     for (uint32_t b = 0; b < 4; b++) {
         for (uint32_t i = 0; i < burst; i++) {
@@ -989,19 +987,11 @@ static void test_small_lane_wakes_flusher(void)
 {
     int fd = tl_test_tmpfd();
     trace_attr_t attr;
-    posix_trace_attr_init(&attr);
-    posix_trace_attr_setstreamsize(&attr, 8192);
-    posix_trace_attr_setmaxdatasize(&attr, 16); /* so that the lane is the 8 KiB asked for */
-    posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_FLUSH);
+    pt_attr(&attr, POSIX_TRACE_FLUSH, 8192, 16); /* 16-byte data: the lane is the 8 KiB asked for */
     tracelog_trace_attr_setflushinterval(&attr, 10000);
     trace_id_t t;
-    int made = CHECK_ERR(posix_trace_create_withlog(0, &attr, fd, &t), 0);
-    posix_trace_attr_destroy(&attr);
-    if (!made) {
-        close(fd);
+    if (!started_with_log(&attr, fd, &t))
         return;
-    }
-    CHECK_ERR(posix_trace_start(t), 0);
     const uint32_t bursts = 20, burst = 52; /* 52 records of 64 bytes: 40 % of the lane (the wake comes by 3/8) */
     uint64_t delivered = 0;
     for (uint32_t b = 0; b < bursts && delivered != UINT64_MAX; b++) {
