@@ -148,7 +148,7 @@ __attribute__((noinline, cold)) static void record_after_poll(uint64_t recorded,
                                                               const void *restrict data_ptr, size_t data_len,
                                                               uint64_t caller)
 {
-    if (!tl_posix_remote_poll_busy())
+    if (!tl_xproc_poll_busy())
         return;
     tl_posix_remote_poll(); /* waits for the other thread's */
     uint64_t rest = atomic_load_explicit(&tl_xproc_event_page.word, memory_order_acquire) & ~TL_CTL_PENDING & ~recorded;

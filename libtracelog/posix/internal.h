@@ -95,8 +95,6 @@ int tl_posix_publish_remote(tl_stream *s);
 void tl_posix_registry_init(void);
 /* posix_trace_event's slow path when a controller announced something (remote.c). */
 void tl_posix_remote_poll(void);
-/* 1 while another thread is in tl_posix_remote_poll (a signal handler interrupting ours: 0). */
-int tl_posix_remote_poll_busy(void);
 /* A running inherited stream of this process with a named buffer: 1 with its name and id (spawn.c). */
 int tl_posix_inherited_buffer(char name[TL_SHM_NAME_MAX], uint64_t *id);
 /* Handles of this process's traces of the given kinds (at most max). */

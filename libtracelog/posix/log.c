@@ -33,11 +33,11 @@
  * A drain that finds a lane more than BEHIND/256 full stores its chunks
  * uncompressed until the fullest lane is under CAUGHT_UP/256: zstd is a
  * quarter of the flusher's time per event, and a bigger log beats lost
- * events (issue 11, "zero loss first"; measured in bench/README.md). Above
- * the quarter at which producers wake the flusher, so that a flusher woken
- * on time compresses.
+ * events (issue 11, "zero loss first"; measured in bench/README.md). Twice
+ * the fill at which producers wake the flusher, so that a flusher woken on
+ * time compresses.
  */
-#define BEHIND 128
+#define BEHIND (2 * 256 / TL_DRAINER_WAKE_PART)
 #define CAUGHT_UP 16
 #define BACKLOG_EVERY 1024 /* events between two looks at the backlog */
 

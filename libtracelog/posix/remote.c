@@ -42,7 +42,6 @@ static const tl_xproc_ops remote_ops = {remote_validate, remote_publish, remote_
  * and with it the constructor below.
  */
 void tl_posix_remote_poll(void) { tl_xproc_poll(); }
-int tl_posix_remote_poll_busy(void) { return tl_xproc_poll_busy(); }
 
 /*
  * At load: a controller may have made our control object already (it

@@ -529,7 +529,7 @@ uint32_t tl_consumer_backlog(const tl_consumer *c)
 int tl_consumer_quarter_full(const tl_consumer *c)
 {
     for (uint32_t i = 0; i <= c->nlanes; i++)
-        if (atomic_load(&c->lanes[i].head) - atomic_load(&c->lanes[i].tail) >= c->cap[i] / 4)
+        if (atomic_load(&c->lanes[i].head) - atomic_load(&c->lanes[i].tail) >= c->cap[i] / TL_DRAINER_WAKE_PART)
             return 1;
     return 0;
 }

@@ -427,7 +427,7 @@ void tl_stream_wake_drainer_early(tl_stream *s, tl_lane *l, uint64_t cap)
 {
     uint64_t used = atomic_load_explicit(&l->head, memory_order_relaxed) -
                     atomic_load_explicit(&l->tail, memory_order_relaxed);
-    if (used >= cap / 4 && atomic_exchange(&s->drainer_sleeping, 0))
+    if (used >= cap / TL_DRAINER_WAKE_PART && atomic_exchange(&s->drainer_sleeping, 0))
         futex_wake(&s->drainer_seq);
 }
 

@@ -315,6 +315,9 @@ void tl_stream_wait_end(tl_stream *s);
 /* Wakes a sleeping reader (shutdown: it looks at its handle again). */
 void tl_stream_wake_readers(tl_stream *s);
 
+/* A FLUSH producer wakes the drainer once its lane is 1/TL_DRAINER_WAKE_PART full (produce.h). */
+#define TL_DRAINER_WAKE_PART 4
+
 /*
  * The background drainer sleeps at most ns, less when producers need it
  * (see above). With its consumer c (or NULL), not at all when a lane is a
@@ -470,7 +473,7 @@ int tl_consumer_record_system(tl_consumer *c, const tracelog_event *ev);
 
 /* How full the fullest user lane is, in 1/256ths of its size (the read position counts, not the tail). */
 uint32_t tl_consumer_backlog(const tl_consumer *c);
-/* 1 if a lane (the system lane too) is a quarter full or more: what wakes the drainer (produce.h). */
+/* 1 if a lane (the system lane too) is 1/TL_DRAINER_WAKE_PART full or more: what wakes the drainer. */
 int tl_consumer_quarter_full(const tl_consumer *c);
 
 /*
