@@ -77,7 +77,8 @@ TRACELOG_API tracelog_status tracelog_reader_open_path(const char *path, const t
 TRACELOG_API void tracelog_reader_close(tracelog_reader *r);
 
 /*
- * Next event, oldest first (LOOP logs: from the oldest surviving chunk).
+ * Next event, oldest first (LOOP logs: from the oldest surviving chunk); the chunks of a
+ * merge set (format 1.1) merged by timestamp.
  * Returns TRACELOG_OK and fills *ev, or TRACELOG_END. ev->payload is borrowed: valid until
  * the next call on r. ev->kernel_tid comes from the log's thread definitions
  * (0 when none names the event's thread: logs of format 1.0 have none). Damaged chunks are skipped and recorded as problems;
@@ -90,9 +91,10 @@ TRACELOG_API tracelog_status tracelog_reader_rewind(tracelog_reader *r);
 
 /*
  * Positions r so that the next event is the first whose timestamp is >= ts_ns,
- * using the chunk index (only the chunk holding ts_ns is decoded). Assumes
- * timestamps do not decrease from chunk to chunk, which holds for logs
- * recorded by tracelog. TRACELOG_E_NOT_SEEKABLE on a pipe.
+ * using the chunk index (only the merge set holding ts_ns is decoded, from
+ * its first chunk). Exact when the events come out in timestamp order,
+ * which holds for logs recorded by tracelog; otherwise the next event is
+ * the first at or after ts_ns from that set on. TRACELOG_E_NOT_SEEKABLE on a pipe.
  */
 TRACELOG_API tracelog_status tracelog_reader_seek_time(tracelog_reader *r, uint64_t ts_ns);
 

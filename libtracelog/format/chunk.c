@@ -28,6 +28,7 @@ int tl_chunk_header_decode(const uint8_t *p, size_t len, tl_chunk_header *h)
     h->raw_size = tl_load32(p + 20);
     h->codec = p[24];
     h->body_format = p[25];
+    h->flags = p[TL_CHUNK_FLAGS_OFFSET];
     if (h->min_ts > h->max_ts || h->event_count == 0 || h->codec > TL_CODEC_ZSTD ||
         h->body_format > TL_BODY_KEYED || !count_fits(h))
         return -1;
@@ -53,6 +54,7 @@ tracelog_status tl_chunk_open(const uint8_t *payload, size_t len, ZSTD_DCtx *dct
 {
     c->h.event_count = 0; /* a failed open leaves no events to read */
     c->index = 0;
+    c->rebuilt.len = 0;
     tl_chunk_header h;
     if (tl_chunk_header_decode(payload, len, &h))
         CORRUPT("bad chunk header");

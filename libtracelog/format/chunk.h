@@ -19,6 +19,8 @@
 #define TL_CODEC_ZSTD 1
 #define TL_BODY_COLUMNS 0 /* chunk header body_format: the format 1.0 column body (6.3) */
 #define TL_BODY_KEYED 1   /* the format 1.1 keyed body (6.8) */
+#define TL_CHUNK_FLAGS_OFFSET 26 /* chunk header byte: chunk_flags (format 1.1, 6.10) */
+#define TL_CHUNK_MERGE_NEXT 0x01 /* chunk_flags: the next chunk is in the same merge set */
 
 /* Format 1.0 column body. */
 #define TL_COLUMNS_TABLE_SIZE 24 /* six u32 column lengths */
@@ -49,6 +51,7 @@ typedef struct tl_chunk_header {
     uint32_t raw_size;
     uint8_t codec;
     uint8_t body_format;
+    uint8_t flags; /* chunk_flags as stored: readers look at TL_CHUNK_MERGE_NEXT only */
 } tl_chunk_header;
 
 /* ---- building a chunk (keyed body) ------------------------------------------- */
@@ -182,7 +185,7 @@ typedef struct tl_chunk_cursor {
     const uint8_t *tsp[8];   /* timestamp planes */
     /* memory */
     tl_buf raw;              /* decompressed body */
-    tl_buf rebuilt;          /* payloads rebuilt from planes */
+    tl_buf rebuilt;          /* payloads rebuilt from planes (len: their bytes, once open) */
     size_t keys_cap;
 } tl_chunk_cursor;
 
@@ -197,6 +200,12 @@ tracelog_status tl_chunk_open(const uint8_t *payload, size_t len, ZSTD_DCtx *dct
                               tl_chunk_cursor *c, const char **why);
 
 void tl_chunk_cursor_free(tl_chunk_cursor *c);
+
+/* Decoded bytes of an open chunk, what the reader's limit bounds (6.7): raw_size and the payloads rebuilt from planes. */
+static inline uint64_t tl_chunk_decoded_size(const tl_chunk_cursor *c)
+{
+    return (uint64_t)c->h.raw_size + c->rebuilt.len;
+}
 
 tracelog_status tl_columns_next(tl_chunk_cursor *c, tracelog_event *ev, const char **why);
 tracelog_status tl_keyed_end(tl_chunk_cursor *c, const char **why);

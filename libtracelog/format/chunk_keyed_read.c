@@ -222,5 +222,6 @@ tracelog_status tl_keyed_open(tl_chunk_cursor *c, const uint8_t *body, uint32_t 
     if (p != l.end)
         CORRUPT("payload area longer than its keys");
     c->nkeys = l.nkeys;
+    c->rebuilt.len = plane_bytes; /* counted with raw_size against the limit (tl_chunk_decoded_size) */
     return TRACELOG_OK;
 }

@@ -52,6 +52,7 @@
     XX(TL_COND_BAD_CHUNK_BODY, "BAD_CHUNK_BODY", TRACELOG_E_CORRUPT)                \
     XX(TL_COND_BAD_EVENT, "BAD_EVENT", TRACELOG_E_CORRUPT)                          \
     XX(TL_COND_CHUNK_TRAILING_DATA, "CHUNK_TRAILING_DATA", TRACELOG_E_CORRUPT)      \
+    XX(TL_COND_MERGE_SET_TOO_LARGE, "MERGE_SET_TOO_LARGE", TRACELOG_E_LIMIT)        \
     /* tracelog's own, not the format's: the file changed or a read failed while reading. */ \
     XX(TL_COND_FILE_CHANGED, "FILE_CHANGED", TRACELOG_E_IO)                         \
     XX(TL_COND_READ_ERROR, "READ_ERROR", TRACELOG_E_IO)                             \

@@ -4,8 +4,9 @@
  * On a seekable file, open scans every block header (32 bytes each, payloads
  * of chunks are not read) and builds the chunk list in reading order: file
  * order for sequential logs, sequence order across segments for ring logs.
- * Chunk payloads are read, verified and decoded one at a time while
- * iterating. On a stream, blocks are handled in file order as they arrive.
+ * Chunk payloads are read, verified and decoded one merge set (spec 6.10)
+ * at a time while iterating. On a stream, blocks are handled in file order
+ * as they arrive, a set's chunks decoded as they come.
  *
  * Damage never stops reading: a block whose header checksum fails is skipped
  * by scanning forward, 8 bytes at a time, for the next valid header; a block
@@ -36,6 +37,7 @@
 #include "format/meta.h"
 #include "format/threads.h"
 #include "format/trailer.h"
+#include "reader/merge.h"
 #include "reader/source.h"
 
 /*
@@ -49,9 +51,14 @@ typedef struct chunk_ref {
     uint64_t seq;
     uint32_t payload_len;
     uint16_t bad;      /* cannot be opened: skipped whole (reported once) */
-    uint16_t reported; /* damage inside it was reported: later passes stay quiet */
+    uint16_t reported; /* REPORTED_*: what later passes do not report again */
     tl_chunk_header ch;
 } chunk_ref;
+
+enum {
+    REPORTED_DAMAGE = 1, /* damage inside the chunk (BAD_EVENT, CHUNK_TRAILING_DATA) */
+    REPORTED_CUT = 2,    /* MERGE_SET_TOO_LARGE at this chunk */
+};
 
 _Static_assert(TL_COND_COUNT <= 256, "a problem's condition is kept in a byte");
 /* A thread definition and the block that made it (seekable logs keep them all). */
@@ -82,9 +89,9 @@ struct tracelog_reader {
     uint64_t types_block;       /* offset of the block whose event types are being decoded */
 
     /* Threads: the map gives the kernel tid of the events being read. Every
-       definition is kept (defs, at most max_threads); on a pipe it applies
-       as it arrives, a seekable reader applies those made before each chunk
-       it loads. */
+       definition is kept (defs, at most max_threads); the map holds those
+       made before the last chunk of the set being read (6.10): by seq on a
+       seekable file, by arrival on a pipe. */
     tl_thread_map threads;
     thread_def_at *defs;
     size_t ndefs, defs_cap, next_def;
@@ -107,17 +114,22 @@ struct tracelog_reader {
     uint64_t trailer_seq, max_seq;
     uint64_t blocks, stored_bytes, raw_bytes;
 
-    /* Iteration. */
+    /* Iteration: merge sets (6.10), loaded one chunk at a time so that an
+       error (memory, I/O) can be returned and the load resumed. */
     size_t next_chunk;     /* seekable: index of the next chunk to load */
     uint64_t stream_pos;   /* stream: offset of the next block */
     uint64_t stream_block; /* stream: offset of the last block handled */
     uint64_t last_seq;     /* sequential layout: seq of the last valid block */
     int have_last_seq;
     int stream_done;
-    tl_chunk_cursor cur;   /* the chunk being read, if cur_open */
-    int cur_open;
-    uint64_t cur_off;      /* its block's offset */
-    size_t cur_index;      /* its index in chunks (seekable) */
+    tl_merge_set set;      /* the set being loaded or delivered */
+    size_t live;           /* members being delivered (0: none, the set is being loaded) */
+    int complete;          /* every member is loaded: threads and merge to start */
+    int advance;           /* merging: the heap's top was delivered, its next event is due */
+    int carry;             /* slot set.n holds the decoded chunk that starts the next set */
+    uint64_t set_last_seq; /* seq of the set's last chunk so far (seekable: thread definitions) */
+    size_t set_last_defs;  /* pipe: definitions read before the set's last chunk so far */
+    uint64_t *reach;       /* seekable, built at the first time seek: the largest max_ts up to each chunk */
     tracelog_event peeked; /* seek_time found it: next() returns it first */
     int has_peeked;
     tl_buf payload;
@@ -299,7 +311,7 @@ typedef struct threads_block {
     uint64_t seq;
 } threads_block;
 
-/* Keeps a definition; on a pipe, blocks arrive in order, so it also applies now. */
+/* Keeps a definition; it applies from the set whose last chunk comes after it (6.10). */
 static tracelog_status add_thread(void *ctx, const tl_thread_def *d)
 {
     tracelog_reader *r = ((threads_block *)ctx)->r;
@@ -309,11 +321,6 @@ static tracelog_status add_thread(void *ctx, const tl_thread_def *d)
     if (!p)
         return TRACELOG_E_NOMEM;
     r->defs = p;
-    if (!r->src.seekable) {
-        if (tl_thread_map_set(&r->threads, d->pid, d->tid, d->ktid))
-            return TRACELOG_E_NOMEM;
-        r->cache.ktid = 0;
-    }
     r->defs[r->ndefs] = (thread_def_at){*d, ((threads_block *)ctx)->seq, r->ndefs};
     r->ndefs++;
     return TRACELOG_OK;
@@ -337,7 +344,7 @@ static void sort_defs(tracelog_reader *r)
         }
 }
 
-/* Seekable: makes the map hold the definitions made before seq, the chunk about to be read. */
+/* Seekable: makes the map hold the definitions made before seq, the last chunk of the set about to be read. */
 static tracelog_status sync_threads(tracelog_reader *r, uint64_t seq)
 {
     if (seq < r->threads_seq) { /* rewind or seek back: start again */
@@ -351,6 +358,18 @@ static tracelog_status sync_threads(tracelog_reader *r, uint64_t seq)
             return TRACELOG_E_NOMEM; /* tried again with the same chunk */
     }
     r->threads_seq = seq;
+    return TRACELOG_OK;
+}
+
+/* Pipe: applies the definitions that arrived before the set's last chunk (blocks come in order). */
+static tracelog_status apply_defs(tracelog_reader *r, size_t upto)
+{
+    r->cache.ktid = 0;
+    for (; r->next_def < upto; r->next_def++) {
+        const tl_thread_def *d = &r->defs[r->next_def].d;
+        if (tl_thread_map_set(&r->threads, d->pid, d->tid, d->ktid))
+            return TRACELOG_E_NOMEM; /* tried again by the next call */
+    }
     return TRACELOG_OK;
 }
 
@@ -452,33 +471,38 @@ static void report_skip(tracelog_reader *r, uint64_t from, uint64_t to, tracelog
                 from, to - from, "damaged data skipped (%s)", tracelog_status_name(why));
 }
 
-/* Reads and verifies a block's payload into r->payload. 0, -1 (problem recorded), -2 (out of memory) or -3 (I/O error). */
-static int load_payload(tracelog_reader *r, uint64_t off, const tl_block_header *h)
+/* Reads and verifies a block's payload into buf. 0, -1 (problem recorded), -2 (out of memory) or -3 (I/O error). */
+static int read_payload(tracelog_reader *r, uint64_t off, const tl_block_header *h, tl_buf *buf)
 {
     if (h->payload_len > r->opt.max_block_size) {
         problem(r, TL_COND_BLOCK_TOO_LARGE, off, tl_block_span(h->payload_len),
                 "block of %u bytes exceeds the reader's limit", h->payload_len);
         return -1;
     }
-    r->payload.len = 0;
+    buf->len = 0;
     /* At least one byte, so that an empty payload still has a non-NULL base
        (the decoders compute data + len, undefined on NULL). */
-    if (tl_buf_reserve(&r->payload, h->payload_len ? h->payload_len : 1))
+    if (tl_buf_reserve(buf, h->payload_len ? h->payload_len : 1))
         return -2;
-    ssize_t n = tl_source_read(&r->src, off + TL_BLOCK_HEADER_SIZE, r->payload.data, h->payload_len);
+    ssize_t n = tl_source_read(&r->src, off + TL_BLOCK_HEADER_SIZE, buf->data, h->payload_len);
     if (n < 0)
         return -3;
     if (n != (ssize_t)h->payload_len) {
         problem(r, TL_COND_FILE_CHANGED, off, 0, "cannot read block payload: the file shrank");
         return -1;
     }
-    r->payload.len = h->payload_len;
+    buf->len = h->payload_len;
     if (!r->opt.ignore_checksums &&
-        tl_block_payload_crc(r->salt32, r->payload.data, h->payload_len) != h->payload_crc) {
+        tl_block_payload_crc(r->salt32, buf->data, h->payload_len) != h->payload_crc) {
         problem(r, TL_COND_PAYLOAD_CRC_MISMATCH, off, tl_block_span(h->payload_len), "block payload checksum mismatch");
         return -1;
     }
     return 0;
+}
+
+static int load_payload(tracelog_reader *r, uint64_t off, const tl_block_header *h)
+{
+    return read_payload(r, off, h, &r->payload);
 }
 
 /* A CBOR payload is first checked as a whole against the profile (spec 5.1), then interpreted. */
@@ -1298,7 +1322,8 @@ static void free_reader(tracelog_reader *r)
     free(r->chunks);
     free(r->problems);
     free(r->conditions);
-    tl_chunk_cursor_free(&r->cur);
+    free(r->reach);
+    tl_merge_free(&r->set);
     tl_buf_free(&r->payload);
     ZSTD_freeDCtx(r->dctx);
     tl_source_free(&r->src);
@@ -1435,60 +1460,111 @@ void tracelog_reader_close(tracelog_reader *r)
         free_reader(r);
 }
 
-/* ---- iteration ------------------------------------------------------------- */
+/* ---- iteration: merge sets (6.10) ------------------------------------------ */
 
 /*
- * Verifies the chunk whose block is at off and opens r->cur on it. TRACELOG_OK,
- * TRACELOG_E_CORRUPT (damaged: reported, skip it) or TRACELOG_E_NOMEM (not
- * reported: the caller returns it, and the chunk can be tried again).
+ * Verifies the chunk whose block is at m->off and opens m's cursor on it. A
+ * stored (codec 0) chunk's cursor points into its payload, which the slot
+ * then keeps; a compressed one's payload is needed only while it is
+ * decompressed. codec: what the chunk header said when the chunk was found.
+ * TRACELOG_OK, TRACELOG_E_CORRUPT (dropped: reported), TRACELOG_E_NOMEM or
+ * TRACELOG_E_IO (not reported: the caller decides).
  */
-static tracelog_status decode_chunk(tracelog_reader *r, uint64_t off, const tl_block_header *h)
+static tracelog_status decode_chunk(tracelog_reader *r, tl_merge_slot *m, const tl_block_header *h, uint8_t codec)
 {
-    r->cur_open = 0;
-    int e = load_payload(r, off, h);
+    tl_buf *buf = codec == TL_CODEC_NONE ? &m->payload : &r->payload;
+    int e = read_payload(r, m->off, h, buf);
     if (e)
         return e == -2 ? TRACELOG_E_NOMEM : e == -3 ? TRACELOG_E_IO : TRACELOG_E_CORRUPT;
     const char *why = "";
-    tracelog_status st = tl_chunk_open(r->payload.data, r->payload.len, r->dctx, r->opt.max_chunk_size,
-                                             &r->cur, &why);
+    tracelog_status st = tl_chunk_open(buf->data, buf->len, r->dctx, r->opt.max_chunk_size, &m->cur, &why);
     if (st == TRACELOG_E_NOMEM)
         return st;
     if (st != TRACELOG_OK) {
-        problem(r, st == TRACELOG_E_LIMIT ? TL_COND_CHUNK_TOO_LARGE : TL_COND_BAD_CHUNK_BODY, off,
+        problem(r, st == TRACELOG_E_LIMIT ? TL_COND_CHUNK_TOO_LARGE : TL_COND_BAD_CHUNK_BODY, m->off,
                 tl_block_span(h->payload_len), "chunk: %s", why);
         return TRACELOG_E_CORRUPT;
     }
-    r->cur_open = 1;
-    r->cur_off = off;
+    if (m->cur.h.codec == TL_CODEC_NONE && buf != &m->payload) { /* the file changed since the header was read */
+        tl_buf t = m->payload;
+        m->payload = r->payload;
+        r->payload = t;
+    }
     return TRACELOG_OK;
 }
 
+/* Damage found part way through a chunk: reported once, whatever the passes. */
+static void chunk_damage(tracelog_reader *r, const tl_merge_slot *m, const char *why)
+{
+    if (r->src.seekable) {
+        chunk_ref *c = &r->chunks[m->index];
+        if (c->reported & REPORTED_DAMAGE)
+            return;
+        c->reported |= REPORTED_DAMAGE;
+    }
+    /* Every event was delivered when only the end check failed. */
+    if (m->cur.index == m->cur.h.event_count)
+        problem(r, TL_COND_CHUNK_TRAILING_DATA, m->off, 0, "chunk: %s", why);
+    else
+        problem(r, TL_COND_BAD_EVENT, m->off, 0, "chunk: %s (events after it in this chunk are lost)", why);
+}
+
 /*
- * Next event of the open chunk; TRACELOG_END when it is done, or found
- * damaged part way (the events before the damage are delivered on every
- * pass, the damage is reported once).
+ * Next event of a member; TRACELOG_END when it is done, or found damaged
+ * part way (the events before the damage are delivered on every pass).
  */
-static tracelog_status cursor_next(tracelog_reader *r, tracelog_event *ev)
+static inline tracelog_status slot_next(tracelog_reader *r, tl_merge_slot *m, tracelog_event *ev)
 {
     const char *why = "";
-    tracelog_status st = tl_chunk_next(&r->cur, ev, &why);
+    tracelog_status st = tl_chunk_next(&m->cur, ev, &why);
     if (st == TRACELOG_OK)
         return st;
-    r->cur_open = 0;
-    int quiet = r->src.seekable && r->chunks[r->cur_index].reported;
-    if (st != TRACELOG_END && !quiet) {
-        /* Every event was delivered when only the end check failed. */
-        if (r->cur.index == r->cur.h.event_count)
-            problem(r, TL_COND_CHUNK_TRAILING_DATA, r->cur_off, 0, "chunk: %s", why);
-        else
-            problem(r, TL_COND_BAD_EVENT, r->cur_off, 0, "chunk: %s (events after it in this chunk are lost)", why);
-        if (r->src.seekable)
-            r->chunks[r->cur_index].reported = 1;
-    }
+    if (st != TRACELOG_END)
+        chunk_damage(r, m, why);
     return TRACELOG_END;
 }
 
-static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i)
+/* What taking the next chunk of the log gave. */
+typedef enum take_kind {
+    TAKE_NONE,    /* the log has no more chunks */
+    TAKE_DROPPED, /* a chunk that delivers nothing: the set goes on (its flag is not trusted) */
+    TAKE_HELD,    /* a member, decoded */
+    TAKE_CUT,     /* decoded, but past the set's limits: it starts the next set (carry) */
+} take_kind;
+
+typedef struct taken {
+    take_kind kind;
+    uint64_t seq;
+    size_t defs;
+} taken;
+
+/*
+ * A chunk decoded into slot set.n joins the set, unless the set's decoded
+ * bytes or chunk count would exceed the limits (6.10): then it is kept
+ * decoded to start the next set (MERGE_SET_TOO_LARGE, reported once).
+ */
+static take_kind join_set(tracelog_reader *r, tl_merge_slot *m)
+{
+    tl_merge_set *s = &r->set;
+    uint64_t d = tl_chunk_decoded_size(&m->cur); /* at most max_chunk_size, as s->decoded */
+    if (s->n > 0 && (s->n == TL_MERGE_SET_MAX || d > r->opt.max_chunk_size - s->decoded)) {
+        r->carry = 1;
+        uint16_t *done = r->src.seekable ? &r->chunks[m->index].reported : NULL;
+        if (!done || !(*done & REPORTED_CUT))
+            problem(r, TL_COND_MERGE_SET_TOO_LARGE, m->off, 0,
+                    "merge set of %zu chunks, %llu decoded bytes: ends before this chunk of %llu bytes", s->n,
+                    (unsigned long long)s->decoded, (unsigned long long)d);
+        if (done)
+            *done |= REPORTED_CUT;
+        return TAKE_CUT;
+    }
+    s->n++;
+    s->decoded += d;
+    return TAKE_HELD;
+}
+
+/* Seekable: verifies chunk i and opens it in m. As decode_chunk; the chunk is marked bad when dropped. */
+static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i, tl_merge_slot *m)
 {
     chunk_ref *c = &r->chunks[i];
     if (c->bad)
@@ -1505,20 +1581,41 @@ static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i)
         c->bad = 1;
         return TRACELOG_E_CORRUPT;
     }
-    tracelog_status st = sync_threads(r, c->seq);
-    if (st == TRACELOG_OK)
-        st = decode_chunk(r, c->offset, &h);
+    m->off = c->offset;
+    m->seq = c->seq;
+    m->index = i;
+    tracelog_status st = decode_chunk(r, m, &h, c->ch.codec);
     if (st == TRACELOG_E_CORRUPT)
         c->bad = 1;
-    if (st == TRACELOG_OK)
-        r->cur_index = i;
     return st;
 }
 
-/* Stream: handles blocks until the next chunk is decoded (1) or the stream ends (0). */
-static tracelog_status stream_next_chunk(tracelog_reader *r, int *got)
+/* Seekable: takes the next listed chunk. On an error, the same chunk is tried again by the next call. */
+static tracelog_status take_indexed(tracelog_reader *r, taken *t)
 {
-    *got = 0;
+    t->kind = TAKE_NONE;
+    if (r->next_chunk >= r->nchunks)
+        return TRACELOG_OK;
+    tl_merge_slot *m = tl_merge_slot_at(&r->set, r->set.n);
+    if (!m)
+        return TRACELOG_E_NOMEM;
+    tracelog_status st = load_indexed_chunk(r, r->next_chunk, m);
+    if (st == TRACELOG_E_NOMEM || st == TRACELOG_E_IO)
+        return st;
+    t->seq = r->chunks[r->next_chunk++].seq;
+    t->kind = st == TRACELOG_OK ? join_set(r, m) : TAKE_DROPPED;
+    return TRACELOG_OK;
+}
+
+/*
+ * Pipe: handles blocks up to the next chunk and decodes it, then forgets its
+ * block: what a set holds is its decoded chunks (8.7). A chunk that cannot be
+ * read for want of memory or a failed read is reported and lost, and the
+ * error returned; the next call goes on with the blocks after it.
+ */
+static tracelog_status take_streamed(tracelog_reader *r, taken *t)
+{
+    t->kind = TAKE_NONE;
     while (!r->stream_done) {
         tl_block_header h;
         uint64_t pos = r->stream_pos, limit = UINT64_MAX;
@@ -1545,34 +1642,130 @@ static tracelog_status stream_next_chunk(tracelog_reader *r, int *got)
         tracelog_status st = handle_block(r, pos, &h, &c, &is_chunk);
         if (st != TRACELOG_OK)
             return st;
-        if (is_chunk) {
-            r->stored_bytes += c.payload_len;
-            r->raw_bytes += c.ch.raw_size + TL_CHUNK_HEADER_SIZE;
-            r->nchunks++; /* counted only: a stream keeps no chunk list */
-            tracelog_status dst = decode_chunk(r, pos, &h);
-            if (dst == TRACELOG_E_NOMEM || dst == TRACELOG_E_IO) { /* a stream cannot come back to it */
-                problem(r, dst == TRACELOG_E_NOMEM ? TL_COND_OUT_OF_MEMORY : TL_COND_READ_ERROR, pos,
-                        tl_block_span(h.payload_len), "%s: chunk skipped", tracelog_strerror(dst));
-                tl_source_release(&r->src, r->stream_pos);
-                return dst;
-            }
-            if (dst == TRACELOG_OK) {
-                *got = 1;
-                tl_source_release(&r->src, r->stream_pos);
-                return TRACELOG_OK;
-            }
+        if (!is_chunk) {
+            tl_source_release(&r->src, r->stream_pos);
+            continue;
+        }
+        r->stored_bytes += c.payload_len;
+        r->raw_bytes += c.ch.raw_size + TL_CHUNK_HEADER_SIZE;
+        r->nchunks++; /* counted only: a stream keeps no chunk list */
+        tl_merge_slot *m = tl_merge_slot_at(&r->set, r->set.n);
+        tracelog_status dst = TRACELOG_E_NOMEM;
+        if (m) {
+            m->off = pos;
+            m->seq = h.seq;
+            m->defs_before = r->ndefs;
+            dst = decode_chunk(r, m, &h, c.ch.codec);
         }
         tl_source_release(&r->src, r->stream_pos);
+        if (dst == TRACELOG_E_NOMEM || dst == TRACELOG_E_IO) { /* a stream cannot come back to it */
+            problem(r, dst == TRACELOG_E_NOMEM ? TL_COND_OUT_OF_MEMORY : TL_COND_READ_ERROR, pos,
+                    tl_block_span(h.payload_len), "%s: chunk skipped", tracelog_strerror(dst));
+            return dst;
+        }
+        t->seq = h.seq;
+        t->defs = m->defs_before;
+        t->kind = dst == TRACELOG_OK ? join_set(r, m) : TAKE_DROPPED;
+        return TRACELOG_OK;
     }
     return TRACELOG_OK;
 }
 
-/* Stream open: reads up to the first chunk so attributes and names are known. */
+/* The set is complete: the thread definitions before its last chunk apply, then the merge starts. */
+static tracelog_status start_set(tracelog_reader *r)
+{
+    tl_merge_set *s = &r->set;
+    if (s->n > 0) {
+        tracelog_status st = r->src.seekable ? sync_threads(r, r->set_last_seq) : apply_defs(r, r->set_last_defs);
+        if (st != TRACELOG_OK)
+            return st;
+    }
+    r->complete = 0;
+    r->advance = 0;
+    r->live = s->n;
+    if (s->n > 1) /* a set of one is read straight from its cursor */
+        for (uint32_t i = 0; i < s->n; i++)
+            if (slot_next(r, &s->slot[i], &s->slot[i].next) == TRACELOG_OK)
+                tl_merge_push(s, i);
+    return TRACELOG_OK;
+}
+
+/*
+ * Loads the rest of the set: chunks until a member without MERGE_NEXT, a
+ * chunk past the set's limits, or the end of the log; then starts it.
+ * r->live is 0 afterwards only at the end of the log.
+ */
+static tracelog_status load_set(tracelog_reader *r)
+{
+    while (!r->complete) {
+        taken t;
+        tracelog_status st = r->src.seekable ? take_indexed(r, &t) : take_streamed(r, &t);
+        if (st != TRACELOG_OK)
+            return st;
+        if (t.kind == TAKE_HELD || t.kind == TAKE_DROPPED) {
+            r->set_last_seq = t.seq;
+            r->set_last_defs = t.defs;
+        }
+        r->complete = t.kind == TAKE_NONE || t.kind == TAKE_CUT ||
+                      (t.kind == TAKE_HELD && !(r->set.slot[r->set.n - 1].cur.h.flags & TL_CHUNK_MERGE_NEXT));
+    }
+    return start_set(r);
+}
+
+/* The set was delivered: the chunk that ended it early, if any, starts the next one. */
+static void set_done(tracelog_reader *r)
+{
+    tl_merge_set *s = &r->set;
+    r->live = 0;
+    if (r->carry) {
+        tl_merge_slot t = s->slot[0];
+        s->slot[0] = s->slot[s->n];
+        s->slot[s->n] = t;
+    }
+    tl_merge_clear(s, r->opt.max_chunk_size);
+    if (r->carry) {
+        r->carry = 0;
+        s->n = 1;
+        s->decoded = tl_chunk_decoded_size(&s->slot[0].cur);
+        r->set_last_seq = s->slot[0].seq;
+        r->set_last_defs = s->slot[0].defs_before;
+        r->complete = !(s->slot[0].cur.h.flags & TL_CHUNK_MERGE_NEXT);
+    }
+}
+
+/* Forgets the set being read (rewind, seek): reading starts again at next_chunk. */
+static void set_reset(tracelog_reader *r)
+{
+    r->carry = 0;
+    r->complete = 0;
+    set_done(r);
+    r->has_peeked = 0;
+}
+
+/* Next event of a set of several chunks: the least (timestamp, member) of their next events. */
+static tracelog_status merge_next(tracelog_reader *r, tracelog_event *ev)
+{
+    tl_merge_set *s = &r->set;
+    if (r->advance) { /* the event delivered last was the top's: its next one */
+        r->advance = 0;
+        tl_merge_slot *m = &s->slot[tl_merge_top(s)];
+        if (slot_next(r, m, &m->next) == TRACELOG_OK)
+            tl_merge_top_moved(s);
+        else
+            tl_merge_pop(s);
+    }
+    if (s->nheap == 0)
+        return TRACELOG_END;
+    *ev = s->slot[tl_merge_top(s)].next;
+    r->advance = 1;
+    return TRACELOG_OK;
+}
+
+/* Stream open: reads the first set so attributes and names are known. */
 static tracelog_status stream_prime(tracelog_reader *r)
 {
     r->stream_pos = r->hdr.header_size;
-    int got;
-    return stream_next_chunk(r, &got);
+    return load_set(r);
 }
 
 tracelog_status tracelog_reader_next(tracelog_reader *r, tracelog_event *ev)
@@ -1585,26 +1778,24 @@ tracelog_status tracelog_reader_next(tracelog_reader *r, tracelog_event *ev)
         return TRACELOG_OK;
     }
     for (;;) {
-        if (r->cur_open && cursor_next(r, ev) == TRACELOG_OK) {
-            ev->kernel_tid = kernel_tid_of(r, ev);
-            return TRACELOG_OK;
+        if (r->live == 1) { /* the common case, as cheap as reading one chunk */
+            if (slot_next(r, &r->set.slot[0], ev) == TRACELOG_OK) {
+                ev->kernel_tid = kernel_tid_of(r, ev);
+                return TRACELOG_OK;
+            }
+            set_done(r);
+        } else if (r->live > 1) {
+            if (merge_next(r, ev) == TRACELOG_OK) {
+                ev->kernel_tid = kernel_tid_of(r, ev);
+                return TRACELOG_OK;
+            }
+            set_done(r);
         }
-        if (!r->src.seekable) {
-            int got;
-            tracelog_status st = stream_next_chunk(r, &got);
-            if (st != TRACELOG_OK)
-                return st;
-            if (!got)
-                return TRACELOG_END;
-            continue;
-        }
-        if (r->next_chunk >= r->nchunks)
-            return TRACELOG_END;
-        tracelog_status st = load_indexed_chunk(r, r->next_chunk++);
-        if (st == TRACELOG_E_NOMEM || st == TRACELOG_E_IO) {
-            r->next_chunk--; /* the same chunk is tried again by the next call */
+        tracelog_status st = load_set(r);
+        if (st != TRACELOG_OK)
             return st;
-        }
+        if (r->live == 0)
+            return TRACELOG_END;
     }
 }
 
@@ -1614,29 +1805,53 @@ tracelog_status tracelog_reader_rewind(tracelog_reader *r)
         return TRACELOG_E_INVAL;
     if (!r->src.seekable)
         return TRACELOG_E_NOT_SEEKABLE;
+    set_reset(r);
     r->next_chunk = 0;
-    r->cur_open = r->has_peeked = 0;
     return TRACELOG_OK;
 }
 
+/* The largest max_ts up to each chunk: nondecreasing, so time seek can bisect it whatever the log. */
+static tracelog_status build_reach(tracelog_reader *r)
+{
+    if (r->reach || r->nchunks == 0)
+        return TRACELOG_OK;
+    r->reach = malloc(r->nchunks * sizeof *r->reach);
+    if (!r->reach)
+        return TRACELOG_E_NOMEM;
+    uint64_t top = 0;
+    for (size_t i = 0; i < r->nchunks; i++)
+        r->reach[i] = top = r->chunks[i].ch.max_ts > top ? r->chunks[i].ch.max_ts : top;
+    return TRACELOG_OK;
+}
+
+/*
+ * Starts at the set, as the chunk headers delimit sets, of the first chunk
+ * that reaches ts: every event of the chunks before that set is earlier
+ * than ts, and reading a set from its first chunk merges it as a whole read
+ * does.
+ */
 tracelog_status tracelog_reader_seek_time(tracelog_reader *r, uint64_t ts)
 {
     if (!r)
         return TRACELOG_E_INVAL;
     if (!r->src.seekable)
         return TRACELOG_E_NOT_SEEKABLE;
-    size_t lo = 0, hi = r->nchunks; /* first chunk whose last event is at or after ts */
+    tracelog_status st = build_reach(r);
+    if (st != TRACELOG_OK)
+        return st;
+    size_t lo = 0, hi = r->nchunks; /* first chunk that reaches ts */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (r->chunks[mid].ch.max_ts < ts)
+        if (r->reach[mid] < ts)
             lo = mid + 1;
         else
             hi = mid;
     }
+    while (lo > 0 && lo < r->nchunks && (r->chunks[lo - 1].ch.flags & TL_CHUNK_MERGE_NEXT))
+        lo--;
+    set_reset(r);
     r->next_chunk = lo;
-    r->cur_open = r->has_peeked = 0;
     tracelog_event ev;
-    tracelog_status st;
     while ((st = tracelog_reader_next(r, &ev)) == TRACELOG_OK)
         if (ev.timestamp_ns >= ts) {
             r->peeked = ev;
