@@ -467,26 +467,114 @@ void chunk_payload(const chunk *c, bytes *payload)
     b_free(&body);
 }
 
+uint64_t w_payload(const bytes *payload, const tracelog_event *ev, long deliver, const bopt *o)
+{
+    uint64_t seq = seq_of(o);
+    uint64_t off = w_block(3, payload->p, payload->len, o);
+    if (!o || !o->bad_header_crc) {
+        if (V.nindex == sizeof V.index / sizeof V.index[0])
+            die("too many chunks");
+        const uint8_t *h = payload->p;
+        uint64_t min = 0, max = 0;
+        for (int i = 7; i >= 0; i--) {
+            min = min << 8 | h[i];
+            max = max << 8 | h[8 + i];
+        }
+        V.index[V.nindex].offset = off;
+        V.index[V.nindex].seq = seq;
+        V.index[V.nindex].min_ts = min;
+        V.index[V.nindex].max_ts = max;
+        V.index[V.nindex++].count = (uint32_t)h[16] | (uint32_t)h[17] << 8 | (uint32_t)h[18] << 16 |
+                                    (uint32_t)h[19] << 24;
+    }
+    if (applies(o))
+        for (long i = 0; i < deliver; i++)
+            expect_event(&ev[i]);
+    return off;
+}
+
 uint64_t w_chunk(chunk *c, const tracelog_event *ev, long deliver, const bopt *o)
 {
     bytes payload = {0};
     chunk_payload(c, &payload);
-    uint64_t seq = seq_of(o);
-    uint64_t off = w_block(3, payload.p, payload.len, o);
-    if (!o || !o->bad_header_crc) {
-        if (V.nindex == sizeof V.index / sizeof V.index[0])
-            die("too many chunks");
-        V.index[V.nindex].offset = off;
-        V.index[V.nindex].seq = seq;
-        V.index[V.nindex].min_ts = c->min_ts;
-        V.index[V.nindex].max_ts = c->max_ts;
-        V.index[V.nindex++].count = c->count;
-    }
-    if (applies(o))
-        for (long i = 0; i < (deliver < 0 ? (long)c->count : deliver); i++)
-            expect_event(&ev[i]);
+    uint64_t off = w_payload(&payload, ev, deliver < 0 ? (long)c->count : deliver, o);
     b_free(&payload);
     return off;
+}
+
+/* Keys of a keyed body: the distinct (id, pid, tid, address, truncation, length), in order of first use. */
+static size_t key_of(tracelog_event *keys, size_t *nkeys, const tracelog_event *e)
+{
+    for (size_t k = 0; k < *nkeys; k++)
+        if (keys[k].event_id == e->event_id && keys[k].pid == e->pid && keys[k].tid == e->tid &&
+            keys[k].address == e->address && keys[k].truncation == e->truncation &&
+            keys[k].payload_len == e->payload_len)
+            return k;
+    if (*nkeys == 256)
+        die("too many keys");
+    keys[*nkeys] = *e;
+    return (*nkeys)++;
+}
+
+void keyed_payload(const tracelog_event *ev, size_t n, bytes *payload)
+{
+    static tracelog_event keys[256];
+    static uint8_t index[256];
+    size_t nkeys = 0;
+    uint64_t min = UINT64_MAX, max = 0, widest = 0;
+    if (n > sizeof index)
+        die("too many events");
+    for (size_t i = 0; i < n; i++) {
+        index[i] = (uint8_t)key_of(keys, &nkeys, &ev[i]);
+        min = ev[i].timestamp_ns < min ? ev[i].timestamp_ns : min;
+        max = ev[i].timestamp_ns > max ? ev[i].timestamp_ns : max;
+    }
+    for (size_t i = 0; i < n; i++) { /* the first delta is from min_ts */
+        uint64_t z = zigzag(ev[i].timestamp_ns - (i ? ev[i - 1].timestamp_ns : min));
+        widest = z > widest ? z : widest;
+    }
+    unsigned tw = 1;
+    while (tw < 8 && widest >> (8 * tw))
+        tw++;
+    bytes table = {0}, body = {0};
+    uint64_t tid = 0, addr = 0;
+    for (size_t k = 0; k < nkeys; k++) {
+        uint32_t count = 0;
+        for (size_t i = 0; i < n; i++)
+            count += index[i] == k;
+        b_u8(&table, (uint8_t)keys[k].truncation); /* rows: PLANES clear */
+        varint(&table, keys[k].event_id);
+        varint(&table, keys[k].pid);
+        varint(&table, zigzag(keys[k].tid - tid));
+        varint(&table, zigzag(keys[k].address - addr));
+        varint(&table, keys[k].payload_len);
+        varint(&table, count);
+        tid = keys[k].tid;
+        addr = keys[k].address;
+    }
+    b_u32(&body, (uint32_t)nkeys);
+    b_u32(&body, (uint32_t)table.len);
+    b_u8(&body, (uint8_t)tw);
+    b_fill(&body, 0, 7);
+    b_put(&body, table.p, table.len);
+    b_put(&body, index, n);
+    for (unsigned b = 0; b < tw; b++)
+        for (size_t i = 0; i < n; i++)
+            b_u8(&body, (uint8_t)(zigzag(ev[i].timestamp_ns - (i ? ev[i - 1].timestamp_ns : min)) >> (8 * b)));
+    for (size_t k = 0; k < nkeys; k++)
+        for (size_t i = 0; i < n; i++)
+            if (index[i] == k)
+                b_put(&body, ev[i].payload, ev[i].payload_len);
+    b_u64(payload, min);
+    b_u64(payload, max);
+    b_u32(payload, (uint32_t)n);
+    b_u32(payload, (uint32_t)body.len);
+    b_u8(payload, 0);    /* codec: stored */
+    b_u8(payload, 1);    /* body_format: keyed */
+    b_fill(payload, 0, 6); /* chunk_flags and reserved */
+    b_put(payload, body.p, body.len);
+    b_free(&table);
+    b_free(&body);
 }
 
 uint64_t w_events(const tracelog_event *ev, size_t n, const bopt *o)

@@ -127,6 +127,10 @@ void chunk_events(chunk *c, const tracelog_event *ev, size_t n);
 void chunk_free(chunk *c);
 /* The CHUNK payload of c: chunk header and stored body. */
 void chunk_payload(const chunk *c, bytes *payload);
+/* Writes a CHUNK block of a whole payload (listed for the trailer); the first `deliver` events are expected. */
+uint64_t w_payload(const bytes *payload, const tracelog_event *ev, long deliver, const bopt *o);
+/* The CHUNK payload of ev in a keyed body (6.8), payloads as rows, stored raw, chunk_flags 0 (byte 26). */
+void keyed_payload(const tracelog_event *ev, size_t n, bytes *payload);
 /* Writes a CHUNK block; the first `deliver` events (-1: all) are expected. */
 uint64_t w_chunk(chunk *c, const tracelog_event *ev, long deliver, const bopt *o);
 /* Shorthand: the events encoded and written, all expected. */

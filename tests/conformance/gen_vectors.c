@@ -1746,6 +1746,20 @@ static void keyed_vector(const char *name, const char *about, const hopt *h, con
     b_free(&p);
 }
 
+/* The keyed encoder (gen.c) writes the payload of spec 13.7 for the events of section 13. */
+static int keyed_encoder_ok(void)
+{
+    bytes want = {0}, got = {0};
+    cb_raw(&want, KEYED_ROWS);
+    keyed_payload(E, 3, &got);
+    int ok = got.len == want.len && memcmp(got.p, want.p, got.len) == 0;
+    if (!ok)
+        fprintf(stderr, "gen_vectors: the keyed encoder does not write the payload of spec 13.7\n");
+    b_free(&want);
+    b_free(&got);
+    return ok;
+}
+
 static void keyed_vectors(void)
 {
     static const uint8_t planes_payload[3][4] = {{0x01, 0, 0, 0x80}, {0x02, 0, 0, 0x80}, {0x05, 0, 0, 0x80}};
@@ -1878,6 +1892,289 @@ static void threads_vectors(void)
     vec_end();
 }
 
+/* ---- 6.10 merge sets (format 1.1) ------------------------------------------------------------------- */
+
+#define MERGE_NEXT 0x01 /* chunk_flags bit 0 (byte 26 of the chunk header) */
+
+/* A part of a merge set: the events its chunk delivers, in its order. */
+typedef struct part {
+    const tracelog_event *ev;
+    size_t n;
+} part;
+
+/*
+ * The reading of a merge set (6.10), written from the rule, not from the reader's heap: each time, the next
+ * event of the part whose next event has the smallest timestamp, the first such part on a tie.
+ */
+static void expect_merged(const part *parts, size_t k)
+{
+    size_t pos[16] = {0};
+    for (;;) {
+        size_t best = k;
+        for (size_t i = 0; i < k; i++)
+            if (pos[i] < parts[i].n &&
+                (best == k || parts[i].ev[pos[i]].timestamp_ns < parts[best].ev[pos[best]].timestamp_ns))
+                best = i;
+        if (best == k)
+            return;
+        expect_event(&parts[best].ev[pos[best]++]);
+    }
+}
+
+/* Writes ev as a keyed chunk with chunk_flags `flags` (byte 26) and bytes 27-31 `reserved`; nothing is expected. */
+static uint64_t w_set_chunk(const tracelog_event *ev, size_t n, uint8_t flags, uint8_t reserved, const bopt *o)
+{
+    bytes p = {0};
+    keyed_payload(ev, n, &p);
+    p.p[26] = flags;
+    memset(p.p + 27, reserved, 5);
+    uint64_t off = w_payload(&p, ev, 0, o);
+    b_free(&p);
+    return off;
+}
+
+/* Events of thread `tid` (pid 42) at T0 + each of ts[0..n), event id 2 ("tick") with a 1-byte payload. */
+static void tick_events(tracelog_event *out, uint64_t tid, const uint64_t *ts, size_t n)
+{
+    static const uint8_t payload[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++)
+        out[i] = ev_make(T0 + ts[i], 2, 42, tid, 0x401010, 0, 1, &payload[i % 16]);
+}
+
+static void merge_log_start(void)
+{
+    vec_header(KEYED_HEADER);
+    w_meta(&META_STD, NULL);
+    w_types(IDS, NAMES, 2, NULL);
+}
+
+static void merge_log_end(uint64_t events)
+{
+    tracelog_log_status st = {events, events, 0, 0, 0, 0, 0, 0};
+    w_status(&st, NULL);
+    w_trailer(&st, NULL, NULL);
+}
+
+static void merge_vectors(void)
+{
+    tracelog_event a[4], b[4], c[4], d[4];
+
+    vec_begin("merge-set", "two keyed chunks with interleaved timestamps, MERGE_NEXT on the first: one merge set, "
+              "its events merged by timestamp (6.10)");
+    merge_log_start();
+    tick_events(a, 7, (const uint64_t[]){0, 20, 40}, 3);
+    tick_events(b, 8, (const uint64_t[]){10, 30, 50}, 3);
+    w_set_chunk(a, 3, MERGE_NEXT, 0, NULL);
+    w_set_chunk(b, 3, 0, 0, NULL);
+    expect_merged((const part[]){{a, 3}, {b, 3}}, 2);
+    merge_log_end(6);
+    vec_end();
+
+    vec_begin("merge-set-ties", "a set of three chunks with equal timestamps across them: on a tie, the chunk that "
+              "comes first in the set (6.10)");
+    merge_log_start();
+    tick_events(a, 7, (const uint64_t[]){0, 10, 10}, 3);
+    tick_events(b, 8, (const uint64_t[]){0, 10}, 2);
+    tick_events(c, 9, (const uint64_t[]){10, 20}, 2);
+    w_set_chunk(a, 3, MERGE_NEXT, 0, NULL);
+    w_set_chunk(b, 2, MERGE_NEXT, 0, NULL);
+    w_set_chunk(c, 2, 0, 0, NULL);
+    expect_merged((const part[]){{a, 3}, {b, 2}, {c, 2}}, 3);
+    merge_log_end(7);
+    vec_end();
+
+    vec_begin("merge-set-unsorted", "a set whose first chunk's timestamps go back (30, 10, 40): the rule still "
+              "defines the order, each chunk's events keep theirs: 20, 30, 10, 35, 40 (6.10)");
+    merge_log_start();
+    tick_events(a, 7, (const uint64_t[]){30, 10, 40}, 3);
+    tick_events(b, 8, (const uint64_t[]){20, 35}, 2);
+    w_set_chunk(a, 3, MERGE_NEXT, 0, NULL);
+    w_set_chunk(b, 2, 0, 0, NULL);
+    expect_merged((const part[]){{a, 3}, {b, 2}}, 2);
+    merge_log_end(5);
+    vec_end();
+
+    {
+        static const uint64_t t7a[][3] = {{42, 7, 100}}, t8a[][3] = {{42, 8, 101}}, t7b[][3] = {{42, 7, 102}},
+                              t8b[][3] = {{42, 8, 103}};
+        vec_begin("merge-set-three", "a set of three chunks with THREADS blocks between them: its events get the "
+                  "kernel tids defined before its last chunk (thread 7 redefined before it: 102 for all its "
+                  "events); the definition after the set names the next set's events (5.7, 6.10)");
+        merge_log_start();
+        tick_events(a, 7, (const uint64_t[]){0, 15, 30}, 3);
+        a[1].tid = 8;
+        tick_events(b, 8, (const uint64_t[]){5, 35}, 2);
+        tick_events(c, 7, (const uint64_t[]){10, 40}, 2);
+        tick_events(d, 8, (const uint64_t[]){50}, 1);
+        tick_events(d + 1, 7, (const uint64_t[]){60}, 1);
+        w_threads(t7a, 1, 0);
+        w_set_chunk(a, 3, MERGE_NEXT, 0, NULL);
+        w_threads(t8a, 1, 0);
+        w_set_chunk(b, 2, MERGE_NEXT, 0, NULL);
+        w_threads(t7b, 1, 0);
+        w_set_chunk(c, 2, 0, 0, NULL);
+        w_threads(t8b, 1, 0);
+        w_set_chunk(d, 2, 0, 0, NULL);
+        for (int i = 0; i < 3; i++) {
+            a[i].kernel_tid = a[i].tid == 7 ? 102 : 101;
+            b[i].kernel_tid = 101;
+            c[i].kernel_tid = 102;
+        }
+        d[0].kernel_tid = 103, d[1].kernel_tid = 102;
+        expect_merged((const part[]){{a, 3}, {b, 2}, {c, 2}}, 3);
+        expect_merged((const part[]){{d, 2}}, 1);
+        merge_log_end(9);
+        vec_end();
+    }
+
+    vec_begin("merge-set-dropped", "the middle chunk of a set fails its payload checksum and has no MERGE_NEXT: its "
+              "flag is not trusted, the set goes on and merges the first and third chunks; the fourth is a set of "
+              "its own (6.7, 6.10)");
+    merge_log_start();
+    tick_events(a, 7, (const uint64_t[]){0, 20}, 2);
+    tick_events(b, 8, (const uint64_t[]){5, 25}, 2);
+    tick_events(c, 9, (const uint64_t[]){10, 30}, 2);
+    tick_events(d, 7, (const uint64_t[]){1}, 1);
+    w_set_chunk(a, 2, MERGE_NEXT, 0, NULL);
+    uint64_t off = w_set_chunk(b, 2, 0, 0, &(bopt){.bad_payload_crc = 1});
+    expect_problem("PAYLOAD_CRC_MISMATCH", off, span_at(off));
+    w_set_chunk(c, 2, 0, 0, NULL);
+    w_set_chunk(d, 1, 0, 0, NULL);
+    expect_merged((const part[]){{a, 2}, {c, 2}}, 2);
+    expect_merged((const part[]){{d, 1}}, 1);
+    merge_log_end(7);
+    vec_end();
+
+    vec_begin("merge-set-bad-event", "a set whose first chunk has an invalid second event (key index out of range): "
+              "its first event takes part in the merge, BAD_EVENT (6.7, 6.8.6, 6.10)");
+    merge_log_start();
+    tick_events(a, 7, (const uint64_t[]){0, 20, 40}, 3);
+    a[1].tid = 8, a[2].tid = 9; /* three keys: event 1's index is the plane's second byte */
+    tick_events(b, 8, (const uint64_t[]){10, 30}, 2);
+    {
+        bytes p = {0};
+        keyed_payload(a, 3, &p);
+        p.p[26] = MERGE_NEXT;
+        uint32_t keys_len = (uint32_t)p.p[36] | (uint32_t)p.p[37] << 8;
+        p.p[32 + 16 + keys_len + 1] = 3; /* key index 3 of 3 keys */
+        off = w_payload(&p, a, 0, NULL);
+        b_free(&p);
+    }
+    expect_problem("BAD_EVENT", off, 0);
+    w_set_chunk(b, 2, 0, 0, NULL);
+    expect_merged((const part[]){{a, 1}, {b, 2}}, 2);
+    merge_log_end(5);
+    vec_end();
+
+    vec_begin("merge-set-open-end", "the log's last chunk has MERGE_NEXT: its set ends with the log; the chunk "
+              "before the set is a set of its own (6.10)");
+    merge_log_start();
+    tick_events(a, 7, (const uint64_t[]){0, 50}, 2);
+    tick_events(b, 7, (const uint64_t[]){60, 80}, 2);
+    tick_events(c, 8, (const uint64_t[]){55, 70}, 2);
+    w_set_chunk(a, 2, 0, 0, NULL);
+    w_set_chunk(b, 2, MERGE_NEXT, 0, NULL);
+    w_set_chunk(c, 2, MERGE_NEXT, 0, NULL);
+    expect_merged((const part[]){{a, 2}}, 1);
+    expect_merged((const part[]){{b, 2}, {c, 2}}, 2);
+    merge_log_end(6);
+    vec_end();
+
+    vec_begin("merge-set-flag-bits", "chunk_flags bits 1-7 and bytes 27-31 set: ignored; a chunk with 0xFE is a set "
+              "of its own, one with 0xFF joins the next (6.1, 6.10)");
+    merge_log_start();
+    tick_events(a, 7, (const uint64_t[]){10, 30}, 2);
+    tick_events(b, 8, (const uint64_t[]){0, 20}, 2);
+    tick_events(c, 9, (const uint64_t[]){5, 25}, 2);
+    w_set_chunk(a, 2, 0xFE, 0xFF, NULL);
+    w_set_chunk(b, 2, 0xFF, 0xFF, NULL);
+    w_set_chunk(c, 2, 0x00, 0xAA, NULL);
+    expect_merged((const part[]){{a, 2}}, 1);
+    expect_merged((const part[]){{b, 2}, {c, 2}}, 2);
+    merge_log_end(6);
+    vec_end();
+
+    {
+        /* Chunk sizes: each a keyed body of 2 events of one key: the limit fits two of them, not three. */
+        bytes p = {0};
+        tick_events(a, 7, (const uint64_t[]){0, 30}, 2);
+        keyed_payload(a, 2, &p);
+        uint32_t one = (uint32_t)p.len - 32;
+        b_free(&p);
+        vec_begin("limit-merge-set", "a reader limit on decoded chunks that holds two chunks of a four-chunk set "
+                  "(limits file): MERGE_SET_TOO_LARGE at the third, which starts the next set; every event is "
+                  "delivered, each part merged on its own (6.10, 9.1)");
+        V.max_chunk_size = 2 * one + one / 2;
+        merge_log_start();
+        tick_events(b, 8, (const uint64_t[]){10, 40}, 2);
+        tick_events(c, 9, (const uint64_t[]){20, 50}, 2);
+        tick_events(d, 7, (const uint64_t[]){25, 60}, 2);
+        w_set_chunk(a, 2, MERGE_NEXT, 0, NULL);
+        w_set_chunk(b, 2, MERGE_NEXT, 0, NULL);
+        expect_problem("MERGE_SET_TOO_LARGE", w_set_chunk(c, 2, MERGE_NEXT, 0, NULL), 0);
+        w_set_chunk(d, 2, 0, 0, NULL);
+        expect_merged((const part[]){{a, 2}, {b, 2}}, 2);
+        expect_merged((const part[]){{c, 2}, {d, 2}}, 2);
+        merge_log_end(8);
+        vec_end();
+
+        vec_begin("limit-merge-set-chunk", "a chunk above the reader's limit on decoded chunks (limits file) in "
+                  "the middle of a set: CHUNK_TOO_LARGE, dropped, and the set goes on: no MERGE_SET_TOO_LARGE "
+                  "(6.7, 6.10, 9.1)");
+        V.max_chunk_size = 2 * one + one / 2;
+        merge_log_start();
+        tracelog_event big[8];
+        tick_events(big, 8, (const uint64_t[]){1, 2, 3, 4, 5, 6, 7, 8}, 8);
+        for (int i = 0; i < 8; i++)
+            big[i].tid = 100 + (uint64_t)i; /* eight keys: a body larger than the limit */
+        w_set_chunk(a, 2, MERGE_NEXT, 0, NULL);
+        off = w_set_chunk(big, 8, MERGE_NEXT, 0, NULL);
+        expect_problem("CHUNK_TOO_LARGE", off, span_at(off));
+        w_set_chunk(c, 2, 0, 0, NULL);
+        expect_merged((const part[]){{a, 2}, {c, 2}}, 2);
+        merge_log_end(12);
+        vec_end();
+    }
+
+    vec_begin("merge-set-ring", "a ring whose merge set spans two segments: read by seq, the set's chunks merged "
+              "across the PADDING block that ends the first segment (8.5, 6.10)");
+    {
+        tracelog_metadata m = ring_meta();
+        tracelog_log_status st = {5, 5, 0, 0, 0, 0, 0, 0};
+        vec_header(&(hopt){.has_minor = 1, .minor = 1, .incompat = 1, .layout = 1, .segment_size = SEG,
+                           .segment_count = 3, .ring_offset = RING_AT});
+        w_meta(&m, NULL);
+        w_types(IDS, NAMES, 2, NULL);
+        tick_events(a, 7, (const uint64_t[]){100}, 1);
+        tick_events(b, 7, (const uint64_t[]){200, 400}, 2);
+        tick_events(c, 8, (const uint64_t[]){300, 500}, 2);
+        uint64_t p = seg_at(0);
+        p += span_at(w_set_chunk(a, 1, 0, 0, &(bopt){.has_at = 1, .at = p, .has_seq = 1, .seq = 2}));
+        p += span_at(w_set_chunk(b, 2, MERGE_NEXT, 0, &(bopt){.has_at = 1, .at = p, .has_seq = 1, .seq = 3}));
+        ring_block(p, 4, 6);
+        p = seg_at(1);
+        p += span_at(w_set_chunk(c, 2, 0, 0, &(bopt){.has_at = 1, .at = p, .has_seq = 1, .seq = 5}));
+        p += span_at(w_status(&st, &(bopt){.has_at = 1, .at = p, .has_seq = 1, .seq = 6}));
+        w_trailer(&st, NULL, &(bopt){.has_at = 1, .at = p, .has_seq = 1, .seq = 7});
+        expect_merged((const part[]){{a, 1}}, 1);
+        expect_merged((const part[]){{b, 2}, {c, 2}}, 2);
+        expect_clean(1);
+    }
+    vec_end();
+
+    vec_begin("merge-set-format-1.0", "a format 1.0 file whose two column chunks interleave in time, byte 26 zero: "
+              "each chunk is a set of its own, delivered chunk after chunk (6.1, 6.10)");
+    vec_header(NULL);
+    w_meta(&META_STD, NULL);
+    w_types(IDS, NAMES, 2, NULL);
+    tick_events(a, 7, (const uint64_t[]){0, 20}, 2);
+    tick_events(b, 8, (const uint64_t[]){10, 30}, 2);
+    w_events(a, 2, NULL);
+    w_events(b, 2, NULL);
+    merge_log_end(4);
+    vec_end();
+}
+
 int main(int argc, char **argv)
 {
     int check = argc == 3 && strcmp(argv[1], "--check") == 0;
@@ -1890,6 +2187,8 @@ int main(int argc, char **argv)
         return 2;
     }
     std_events(E);
+    if (!keyed_encoder_ok())
+        return 2;
     gen_start(argv[1 + check], check);
     header_vectors();
     valid_vectors();
@@ -1906,5 +2205,6 @@ int main(int argc, char **argv)
     ring_end_vectors();
     durable_end_vectors();
     threads_vectors();
+    merge_vectors();
     return gen_finish();
 }
