@@ -22,7 +22,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format/chunk.h"
 #include "format/event_types.h"
+#include "format/format.h"
 #include "format/meta.h"
 #include "format/threads.h"
 #include "stream/produce.h"
@@ -302,6 +304,43 @@ static void logs(void)
     put_both("no-events.ptl", log, len);
     put_both("header-only.ptl", log, 64);
     free(log);
+}
+
+/*
+ * Merge sets (format 1.1, spec 6.10): a log's chunks joined by MERGE_NEXT,
+ * every fourth one ending a set, the last one left open; its blocks sealed
+ * again (payload CRC, header CRC). For reader and reader_stream.
+ */
+static void merge_seeds(void)
+{
+    static const log_spec specs[] = {
+        {"merge-append-raw", TRACELOG_POLICY_APPEND, 0, 0, 150, 0, 0, STYLE_MIXED},
+        {"merge-append-zstd", TRACELOG_POLICY_APPEND, 1, 0, 400, 0, 0, STYLE_MIXED},
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        size_t len, need;
+        uint8_t *log = write_log(&specs[i], &len);
+        tl_file_header hdr;
+        tracelog_error err;
+        if (tl_header_decode(log, len, &hdr, &need, &err) != TRACELOG_OK)
+            die("merge seed header");
+        uint32_t salt32 = tl_salt32(hdr.salt), chunks = 0;
+        tl_block_header h;
+        for (uint64_t off = hdr.header_size; off + TL_BLOCK_HEADER_SIZE <= len; off += tl_block_span(h.payload_len)) {
+            if (tl_block_header_decode(log + off, salt32, 0, &h) != TL_BLOCK_OK)
+                die("merge seed block");
+            if (h.type != TL_BLOCK_CHUNK)
+                continue;
+            uint8_t *payload = log + off + TL_BLOCK_HEADER_SIZE;
+            payload[TL_CHUNK_FLAGS_OFFSET] = ++chunks % 4 ? TL_CHUNK_MERGE_NEXT : 0;
+            h.payload_crc = tl_block_payload_crc(salt32, payload, h.payload_len);
+            tl_block_header_encode(&h, salt32, log + off);
+        }
+        char name[128];
+        snprintf(name, sizeof name, "%s.ptl", specs[i].name);
+        put_both(name, log, len);
+        free(log);
+    }
 }
 
 /* ---- roundtrip programs ------------------------------------------------ */
@@ -615,6 +654,7 @@ int main(int argc, char **argv)
     if (mkdir(root, 0777) != 0 && errno != EEXIST)
         die(root);
     logs();
+    merge_seeds();
     programs();
     keyed_programs();
     cbor_seeds();
