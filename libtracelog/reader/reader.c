@@ -1698,7 +1698,7 @@ static tracelog_status start_set(tracelog_reader *r)
 static tracelog_status load_set(tracelog_reader *r)
 {
     while (!r->complete) {
-        taken t;
+        taken t = {0};
         tracelog_status st = r->src.seekable ? take_indexed(r, &t) : take_streamed(r, &t);
         if (st != TRACELOG_OK)
             return st;
