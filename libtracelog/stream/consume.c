@@ -29,6 +29,7 @@ static int init_from(tl_consumer *c, tl_stream *s, const tl_stream *g)
         c->cap[i] = i == c->nlanes ? TL_SYS_LANE_SIZE : g->lane_size;
         c->pos[i] = c->pub[i] = atomic_load(&c->lanes[i].tail);
     }
+    c->own = (2ull << c->nlanes) - 1;
     c->markers = g->markers;
     c->clock = g->clock;
     c->skew_stamps = tl_clock_stamps_in(&c->clock, TL_CLOCK_SKEW_NS);
@@ -80,8 +81,8 @@ static void release(tl_consumer *c, uint32_t i)
 
 static void release_all(tl_consumer *c)
 {
-    for (uint32_t i = 0; i <= c->nlanes; i++)
-        release(c, i);
+    for (uint64_t m = c->own; m; m &= m - 1)
+        release(c, (uint32_t)__builtin_ctzll(m));
 }
 
 void tl_consumer_free(tl_consumer *c)
@@ -276,9 +277,17 @@ static void queue_marker(tl_consumer *c, uint32_t id, uint64_t ts)
     c->queue[c->qlen++] = (tracelog_event){.timestamp_ns = tl_clock_ns(&c->clock, ts), .event_id = id};
 }
 
-/* The only writer: a plain store, on a line of its own (producers never read it). */
+/*
+ * The only writer: a plain store, on a line of its own (producers never
+ * read it). Consumers that take at once (tl_consumer_begin_batch) count
+ * privately and add their count at the end of each batch.
+ */
 static void count_delivered(tl_consumer *c)
 {
+    if (c->external) {
+        c->delivered_here++;
+        return;
+    }
     atomic_store_explicit(&c->s->delivered, atomic_load_explicit(&c->s->delivered, memory_order_relaxed) + 1,
                           memory_order_relaxed);
 }
@@ -486,14 +495,19 @@ static inline int examine_next_event(tl_consumer *c, uint32_t i)
     return 1;
 }
 
-/* Opens a batch: publish the watermark, then read every lane's head (see stream.h) and look at each lane once. */
-static void start_batch(tl_consumer *c)
+uint64_t tl_consumer_publish_watermark(tl_consumer *c)
 {
-    tl_stream *s = c->s;
-    c->batch_w = tl_clock_stamp_ordered(&c->clock);
-    atomic_store(&s->watermark, c->batch_w);
+    uint64_t w = tl_clock_stamp_ordered(&c->clock);
+    atomic_store(&c->s->watermark, w);
     atomic_thread_fence(memory_order_seq_cst);
-    c->batch_used = atomic_load(&s->used_lanes) & ((2ull << c->nlanes) - 1);
+    return w;
+}
+
+/* Opens a batch up to watermark w (published): read every own lane's head (see stream.h), look at each lane once. */
+static void open_batch(tl_consumer *c, uint64_t w)
+{
+    c->batch_w = w;
+    c->batch_used = atomic_load(&c->s->used_lanes) & c->own;
     c->batch = 1;
     c->batch_seq++;
     c->batch_later = 0;
@@ -507,18 +521,73 @@ static void start_batch(tl_consumer *c)
             examine(c, i);
 }
 
+static void restart_if_drained(tl_consumer *c);
+
+static void start_batch(tl_consumer *c) { open_batch(c, tl_consumer_publish_watermark(c)); }
+
+void tl_consumer_begin_batch(tl_consumer *c, uint64_t w)
+{
+    c->external = 1;
+    open_batch(c, w);
+}
+
 static int all_lanes_empty(tl_consumer *c)
 {
-    for (uint32_t i = 0; i <= c->nlanes; i++)
+    for (uint64_t m = c->own; m; m &= m - 1) {
+        uint32_t i = (uint32_t)__builtin_ctzll(m);
         if (tail_of(c, i) != atomic_load(&c->lanes[i].head))
             return 0;
+    }
     return 1;
+}
+
+void tl_consumer_yield(tl_consumer *c)
+{
+    c->held = 0;
+    c->batch = 0;
+    c->nheap = 0;
+    c->waiting = 0;
+    release_all(c);
+}
+
+int tl_consumer_queued(const tl_consumer *c) { return c->qhead != c->qlen; }
+
+void tl_consumer_set_lanes(tl_consumer *c, uint64_t own) { c->own = own & ((2ull << c->nlanes) - 1); }
+
+void tl_consumer_resync(tl_consumer *c)
+{
+    c->external = 0;
+    if (c->shared_tail)
+        return;
+    for (uint64_t m = c->own; m; m &= m - 1) {
+        uint32_t i = (uint32_t)__builtin_ctzll(m);
+        c->pos[i] = c->pub[i] = atomic_load(&c->lanes[i].tail);
+    }
+    if (c->own == (2ull << c->nlanes) - 1 && all_lanes_empty(c))
+        restart_if_drained(c);
+}
+
+uint64_t tl_consumer_pending_bytes(const tl_consumer *c, uint32_t *cpu)
+{
+    uint64_t n = 0, most = 0;
+    *cpu = 0;
+    for (uint64_t m = c->own; m; m &= m - 1) {
+        uint32_t i = (uint32_t)__builtin_ctzll(m);
+        uint64_t p = atomic_load(&c->lanes[i].head) - atomic_load(&c->lanes[i].tail);
+        n += p;
+        if (p > most) {
+            most = p;
+            *cpu = atomic_load_explicit(&c->lanes[i].cpu, memory_order_relaxed);
+        }
+    }
+    return n;
 }
 
 uint32_t tl_consumer_backlog(const tl_consumer *c)
 {
     uint64_t most = 0;
-    for (uint32_t i = 0; i < c->nlanes; i++) {
+    for (uint64_t m = c->own & ((1ull << c->nlanes) - 1); m; m &= m - 1) {
+        uint32_t i = (uint32_t)__builtin_ctzll(m);
         uint64_t used = atomic_load_explicit(&c->lanes[i].head, memory_order_relaxed) - tail_of(c, i);
         most = used > most ? used : most;
     }
@@ -634,6 +703,12 @@ tl_take tl_consumer_take(tl_consumer *c, tracelog_event *ev, int force)
         if (dequeue(c, ev))
             return TL_TAKE_EVENT;
         if (!c->batch) {
+            if (c->external) { /* its batch is over: the caller opens the next */
+                release_all(c);
+                atomic_fetch_add_explicit(&c->s->delivered, c->delivered_here, memory_order_relaxed);
+                c->delivered_here = 0;
+                return TL_TAKE_EMPTY;
+            }
             start_batch(c);
             fresh = 1;
         }
@@ -655,6 +730,8 @@ tl_take tl_consumer_take(tl_consumer *c, tracelog_event *ev, int force)
             continue;
         }
         c->batch = 0; /* everything up to the watermark is out */
+        if (c->external)
+            continue;
         if (c->batch_later || !fresh)
             continue; /* newer records are there, or may be: a new batch takes them */
         release_all(c);

@@ -20,8 +20,10 @@
  * its commit word last.
  *
  * The consumer (one at a time: a reader, or the flusher of a stream with
- * log) merges the lanes by timestamp in batches. A batch starts by
- * publishing a watermark W (the time now), then reading every lane's head.
+ * log; or several over disjoint lanes sharing one watermark, see
+ * tl_consumer_begin_batch) merges the lanes by timestamp in batches. A
+ * batch starts by publishing a watermark W (the time now), then reading
+ * every lane's head.
  * Records reserved before that read are waited for and delivered in
  * timestamp order up to W. A producer that reserves after it sees the
  * watermark (the reservation and the watermark store are both sequentially
@@ -107,7 +109,9 @@ typedef struct tl_lane {
     _Atomic uint64_t lost_first_ts;  /* a stamp, as every time in a lane */
     _Atomic uint64_t overruns; /* every event this lane lost, for any reason */
     _Atomic uint64_t tail_seen; /* a tail value producers saw: never ahead of tail */
-    char pad0[64 - 48];
+    _Atomic uint32_t cpu;      /* FLUSH: 1 + the CPU its producer ran on when it last crossed an eighth of */
+                               /* the lane (0: not known); a hint, where its flusher had best run */
+    char pad0[64 - 52];
     /* Written by the consumer (and by LOOP producers that overwrite). */
     _Atomic uint64_t tail;
     _Atomic uint64_t dropped;  /* LOOP: events overwritten */
@@ -397,6 +401,9 @@ typedef struct tl_consumer {
     uint64_t stuck_in[TL_MAX_LANES + 1];    /* the batch that first waited for it */
     uint64_t stuck_since[TL_MAX_LANES + 1]; /* when a later batch still found it uncommitted (0: not yet) */
     int producers_gone;    /* tl_consumer_producers_gone was called */
+    uint64_t own;          /* the lanes it takes from (bit i: lane i; the system lane is bit nlanes): all by default */
+    int external;          /* its batches are opened by tl_consumer_begin_batch */
+    uint64_t delivered_here; /* and the events it delivered in the current one */
 } tl_consumer;
 
 int tl_consumer_init(tl_consumer *c, tl_stream *s); /* 0, or -1 (out of memory) */
@@ -470,6 +477,39 @@ void tl_consumer_producers_gone(tl_consumer *c);
  * thread: it reads only the geometry copy and reserves like a producer.
  */
 int tl_consumer_record_system(tl_consumer *c, const tracelog_event *ev);
+
+/*
+ * Several consumers of one stream at once (a flusher per group of lanes, each
+ * building its own chunks of a merge set: format-spec 6.10). Each takes only
+ * the lanes of its mask (tl_consumer_set_lanes, set before it takes). A
+ * cycle: one of them publishes a watermark (tl_consumer_publish_watermark),
+ * then each opens its batch with that same watermark
+ * (tl_consumer_begin_batch) and takes until TL_TAKE_EMPTY: the end of its
+ * batch, its lanes' room released. Then every event stamped below the
+ * watermark is out, of every group: a time window. `batch_later` says
+ * whether newer records were seen (a next cycle has work). A consumer that
+ * takes lanes another one took from first adopts their tails
+ * (tl_consumer_resync), with nothing held and no batch open, which is the
+ * case after TL_TAKE_EMPTY; resync also ends the external batches.
+ */
+uint64_t tl_consumer_publish_watermark(tl_consumer *c);
+void tl_consumer_begin_batch(tl_consumer *c, uint64_t w);
+void tl_consumer_set_lanes(tl_consumer *c, uint64_t own);
+void tl_consumer_resync(tl_consumer *c);
+/*
+ * Stops taking, so that other consumers may take its lanes: the room of
+ * every event it handed out goes back to the producers, and its open batch
+ * is dropped (what it had not handed out stays in the lanes for the next
+ * consumer). Only with nothing queued (tl_consumer_queued).
+ */
+void tl_consumer_yield(tl_consumer *c);
+int tl_consumer_queued(const tl_consumer *c);
+/*
+ * Bytes reserved and not yet released in its lanes: after a watermark is
+ * published, what a batch can hold at most. *cpu: the fullest lane's CPU
+ * hint (tl_lane.cpu: 1 + a CPU, or 0).
+ */
+uint64_t tl_consumer_pending_bytes(const tl_consumer *c, uint32_t *cpu);
 
 /* How full the fullest user lane is, in 1/256ths of its size (the read position counts, not the tail). */
 uint32_t tl_consumer_backlog(const tl_consumer *c);
