@@ -40,4 +40,17 @@ tracelog_status tl_writer_create_io(const tl_io *io, const tracelog_metadata *me
  */
 void tl_writer_set_raw(tracelog_writer *w, int raw);
 
+/*
+ * For writer/set.c, whose chunks are built by other threads (each call made
+ * under the set's lock): the chunk size limit and compression level the
+ * writer's own chunks use now; a finished chunk payload of `count` events
+ * written as the next CHUNK block, after the pending definitions; and a
+ * thread's kernel tid learnt (a definition written before the next chunk).
+ */
+void tl_writer_chunk_params(const tracelog_writer *w, uint32_t *limit, int *level);
+tracelog_status tl_writer_put_chunk(tracelog_writer *w, const uint8_t *payload, size_t len, uint32_t count);
+tracelog_status tl_writer_learn_thread(tracelog_writer *w, const tracelog_event *ev);
+/* Writes the writer's own chunk in progress: before chunks built elsewhere, which hold newer events. */
+tracelog_status tl_writer_end_chunk(tracelog_writer *w);
+
 #endif

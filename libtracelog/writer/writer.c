@@ -703,6 +703,36 @@ static tracelog_status note_other_thread(tracelog_writer *w, const tracelog_even
     return TRACELOG_OK;
 }
 
+void tl_writer_chunk_params(const tracelog_writer *w, uint32_t *limit, int *level)
+{
+    *limit = w->chunk_limit;
+    *level = w->raw ? 0 : w->opt.compression_level;
+}
+
+tracelog_status tl_writer_put_chunk(tracelog_writer *w, const uint8_t *payload, size_t len, uint32_t count)
+{
+    tracelog_status st = write_pending(w);
+    if (st == TRACELOG_OK)
+        st = write_block(w, TL_BLOCK_CHUNK, payload, len, NULL);
+    if (st != TRACELOG_OK)
+        return st;
+    if (!w->opt.preserve_attributes)
+        w->status.events_written += count;
+    w->chunk_bytes += tl_block_span((uint32_t)len);
+    w->status_dirty = 1;
+    return TRACELOG_OK;
+}
+
+tracelog_status tl_writer_end_chunk(tracelog_writer *w)
+{
+    return w->error.code != TRACELOG_OK ? w->error.code : emit_chunk(w);
+}
+
+tracelog_status tl_writer_learn_thread(tracelog_writer *w, const tracelog_event *ev)
+{
+    return w->error.code != TRACELOG_OK ? w->error.code : note_thread(w, ev);
+}
+
 tracelog_status tracelog_writer_append(tracelog_writer *w, const tracelog_event *ev)
 {
     if (!w || !ev)

@@ -837,6 +837,7 @@ size_t tl_test_scan_blocks(const uint8_t *file, size_t len, tl_test_block **bloc
             blk->event_count = ch.event_count;
             blk->codec = ch.codec;
             blk->body_format = ch.body_format;
+            blk->chunk_flags = payload[TL_CHUNK_FLAGS_OFFSET];
             events += ch.event_count;
         }
         pos += span;

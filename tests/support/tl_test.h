@@ -232,6 +232,7 @@ typedef struct tl_test_block {
     uint32_t event_count;  /* chunks: from the chunk header */
     uint8_t codec;         /* chunks: TL_CODEC_NONE or TL_CODEC_ZSTD */
     uint8_t body_format;   /* chunks: TL_BODY_COLUMNS (format 1.0) or TL_BODY_KEYED */
+    uint8_t chunk_flags;   /* chunks: TL_CHUNK_MERGE_NEXT (format 1.1: a merge set goes on) */
     uint64_t first_event;  /* chunks: events in the chunks before this one */
 } tl_test_block;
 

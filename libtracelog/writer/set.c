@@ -1,0 +1,148 @@
+/*
+ * Merge sets built by several threads (set.h, format-spec 6.10).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "common/bytes.h"
+#include "writer/io.h"
+#include "writer/set.h"
+
+int tl_set_init(tl_set *s, tracelog_writer *w)
+{
+    memset(s, 0, sizeof *s);
+    s->w = w;
+    return pthread_mutex_init(&s->lock, NULL) ? ENOMEM : 0;
+}
+
+void tl_set_free(tl_set *s)
+{
+    tl_buf_free(&s->held);
+    pthread_mutex_destroy(&s->lock);
+}
+
+int tl_set_part_init(tl_set_part *p, tl_set *s)
+{
+    memset(p, 0, sizeof *p);
+    p->set = s;
+    tl_chunk_builder_reset(&p->chunk);
+    p->cctx = ZSTD_createCCtx();
+    return p->cctx ? 0 : ENOMEM;
+}
+
+void tl_set_part_free(tl_set_part *p)
+{
+    tl_chunk_builder_free(&p->chunk);
+    ZSTD_freeCCtx(p->cctx);
+    tl_buf_free(&p->out);
+}
+
+/* Writes the held chunk, with MERGE_NEXT or without. Caller holds the lock. */
+static tracelog_status write_held(tl_set *s, int next)
+{
+    if (!s->held_count)
+        return TRACELOG_OK;
+    s->held.data[TL_CHUNK_FLAGS_OFFSET] = next ? TL_CHUNK_MERGE_NEXT : 0;
+    tracelog_status st = tl_writer_put_chunk(s->w, s->held.data, s->held.len, s->held_count);
+    s->held_count = 0;
+    if (!next)
+        s->decoded = s->chunks = 0;
+    if (st != TRACELOG_OK && s->error == TRACELOG_OK)
+        s->error = st;
+    return st;
+}
+
+/* What a reader holds for the chunk in the builder (spec 6.10): its body and the payloads planes rebuild. */
+static uint64_t decoded_bytes(const tl_chunk_builder *b, const tl_buf *out)
+{
+    uint64_t n = tl_load32(out->data + 20); /* raw_size */
+    for (uint32_t k = 0; k < b->nkeys; k++)
+        if (b->keys[k].planes)
+            n += (uint64_t)b->keys[k].count * b->keys[k].len;
+    return n;
+}
+
+/*
+ * Finishes the part's chunk and hands it to the set, which writes the one
+ * it held. A set that would outgrow what readers merge whole ends before
+ * it: the caller's window is then cut in two, which only a writer whose
+ * windows exceed TL_SET_MAX_DECODED sees (posix/log.c keeps them smaller).
+ */
+static tracelog_status hand_over(tl_set_part *p)
+{
+    uint32_t limit;
+    int level;
+    tl_set *s = p->set;
+    pthread_mutex_lock(&s->lock);
+    tl_writer_chunk_params(s->w, &limit, &level); /* the level follows tl_writer_set_raw */
+    pthread_mutex_unlock(&s->lock);
+    tracelog_status st = tl_chunk_finish(&p->chunk, p->cctx, level, &p->out);
+    if (st != TRACELOG_OK)
+        return st;
+    uint64_t decoded = decoded_bytes(&p->chunk, &p->out);
+    uint32_t count = p->chunk.count;
+    tl_chunk_builder_reset(&p->chunk);
+    pthread_mutex_lock(&s->lock);
+    int fits = s->decoded + decoded <= TL_SET_MAX_DECODED && s->chunks < TL_SET_MAX_CHUNKS;
+    if (!fits && s->merge)
+        s->ended_early++;
+    fits = fits && s->merge;
+    st = s->error != TRACELOG_OK ? s->error : write_held(s, fits);
+    if (st == TRACELOG_OK) {
+        tl_buf t = s->held;
+        s->held = p->out;
+        p->out = t;
+        s->held_count = count;
+        s->decoded += decoded;
+        s->chunks++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+/* The writer learns ev's thread (its kernel tid) once per thread change, under the set's lock. */
+static tracelog_status learn_thread(tl_set_part *p, const tracelog_event *ev)
+{
+    if (!ev->kernel_tid || (ev->kernel_tid == p->ktid && ev->pid == p->pid && ev->tid == p->tid))
+        return TRACELOG_OK;
+    pthread_mutex_lock(&p->set->lock);
+    tracelog_status st = tl_writer_learn_thread(p->set->w, ev);
+    pthread_mutex_unlock(&p->set->lock);
+    if (st == TRACELOG_OK) {
+        p->ktid = ev->kernel_tid;
+        p->pid = ev->pid;
+        p->tid = ev->tid;
+    }
+    return st;
+}
+
+tracelog_status tl_set_append(tl_set_part *p, const tracelog_event *ev)
+{
+    uint32_t limit = 0;
+    int level;
+    tl_writer_chunk_params(p->set->w, &limit, &level); /* fixed once the writer is made */
+    if (tl_chunk_event_bound(ev) > limit - TL_CHUNK_TABLE_SIZE)
+        return TRACELOG_E_INVAL;
+    tracelog_status st = TRACELOG_OK;
+    if (!tl_chunk_fits(&p->chunk, ev, limit))
+        st = hand_over(p);
+    if (st == TRACELOG_OK)
+        st = learn_thread(p, ev);
+    return st == TRACELOG_OK ? tl_chunk_add(&p->chunk, ev) : st;
+}
+
+tracelog_status tl_set_part_finish(tl_set_part *p)
+{
+    return p->chunk.count ? hand_over(p) : TRACELOG_OK;
+}
+
+void tl_set_begin(tl_set *s, int merge) { s->merge = merge; }
+
+tracelog_status tl_set_end(tl_set *s)
+{
+    pthread_mutex_lock(&s->lock);
+    tracelog_status st = s->error != TRACELOG_OK ? s->error : write_held(s, 0);
+    s->decoded = s->chunks = 0;
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}

@@ -1,0 +1,215 @@
+/*
+ * Merge sets written by several parts at once (writer/set.h, format-spec
+ * 6.10): every chunk of a set but the last carries MERGE_NEXT, a set of one
+ * part is written as plain chunks, a set that would outgrow what readers
+ * merge whole ends early, and the reader gives back every event of every
+ * part, merged in timestamp order.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format/chunk.h"
+#include "format/format.h"
+#include "tl_test.h"
+#include "writer/set.h"
+
+static tracelog_writer *new_writer(int fd)
+{
+    tracelog_writer_options o;
+    tracelog_writer_options_init(&o);
+    tracelog_writer *w = NULL;
+    tracelog_error err;
+    if (!CHECK_STATUS(tracelog_writer_create(fd, NULL, &o, &w, &err), TRACELOG_OK))
+        TL_DIE("cannot create a writer: %s", err.message);
+    return w;
+}
+
+/* Event i of part p: parts interleave in time (part p's events at 10 * i + p). */
+static tracelog_event event_of(uint32_t p, uint32_t i, uint8_t *payload, uint32_t len)
+{
+    memset(payload, 0, len);
+    memcpy(payload, &i, sizeof i < len ? sizeof i : len);
+    payload[len - 1] = (uint8_t)p;
+    tracelog_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.timestamp_ns = 1000000 + 10ull * i + p;
+    ev.event_id = 7;
+    ev.pid = 1;
+    ev.tid = 100 + p;
+    ev.kernel_tid = 200 + p;
+    ev.payload = payload;
+    ev.payload_len = len;
+    return ev;
+}
+
+typedef struct part_job {
+    tl_set_part part;
+    uint32_t index, first, count, len;
+} part_job;
+
+static void *append_part(void *arg)
+{
+    part_job *j = arg;
+    uint8_t payload[256];
+    for (uint32_t i = j->first; i < j->first + j->count; i++) {
+        tracelog_event ev = event_of(j->index, i, payload, j->len);
+        if (tl_set_append(&j->part, &ev) != TRACELOG_OK)
+            return (void *)1;
+    }
+    return tl_set_part_finish(&j->part) == TRACELOG_OK ? NULL : (void *)1;
+}
+
+/* Runs one set: nparts threads append `count` events each from `first` on; then ends it. */
+static void run_set(tl_set *s, part_job *jobs, uint32_t nparts, uint32_t first, uint32_t count)
+{
+    pthread_t th[4];
+    tl_set_begin(s, nparts > 1);
+    for (uint32_t p = 0; p < nparts; p++) {
+        jobs[p].first = first;
+        jobs[p].count = count;
+        pthread_create(&th[p], NULL, append_part, &jobs[p]);
+    }
+    for (uint32_t p = 0; p < nparts; p++) {
+        void *r;
+        pthread_join(th[p], &r);
+        CHECK_MSG(r == NULL, "part %u appended and finished", p);
+    }
+    CHECK_STATUS(tl_set_end(s), TRACELOG_OK);
+}
+
+/* The chunks of the log in fd: how many, and how many carry MERGE_NEXT; the last chunk must not. */
+static void count_flags(int fd, size_t *chunks, size_t *flagged)
+{
+    size_t len;
+    uint8_t *file = tl_test_fd_slurp(fd, &len);
+    tl_test_block *b;
+    size_t nb = tl_test_scan_blocks(file, len, &b, NULL, NULL);
+    *chunks = *flagged = 0;
+    int last_flag = 0;
+    for (size_t i = 0; i < nb; i++)
+        if (b[i].type == TL_BLOCK_CHUNK) {
+            ++*chunks;
+            last_flag = b[i].chunk_flags & TL_CHUNK_MERGE_NEXT;
+            *flagged += last_flag != 0;
+        }
+    CHECK_MSG(!last_flag, "the log's last chunk ends its set");
+    free(b);
+    free(file);
+}
+
+/* Every event of every part, once, in timestamp order. */
+static void check_read_back(int fd, uint32_t nparts, uint32_t total, uint32_t len)
+{
+    tl_test_readout r;
+    tl_test_read_fd(fd, NULL, &r);
+    CHECK_EQ(r.nproblems, 0);
+    CHECK_EQ(r.events.n, (uint64_t)nparts * total);
+    uint32_t next[4] = {0};
+    size_t back = 0, bad = 0;
+    for (size_t k = 0; k < r.events.n; k++) {
+        const tracelog_event *ev = &r.events.ev[k];
+        back += k && ev->timestamp_ns < r.events.ev[k - 1].timestamp_ns;
+        uint32_t p = (uint32_t)(ev->tid - 100), i = 0;
+        memcpy(&i, ev->payload, sizeof i);
+        if (p >= nparts || ev->payload_len != len || i != next[p] || ev->kernel_tid != 200 + p)
+            bad++;
+        else
+            next[p]++;
+    }
+    CHECK_EQ(back, 0);
+    CHECK_EQ(bad, 0);
+    tl_test_readout_free(&r);
+}
+
+static void setup(int fd, tracelog_writer **w, tl_set *s, part_job *jobs, uint32_t nparts, uint32_t len)
+{
+    *w = new_writer(fd);
+    if (tl_set_init(s, *w))
+        TL_DIE("tl_set_init");
+    for (uint32_t p = 0; p < nparts; p++) {
+        if (tl_set_part_init(&jobs[p].part, s))
+            TL_DIE("tl_set_part_init");
+        jobs[p].index = p;
+        jobs[p].len = len;
+    }
+}
+
+static void teardown(tracelog_writer *w, tl_set *s, part_job *jobs, uint32_t nparts)
+{
+    for (uint32_t p = 0; p < nparts; p++)
+        tl_set_part_free(&jobs[p].part);
+    tl_set_free(s);
+    tracelog_error err;
+    CHECK_STATUS(tracelog_writer_close(w, &err), TRACELOG_OK);
+}
+
+/* Three sets of three parts, each part several chunks long: every chunk but each set's last is flagged. */
+static void test_sets_flagged_and_merged(void)
+{
+    int fd = tl_test_tmpfd();
+    tracelog_writer *w;
+    tl_set s;
+    part_job jobs[3];
+    setup(fd, &w, &s, jobs, 3, 16);
+    for (uint32_t k = 0; k < 3; k++)
+        run_set(&s, jobs, 3, k * 30000, 30000);
+    teardown(w, &s, jobs, 3);
+    size_t chunks, flagged;
+    count_flags(fd, &chunks, &flagged);
+    CHECK_MSG(chunks > 9, "several chunks per part (%zu)", chunks);
+    CHECK_EQ(flagged, chunks - 3);
+    check_read_back(fd, 3, 90000, 16);
+    close(fd);
+}
+
+/* A set of one part: plain chunks, nothing for a reader to hold together. */
+static void test_one_part_plain(void)
+{
+    int fd = tl_test_tmpfd();
+    tracelog_writer *w;
+    tl_set s;
+    part_job jobs[1];
+    setup(fd, &w, &s, jobs, 1, 16);
+    run_set(&s, jobs, 1, 0, 50000);
+    teardown(w, &s, jobs, 1);
+    size_t chunks, flagged;
+    count_flags(fd, &chunks, &flagged);
+    CHECK_MSG(chunks > 1, "several chunks (%zu)", chunks);
+    CHECK_EQ(flagged, 0);
+    check_read_back(fd, 1, 50000, 16);
+    close(fd);
+}
+
+/*
+ * A set whose chunks decode to more than TL_SET_MAX_DECODED (255-byte
+ * payloads stored as planes: each chunk decodes to about twice its body)
+ * ends early, so that a reader with the default limits never cuts it
+ * (MERGE_SET_TOO_LARGE), and the cut is counted.
+ */
+static void test_set_limit(void)
+{
+    int fd = tl_test_tmpfd();
+    tracelog_writer *w;
+    tl_set s;
+    part_job jobs[2];
+    setup(fd, &w, &s, jobs, 2, 255);
+    run_set(&s, jobs, 2, 0, 160000); /* 2 x 160,000 x 255 bytes rebuilt: about 78 MiB */
+    CHECK_MSG(s.ended_early >= 1, "the set was ended early %llu times", (unsigned long long)s.ended_early);
+    teardown(w, &s, jobs, 2);
+    tl_test_readout r;
+    tl_test_read_fd(fd, NULL, &r);
+    CHECK_EQ(r.nproblems, 0); /* no MERGE_SET_TOO_LARGE */
+    CHECK_EQ(r.events.n, 320000);
+    tl_test_readout_free(&r);
+    close(fd);
+}
+
+int main(void)
+{
+    TL_TEST_RUN(test_sets_flagged_and_merged);
+    TL_TEST_RUN(test_one_part_plain);
+    TL_TEST_RUN(test_set_limit);
+    return tl_test_finish();
+}
