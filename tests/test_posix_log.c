@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <stdio.h>
@@ -19,6 +20,8 @@
 #include <trace.h>
 #include <unistd.h>
 
+#include "format/chunk.h"
+#include "format/format.h"
 #include "posix_helpers.h"
 #include "tracelog/reader.h"
 
@@ -1010,6 +1013,108 @@ static void test_small_lane_wakes_flusher(void)
     close(fd);
 }
 
+/*
+ * Several threads recording at once into a FLUSH stream with an APPEND log:
+ * the flusher drains the lanes by groups, one cycle a merge set
+ * (format-spec 6.10, posix/groups.h). Read back, every thread's events are
+ * there, once and in order, and the log's events come out in timestamp
+ * order. Where the process may use two CPUs, the log has merge sets.
+ */
+#define GROUP_THREADS 4
+#define GROUP_EVENTS 60000u
+
+typedef struct {
+    uint32_t thread;
+    pthread_barrier_t *go;
+} group_job;
+
+static void *record_for_groups(void *p)
+{
+    group_job *j = p;
+    pthread_barrier_wait(j->go);
+    for (uint32_t i = 0; i < GROUP_EVENTS; i++) {
+        uint32_t data[4] = {j->thread, i, 0, 0};
+        posix_trace_event(ev_seq, data, sizeof data);
+    }
+    return NULL;
+}
+
+static int cpus_allowed(void)
+{
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) ? 1 : CPU_COUNT(&set);
+}
+
+static size_t merge_next_chunks(int fd)
+{
+    size_t len, n = 0;
+    uint8_t *file = tl_test_fd_slurp(fd, &len);
+    tl_test_block *b;
+    size_t nb = tl_test_scan_blocks(file, len, &b, NULL, NULL);
+    for (size_t i = 0; i < nb; i++)
+        n += b[i].type == TL_BLOCK_CHUNK && (b[i].chunk_flags & TL_CHUNK_MERGE_NEXT);
+    free(b);
+    free(file);
+    return n;
+}
+
+static void test_threads_drained_in_merge_sets(void)
+{
+    int fd = tl_test_tmpfd();
+    trace_attr_t attr;
+    pt_attr(&attr, POSIX_TRACE_FLUSH, 256u << 10, 16); /* small lanes: many cycles */
+    posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND);
+    trace_id_t t;
+    if (!started_with_log(&attr, fd, &t))
+        return;
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, GROUP_THREADS);
+    pthread_t th[GROUP_THREADS];
+    group_job jobs[GROUP_THREADS];
+    for (uint32_t i = 0; i < GROUP_THREADS; i++) {
+        jobs[i] = (group_job){i, &go};
+        pthread_create(&th[i], NULL, record_for_groups, &jobs[i]);
+    }
+    for (uint32_t i = 0; i < GROUP_THREADS; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&go);
+    tracelog_trace_stats st;
+    CHECK_ERR(tracelog_trace_get_stats(t, &st), 0);
+    CHECK_EQ(st.events_lost, 0);
+    CHECK_ERR(posix_trace_shutdown(t), 0);
+    tracelog_reader *r;
+    tracelog_error err;
+    lseek(fd, 0, SEEK_SET);
+    if (!CHECK_EQ_INT(tracelog_reader_open(fd, NULL, &r, &err), TRACELOG_OK)) {
+        close(fd);
+        return;
+    }
+    uint32_t next[GROUP_THREADS] = {0};
+    uint64_t prev_ts = 0, back = 0, bad = 0;
+    tracelog_event ev;
+    while (tracelog_reader_next(r, &ev) == TRACELOG_OK) {
+        if (ev.event_id != ev_seq)
+            continue;
+        back += ev.timestamp_ns < prev_ts;
+        prev_ts = ev.timestamp_ns;
+        uint32_t d[4];
+        memcpy(d, ev.payload, sizeof d < ev.payload_len ? sizeof d : ev.payload_len);
+        if (ev.payload_len != sizeof d || d[0] >= GROUP_THREADS || d[1] != next[d[0]])
+            bad++;
+        else
+            next[d[0]]++;
+    }
+    CHECK_EQ(tracelog_reader_problem_count(r), 0);
+    tracelog_reader_close(r);
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(back, 0);
+    for (uint32_t i = 0; i < GROUP_THREADS; i++)
+        CHECK_EQ(next[i], GROUP_EVENTS);
+    if (cpus_allowed() >= 2)
+        CHECK_MSG(merge_next_chunks(fd) > 0, "the flusher drained by groups: the log has merge sets");
+    close(fd);
+}
+
 int main(void)
 {
     pt_watchdog(18);
@@ -1030,5 +1135,6 @@ int main(void)
     PT_RUN(test_idle_flusher_sleeps);
     PT_RUN(test_flusher_woken_on_time_compresses);
     PT_RUN(test_small_lane_wakes_flusher);
+    PT_RUN(test_threads_drained_in_merge_sets);
     return pt_finish();
 }

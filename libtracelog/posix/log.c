@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/text.h"
+#include "posix/groups.h"
 #include "posix/internal.h"
 #include "tracelog/writer.h"
 #include "writer/io.h"
@@ -82,6 +83,8 @@ struct tl_log {
     _Atomic uint64_t overruns_seen;
     _Atomic uint64_t logged_itself;  /* events the log has that the stream never held (the end, a fault's marks): recorded too */
     int lost;                    /* the buffer was found shrunk, and the loss logged (log_fault) */
+    tl_groups *groups;           /* the flusher's groups of lanes (groups.h), or NULL */
+    int grouped;                 /* their consumers took last: `consumer` must adopt the lanes' tails */
 };
 
 static int errno_of(tracelog_status st, const tracelog_error *err)
@@ -376,6 +379,10 @@ static int drain(tl_log *l, uint64_t until)
     log_new_names(l);
     if (l->remote)
         return !tl_remote_faulted(l->remote) ? drain_remote(l, until) : l->lost ? 0 : log_fault(l, 0);
+    if (l->grouped) {
+        tl_consumer_resync(&l->consumer);
+        l->grouped = 0;
+    }
     int e = 0;
     tracelog_event ev;
     uint64_t n = 0;
@@ -385,10 +392,41 @@ static int drain(tl_log *l, uint64_t until)
         int ae = append(l, &ev);
         if (!e)
             e = ae;
-        if (ev.timestamp_ns > until)
+        if (ev.timestamp_ns > until && !tl_consumer_queued(&l->consumer))
             break;
     }
     l->drained += n;
+    return e;
+}
+
+/*
+ * The flusher's drain, by its groups of lanes (groups.h) in cycles, each a
+ * merge set. A cycle that would outgrow a set is drained by the log's
+ * consumer, up to now. Caller holds the lock. An errno or 0.
+ */
+static int drain_by_groups(tl_log *l)
+{
+    log_new_names(l);
+    int e = 0, more = 1;
+    while (more) {
+        if (!l->grouped) { /* the log's consumer took last: its events go out first */
+            tl_consumer_yield(&l->consumer);
+            tl_groups_resync(l->groups);
+            l->grouped = 1;
+            e = e ? e : writer_errno(l, tl_writer_end_chunk(l->writer));
+        }
+        l->behind = keep_up(l, tl_groups_backlog(l->groups));
+        uint64_t taken = 0;
+        int too_big = 0;
+        int ce = writer_errno(l, tl_groups_cycle(l->groups, &taken, &more, &too_big));
+        l->drained += taken;
+        if (too_big) {
+            ce = drain(l, tl_consumer_now(&l->consumer));
+            more = 1;
+        }
+        if (!e)
+            e = ce;
+    }
     return e;
 }
 
@@ -617,6 +655,7 @@ void tl_log_clear(tl_log *l)
 {
     lock(l);
     guarded(l, do_clear, &l->consumer);
+    l->grouped = 0; /* every tail moved: the groups adopt them before they take again */
     unlock(l);
 }
 
@@ -743,6 +782,10 @@ static void *flusher_main(void *arg)
 {
     tl_log *l = arg;
     block_signals();
+    if (!l->remote && l->attr.__log_policy == POSIX_TRACE_APPEND) { /* its helpers get the mask set above */
+        int e;
+        l->groups = tl_groups_open(l->stream, l->writer, &e); /* NULL: one flusher (a failure only costs speed) */
+    }
     uint64_t last_write = tl_clock_mono_ns();
     int took = 1; /* the last drain took events (read under the lock: posix_trace_flush drains too) */
     while (!atomic_load(&l->flusher_stop)) {
@@ -761,7 +804,7 @@ static void *flusher_main(void *arg)
         }
         uint64_t drained_before = l->drained;
         atomic_store(&l->flushing, 1); /* an automatic flush of the FLUSH policy */
-        int e = ended ? log_process_end(l) : drain(l, UINT64_MAX);
+        int e = ended ? log_process_end(l) : l->groups ? drain_by_groups(l) : drain(l, UINT64_MAX);
         took = l->drained != drained_before;
         uint64_t now = tl_clock_mono_ns();
         ended = ended || (l->end_logged && !l->end_checkpointed); /* or its buffer was lost */
@@ -781,6 +824,10 @@ static void *flusher_main(void *arg)
         atomic_store(&l->flushing, 0);
         unlock(l);
     }
+    lock(l);
+    tl_groups_close(l->groups); /* every event they took is written: each cycle ended its set */
+    l->groups = NULL;
+    unlock(l);
     return NULL;
 }
 

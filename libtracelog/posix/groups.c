@@ -1,0 +1,273 @@
+/*
+ * The flusher split over groups of lanes (groups.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "posix/groups.h"
+#include "writer/set.h"
+
+#define GROUPS_MAX 8
+/*
+ * Record bytes a cycle may take: a set decodes to at most about 2.2 times
+ * the lane bytes of its events (a key entry, a timestamp and a rebuilt
+ * payload against a 48-byte header and the payload), so that a cycle's set
+ * stays within TL_SET_MAX_DECODED.
+ */
+#define WINDOW_MAX (TL_SET_MAX_DECODED / 3)
+
+typedef struct group {
+    tl_consumer consumer;
+    tl_set_part part;
+    uint64_t taken;  /* events taken in the current cycle */
+    int later;       /* it saw records newer than the watermark */
+    tracelog_status error;
+} group;
+
+struct tl_groups {
+    tl_set set;
+    group g[GROUPS_MAX];
+    uint32_t n;
+    uint64_t w;                 /* the current cycle's watermark */
+    uint32_t busy[GROUPS_MAX];  /* the groups with records this cycle */
+    uint32_t nbusy;
+    uint32_t cpu_of[GROUPS_MAX]; /* and the CPU (+ 1) of the producer of each one's fullest lane */
+    _Atomic uint32_t claimed[GROUPS_MAX]; /* taken by a thread of the cycle */
+    pthread_mutex_t mu;         /* the fields below */
+    pthread_cond_t go, done;
+    uint64_t cycle;
+    uint32_t wanted, started, finished; /* helpers asked to run the current cycle, and how far they got */
+    int stop;
+    pthread_t helpers[GROUPS_MAX - 1];
+    uint32_t nhelpers;
+};
+
+/* One group's share of a cycle: its lanes' events below the watermark, into its part of the set. */
+static void run_group(tl_groups *gs, group *g)
+{
+    tracelog_event ev;
+    g->taken = 0;
+    tl_consumer_begin_batch(&g->consumer, gs->w);
+    while (tl_consumer_take_wait(&g->consumer, &ev) == TL_TAKE_EVENT) {
+        g->taken++;
+        tracelog_status st = tl_set_append(&g->part, &ev);
+        if (st != TRACELOG_OK && g->error == TRACELOG_OK)
+            g->error = st; /* the rest is still taken: the stream must not fill up behind a dead log */
+    }
+    g->later = g->consumer.batch_later;
+    tracelog_status st = tl_set_part_finish(&g->part);
+    if (st != TRACELOG_OK && g->error == TRACELOG_OK)
+        g->error = st;
+}
+
+/* A busy group not taken yet, preferably one whose producer last ran on this CPU (its lanes are in this CPU's cache). */
+static int pick(tl_groups *gs, int cpu)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t k = 0; k < gs->nbusy; k++) {
+            uint32_t free = 0;
+            if (!pass && gs->cpu_of[k] != (uint32_t)cpu + 1)
+                continue;
+            if (atomic_load_explicit(&gs->claimed[k], memory_order_relaxed) == 0 &&
+                atomic_compare_exchange_strong(&gs->claimed[k], &free, 1))
+                return (int)k;
+        }
+    return -1;
+}
+
+static void run_groups(tl_groups *gs)
+{
+    int cpu = sched_getcpu();
+    for (int k; (k = pick(gs, cpu)) >= 0;)
+        run_group(gs, &gs->g[gs->busy[k]]);
+}
+
+static void *helper_main(void *arg)
+{
+    tl_groups *gs = arg;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&gs->mu);
+    for (;;) {
+        while (!gs->stop && (gs->cycle == seen || gs->started >= gs->wanted))
+            pthread_cond_wait(&gs->go, &gs->mu);
+        if (gs->stop)
+            break;
+        seen = gs->cycle;
+        gs->started++;
+        pthread_mutex_unlock(&gs->mu);
+        run_groups(gs);
+        pthread_mutex_lock(&gs->mu);
+        if (++gs->finished == gs->started)
+            pthread_cond_signal(&gs->done);
+    }
+    pthread_mutex_unlock(&gs->mu);
+    return NULL;
+}
+
+/* The lead runs groups too; helpers that have not started by the time it is done are not waited for. */
+static void run_cycle(tl_groups *gs)
+{
+    for (uint32_t k = 0; k < gs->nbusy; k++)
+        atomic_store(&gs->claimed[k], 0);
+    uint32_t helpers = gs->nbusy - 1 < gs->nhelpers ? gs->nbusy - 1 : gs->nhelpers;
+    if (helpers) {
+        pthread_mutex_lock(&gs->mu);
+        gs->cycle++;
+        gs->wanted = helpers;
+        gs->started = gs->finished = 0;
+        pthread_cond_broadcast(&gs->go);
+        pthread_mutex_unlock(&gs->mu);
+    }
+    run_groups(gs);
+    if (helpers) {
+        pthread_mutex_lock(&gs->mu);
+        gs->wanted = gs->started;
+        while (gs->finished < gs->started)
+            pthread_cond_wait(&gs->done, &gs->mu);
+        pthread_mutex_unlock(&gs->mu);
+    }
+}
+
+static uint32_t cpus_allowed(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set))
+        return 1;
+    return (uint32_t)CPU_COUNT(&set);
+}
+
+static void stop_helpers(tl_groups *gs)
+{
+    pthread_mutex_lock(&gs->mu);
+    gs->stop = 1;
+    pthread_cond_broadcast(&gs->go);
+    pthread_mutex_unlock(&gs->mu);
+    for (uint32_t i = 0; i < gs->nhelpers; i++)
+        pthread_join(gs->helpers[i], NULL);
+    gs->nhelpers = 0;
+}
+
+void tl_groups_close(tl_groups *gs)
+{
+    if (!gs)
+        return;
+    stop_helpers(gs);
+    for (uint32_t i = 0; i < gs->n; i++) {
+        tl_consumer_free(&gs->g[i].consumer);
+        tl_set_part_free(&gs->g[i].part);
+    }
+    tl_set_free(&gs->set);
+    pthread_mutex_destroy(&gs->mu);
+    pthread_cond_destroy(&gs->go);
+    pthread_cond_destroy(&gs->done);
+    free(gs);
+}
+
+/* Group i of n takes user lanes i, i + n, i + 2n...; group 0 the system lane too. */
+static uint64_t lanes_of(uint32_t i, uint32_t n, uint32_t nlanes)
+{
+    uint64_t m = i == 0 ? 1ull << nlanes : 0;
+    for (uint32_t l = i; l < nlanes; l += n)
+        m |= 1ull << l;
+    return m;
+}
+
+tl_groups *tl_groups_open(tl_stream *s, tracelog_writer *w, int *err)
+{
+    *err = 0;
+    uint32_t n = cpus_allowed();
+    n = n < s->nlanes ? n : s->nlanes;
+    n = n < GROUPS_MAX ? n : GROUPS_MAX;
+    if (n < 2)
+        return NULL;
+    tl_groups *gs = calloc(1, sizeof *gs);
+    if (!gs || tl_set_init(&gs->set, w)) {
+        free(gs);
+        *err = ENOMEM;
+        return NULL;
+    }
+    pthread_mutex_init(&gs->mu, NULL);
+    pthread_cond_init(&gs->go, NULL);
+    pthread_cond_init(&gs->done, NULL);
+    for (; gs->n < n; gs->n++) {
+        group *g = &gs->g[gs->n];
+        if (tl_consumer_init(&g->consumer, s) || tl_set_part_init(&g->part, &gs->set)) {
+            tl_consumer_free(&g->consumer);
+            tl_set_part_free(&g->part);
+            *err = ENOMEM;
+            break;
+        }
+        tl_consumer_set_lanes(&g->consumer, lanes_of(gs->n, n, s->nlanes));
+    }
+    for (; !*err && gs->nhelpers < n - 1; gs->nhelpers++)
+        if (pthread_create(&gs->helpers[gs->nhelpers], NULL, helper_main, gs))
+            *err = EAGAIN;
+    if (*err) {
+        tl_groups_close(gs);
+        return NULL;
+    }
+    return gs;
+}
+
+void tl_groups_resync(tl_groups *gs)
+{
+    for (uint32_t i = 0; i < gs->n; i++)
+        tl_consumer_resync(&gs->g[i].consumer);
+}
+
+uint32_t tl_groups_backlog(const tl_groups *gs)
+{
+    uint32_t most = 0;
+    for (uint32_t i = 0; i < gs->n; i++) {
+        uint32_t b = tl_consumer_backlog(&gs->g[i].consumer);
+        most = b > most ? b : most;
+    }
+    return most;
+}
+
+uint64_t tl_groups_sets_cut(const tl_groups *gs) { return gs->set.ended_early; }
+
+/*
+ * The watermark is published before the lanes' fill is read, so that the
+ * fill bounds the cycle: a record reserved later is stamped after the
+ * watermark (stream.h) and waits for the next cycle.
+ */
+tracelog_status tl_groups_cycle(tl_groups *gs, uint64_t *taken, int *more, int *too_big)
+{
+    *taken = 0;
+    *more = *too_big = 0;
+    gs->w = tl_consumer_publish_watermark(&gs->g[0].consumer);
+    uint64_t pending = 0;
+    gs->nbusy = 0;
+    for (uint32_t i = 0; i < gs->n; i++) {
+        uint32_t cpu;
+        uint64_t p = tl_consumer_pending_bytes(&gs->g[i].consumer, &cpu);
+        pending += p;
+        if (p) {
+            gs->cpu_of[gs->nbusy] = cpu;
+            gs->busy[gs->nbusy++] = i;
+        }
+    }
+    if (pending > WINDOW_MAX) {
+        *too_big = 1;
+        return TRACELOG_OK;
+    }
+    if (!gs->nbusy)
+        return TRACELOG_OK;
+    tl_set_begin(&gs->set, gs->nbusy > 1);
+    run_cycle(gs);
+    tracelog_status st = tl_set_end(&gs->set);
+    for (uint32_t k = 0; k < gs->nbusy; k++) {
+        group *g = &gs->g[gs->busy[k]];
+        *taken += g->taken;
+        *more |= g->taken != 0 || g->later;
+        if (st == TRACELOG_OK)
+            st = g->error;
+        g->error = TRACELOG_OK;
+    }
+    return st;
+}

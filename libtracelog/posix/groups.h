@@ -1,0 +1,55 @@
+/*
+ * A FLUSH stream's flusher split over several threads (issue 11): each
+ * group of lanes has a consumer and a part of a merge set (writer/set.h,
+ * format-spec 6.10), and the flusher (the lead) drains in cycles: it
+ * publishes a watermark, the groups that hold records take theirs below it
+ * at once (the lead runs one, helper threads the others), then the lead
+ * ends the set. Each cycle is a time window, so readers deliver the log's
+ * events in timestamp order. One flusher merging every lane was the limit
+ * of a program recording from several threads: it spent about 30 ns per
+ * event on one CPU (bench/README.md, "a flusher per group of lanes").
+ *
+ * Only the lead calls these functions, holding the log's lock; nothing else
+ * may take from the stream during tl_groups_drain. The log's own consumer
+ * (which every other drain uses: posix_trace_flush, close, a crash) and the
+ * groups' consumers take turns: whichever takes after the other first
+ * adopts the lanes' tails (tl_consumer_resync, tl_groups_resync).
+ */
+#ifndef TRACELOG_POSIX_GROUPS_H
+#define TRACELOG_POSIX_GROUPS_H
+
+#include <stdint.h>
+
+#include "stream/stream.h"
+#include "tracelog/writer.h"
+
+typedef struct tl_groups tl_groups;
+
+/*
+ * The groups for stream s and writer w, or NULL with *err 0 when one
+ * flusher is as good: a stream of one lane, or a process allowed on one
+ * CPU. The helper threads inherit the caller's signal mask and CPU set.
+ * *err ENOMEM or EAGAIN (a thread could not be made).
+ */
+tl_groups *tl_groups_open(tl_stream *s, tracelog_writer *w, int *err);
+void tl_groups_close(tl_groups *g);
+
+/* The groups adopt the lanes' tails: the log's consumer took last. */
+void tl_groups_resync(tl_groups *g);
+
+/* How full the fullest user lane is, in 1/256ths (tl_consumer_backlog over every group). */
+uint32_t tl_groups_backlog(const tl_groups *g);
+
+/*
+ * One cycle; *taken: the events it took, *more: whether another cycle may
+ * find some (it took events, or saw newer ones). The writer's first error,
+ * if any (the events are taken anyway). *too_big: more records were waiting
+ * than one set may hold (TL_SET_MAX_DECODED): the cycle stopped before
+ * taking any, and the caller drains them with one consumer.
+ */
+tracelog_status tl_groups_cycle(tl_groups *g, uint64_t *taken, int *more, int *too_big);
+
+/* Sets ended before their cycle did, to stay within the set limits (see writer/set.h): 0 by design. */
+uint64_t tl_groups_sets_cut(const tl_groups *g);
+
+#endif
