@@ -161,6 +161,8 @@ typedef struct tracelog_reader_info {
                                    (format-spec 8.6): clean is closed with no problem; a closed log whose
                                    only problems are counted losses (TYPES_DROPPED, THREADS_DROPPED) lost
                                    names, not events */
+    uint64_t merged_chunks;     /* of the chunks, those joined to the next one in a merge set (format 1.1,
+                                   format-spec 6.10: their events are read merged by timestamp) */
 } tracelog_reader_info;
 
 TRACELOG_API void tracelog_reader_get_info(const tracelog_reader *r, tracelog_reader_info *info);

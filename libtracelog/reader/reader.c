@@ -100,6 +100,7 @@ struct tracelog_reader {
 
     chunk_ref *chunks;
     size_t nchunks, chunks_cap;
+    uint64_t merged_chunks; /* of them, with MERGE_NEXT */
 
     tracelog_problem *problems;
     uint8_t *conditions;   /* tl_condition of each problem kept in detail */
@@ -641,6 +642,7 @@ static tracelog_status add_chunk(tracelog_reader *r, const chunk_ref *c)
         return TRACELOG_E_NOMEM;
     r->chunks = p;
     r->chunks[r->nchunks++] = *c;
+    r->merged_chunks += (c->ch.flags & TL_CHUNK_MERGE_NEXT) != 0;
     r->stored_bytes += c->payload_len;
     r->raw_bytes += c->ch.raw_size + TL_CHUNK_HEADER_SIZE;
     return TRACELOG_OK;
@@ -1649,6 +1651,7 @@ static tracelog_status take_streamed(tracelog_reader *r, taken *t)
         r->stored_bytes += c.payload_len;
         r->raw_bytes += c.ch.raw_size + TL_CHUNK_HEADER_SIZE;
         r->nchunks++; /* counted only: a stream keeps no chunk list */
+        r->merged_chunks += (c.ch.flags & TL_CHUNK_MERGE_NEXT) != 0;
         tl_merge_slot *m = tl_merge_slot_at(&r->set, r->set.n);
         tracelog_status dst = TRACELOG_E_NOMEM;
         if (m) {
@@ -1900,6 +1903,7 @@ void tracelog_reader_get_info(const tracelog_reader *r, tracelog_reader_info *in
     info->file_size = r->src.size;
     info->blocks = r->blocks;
     info->chunks = r->nchunks;
+    info->merged_chunks = r->merged_chunks;
     info->stored_bytes = r->stored_bytes;
     info->raw_bytes = r->raw_bytes;
     info->problems = r->problem_total;

@@ -210,6 +210,9 @@ static void text_report(ptlog_out *o, const info_view *v)
         line(o, "threads:", "%zu kernel thread ids recorded", v->threads);
     line(o, "blocks:", "%llu", (unsigned long long)ri->blocks);
     line(o, "chunks:", "%llu", (unsigned long long)ri->chunks);
+    if (ri->merged_chunks)
+        line(o, "merge sets:", "%llu chunks joined to the next one (read merged by timestamp)",
+             (unsigned long long)ri->merged_chunks);
     line(o, "events:", "%llu", (unsigned long long)v->events);
     line(o, "stored bytes:", "%llu", (unsigned long long)ri->stored_bytes);
     line(o, "raw bytes:", "%llu", (unsigned long long)ri->raw_bytes);
