@@ -782,7 +782,9 @@ static void *flusher_main(void *arg)
 {
     tl_log *l = arg;
     block_signals();
-    if (!l->remote && l->attr.__log_policy == POSIX_TRACE_APPEND) { /* its helpers get the mask set above */
+    /* Not UNTIL_FULL: the chunk that fills it must end a prefix in time, which a set cut short would not.
+       The helpers get the signal mask set above. */
+    if (!l->remote && l->attr.__log_policy != POSIX_TRACE_UNTIL_FULL) {
         int e;
         l->groups = tl_groups_open(l->stream, l->writer, &e); /* NULL: one flusher (a failure only costs speed) */
     }

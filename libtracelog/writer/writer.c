@@ -359,6 +359,21 @@ static void mark_full(tracelog_writer *w, uint64_t lost)
     w->status_dirty = 1;
 }
 
+/* Writes a finished chunk payload of count events as the next CHUNK block (its definitions are out). */
+static tracelog_status put_chunk(tracelog_writer *w, const uint8_t *payload, size_t len, uint32_t count)
+{
+    tracelog_status st = write_block(w, TL_BLOCK_CHUNK, payload, len, NULL);
+    if (st != TRACELOG_OK)
+        return st;
+    if (is_ring(w))
+        w->seg_events[w->segment] += count;
+    if (!w->opt.preserve_attributes) /* a copy's counters are the caller's */
+        w->status.events_written += count;
+    w->chunk_bytes += tl_block_span((uint32_t)len);
+    w->status_dirty = 1;
+    return TRACELOG_OK;
+}
+
 /* Writes the events buffered in w->chunk as one chunk block. */
 static tracelog_status emit_chunk(tracelog_writer *w)
 {
@@ -377,17 +392,10 @@ static tracelog_status emit_chunk(tracelog_writer *w)
         tl_chunk_builder_reset(c);
         return TRACELOG_E_LOG_FULL;
     }
-    st = write_block(w, TL_BLOCK_CHUNK, w->payload.data, w->payload.len, NULL);
-    if (st != TRACELOG_OK)
-        return st;
-    if (is_ring(w))
-        w->seg_events[w->segment] += c->count;
-    if (!w->opt.preserve_attributes) /* a copy's counters are the caller's */
-        w->status.events_written += c->count;
-    w->chunk_bytes += span;
-    w->status_dirty = 1;
-    tl_chunk_builder_reset(c);
-    return TRACELOG_OK;
+    st = put_chunk(w, w->payload.data, w->payload.len, c->count);
+    if (st == TRACELOG_OK)
+        tl_chunk_builder_reset(c);
+    return st;
 }
 
 /*
@@ -712,15 +720,7 @@ void tl_writer_chunk_params(const tracelog_writer *w, uint32_t *limit, int *leve
 tracelog_status tl_writer_put_chunk(tracelog_writer *w, const uint8_t *payload, size_t len, uint32_t count)
 {
     tracelog_status st = write_pending(w);
-    if (st == TRACELOG_OK)
-        st = write_block(w, TL_BLOCK_CHUNK, payload, len, NULL);
-    if (st != TRACELOG_OK)
-        return st;
-    if (!w->opt.preserve_attributes)
-        w->status.events_written += count;
-    w->chunk_bytes += tl_block_span((uint32_t)len);
-    w->status_dirty = 1;
-    return TRACELOG_OK;
+    return st == TRACELOG_OK ? put_chunk(w, payload, len, count) : st;
 }
 
 tracelog_status tl_writer_end_chunk(tracelog_writer *w)
