@@ -229,8 +229,6 @@ uint32_t tl_groups_backlog(const tl_groups *gs)
     return most;
 }
 
-uint64_t tl_groups_sets_cut(const tl_groups *gs) { return gs->set.ended_early; }
-
 /*
  * The watermark is published before the lanes' fill is read, so that the
  * fill bounds the cycle: a record reserved later is stamped after the

@@ -49,7 +49,4 @@ uint32_t tl_groups_backlog(const tl_groups *g);
  */
 tracelog_status tl_groups_cycle(tl_groups *g, uint64_t *taken, int *more, int *too_big);
 
-/* Sets ended before their cycle did, to stay within the set limits (see writer/set.h): 0 by design. */
-uint64_t tl_groups_sets_cut(const tl_groups *g);
-
 #endif
