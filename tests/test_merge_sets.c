@@ -48,7 +48,7 @@ static int by_ts_then_chunk(const void *a, const void *b)
 static tracelog_event event_of(const planned *p)
 {
     return (tracelog_event){.timestamp_ns = p->ts, .event_id = 1, .pid = 42, .tid = 1000 + p->chunk,
-                            .address = 0x401000 + p->i, .payload_len = 0};
+                            .address = 0x401000 + p->i, .payload_len = 0, .kernel_tid = 5000 + p->chunk};
 }
 
 /*
@@ -248,6 +248,9 @@ static void check_all_ways(const built *b, const tracelog_reader_options *opt, s
         CHECK_STATUS(outs[k]->next_status, TRACELOG_END);
         CHECK_EQ(outs[k]->nproblems, problems);
         CHECK_EVENTS_EQ(outs[k]->events.ev, outs[k]->events.n, b->want.ev, b->want.n);
+        for (size_t e = 0; e < outs[k]->events.n; e++) /* each chunk's thread: the kernel tids of merged threads */
+            if (!CHECK_EQ(outs[k]->events.ev[e].kernel_tid, 5000 + (outs[k]->events.ev[e].tid - 1000)))
+                break;
     }
     tl_test_context(NULL);
     tl_test_readout_free(&file);

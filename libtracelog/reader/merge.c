@@ -89,13 +89,14 @@ void tl_merge_start(tl_merge_set *s)
         for (; j > 0 && tl_merge_key_before(k, w[j - 1]); j--)
             w[j] = w[j - 1];
         w[j] = k;
+        s->slot[i].tid_cache.ktid = 0;
     }
     s->nwaiting = s->n;
     s->first_waiting = 0;
     s->nheap = 0;
 }
 
-static void sift_down(tl_merge_set *s, size_t i)
+void tl_merge_sift_down(tl_merge_set *s, size_t i)
 {
     tl_merge_key *h = s->heap, k = h[i];
     size_t n = s->nheap;
@@ -129,14 +130,6 @@ tl_merge_key tl_merge_pop(tl_merge_set *s)
     tl_merge_key top = s->heap[0];
     s->heap[0] = s->heap[--s->nheap];
     if (s->nheap)
-        sift_down(s, 0);
-    return top;
-}
-
-tl_merge_key tl_merge_replace(tl_merge_set *s, tl_merge_key k)
-{
-    tl_merge_key top = s->heap[0];
-    s->heap[0] = k;
-    sift_down(s, 0);
+        tl_merge_sift_down(s, 0);
     return top;
 }

@@ -13,6 +13,7 @@
 
 #include "common/buf.h"
 #include "format/chunk.h"
+#include "format/threads.h"
 
 #define TL_MERGE_SET_MAX 1024 /* chunks in a set (6.10) */
 
@@ -24,6 +25,7 @@ typedef struct tl_merge_slot {
     uint64_t seq;         /* its block's seq (thread definitions, seekable) */
     size_t index;         /* its place in the chunk list (seekable) */
     size_t defs_before;   /* thread definitions read before it (pipe) */
+    tl_thread_def tid_cache; /* merging: the kernel tid of its last event's thread (ktid 0: none) */
 } tl_merge_slot;
 
 /* A place in the merge order: a timestamp and a member (its place in delivery order). */
@@ -83,8 +85,17 @@ void tl_merge_push(tl_merge_set *s, uint32_t m);
 /* Removes the least key from the heap (not empty) and returns it. */
 tl_merge_key tl_merge_pop(tl_merge_set *s);
 
+void tl_merge_sift_down(tl_merge_set *s, size_t i);
+
 /* Puts k in the heap (not empty) in place of its least key, which it returns. */
-tl_merge_key tl_merge_replace(tl_merge_set *s, tl_merge_key k);
+static inline tl_merge_key tl_merge_replace(tl_merge_set *s, tl_merge_key k)
+{
+    tl_merge_key top = s->heap[0];
+    s->heap[0] = k;
+    if (s->nheap > 1) /* one key: two chunks delivering in turn, the common case */
+        tl_merge_sift_down(s, 0);
+    return top;
+}
 
 /* s->bound: the least of the heap's least key and the first waiting member's. */
 static inline void tl_merge_set_bound(tl_merge_set *s)
