@@ -3,7 +3,10 @@
  * cannot reach: many chunks per set (the reader's heap against a stable
  * sort), rewind and time seek inside sets, a pipe fed a few bytes at a
  * time, and the two limits of a set (decoded bytes, 1024 chunks) with the
- * problems they report, once each.
+ * problems they report, once each. Chunks that start in another order than
+ * the file's, late starters tying with the chunk being delivered, chunks
+ * whose events are not in order, and random sets: against the rule of 6.10
+ * applied literally (merge_by_rule).
  *
  * The logs are written by tracelog's writer, one flush per chunk, then the
  * MERGE_NEXT bit of chunk headers is set and their blocks sealed again.
@@ -45,18 +48,70 @@ static int by_ts_then_chunk(const void *a, const void *b)
 static tracelog_event event_of(const planned *p)
 {
     return (tracelog_event){.timestamp_ns = p->ts, .event_id = 1, .pid = 42, .tid = 1000 + p->chunk,
-                            .address = 0x401000 + p->i, .payload_len = 0};
+                            .address = 0x401000 + p->i, .payload_len = 0, .kernel_tid = 5000 + p->chunk};
+}
+
+/*
+ * The rule of 6.10, literally: each time, the next event of the chunk whose
+ * next event has the least timestamp, the first such chunk on ties. p holds
+ * one set's events chunk after chunk, each chunk's in its order; they are
+ * put in the merged order.
+ */
+static void merge_by_rule(planned *p, size_t n)
+{
+    planned *out = malloc(sizeof *out * (n ? n : 1));
+    size_t *pos = malloc(sizeof *pos * (n ? n : 1)); /* next event of each chunk (by first index) */
+    for (size_t k = 0; k < n; k++)
+        pos[k] = k;
+    for (size_t o = 0; o < n; o++) {
+        size_t best = n;
+        for (size_t k = 0; k < n; k++) {
+            if (k > 0 && p[k].chunk == p[k - 1].chunk)
+                continue; /* k is not the first event of its chunk */
+            size_t at = pos[k];
+            if (at >= n || p[at].chunk != p[k].chunk)
+                continue; /* the chunk is done */
+            if (best == n || p[at].ts < p[best].ts)
+                best = at;
+        }
+        size_t first = best; /* the chunk's first event: where its position is kept */
+        while (first > 0 && p[first - 1].chunk == p[best].chunk)
+            first--;
+        out[o] = p[best];
+        pos[first]++;
+    }
+    memcpy(p, out, sizeof *out * n);
+    free(out);
+    free(pos);
+}
+
+/* When each chunk's events are in order, the rule is a stable sort on (timestamp, chunk): a check of merge_by_rule. */
+static void check_rule_is_sort(const planned *p, size_t n)
+{
+    for (size_t k = 1; k < n; k++)
+        if (p[k].chunk == p[k - 1].chunk && p[k].ts < p[k - 1].ts)
+            return;
+    planned *a = malloc(sizeof *a * (n ? n : 1)), *b = malloc(sizeof *b * (n ? n : 1));
+    memcpy(a, p, sizeof *a * n);
+    memcpy(b, p, sizeof *b * n);
+    qsort(a, n, sizeof *a, by_ts_then_chunk);
+    merge_by_rule(b, n);
+    for (size_t k = 0; k < n; k++)
+        if (!CHECK(a[k].chunk == b[k].chunk && a[k].i == b[k].i))
+            break;
+    free(a);
+    free(b);
 }
 
 /*
  * Writes `nchunks` chunks of `per` events each, chunk j's event i at
- * ts(j, i) (nondecreasing in i), one flush per chunk, and marks chunk j
- * with MERGE_NEXT when flagged(j). want: the events merged per set, which
- * for each set is a stable sort on (timestamp, chunk): what the rule gives
- * when each chunk's events are in order.
+ * ts(j, i), one flush per chunk, and marks chunk j with MERGE_NEXT when
+ * flagged(j). want: the events merged per set by the rule of 6.10, without
+ * those lost(j, i) says a reader drops (damage made by the caller; NULL:
+ * none).
  */
-static void build(built *b, uint32_t nchunks, uint32_t per, uint64_t (*ts)(uint32_t, uint32_t),
-                  int (*flagged)(uint32_t), int level)
+static void build_lossy(built *b, uint32_t nchunks, uint32_t per, uint64_t (*ts)(uint32_t, uint32_t),
+                        int (*flagged)(uint32_t), int level, int (*lost)(uint32_t, uint32_t))
 {
     memset(b, 0, sizeof *b);
     int fd = tl_test_tmpfd();
@@ -74,15 +129,18 @@ static void build(built *b, uint32_t nchunks, uint32_t per, uint64_t (*ts)(uint3
     size_t n = 0, set_from = 0;
     for (uint32_t j = 0; j < nchunks; j++) {
         for (uint32_t i = 0; i < per; i++) {
-            plan[n] = (planned){ts(j, i), j, i};
-            tracelog_event ev = event_of(&plan[n++]);
+            planned p = {ts(j, i), j, i};
+            tracelog_event ev = event_of(&p);
             if (tracelog_writer_append(w, &ev) != TRACELOG_OK)
                 TL_DIE("append");
+            if (!lost || !lost(j, i))
+                plan[n++] = p;
         }
         if (tracelog_writer_flush(w) != TRACELOG_OK)
             TL_DIE("flush");
         if (!flagged(j) || j == nchunks - 1) { /* the set ends: its events in merged order */
-            qsort(plan + set_from, n - set_from, sizeof *plan, by_ts_then_chunk);
+            check_rule_is_sort(plan + set_from, n - set_from);
+            merge_by_rule(plan + set_from, n - set_from);
             for (size_t k = set_from; k < n; k++) {
                 tracelog_event ev = event_of(&plan[k]);
                 tl_test_events_push(&b->want, &ev);
@@ -110,6 +168,12 @@ static void build(built *b, uint32_t nchunks, uint32_t per, uint64_t (*ts)(uint3
     }
     if (j != nchunks)
         TL_DIE("%u chunks written, %u planned", j, nchunks);
+}
+
+static void build(built *b, uint32_t nchunks, uint32_t per, uint64_t (*ts)(uint32_t, uint32_t),
+                  int (*flagged)(uint32_t), int level)
+{
+    build_lossy(b, nchunks, per, ts, flagged, level, NULL);
 }
 
 static void built_free(built *b)
@@ -184,6 +248,9 @@ static void check_all_ways(const built *b, const tracelog_reader_options *opt, s
         CHECK_STATUS(outs[k]->next_status, TRACELOG_END);
         CHECK_EQ(outs[k]->nproblems, problems);
         CHECK_EVENTS_EQ(outs[k]->events.ev, outs[k]->events.n, b->want.ev, b->want.n);
+        for (size_t e = 0; e < outs[k]->events.n; e++) /* each chunk's thread: the kernel tids of merged threads */
+            if (!CHECK_EQ(outs[k]->events.ev[e].kernel_tid, 5000 + (outs[k]->events.ev[e].tid - 1000)))
+                break;
     }
     tl_test_context(NULL);
     tl_test_readout_free(&file);
@@ -357,6 +424,156 @@ static void test_byte_limit(void)
     built_free(&b);
 }
 
+/*
+ * The writer's sets (a flusher per group of lanes): two groups whose chunks
+ * follow each other in time, interleaved with the other group's, in the file
+ * by completion (a1 a2 b1 a3 b2 b3 a4 b4 a5 b5), events of A and B tying
+ * every fifth time. Then a set of five chunks in the file in reverse time
+ * order, and one where they alternate between early and late.
+ */
+static const uint32_t group_of[10] = {0, 0, 1, 0, 1, 1, 0, 1, 0, 1}; /* a1 a2 b1 a3 b2 b3 a4 b4 a5 b5 */
+static const uint32_t part_of[10] = {0, 1, 0, 2, 1, 2, 3, 3, 4, 4};
+static uint64_t groups(uint32_t j, uint32_t i)
+{
+    if (j < 10) {
+        uint64_t base = T + (uint64_t)part_of[j] * 1000 + i * 20;
+        return base + (group_of[j] && i % 5 ? 10 : 0);
+    }
+    if (j < 15) /* reverse */
+        return T + 100000 + (uint64_t)(14 - j) * 1000 + i * 20;
+    return T + 200000 + (uint64_t)((j - 15) % 2 ? 4 - (j - 15) / 2 : (j - 15) / 2) * 1000 + i * 20; /* 0 4 1 3 2 */
+}
+static int sets_10_5_5(uint32_t j) { return j != 9 && j != 14 && j != 19; }
+
+static void test_start_order_differs(void)
+{
+    for (int level = 0; level <= 1; level++) {
+        built b;
+        build(&b, 20, 50, groups, sets_10_5_5, level);
+        for (size_t k = 1; k < b.want.n; k++) /* each chunk's events in order: the merge is in time order */
+            if (!CHECK(b.want.ev[k - 1].timestamp_ns <= b.want.ev[k].timestamp_ns))
+                break;
+        check_all_ways(&b, NULL, 0);
+        built_free(&b);
+    }
+}
+
+/*
+ * Chunks that start late, at a timestamp equal to the next event of the
+ * chunk being delivered: one earlier in delivery order goes first (set 1),
+ * one later goes after (set 2); chunks whose first event is not their
+ * min_ts (set 3); a late starter whose first event is bad: it delivers
+ * nothing and the set goes on (set 4, chunk 11), reported once.
+ */
+static const uint64_t late_ts[12][4] = {
+    {200, 200, 210, 220}, {100, 110, 200, 200},                        /* set 1 */
+    {300, 310, 320, 330}, {310, 310, 400, 400},                        /* set 2 */
+    {550, 500, 520, 600}, {510, 550, 560, 580}, {505, 505, 700, 500},  /* set 3 */
+    {800, 810, 820, 830}, {830, 830, 840, 850}, {790, 800, 900, 900},  /* set 4 */
+    {820, 860, 870, 880}, {805, 806, 807, 808},
+};
+static uint64_t late(uint32_t j, uint32_t i) { return T + late_ts[j][i]; }
+static int sets_of_late(uint32_t j) { return j != 1 && j != 3 && j != 6 && j != 11; }
+static int first_of_11_bad(uint32_t j, uint32_t i)
+{
+    (void)i;
+    return j == 11;
+}
+
+static void test_late_starts(void)
+{
+    built b;
+    build(&b, 7, 4, late, sets_of_late, 0); /* sets 1 to 3 */
+    static const uint32_t chunk_want[] = {1, 1, 0, 0, 1, 1, 0, 0, /* set 1 */
+                                          2, 2, 3, 3, 2, 2, 3, 3, /* set 2 */
+                                          6, 6, 5, 4, 4, 4, 5, 5, 5, 4, 6, 6}; /* set 3 */
+    static const uint64_t ts_want[] = {100, 110, 200, 200, 200, 200, 210, 220, 300, 310, 310, 310, 320, 330, 400, 400,
+                                       505, 505, 510, 550, 500, 520, 550, 560, 580, 600, 700, 500};
+    CHECK_EQ(b.want.n, 28); /* merge_by_rule against the rule worked out by hand */
+    for (size_t k = 0; k < b.want.n && k < 28; k++) {
+        tl_test_context("event %zu", k);
+        CHECK_EQ(b.want.ev[k].timestamp_ns, T + ts_want[k]);
+        CHECK_EQ(b.want.ev[k].tid, 1000 + chunk_want[k]);
+    }
+    tl_test_context(NULL);
+    check_all_ways(&b, NULL, 0);
+    built_free(&b);
+
+    build_lossy(&b, 12, 4, late, sets_of_late, 0, first_of_11_bad);
+    uint8_t *p = b.bytes + chunk_offset(&b, 11) + TL_BLOCK_HEADER_SIZE;
+    uint32_t keys_len = (uint32_t)p[32 + 4] | (uint32_t)p[32 + 5] << 8;
+    p[32 + 16 + keys_len] = 9; /* its first event's key index out of range */
+    tracelog_reader_options opt;
+    tracelog_reader_options_init(&opt);
+    opt.ignore_checksums = 1;
+    check_all_ways(&b, &opt, 1);
+    tl_test_readout out;
+    tl_test_read_bytes(b.bytes, b.len, &opt, &out);
+    if (CHECK_EQ(out.nproblems, 1))
+        CHECK_EQ(out.problems[0].offset, chunk_offset(&b, 11));
+    tl_test_readout_free(&out);
+    int fd = tl_test_tmpfd(); /* rewind: the same events, the problem not reported again */
+    tl_test_fd_set(fd, b.bytes, b.len);
+    tracelog_reader *r;
+    tracelog_error err;
+    if (CHECK_STATUS(tracelog_reader_open(fd, &opt, &r, &err), TRACELOG_OK)) {
+        for (int pass = 0; pass < 2; pass++) {
+            tl_test_events got = {0};
+            tracelog_event ev;
+            while (tracelog_reader_next(r, &ev) == TRACELOG_OK)
+                tl_test_events_push(&got, &ev);
+            CHECK_EVENTS_EQ(got.ev, got.n, b.want.ev, b.want.n);
+            CHECK_EQ(tracelog_reader_problem_count(r), 1);
+            tl_test_events_free(&got);
+            CHECK_STATUS(tracelog_reader_rewind(r), TRACELOG_OK);
+        }
+        tracelog_reader_close(r);
+    }
+    close(fd);
+    built_free(&b);
+}
+
+/* Random sets against the rule: chunks in order or not, many ties, sets of 1 to 30 chunks. */
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+    rnd_state ^= rnd_state << 13;
+    rnd_state ^= rnd_state >> 7;
+    rnd_state ^= rnd_state << 17;
+    return rnd_state;
+}
+static uint64_t rnd_ts[60][8];
+static int rnd_flag[60];
+static uint64_t from_rnd(uint32_t j, uint32_t i) { return rnd_ts[j][i]; }
+static int rnd_flagged(uint32_t j) { return rnd_flag[j]; }
+
+static void test_random_sets(void)
+{
+    for (int round = 0; round < 60; round++) {
+        uint32_t nchunks = 1 + (uint32_t)(rnd() % 60), per = 1 + (uint32_t)(rnd() % 8);
+        int mode = round % 3, join = (int)(rnd() % 10);
+        uint64_t span = 1 + rnd() % 200; /* small: ties */
+        for (uint32_t j = 0; j < nchunks; j++) {
+            uint64_t start = T + rnd() % (span * 4);
+            for (uint32_t i = 0; i < per; i++) {
+                if (mode == 0) /* each chunk in order */
+                    rnd_ts[j][i] = (i ? rnd_ts[j][i - 1] : start) + rnd() % (span / 8 + 1);
+                else if (mode == 1) /* anything */
+                    rnd_ts[j][i] = T + rnd() % span;
+                else /* in order but for one event now and then */
+                    rnd_ts[j][i] = rnd() % 4 ? (i ? rnd_ts[j][i - 1] : start) + rnd() % 3 : start + rnd() % span;
+            }
+            rnd_flag[j] = (int)(rnd() % 10) < join;
+        }
+        tl_test_context("round %d: %u chunks of %u, mode %d", round, nchunks, per, mode);
+        built b;
+        build(&b, nchunks, per, from_rnd, rnd_flagged, round % 2);
+        check_all_ways(&b, NULL, 0);
+        built_free(&b);
+    }
+    tl_test_context(NULL);
+}
+
 int main(void)
 {
     TL_TEST_RUN(test_many_chunks_one_set);
@@ -364,5 +581,8 @@ int main(void)
     TL_TEST_RUN(test_seek_into_sets);
     TL_TEST_RUN(test_chunk_count_limit);
     TL_TEST_RUN(test_byte_limit);
+    TL_TEST_RUN(test_start_order_differs);
+    TL_TEST_RUN(test_late_starts);
+    TL_TEST_RUN(test_random_sets);
     return tl_test_finish();
 }

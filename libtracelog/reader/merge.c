@@ -1,11 +1,15 @@
 /*
  * Merge sets (format-spec/ptl-format.md 6.10): slots and the merge order.
  *
- * The order is a binary min-heap of member indexes on (next timestamp,
- * index): the index is the member's place in delivery order, so equal
- * timestamps go to the earlier chunk, and each chunk's events keep their
- * order since only its next event is in the heap. That is exactly the
- * spec's rule, whatever the timestamps. A set of one chunk never uses it.
+ * The order is a binary min-heap of keys (next timestamp, member): the
+ * member is its place in delivery order, so equal timestamps go to the
+ * earlier chunk, and each chunk's events keep their order since only its
+ * next event is in the heap. That is exactly the spec's rule, whatever the
+ * timestamps. Members that have not started wait in a list sorted on
+ * (min_ts, member), a lower bound of the key of each one's first event
+ * (every event of a chunk is within [min_ts, max_ts], 6.7), so one joins
+ * the heap only once its key may be the least (reader.c, merge_next). A set
+ * of one chunk never uses any of it.
  */
 #include "reader/merge.h"
 
@@ -23,10 +27,14 @@ tl_merge_slot *tl_merge_slot_at(tl_merge_set *s, size_t i)
         cap = TL_MERGE_SET_MAX + 1; /* the members and the chunk that starts the next set */
     if (i >= cap)
         return NULL;
-    uint32_t *heap = realloc(s->heap, cap * sizeof *heap);
+    tl_merge_key *heap = realloc(s->heap, cap * sizeof *heap);
     if (!heap)
         return NULL;
     s->heap = heap;
+    tl_merge_key *waiting = realloc(s->waiting, cap * sizeof *waiting);
+    if (!waiting)
+        return NULL;
+    s->waiting = waiting;
     tl_merge_slot *slot = realloc(s->slot, cap * sizeof *slot);
     if (!slot)
         return NULL;
@@ -58,6 +66,7 @@ void tl_merge_clear(tl_merge_set *s, uint64_t keep)
     s->n = 0;
     s->decoded = 0;
     s->nheap = 0;
+    s->nwaiting = s->first_waiting = 0;
 }
 
 void tl_merge_free(tl_merge_set *s)
@@ -66,50 +75,61 @@ void tl_merge_free(tl_merge_set *s)
         slot_free(&s->slot[i]);
     free(s->slot);
     free(s->heap);
+    free(s->waiting);
     memset(s, 0, sizeof *s);
 }
 
-static int before(const tl_merge_set *s, uint32_t a, uint32_t b)
+void tl_merge_start(tl_merge_set *s)
 {
-    uint64_t x = s->slot[a].next.timestamp_ns, y = s->slot[b].next.timestamp_ns;
-    return x < y || (x == y && a < b);
+    /* Insertion sort: sets are small, and a writer's chunks mostly come in time order already. */
+    tl_merge_key *w = s->waiting;
+    for (uint32_t i = 0; i < s->n; i++) {
+        tl_merge_key k = {s->slot[i].cur.h.min_ts, i};
+        size_t j = i;
+        for (; j > 0 && tl_merge_key_before(k, w[j - 1]); j--)
+            w[j] = w[j - 1];
+        w[j] = k;
+        s->slot[i].tid_cache.ktid = 0;
+    }
+    s->nwaiting = s->n;
+    s->first_waiting = 0;
+    s->nheap = 0;
 }
 
-static void sift_down(tl_merge_set *s, size_t i)
+void tl_merge_sift_down(tl_merge_set *s, size_t i)
 {
-    uint32_t *h = s->heap;
+    tl_merge_key *h = s->heap, k = h[i];
+    size_t n = s->nheap;
     for (;;) {
-        size_t least = i, l = 2 * i + 1, r = l + 1;
-        if (l < s->nheap && before(s, h[l], h[least]))
-            least = l;
-        if (r < s->nheap && before(s, h[r], h[least]))
-            least = r;
-        if (least == i)
-            return;
-        uint32_t t = h[i];
+        size_t l = 2 * i + 1, least = l;
+        if (l >= n)
+            break;
+        if (l + 1 < n && tl_merge_key_before(h[l + 1], h[l]))
+            least = l + 1;
+        if (!tl_merge_key_before(h[least], k))
+            break;
         h[i] = h[least];
-        h[least] = t;
         i = least;
     }
+    h[i] = k;
 }
 
 void tl_merge_push(tl_merge_set *s, uint32_t m)
 {
-    uint32_t *h = s->heap;
+    tl_merge_key *h = s->heap, k = {s->slot[m].next.timestamp_ns, m};
     size_t i = s->nheap++;
-    h[i] = m;
-    while (i > 0 && before(s, h[i], h[(i - 1) / 2])) {
-        uint32_t t = h[i];
+    while (i > 0 && tl_merge_key_before(k, h[(i - 1) / 2])) {
         h[i] = h[(i - 1) / 2];
-        h[(i - 1) / 2] = t;
         i = (i - 1) / 2;
     }
+    h[i] = k;
 }
 
-void tl_merge_top_moved(tl_merge_set *s) { sift_down(s, 0); }
-
-void tl_merge_pop(tl_merge_set *s)
+tl_merge_key tl_merge_pop(tl_merge_set *s)
 {
+    tl_merge_key top = s->heap[0];
     s->heap[0] = s->heap[--s->nheap];
-    sift_down(s, 0);
+    if (s->nheap)
+        tl_merge_sift_down(s, 0);
+    return top;
 }

@@ -126,7 +126,7 @@ struct tracelog_reader {
     tl_merge_set set;      /* the set being loaded or delivered */
     size_t live;           /* members being delivered (0: none, the set is being loaded) */
     int complete;          /* every member is loaded: threads and merge to start */
-    int advance;           /* merging: the heap's top was delivered, its next event is due */
+    int advance;           /* merging: the event delivered last was set.cur's, its next one is due */
     int carry;             /* slot set.n holds the decoded chunk that starts the next set */
     uint64_t set_last_seq; /* seq of the set's last chunk so far (seekable: thread definitions) */
     size_t set_last_defs;  /* pipe: definitions read before the set's last chunk so far */
@@ -374,18 +374,20 @@ static tracelog_status apply_defs(tracelog_reader *r, size_t upto)
     return TRACELOG_OK;
 }
 
-static uint32_t kernel_tid_of(tracelog_reader *r, const tracelog_event *ev)
+static inline uint32_t kernel_tid_cached(tracelog_reader *r, tl_thread_def *cache, const tracelog_event *ev)
 {
     if (r->threads.n == 0)
         return 0;
-    if (!r->cache.ktid || r->cache.pid != ev->pid || r->cache.tid != ev->tid) {
+    if (!cache->ktid || cache->pid != ev->pid || cache->tid != ev->tid) {
         uint32_t k = tl_thread_map_get(&r->threads, ev->pid, ev->tid);
         if (!k)
             return 0;
-        r->cache = (tl_thread_def){ev->tid, ev->pid, k};
+        *cache = (tl_thread_def){ev->tid, ev->pid, k};
     }
-    return r->cache.ktid;
+    return cache->ktid;
 }
+
+static uint32_t kernel_tid_of(tracelog_reader *r, const tracelog_event *ev) { return kernel_tid_cached(r, &r->cache, ev); }
 
 /* ---- blocks -------------------------------------------------------------- */
 
@@ -1687,9 +1689,7 @@ static tracelog_status start_set(tracelog_reader *r)
     r->advance = 0;
     r->live = s->n;
     if (s->n > 1) /* a set of one is read straight from its cursor */
-        for (uint32_t i = 0; i < s->n; i++)
-            if (slot_next(r, &s->slot[i], &s->slot[i].next) == TRACELOG_OK)
-                tl_merge_push(s, i);
+        tl_merge_start(s);
     return TRACELOG_OK;
 }
 
@@ -1745,21 +1745,52 @@ static void set_reset(tracelog_reader *r)
     r->has_peeked = 0;
 }
 
-/* Next event of a set of several chunks: the least (timestamp, member) of their next events. */
-static tracelog_status merge_next(tracelog_reader *r, tracelog_event *ev)
+/*
+ * Next event of a set of several chunks: the least (timestamp, member) of
+ * their next events. The member delivering goes on while its next event
+ * comes before s->bound, the least key of the others (one comparison: runs
+ * of one chunk's events are common); otherwise it goes back into the heap,
+ * and members start (their first event read) once their (min_ts, member)
+ * comes before the heap's least key. Not inlined: in tracelog_reader_next
+ * it made the loop of sets of one chunk 7% slower (ptlog verify, 20 M
+ * events).
+ */
+__attribute__((noinline)) static tracelog_status merge_next(tracelog_reader *r, tracelog_event *ev)
 {
     tl_merge_set *s = &r->set;
-    if (r->advance) { /* the event delivered last was the top's: its next one */
+    if (r->advance) { /* the event delivered last was cur's: its next one, into ev */
+        uint32_t c = s->cur;
+        tl_merge_slot *m = &s->slot[c];
+        if (slot_next(r, m, ev) == TRACELOG_OK) {
+            uint64_t ts = ev->timestamp_ns;
+            if (ts < s->bound.ts || (ts == s->bound.ts && c < s->bound.m))
+                return TRACELOG_OK;
+            m->next = *ev;
+            tl_merge_key k = {ts, c};
+            if (s->nheap > 0 && (s->first_waiting == s->nwaiting ||
+                                 tl_merge_key_before(s->heap[0], tl_merge_waiting(s)))) {
+                /* the heap's least goes first: it trades places with cur, one sift */
+                s->cur = tl_merge_replace(s, k).m;
+                tl_merge_set_bound(s);
+                *ev = s->slot[s->cur].next;
+                return TRACELOG_OK;
+            }
+            tl_merge_push(s, c);
+        }
         r->advance = 0;
-        tl_merge_slot *m = &s->slot[tl_merge_top(s)];
-        if (slot_next(r, m, &m->next) == TRACELOG_OK)
-            tl_merge_top_moved(s);
-        else
-            tl_merge_pop(s);
+    }
+    while (s->first_waiting < s->nwaiting &&
+           (s->nheap == 0 || tl_merge_key_before(tl_merge_waiting(s), s->heap[0]))) {
+        uint32_t w = tl_merge_waiting(s).m;
+        s->first_waiting++;
+        if (slot_next(r, &s->slot[w], &s->slot[w].next) == TRACELOG_OK)
+            tl_merge_push(s, w);
     }
     if (s->nheap == 0)
         return TRACELOG_END;
-    *ev = s->slot[tl_merge_top(s)].next;
+    s->cur = tl_merge_pop(s).m;
+    tl_merge_set_bound(s);
+    *ev = s->slot[s->cur].next;
     r->advance = 1;
     return TRACELOG_OK;
 }
@@ -1788,8 +1819,8 @@ tracelog_status tracelog_reader_next(tracelog_reader *r, tracelog_event *ev)
             }
             set_done(r);
         } else if (r->live > 1) {
-            if (merge_next(r, ev) == TRACELOG_OK) {
-                ev->kernel_tid = kernel_tid_of(r, ev);
+            if (merge_next(r, ev) == TRACELOG_OK) { /* a cache per member: the threads of merged chunks alternate */
+                ev->kernel_tid = kernel_tid_cached(r, &r->set.slot[r->set.cur].tid_cache, ev);
                 return TRACELOG_OK;
             }
             set_done(r);
