@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -192,36 +193,50 @@ static void ending_main(int up, int down, int killed)
     _exit(5);
 }
 
-/*
- * The log as it is on disk (through another open file description): clean
- * (it ends with a trailer), BURST events of a, and the end last.
- */
-static void check_complete_on_disk(int fd, trace_event_id_t a)
+/* The log as it is on disk (through another open file description). */
+typedef struct on_disk {
+    int read;      /* it could be opened */
+    int clean;     /* it ends with a trailer, nothing wrong found */
+    size_t n;      /* events of a */
+    uint32_t last; /* the last event's id */
+} on_disk;
+
+static on_disk read_on_disk(int fd, trace_event_id_t a)
 {
+    on_disk d = {0};
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     int rfd = open(path, O_RDONLY | O_CLOEXEC);
     tracelog_reader *r;
     tracelog_error err;
-    if (!CHECK(rfd >= 0) || !CHECK(tracelog_reader_open(rfd, NULL, &r, &err) == TRACELOG_OK)) {
+    if (rfd < 0 || tracelog_reader_open(rfd, NULL, &r, &err) != TRACELOG_OK) {
         if (rfd >= 0)
             close(rfd);
-        return;
+        return d;
     }
+    d.read = 1;
     tracelog_event ev;
-    size_t n = 0;
-    uint32_t last = 0;
     while (tracelog_reader_next(r, &ev) == TRACELOG_OK) {
-        n += ev.event_id == (uint32_t)a;
-        last = ev.event_id;
+        d.n += ev.event_id == (uint32_t)a;
+        d.last = ev.event_id;
     }
     tracelog_reader_info info;
     tracelog_reader_get_info(r, &info);
-    CHECK_MSG(info.clean, "the log on disk has no trailer after the traced process's end");
-    CHECK_EQ(n, BURST);
-    CHECK_EQ(last, PROCESS_END);
+    d.clean = info.clean;
     tracelog_reader_close(r);
     close(rfd);
+    return d;
+}
+
+/* Complete on disk: clean (it ends with a trailer), BURST events of a, and the end last. */
+static void check_complete_on_disk(int fd, trace_event_id_t a)
+{
+    on_disk d = read_on_disk(fd, a);
+    if (!CHECK(d.read))
+        return;
+    CHECK_MSG(d.clean, "the log on disk has no trailer after the traced process's end");
+    CHECK_EQ(d.n, BURST);
+    CHECK_EQ(d.last, PROCESS_END);
 }
 
 /*
@@ -266,13 +281,16 @@ static void check_end_logged_promptly(int policy, int killed)
     xp_send(down[1], 'g');
     siginfo_t si;
     CHECK(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == 0);
-    /* Within 5 s (a bound against a hang, not a speed target): no flush, no shutdown called. */
+    /* Within 5 s (a bound against a hang, not a speed target): no flush, no shutdown called. The
+       stream is SUSPENDED when the end is seen, before the end is written: the log is looked at too
+       (chunks go out as the flusher drains them, so the events may all be written before the end). */
     struct posix_trace_status_info st = {0};
     tracelog_trace_stats stats = {0};
     for (uint64_t t0 = xp_now_ns(); xp_now_ns() - t0 < 5000000000ull; usleep(1000)) {
         if (posix_trace_get_status(trid, &st) || tracelog_trace_get_stats(trid, &stats))
             break;
-        if (st.posix_stream_status == POSIX_TRACE_SUSPENDED && stats.log_events_written >= BURST + 1)
+        if (st.posix_stream_status == POSIX_TRACE_SUSPENDED && stats.log_events_written >= BURST + 1 &&
+            read_on_disk(fd, a).last == PROCESS_END)
             break;
     }
     CHECK_EQ_INT(st.posix_stream_status, POSIX_TRACE_SUSPENDED);
@@ -408,6 +426,82 @@ static void test_no_event_lost_while_a_stream_is_mapped(void)
     close(up[0]), close(up[1]), close(down[0]), close(down[1]);
 }
 
+/*
+ * A controller's flusher drains another process's lanes by groups too
+ * (posix/groups.c, each group under the buffer's SIGBUS guard): the child's
+ * two threads record into small lanes at once, the stream waits for room
+ * (the controller asks it to), and the log holds every event once, each
+ * thread's in order, timestamps never going back; with two CPUs, chunks in
+ * merge sets.
+ */
+static void test_controller_drains_by_groups(void)
+{
+    int up[2], down[2];
+    if (pipe(up) || pipe(down))
+        TL_DIE("pipe");
+    pid_t pid = pt_fork(60);
+    if (pid == 0)
+        map_race_main(up[1], down[0]);
+    trace_event_id_t id = 0;
+    CHECK_ERR(xp_recv_id(up[0], &id), 0);
+    uint64_t merged = 0;
+    for (int round = 0; round < MAP_ROUNDS; round++) {
+        int fd = temp_log();
+        trace_attr_t attr;
+        pt_attr(&attr, POSIX_TRACE_FLUSH, 256u << 10, 64);
+        posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND);
+        tracelog_trace_attr_setflushwait(&attr, 1000000);
+        trace_id_t trid;
+        if (!CHECK_ERR(posix_trace_create_withlog(pid, &attr, fd, &trid), 0)) {
+            close(fd);
+            break;
+        }
+        CHECK_ERR(posix_trace_start(trid), 0);
+        xp_send(down[1], 'g');
+        CHECK_EQ_INT(xp_recv(up[0], 20000), 'd');
+        CHECK_ERR(posix_trace_flush(trid), 0);
+        tracelog_trace_stats st;
+        CHECK_ERR(tracelog_trace_get_stats(trid, &st), 0);
+        CHECK_EQ(st.events_lost, 0);
+        CHECK_ERR(posix_trace_shutdown(trid), 0);
+        tracelog_reader *r;
+        tracelog_error err;
+        lseek(fd, 0, SEEK_SET);
+        if (CHECK_EQ_INT(tracelog_reader_open(fd, NULL, &r, &err), TRACELOG_OK)) {
+            uint32_t next[2] = {0, 0}, bad = 0, back = 0;
+            uint64_t prev = 0;
+            tracelog_event ev;
+            while (tracelog_reader_next(r, &ev) == TRACELOG_OK) {
+                uint32_t payload[2];
+                if (ev.event_id != (uint32_t)id || ev.payload_len != sizeof payload)
+                    continue;
+                back += ev.timestamp_ns < prev;
+                prev = ev.timestamp_ns;
+                memcpy(payload, ev.payload, sizeof payload);
+                if (payload[0] > 1 || payload[1] != next[payload[0]])
+                    bad++;
+                else
+                    next[payload[0]]++;
+            }
+            CHECK_MSG(bad == 0 && back == 0 && next[0] == MAP_EVENTS && next[1] == MAP_EVENTS,
+                      "round %d: %u and %u events of %u in order, %u out of place, %u back in time", round,
+                      next[0], next[1], MAP_EVENTS, bad, back);
+            CHECK_EQ(tracelog_reader_problem_count(r), 0);
+            tracelog_reader_info info;
+            tracelog_reader_get_info(r, &info);
+            merged += info.merged_chunks;
+            tracelog_reader_close(r);
+        }
+        close(fd);
+    }
+    cpu_set_t cpus;
+    if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) >= 2)
+        CHECK_MSG(merged > 0, "the controller's flusher drained by groups: %llu chunks in merge sets",
+                  (unsigned long long)merged);
+    CHECK_EQ_INT(xp_wait(pid), 0);
+    close(up[0]), close(up[1]), close(down[0]), close(down[1]);
+}
+
 static void test_controller_reads_without_log(void)
 {
     int up[2], down[2];
@@ -519,6 +613,7 @@ int main(void)
     PT_RUN(test_end_logged_promptly_flush);
     PT_RUN(test_controller_reads_without_log);
     PT_RUN(test_no_event_lost_while_a_stream_is_mapped);
+    PT_RUN(test_controller_drains_by_groups);
     PT_RUN(test_no_such_process);
     PT_RUN(test_not_instrumented_is_enotsup_fast);
     PT_RUN(test_other_users_process_is_eperm);

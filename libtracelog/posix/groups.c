@@ -8,7 +8,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "posix/groups.h"
+#include "posix/internal.h"
 #include "writer/set.h"
 
 #define GROUPS_MAX 8
@@ -19,16 +22,36 @@
  * stays within TL_SET_MAX_DECODED.
  */
 #define WINDOW_MAX (TL_SET_MAX_DECODED / 3)
+/* Another process's stream: events taken per guarded step, their payloads copied out (as log.c's drain_remote). */
+#define STEP 256
+#define STEP_ARENA (64u << 10)
 
-typedef struct group {
+typedef struct group group;
+
+/* A guarded step of a group of another process's stream (see STEP). */
+typedef struct step {
+    group *g;
+    uint64_t w;             /* the cycle's watermark: the step that begins the batch opens it */
+    int begin;
+    tracelog_event ev[STEP];
+    volatile uint32_t n;    /* stored after each event is complete: after a fault, those before it are good */
+    int more;               /* the step filled up: there may be more */
+    uint8_t *arena;
+    size_t arena_cap;
+} step;
+
+struct group {
     tl_consumer consumer;
     tl_set_part part;
+    step *step;      /* another process's stream only */
     uint64_t taken;  /* events taken in the current cycle */
+    uint64_t last_ts; /* of the last one */
     int later;       /* it saw records newer than the watermark */
     tracelog_status error;
-} group;
+};
 
 struct tl_groups {
+    tl_remote *rm;              /* another process's stream (its buffer's SIGBUS guard), or NULL */
     tl_set set;
     group g[GROUPS_MAX];
     uint32_t n;
@@ -46,17 +69,68 @@ struct tl_groups {
     uint32_t nhelpers;
 };
 
+static void append(group *g, const tracelog_event *ev)
+{
+    g->taken++;
+    g->last_ts = ev->timestamp_ns;
+    tracelog_status st = tl_set_append(&g->part, ev);
+    if (st != TRACELOG_OK && g->error == TRACELOG_OK)
+        g->error = st; /* the rest is still taken: the stream must not fill up behind a dead log */
+}
+
+/* Under the guard: takes up to STEP events, their payloads copied out; no lock, no allocation. */
+static int take_step(void *arg)
+{
+    step *b = arg;
+    tl_consumer *c = &b->g->consumer;
+    b->n = 0;
+    b->more = 0;
+    if (b->begin) {
+        tl_consumer_begin_batch(c, b->w);
+        b->begin = 0;
+    }
+    size_t used = 0;
+    for (uint32_t n = 0; n < STEP && used + c->buf_cap <= b->arena_cap; n++) {
+        tracelog_event *ev = &b->ev[n];
+        if (tl_consumer_take_wait(c, ev) != TL_TAKE_EVENT)
+            return 0;
+        if (ev->payload_len)
+            memcpy(b->arena + used, ev->payload, ev->payload_len);
+        ev->payload = b->arena + used;
+        used += (ev->payload_len + 7u) & ~(size_t)7u;
+        atomic_signal_fence(memory_order_seq_cst);
+        b->n = n + 1;
+    }
+    b->more = 1;
+    return 0;
+}
+
+/* Another process's stream: guarded steps; a fault (the buffer shrunk) ends the group's share. */
+static void run_remote_group(tl_groups *gs, group *g)
+{
+    step *b = g->step;
+    b->w = gs->w;
+    b->begin = 1;
+    for (;;) {
+        int fault = tl_remote_guard(gs->rm, take_step, b) == EFAULT;
+        for (uint32_t i = 0; i < b->n; i++)
+            append(g, &b->ev[i]);
+        if (fault || !b->more)
+            return;
+    }
+}
+
 /* One group's share of a cycle: its lanes' events below the watermark, into its part of the set. */
 static void run_group(tl_groups *gs, group *g)
 {
-    tracelog_event ev;
     g->taken = 0;
-    tl_consumer_begin_batch(&g->consumer, gs->w);
-    while (tl_consumer_take_wait(&g->consumer, &ev) == TL_TAKE_EVENT) {
-        g->taken++;
-        tracelog_status st = tl_set_append(&g->part, &ev);
-        if (st != TRACELOG_OK && g->error == TRACELOG_OK)
-            g->error = st; /* the rest is still taken: the stream must not fill up behind a dead log */
+    if (gs->rm) {
+        run_remote_group(gs, g);
+    } else {
+        tracelog_event ev;
+        tl_consumer_begin_batch(&g->consumer, gs->w);
+        while (tl_consumer_take_wait(&g->consumer, &ev) == TL_TAKE_EVENT)
+            append(g, &ev);
     }
     g->later = g->consumer.batch_later;
     tracelog_status st = tl_set_part_finish(&g->part);
@@ -157,8 +231,11 @@ void tl_groups_close(tl_groups *gs)
         return;
     stop_helpers(gs);
     for (uint32_t i = 0; i < gs->n; i++) {
-        tl_consumer_free(&gs->g[i].consumer);
+        tl_remote_consumer_free(gs->rm, &gs->g[i].consumer);
         tl_set_part_free(&gs->g[i].part);
+        if (gs->g[i].step)
+            free(gs->g[i].step->arena);
+        free(gs->g[i].step);
     }
     tl_set_free(&gs->set);
     pthread_mutex_destroy(&gs->mu);
@@ -176,11 +253,24 @@ static uint64_t lanes_of(uint32_t i, uint32_t n, uint32_t nlanes)
     return m;
 }
 
-tl_groups *tl_groups_open(tl_stream *s, tracelog_writer *w, int *err)
+/* Another process's stream: each group's step and its arena. */
+static int make_step(group *g)
+{
+    g->step = calloc(1, sizeof *g->step);
+    if (!g->step)
+        return -1;
+    g->step->g = g;
+    g->step->arena_cap = STEP_ARENA + g->consumer.buf_cap; /* a step stops once STEP_ARENA bytes are used */
+    g->step->arena = malloc(g->step->arena_cap);
+    return g->step->arena ? 0 : -1;
+}
+
+tl_groups *tl_groups_open(const tl_consumer *model, tl_remote *rm, tracelog_writer *w, int *err)
 {
     *err = 0;
+    uint32_t nlanes = tl_consumer_lanes(model);
     uint32_t n = cpus_allowed();
-    n = n < s->nlanes ? n : s->nlanes;
+    n = n < nlanes ? n : nlanes;
     n = n < GROUPS_MAX ? n : GROUPS_MAX;
     if (n < 2)
         return NULL;
@@ -190,18 +280,24 @@ tl_groups *tl_groups_open(tl_stream *s, tracelog_writer *w, int *err)
         *err = ENOMEM;
         return NULL;
     }
+    gs->rm = rm;
     pthread_mutex_init(&gs->mu, NULL);
     pthread_cond_init(&gs->go, NULL);
     pthread_cond_init(&gs->done, NULL);
     for (; gs->n < n; gs->n++) {
         group *g = &gs->g[gs->n];
-        if (tl_consumer_init(&g->consumer, s) || tl_set_part_init(&g->part, &gs->set)) {
-            tl_consumer_free(&g->consumer);
+        if (tl_consumer_init_like(&g->consumer, model)) { /* a LOOP stream: one flusher */
+            tl_groups_close(gs);
+            return NULL;
+        }
+        if (tl_set_part_init(&g->part, &gs->set) || (rm && make_step(g))) {
             tl_set_part_free(&g->part);
+            free(g->step ? g->step->arena : NULL);
+            free(g->step);
             *err = ENOMEM;
             break;
         }
-        tl_consumer_set_lanes(&g->consumer, lanes_of(gs->n, n, s->nlanes));
+        tl_consumer_set_lanes(&g->consumer, lanes_of(gs->n, n, nlanes));
     }
     for (; !*err && gs->nhelpers < n - 1; gs->nhelpers++)
         if (pthread_create(&gs->helpers[gs->nhelpers], NULL, helper_main, gs))
@@ -213,20 +309,36 @@ tl_groups *tl_groups_open(tl_stream *s, tracelog_writer *w, int *err)
     return gs;
 }
 
-void tl_groups_resync(tl_groups *gs)
+static int resync_all(void *arg)
 {
+    tl_groups *gs = arg;
     for (uint32_t i = 0; i < gs->n; i++)
         tl_consumer_resync(&gs->g[i].consumer);
+    return 0;
+}
+
+void tl_groups_resync(tl_groups *gs) { tl_remote_guard(gs->rm, resync_all, gs); }
+
+typedef struct backlog_args {
+    const tl_groups *gs;
+    uint32_t most;
+} backlog_args;
+
+static int read_backlog(void *arg)
+{
+    backlog_args *a = arg;
+    for (uint32_t i = 0; i < a->gs->n; i++) {
+        uint32_t b = tl_consumer_backlog(&a->gs->g[i].consumer);
+        a->most = b > a->most ? b : a->most;
+    }
+    return 0;
 }
 
 uint32_t tl_groups_backlog(const tl_groups *gs)
 {
-    uint32_t most = 0;
-    for (uint32_t i = 0; i < gs->n; i++) {
-        uint32_t b = tl_consumer_backlog(&gs->g[i].consumer);
-        most = b > most ? b : most;
-    }
-    return most;
+    backlog_args a = {gs, 0};
+    tl_remote_guard(gs->rm, read_backlog, &a);
+    return a.most;
 }
 
 /*
@@ -234,22 +346,38 @@ uint32_t tl_groups_backlog(const tl_groups *gs)
  * fill bounds the cycle: a record reserved later is stamped after the
  * watermark (stream.h) and waits for the next cycle.
  */
-tracelog_status tl_groups_cycle(tl_groups *gs, uint64_t *taken, int *more, int *too_big)
+typedef struct plan_args {
+    tl_groups *gs;
+    uint64_t pending;
+} plan_args;
+
+/* Publishes the cycle's watermark and finds the groups with records (in the buffer: guarded). */
+static int plan(void *arg)
 {
-    *taken = 0;
-    *more = *too_big = 0;
+    plan_args *a = arg;
+    tl_groups *gs = a->gs;
     gs->w = tl_consumer_publish_watermark(&gs->g[0].consumer);
-    uint64_t pending = 0;
     gs->nbusy = 0;
     for (uint32_t i = 0; i < gs->n; i++) {
         uint32_t cpu;
         uint64_t p = tl_consumer_pending_bytes(&gs->g[i].consumer, &cpu);
-        pending += p;
+        a->pending += p;
         if (p) {
             gs->cpu_of[gs->nbusy] = cpu;
             gs->busy[gs->nbusy++] = i;
         }
     }
+    return 0;
+}
+
+tracelog_status tl_groups_cycle(tl_groups *gs, uint64_t *taken, uint64_t *last_ts, int *more, int *too_big)
+{
+    *taken = 0;
+    *more = *too_big = 0;
+    plan_args a = {gs, 0};
+    if (tl_remote_guard(gs->rm, plan, &a) == EFAULT)
+        return TRACELOG_OK; /* the caller sees tl_remote_faulted */
+    uint64_t pending = a.pending;
     if (pending > WINDOW_MAX) {
         *too_big = 1;
         return TRACELOG_OK;
@@ -262,6 +390,7 @@ tracelog_status tl_groups_cycle(tl_groups *gs, uint64_t *taken, int *more, int *
     for (uint32_t k = 0; k < gs->nbusy; k++) {
         group *g = &gs->g[gs->busy[k]];
         *taken += g->taken;
+        *last_ts = g->taken && g->last_ts > *last_ts ? g->last_ts : *last_ts;
         *more |= g->taken != 0 || g->later;
         if (st == TRACELOG_OK)
             st = g->error;

@@ -26,12 +26,16 @@
 typedef struct tl_groups tl_groups;
 
 /*
- * The groups for stream s and writer w, or NULL with *err 0 when one
- * flusher is as good: a stream of one lane, or a process allowed on one
- * CPU. The helper threads inherit the caller's signal mask and CPU set.
- * *err ENOMEM or EAGAIN (a thread could not be made).
+ * The groups for writer w and the stream that `model` (the log's consumer)
+ * takes from, or NULL with *err 0 when one flusher is as good: a stream of
+ * one lane, or a process allowed on one CPU. rm: another process's stream
+ * (a controller's log), whose buffer every group reads under its SIGBUS
+ * guard, copying payloads out; else NULL. The helper threads inherit the
+ * caller's signal mask and CPU set. *err ENOMEM or EAGAIN (a thread could
+ * not be made).
  */
-tl_groups *tl_groups_open(tl_stream *s, tracelog_writer *w, int *err);
+typedef struct tl_remote tl_remote;
+tl_groups *tl_groups_open(const tl_consumer *model, tl_remote *rm, tracelog_writer *w, int *err);
 void tl_groups_close(tl_groups *g);
 
 /* The groups adopt the lanes' tails: the log's consumer took last. */
@@ -41,12 +45,14 @@ void tl_groups_resync(tl_groups *g);
 uint32_t tl_groups_backlog(const tl_groups *g);
 
 /*
- * One cycle; *taken: the events it took, *more: whether another cycle may
- * find some (it took events, or saw newer ones). The writer's first error,
+ * One cycle; *taken: the events it took, *last_ts: raised to the newest
+ * one's time, *more: whether another cycle may find some (it took events,
+ * or saw newer ones). Another process's stream may be found shrunk
+ * meanwhile (tl_remote_faulted): the events taken before are written. The writer's first error,
  * if any (the events are taken anyway). *too_big: more records were waiting
  * than one set may hold (TL_SET_MAX_DECODED): the cycle stopped before
  * taking any, and the caller drains them with one consumer.
  */
-tracelog_status tl_groups_cycle(tl_groups *g, uint64_t *taken, int *more, int *too_big);
+tracelog_status tl_groups_cycle(tl_groups *g, uint64_t *taken, uint64_t *last_ts, int *more, int *too_big);
 
 #endif

@@ -374,15 +374,21 @@ static int drain_remote(tl_log *l, uint64_t until)
  * after `until` (UINT64_MAX: all of them). Caller holds the lock. Returns an
  * errno or 0.
  */
+static int do_resync(void *c)
+{
+    tl_consumer_resync(c);
+    return 0;
+}
+
 static int drain(tl_log *l, uint64_t until)
 {
     log_new_names(l);
-    if (l->remote)
-        return !tl_remote_faulted(l->remote) ? drain_remote(l, until) : l->lost ? 0 : log_fault(l, 0);
-    if (l->grouped) {
-        tl_consumer_resync(&l->consumer);
+    if (l->grouped) { /* the groups took last (in the buffer: guarded) */
+        guarded(l, do_resync, &l->consumer);
         l->grouped = 0;
     }
+    if (l->remote)
+        return !tl_remote_faulted(l->remote) ? drain_remote(l, until) : l->lost ? 0 : log_fault(l, 0);
     int e = 0;
     tracelog_event ev;
     uint64_t n = 0;
@@ -399,6 +405,12 @@ static int drain(tl_log *l, uint64_t until)
     return e;
 }
 
+static int do_yield(void *c)
+{
+    tl_consumer_yield(c);
+    return 0;
+}
+
 /*
  * The flusher's drain, by its groups of lanes (groups.h) in cycles, each a
  * merge set. A cycle that would outgrow a set is drained by the log's
@@ -407,10 +419,13 @@ static int drain(tl_log *l, uint64_t until)
 static int drain_by_groups(tl_log *l)
 {
     log_new_names(l);
+    if (tl_remote_faulted(l->remote))
+        return l->lost ? 0 : log_fault(l, 0);
     int e = 0, more = 1;
+    uint64_t last_ts = 0;
     while (more) {
         if (!l->grouped) { /* the log's consumer took last: its events go out first */
-            tl_consumer_yield(&l->consumer);
+            guarded(l, do_yield, &l->consumer);
             tl_groups_resync(l->groups);
             l->grouped = 1;
             e = e ? e : writer_errno(l, tl_writer_end_chunk(l->writer));
@@ -418,8 +433,10 @@ static int drain_by_groups(tl_log *l)
         l->behind = keep_up(l, tl_groups_backlog(l->groups));
         uint64_t taken = 0;
         int too_big = 0;
-        int ce = writer_errno(l, tl_groups_cycle(l->groups, &taken, &more, &too_big));
+        int ce = writer_errno(l, tl_groups_cycle(l->groups, &taken, &last_ts, &more, &too_big));
         l->drained += taken;
+        if (tl_remote_faulted(l->remote))
+            return log_fault(l, last_ts);
         if (too_big) {
             ce = drain(l, tl_consumer_now(&l->consumer));
             more = 1;
@@ -784,9 +801,9 @@ static void *flusher_main(void *arg)
     block_signals();
     /* Not UNTIL_FULL: the chunk that fills it must end a prefix in time, which a set cut short would not.
        The helpers get the signal mask set above. */
-    if (!l->remote && l->attr.__log_policy != POSIX_TRACE_UNTIL_FULL) {
+    if (l->attr.__log_policy != POSIX_TRACE_UNTIL_FULL) {
         int e;
-        l->groups = tl_groups_open(l->stream, l->writer, &e); /* NULL: one flusher (a failure only costs speed) */
+        l->groups = tl_groups_open(&l->consumer, l->remote, l->writer, &e); /* NULL: one flusher, as good */
     }
     uint64_t last_write = tl_clock_mono_ns();
     int took = 1; /* the last drain took events (read under the lock: posix_trace_flush drains too) */

@@ -40,6 +40,26 @@ static int init_from(tl_consumer *c, tl_stream *s, const tl_stream *g)
 
 int tl_consumer_init(tl_consumer *c, tl_stream *s) { return init_from(c, s, s); }
 
+int tl_consumer_init_like(tl_consumer *c, const tl_consumer *model)
+{
+    if (model->shared_tail)
+        return -1; /* a LOOP consumer copies events out: one buffer each, and producers move tails */
+    memset(c, 0, sizeof *c);
+    c->s = model->s;
+    c->lanes = model->lanes;
+    c->nlanes = model->nlanes;
+    c->max_sys_data = model->max_sys_data;
+    memcpy(c->data, model->data, sizeof c->data);
+    memcpy(c->cap, model->cap, sizeof c->cap);
+    c->markers = model->markers;
+    c->clock = model->clock;
+    c->skew_stamps = model->skew_stamps;
+    c->buf_cap = model->buf_cap;
+    c->own = model->own;
+    c->producers_gone = model->producers_gone;
+    return 0;
+}
+
 int tl_consumer_init_shared(tl_consumer *c, void *map, uint64_t size)
 {
     tl_stream g; /* one read of the header: what is checked is what is used */

@@ -420,6 +420,12 @@ static inline uint64_t tl_consumer_now(const tl_consumer *c) { return tl_clock_n
  * and marked by OVERFLOW and RESUME. 0, EINVAL or ENOMEM.
  */
 int tl_consumer_init_shared(tl_consumer *c, void *map, uint64_t size);
+/*
+ * Another consumer of model's stream, with model's copy of the geometry and
+ * lanes and nothing read from the mapping: its positions are taken with
+ * tl_consumer_resync before it takes. -1 for a LOOP stream's consumer.
+ */
+int tl_consumer_init_like(tl_consumer *c, const tl_consumer *model);
 void tl_consumer_free(tl_consumer *c);
 
 typedef enum tl_take { TL_TAKE_EVENT, TL_TAKE_EMPTY, TL_TAKE_WAIT } tl_take;
