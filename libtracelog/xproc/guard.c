@@ -109,8 +109,12 @@ int tl_guard_run(int (*fn)(void *), void *arg)
         jump_point = outer;
         return EFAULT;
     }
+    /* Compiler barriers: once fn is inlined (-O3 inlines do_copy's memcpy), the store of jump_point
+       looked dead to the compiler, which removed it, and a fault then killed the process. */
     jump_point = &here;
+    atomic_signal_fence(memory_order_seq_cst);
     int r = fn(arg);
+    atomic_signal_fence(memory_order_seq_cst);
     jump_point = outer;
     return r;
 }
