@@ -18,17 +18,23 @@
  *           flusher drains in the pauses, the controller's (this process)
  *           vs the child's own. Each thread first writes its lane over once
  *           (untimed); the median over the bursts after the first.
+ *   tight   ns per posix_trace_event (16 B) per thread while 1 and 2 threads
+ *           of the child (pinned) record --tight-events each as fast as they
+ *           can into a FLUSH stream with an APPEND log that waits for room
+ *           (1 s), so that nothing is lost and the flusher sets the pace:
+ *           the controller's flusher vs the child's own (issue 11, a
+ *           flusher per group of lanes); median of --runs (at most 5).
  *   attach  posix_trace_create(pid) + start, until the controller reads
  *           the first event of a child that records all the time. Measured
  *           first, so the first attach is this process's first stream
  *           creation and pays what only the first one pays (the TSC
  *           clock's calibration, stream/clock.c): reported on its own.
  *
- *   bench_xproc [--smoke] [--runs N] [--events N] [--seconds S] [--rates 1,2,4]
- *               [--dir DIR] [--json FILE]
+ *   bench_xproc [--smoke] [--runs N] [--events N] [--tight-events N] [--seconds S]
+ *               [--rates 1,2,4] [--dir DIR] [--json FILE]
  *
  * Exit 1 when a call fails or a self-check fails (every sustained step and
- * every burst run: events in the log == events recorded - events lost).
+ * every burst and tight run: events in the log == events recorded - events lost).
  */
 #define _GNU_SOURCE
 
@@ -58,6 +64,7 @@ static int runs = 7, attaches = 15;
 static long long burst_events = 250000; /* 16 MB of 64-byte records: just under a quarter of a lane */
 static unsigned burst_gap_us = 150000;  /* longer than the default 100 ms flush interval */
 static long long events = 500000;
+static long long tight_events = 5000000;
 static double seconds = 2;
 static double rates[MAX_RATES] = {2, 3, 4, 5, 6, 8};
 static int nrates = 6;
@@ -325,12 +332,17 @@ static void check_step(const char *who, double rate, uint64_t n, uint64_t lost, 
     check_counts(what, n, lost, in_log);
 }
 
-/* The child's own FLUSH stream with an APPEND log, started; *fd gets the log. */
-static trace_id_t own_stream_start(const char *what, int *fd)
+/* The stream of the tight loop waits this long for room (the most a FLUSH stream may wait). */
+#define TIGHT_WAIT_US 1000000u
+
+/* The child's own FLUSH stream with an APPEND log, started; *fd gets the log. wait_us: 0 keeps the default. */
+static trace_id_t own_stream_start(const char *what, int *fd, unsigned wait_us)
 {
     trace_attr_t a;
     attr_of(&a, POSIX_TRACE_FLUSH, STREAM_SIZE);
     posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND);
+    if (wait_us)
+        tracelog_trace_attr_setflushwait(&a, wait_us);
     *fd = scratch(what);
     trace_id_t t;
     if (posix_trace_create_withlog(0, &a, *fd, &t) || posix_trace_start(t))
@@ -352,11 +364,14 @@ static void own_stream_end(trace_id_t t, int fd, trace_event_id_t id, uint64_t *
 }
 
 /* The controller's FLUSH stream with an APPEND log for the child, started; *fd the log, *id the child's id. */
-static trace_id_t controller_stream_start(pid_t pid, const char *what, int *fd, trace_event_id_t *id)
+static trace_id_t controller_stream_start(pid_t pid, const char *what, int *fd, trace_event_id_t *id,
+                                          unsigned wait_us)
 {
     trace_attr_t a;
     attr_of(&a, POSIX_TRACE_FLUSH, STREAM_SIZE);
     posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND);
+    if (wait_us)
+        tracelog_trace_attr_setflushwait(&a, wait_us);
     *fd = scratch(what);
     trace_id_t t;
     must(posix_trace_create_withlog(pid, &a, *fd, &t), "create_withlog(child)");
@@ -389,7 +404,7 @@ static void rate_child(const chan *l)
         uint64_t n, lost = 0, in_log = 0;
         if (c == 'i') {
             int fd;
-            trace_id_t t = own_stream_start("in", &fd);
+            trace_id_t t = own_stream_start("in", &fd, 0);
             n = paced(id, rate, seconds, &achieved);
             own_stream_end(t, fd, id, &lost, &in_log);
         } else {
@@ -419,7 +434,7 @@ static void rate_step(chan *l, pid_t pid, step *s)
 
     int fd;
     trace_event_id_t id;
-    trace_id_t t = controller_stream_start(pid, "x", &fd, &id);
+    trace_id_t t = controller_stream_start(pid, "x", &fd, &id, 0);
     say(l->to_child, 'x');
     put(l->to_child, &rate, sizeof rate);
     if (hear(l->from_child) != 'g')
@@ -518,7 +533,54 @@ static double run_bursts(trace_event_id_t id, int nthreads)
     return bu_summarize(ns, n).median;
 }
 
-/* Per run: 'i' (or 'x') and a thread count; the child records into its own stream with log (or the controller's). */
+/* ---- tight: threads record as fast as they can, the stream waits for room ---- */
+
+typedef struct tighter {
+    trace_event_id_t id;
+    int cpu;
+    pthread_barrier_t *bar;
+    bu_payload *table;
+    double ns;
+} tighter;
+
+static void *tight_thread(void *arg)
+{
+    tighter *t = arg;
+    if (bu_pin(t->cpu))
+        _exit(98);
+    pthread_barrier_wait(t->bar);
+    t->ns = timed_events(t->id, t->table, tight_events);
+    return NULL;
+}
+
+/* nthreads record tight_events each at once: ns per event of the slowest (each thread's own span). */
+static double run_tight(trace_event_id_t id, int nthreads)
+{
+    int cpu[2];
+    bu_two_cpus(&cpu[0], &cpu[1]);
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, (unsigned)nthreads);
+    tighter t[2];
+    pthread_t th[2];
+    for (int i = 0; i < nthreads; i++) {
+        t[i] = (tighter){.id = id, .cpu = cpu[i], .bar = &bar, .table = bu_table_new((uint64_t)i + 17)};
+        if (!t[i].table || pthread_create(&th[i], NULL, tight_thread, &t[i]))
+            _exit(99);
+    }
+    double slowest = 0;
+    for (int i = 0; i < nthreads; i++) {
+        pthread_join(th[i], NULL);
+        slowest = t[i].ns > slowest ? t[i].ns : slowest;
+        free(t[i].table);
+    }
+    pthread_barrier_destroy(&bar);
+    return slowest;
+}
+
+/*
+ * Per run: a command and a thread count: 'i' or 'x' bursts into the child's
+ * own stream with log or the controller's, 'I' or 'X' the tight loop.
+ */
 static void burst_child(const chan *l)
 {
     trace_event_id_t id = bench_id();
@@ -527,16 +589,17 @@ static void burst_child(const chan *l)
         int nthreads;
         get(l->from_parent, &nthreads, sizeof nthreads);
         uint64_t lost = 0, in_log = 0;
+        double (*run)(trace_event_id_t, int) = c == 'i' || c == 'x' ? run_bursts : run_tight;
         double ns;
-        if (c == 'i') {
+        if (c == 'i' || c == 'I') {
             int fd;
-            trace_id_t t = own_stream_start("bin", &fd);
-            ns = run_bursts(id, nthreads);
+            trace_id_t t = own_stream_start("bin", &fd, c == 'I' ? TIGHT_WAIT_US : 0);
+            ns = run(id, nthreads);
             own_stream_end(t, fd, id, &lost, &in_log);
         } else {
             say(l->to_parent, 'g');
             hear(l->from_parent);
-            ns = run_bursts(id, nthreads);
+            ns = run(id, nthreads);
         }
         put(l->to_parent, &ns, sizeof ns);
         put(l->to_parent, &lost, sizeof lost);
@@ -545,29 +608,36 @@ static void burst_child(const chan *l)
 }
 
 static double bursts_ns[2][2]; /* [controller][threads - 1] */
+#define TIGHT_RUNS_MAX 5
+static bu_summary tight_ns[2][2];  /* [controller][threads - 1] */
 
-static void burst_run(chan *l, pid_t pid, int controller, int nthreads)
+/* One run of the child's bursts (tight 0) or tight loop (tight 1): its ns per event, checked counts. */
+static double child_run(chan *l, pid_t pid, int controller, int tight, int nthreads)
 {
-    uint64_t n = (uint64_t)((BURSTS * burst_events + warm_events()) * nthreads), lost, in_log;
+    uint64_t per_thread = tight ? (uint64_t)tight_events : (uint64_t)(BURSTS * burst_events + warm_events());
+    uint64_t n = per_thread * (uint64_t)nthreads, lost, in_log;
     trace_id_t t = 0;
     trace_event_id_t id = 0;
     int fd = -1;
-    say(l->to_child, controller ? 'x' : 'i');
+    say(l->to_child, controller ? (tight ? 'X' : 'x') : (tight ? 'I' : 'i'));
     put(l->to_child, &nthreads, sizeof nthreads);
     if (controller) {
-        t = controller_stream_start(pid, "bx", &fd, &id);
+        t = controller_stream_start(pid, "bx", &fd, &id, tight ? TIGHT_WAIT_US : 0);
         if (hear(l->from_child) != 'g')
             must(EPROTO, "burst child");
         say(l->to_child, 'k');
     }
-    get(l->from_child, &bursts_ns[controller][nthreads - 1], sizeof(double));
+    double ns;
+    get(l->from_child, &ns, sizeof ns);
     get(l->from_child, &lost, sizeof lost);
     get(l->from_child, &in_log, sizeof in_log);
     if (controller)
         controller_stream_end(t, fd, id, &lost, &in_log);
     char what[64];
-    snprintf(what, sizeof what, "%s, bursts of %d thread(s)", controller ? "controller" : "in-process", nthreads);
+    snprintf(what, sizeof what, "%s, %s of %d thread(s)", controller ? "controller" : "in-process",
+             tight ? "tight loop" : "bursts", nthreads);
     check_counts(what, n, lost, in_log);
+    return ns;
 }
 
 static void measure_bursts(void)
@@ -578,7 +648,16 @@ static void measure_bursts(void)
         must(EPROTO, "burst child");
     for (int nthreads = 1; nthreads <= 2; nthreads++)
         for (int controller = 0; controller < 2; controller++)
-            burst_run(&l, pid, controller, nthreads);
+            bursts_ns[controller][nthreads - 1] = child_run(&l, pid, controller, 0, nthreads);
+    int truns = runs < TIGHT_RUNS_MAX ? runs : TIGHT_RUNS_MAX;
+    double ns[2][2][TIGHT_RUNS_MAX];
+    for (int r = 0; r < truns; r++) /* run by run in alternation: the machine's drift spreads over all four */
+        for (int nthreads = 1; nthreads <= 2; nthreads++)
+            for (int controller = 0; controller < 2; controller++)
+                ns[controller][nthreads - 1][r] = child_run(&l, pid, controller, 1, nthreads);
+    for (int x = 0; x < 2; x++)
+        for (int k = 0; k < 2; k++)
+            tight_ns[x][k] = bu_summarize(ns[x][k], truns);
     say(l.to_child, 'q');
     if (end_child(&l, pid) != 0)
         fail("burst child", 0);
@@ -659,6 +738,13 @@ static void print(void)
         printf("  %-28s 1 thread %6.1f ns, 2 threads %6.1f ns, 2 threads / 1 thread %.2fx\n",
                x ? "drained by the controller" : "drained in-process", bursts_ns[x][0], bursts_ns[x][1],
                2 * bursts_ns[x][0] / bursts_ns[x][1]);
+    printf("\n  tight loop, %lld events of 16 B per thread, FLUSH + APPEND log waiting up to 1 s for room; ns per event "
+           "per thread, median [min-max]\n",
+           tight_events);
+    for (int x = 0; x < 2; x++)
+        printf("  %-28s 1 thread %6.1f ns [%.1f-%.1f], 2 threads %6.1f ns [%.1f-%.1f]\n",
+               x ? "drained by the controller" : "drained in-process", tight_ns[x][0].median, tight_ns[x][0].min,
+               tight_ns[x][0].max, tight_ns[x][1].median, tight_ns[x][1].min, tight_ns[x][1].max);
     printf("\n  attach (create + start to the first event read), %d attaches: %.2f ms [%.2f-%.2f]  target < 10 ms: %s\n",
            attaches, attach_ms.median, attach_ms.min, attach_ms.max, attach_ms.median < 10 ? "met" : "MISSED");
     printf("  first attach of this process (its first stream: clock start-up included): %.2f ms  target < 10 ms: %s\n",
@@ -677,9 +763,11 @@ static void write_json(void)
             "{\n  \"cost_ns\": {\"in_process\": %.2f, \"controller\": %.2f},\n"
             "  \"zero_loss_mevents_s\": {\"in_process\": %.1f, \"controller\": %.1f},\n"
             "  \"attach_ms\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f, \"first\": %.3f},\n"
-            "  \"bursts_ns\": {\"in_1t\": %.2f, \"in_2t\": %.2f, \"x_1t\": %.2f, \"x_2t\": %.2f},\n  \"steps\": [",
+            "  \"bursts_ns\": {\"in_1t\": %.2f, \"in_2t\": %.2f, \"x_1t\": %.2f, \"x_2t\": %.2f},\n"
+            "  \"tight_ns\": {\"in_1t\": %.2f, \"in_2t\": %.2f, \"x_1t\": %.2f, \"x_2t\": %.2f},\n  \"steps\": [",
             cost_in.median, cost_x.median, zero_loss(0), zero_loss(1), attach_ms.median, attach_ms.min,
-            attach_ms.max, first_attach_ms, bursts_ns[0][0], bursts_ns[0][1], bursts_ns[1][0], bursts_ns[1][1]);
+            attach_ms.max, first_attach_ms, bursts_ns[0][0], bursts_ns[0][1], bursts_ns[1][0], bursts_ns[1][1],
+            tight_ns[0][0].median, tight_ns[0][1].median, tight_ns[1][0].median, tight_ns[1][1].median);
     for (int i = 0; i < nrates; i++)
         fprintf(f, "%s\n    {\"offered\": %.1f, \"in_rate\": %.3f, \"in_lost\": %llu, \"x_rate\": %.3f, \"x_lost\": %llu}",
                 i ? "," : "", steps[i].offered, steps[i].in_rate, (unsigned long long)steps[i].in_lost,
@@ -706,6 +794,7 @@ static int parse_args(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--smoke") == 0) {
             runs = 3, attaches = 3, events = 20000, seconds = 0.1, burst_events = 2000, burst_gap_us = 5000;
+            tight_events = 20000;
             rates[0] = 1, nrates = 1;
             continue;
         }
@@ -716,6 +805,8 @@ static int parse_args(int argc, char **argv)
             runs = atoi(v);
         else if (strcmp(a, "--events") == 0)
             events = bu_parse_count(v);
+        else if (strcmp(a, "--tight-events") == 0)
+            tight_events = bu_parse_count(v);
         else if (strcmp(a, "--seconds") == 0)
             seconds = atof(v);
         else if (strcmp(a, "--rates") == 0) {
@@ -728,7 +819,7 @@ static int parse_args(int argc, char **argv)
         else
             return -1;
     }
-    if (runs < 1 || runs > MAX_RUNS || events < 1 || seconds <= 0)
+    if (runs < 1 || runs > MAX_RUNS || events < 1 || tight_events < 1 || seconds <= 0)
         return -1;
     attaches = attaches > MAX_RUNS ? MAX_RUNS : attaches;
     return 0;
@@ -737,8 +828,8 @@ static int parse_args(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (parse_args(argc, argv)) {
-        fprintf(stderr, "usage: bench_xproc [--smoke] [--runs N] [--events N] [--seconds S] [--rates 1,2,4] "
-                        "[--dir DIR] [--json FILE]\n");
+        fprintf(stderr, "usage: bench_xproc [--smoke] [--runs N] [--events N] [--tight-events N] [--seconds S] "
+                        "[--rates 1,2,4] [--dir DIR] [--json FILE]\n");
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
