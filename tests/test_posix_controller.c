@@ -364,77 +364,13 @@ static void map_race_main(int up, int down)
 }
 
 /*
- * Regression: the first event after a controller announced a stream makes
- * its thread map it; meanwhile the event word showed neither the request nor
- * the stream (nor, from the second stream on, anything but the stream it
- * replaces), and the other threads' events were dropped without a count: a
- * whole burst of 150,000 in bench_xproc. Each round, a new 64 MiB stream
- * (the larger the one it replaces, the longer the mapping takes): every
- * event of both threads is in the log, in order.
+ * MAP_ROUNDS rounds of a controller's FLUSH stream of stream_size bytes for
+ * a map_race_main child whose two threads record MAP_EVENTS each at once:
+ * every event in the log, each thread's in order, timestamps never going
+ * back, nothing reported. APPEND log and waits for room when small (the
+ * lanes fill), else the defaults. Returns the chunks in merge sets.
  */
-static void test_no_event_lost_while_a_stream_is_mapped(void)
-{
-    int up[2], down[2];
-    if (pipe(up) || pipe(down))
-        TL_DIE("pipe");
-    pid_t pid = pt_fork(60);
-    if (pid == 0)
-        map_race_main(up[1], down[0]);
-    trace_event_id_t id = 0;
-    CHECK_ERR(xp_recv_id(up[0], &id), 0);
-    for (int round = 0; round < MAP_ROUNDS; round++) {
-        int fd = temp_log();
-        trace_attr_t attr;
-        pt_attr(&attr, POSIX_TRACE_FLUSH, 64u << 20, 64);
-        trace_id_t trid;
-        if (!CHECK_ERR(posix_trace_create_withlog(pid, &attr, fd, &trid), 0)) {
-            close(fd);
-            break;
-        }
-        CHECK_ERR(posix_trace_start(trid), 0);
-        xp_send(down[1], 'g');
-        CHECK_EQ_INT(xp_recv(up[0], 20000), 'd');
-        CHECK_ERR(posix_trace_flush(trid), 0);
-        tracelog_trace_stats st;
-        CHECK_ERR(tracelog_trace_get_stats(trid, &st), 0);
-        CHECK_EQ(st.events_lost, 0);
-        CHECK_ERR(posix_trace_shutdown(trid), 0);
-        tracelog_reader *r;
-        tracelog_error err;
-        lseek(fd, 0, SEEK_SET);
-        if (CHECK_EQ_INT(tracelog_reader_open(fd, NULL, &r, &err), TRACELOG_OK)) {
-            uint32_t next[2] = {0, 0}, bad = 0;
-            tracelog_event ev;
-            while (tracelog_reader_next(r, &ev) == TRACELOG_OK) {
-                uint32_t payload[2];
-                if (ev.event_id != (uint32_t)id || ev.payload_len != sizeof payload)
-                    continue;
-                memcpy(payload, ev.payload, sizeof payload);
-                if (payload[0] > 1 || payload[1] != next[payload[0]])
-                    bad++;
-                else
-                    next[payload[0]]++;
-            }
-            CHECK_MSG(bad == 0 && next[0] == MAP_EVENTS && next[1] == MAP_EVENTS,
-                      "round %d: %u and %u events of %u in order, %u out of place", round, next[0], next[1],
-                      MAP_EVENTS, bad);
-            tracelog_reader_close(r);
-        }
-        close(fd);
-    }
-    CHECK_EQ_INT(xp_wait(pid), 0);
-    close(up[0]), close(up[1]), close(down[0]), close(down[1]);
-}
-
-/*
- * A controller's flusher drains another process's lanes by groups too
- * (posix/groups.c, each group under the buffer's SIGBUS guard): the child's
- * two threads record into small lanes at once, the stream waits for room
- * (the controller asks it to), and the log holds every event once, each
- * thread's in order, timestamps never going back; with two CPUs, chunks in
- * merge sets.
- */
-static void test_controller_drains_by_groups(void)
+static uint64_t race_rounds(size_t stream_size, int small)
 {
     int up[2], down[2];
     if (pipe(up) || pipe(down))
@@ -448,9 +384,11 @@ static void test_controller_drains_by_groups(void)
     for (int round = 0; round < MAP_ROUNDS; round++) {
         int fd = temp_log();
         trace_attr_t attr;
-        pt_attr(&attr, POSIX_TRACE_FLUSH, 256u << 10, 64);
-        posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND);
-        tracelog_trace_attr_setflushwait(&attr, 1000000);
+        pt_attr(&attr, POSIX_TRACE_FLUSH, stream_size, 64);
+        if (small) {
+            posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND);
+            tracelog_trace_attr_setflushwait(&attr, 1000000);
+        }
         trace_id_t trid;
         if (!CHECK_ERR(posix_trace_create_withlog(pid, &attr, fd, &trid), 0)) {
             close(fd);
@@ -494,12 +432,37 @@ static void test_controller_drains_by_groups(void)
         }
         close(fd);
     }
+    CHECK_EQ_INT(xp_wait(pid), 0);
+    close(up[0]), close(up[1]), close(down[0]), close(down[1]);
+    return merged;
+}
+
+/*
+ * Regression: the first event after a controller announced a stream makes
+ * its thread map it; meanwhile the event word showed neither the request nor
+ * the stream (nor, from the second stream on, anything but the stream it
+ * replaces), and the other threads' events were dropped without a count: a
+ * whole burst of 150,000 in bench_xproc. Each round, a new 64 MiB stream
+ * (the larger the one it replaces, the longer the mapping takes): every
+ * event of both threads is in the log, in order.
+ */
+static void test_no_event_lost_while_a_stream_is_mapped(void) { race_rounds(64u << 20, 0); }
+
+/*
+ * A controller's flusher drains another process's lanes by groups too
+ * (posix/groups.c, each group under the buffer's SIGBUS guard): the child's
+ * two threads record into small lanes at once, the stream waits for room
+ * (the controller asks it to), and the log holds every event once, each
+ * thread's in order, timestamps never going back; with two CPUs, chunks in
+ * merge sets.
+ */
+static void test_controller_drains_by_groups(void)
+{
+    uint64_t merged = race_rounds(256u << 10, 1);
     cpu_set_t cpus;
     if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) >= 2)
         CHECK_MSG(merged > 0, "the controller's flusher drained by groups: %llu chunks in merge sets",
                   (unsigned long long)merged);
-    CHECK_EQ_INT(xp_wait(pid), 0);
-    close(up[0]), close(up[1]), close(down[0]), close(down[1]);
 }
 
 static void test_controller_reads_without_log(void)
