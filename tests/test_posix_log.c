@@ -1019,10 +1019,9 @@ static void test_small_lane_wakes_flusher(void)
  * order. Where the process may use two CPUs, the log has merge sets.
  */
 #define GROUP_THREADS 4
-#define GROUP_EVENTS 60000u
 
 typedef struct {
-    uint32_t thread;
+    uint32_t thread, events;
     pthread_barrier_t *go;
 } group_job;
 
@@ -1030,7 +1029,7 @@ static void *record_for_groups(void *p)
 {
     group_job *j = p;
     pthread_barrier_wait(j->go);
-    for (uint32_t i = 0; i < GROUP_EVENTS; i++) {
+    for (uint32_t i = 0; i < j->events; i++) {
         uint32_t data[4] = {j->thread, i, 0, 0};
         posix_trace_event(ev_seq, data, sizeof data);
     }
@@ -1044,15 +1043,16 @@ static int cpus_allowed(void)
 }
 
 /*
- * log_size 0: an APPEND log; else a LOOP log of that size, which may wrap:
- * each thread's events are then a suffix of what it recorded.
+ * `events` per thread into lanes of lane_size. log_size 0: an APPEND log;
+ * else a LOOP log of that size, which may wrap: each thread's events are
+ * then a suffix of what it recorded.
  */
-static void threads_drained_in_merge_sets(size_t log_size)
+static void threads_drained_in_merge_sets(size_t lane_size, uint32_t events, size_t log_size)
 {
-    tl_test_context("%s log", log_size ? "LOOP" : "APPEND");
+    tl_test_context("%zu-byte lanes, %s log", lane_size, log_size ? "LOOP" : "APPEND");
     int fd = tl_test_tmpfd();
     trace_attr_t attr;
-    pt_attr(&attr, POSIX_TRACE_FLUSH, 256u << 10, 16); /* small lanes: many cycles */
+    pt_attr(&attr, POSIX_TRACE_FLUSH, lane_size, 16);
     posix_trace_attr_setlogfullpolicy(&attr, log_size ? POSIX_TRACE_LOOP : POSIX_TRACE_APPEND);
     if (log_size)
         posix_trace_attr_setlogsize(&attr, log_size);
@@ -1064,7 +1064,7 @@ static void threads_drained_in_merge_sets(size_t log_size)
     pthread_t th[GROUP_THREADS];
     group_job jobs[GROUP_THREADS];
     for (uint32_t i = 0; i < GROUP_THREADS; i++) {
-        jobs[i] = (group_job){i, &go};
+        jobs[i] = (group_job){i, events, &go};
         pthread_create(&th[i], NULL, record_for_groups, &jobs[i]);
     }
     for (uint32_t i = 0; i < GROUP_THREADS; i++)
@@ -1111,8 +1111,7 @@ static void threads_drained_in_merge_sets(size_t log_size)
     CHECK_EQ(bad, 0);
     CHECK_EQ(back, 0);
     for (uint32_t i = 0; i < GROUP_THREADS; i++) /* a wrapped LOOP log may hold none of a thread that ended early */
-        CHECK_MSG(next[i] == GROUP_EVENTS || (log_size && !seen[i]), "thread %u: up to %u of %u", i, next[i],
-                  GROUP_EVENTS);
+        CHECK_MSG(next[i] == events || (log_size && !seen[i]), "thread %u: up to %u of %u", i, next[i], events);
     if (cpus_allowed() >= 2)
         CHECK_MSG(info.merged_chunks > 0, "the flusher drained by groups: %llu of %llu chunks in merge sets",
                   (unsigned long long)info.merged_chunks, (unsigned long long)info.chunks);
@@ -1122,9 +1121,12 @@ static void threads_drained_in_merge_sets(size_t log_size)
 
 static void test_threads_drained_in_merge_sets(void)
 {
-    threads_drained_in_merge_sets(0);
-    threads_drained_in_merge_sets(64u << 20); /* holds every event */
-    threads_drained_in_merge_sets(1u << 20);  /* wraps */
+    threads_drained_in_merge_sets(256u << 10, 60000, 0); /* small lanes: many cycles */
+    threads_drained_in_merge_sets(256u << 10, 60000, 64u << 20); /* a LOOP log that holds every event */
+    threads_drained_in_merge_sets(256u << 10, 60000, 1u << 20);  /* one that wraps */
+    /* Lanes of 32 MiB, woken a quarter full: the 4 lanes hold more than one set may (21 MiB), and each
+       cycle takes up to a stamp found a budget into each lane (it used to fall back to one consumer). */
+    threads_drained_in_merge_sets(32u << 20, 200000, 0);
 }
 
 int main(void)

@@ -31,7 +31,7 @@ typedef struct group group;
 /* A guarded step of a group of another process's stream (see STEP). */
 typedef struct step {
     group *g;
-    uint64_t w;             /* the cycle's watermark: the step that begins the batch opens it */
+    uint64_t w, pub;        /* the cycle's bound and watermark: the step that begins the batch opens it */
     int begin;
     tracelog_event ev[STEP];
     volatile uint32_t n;    /* stored after each event is complete: after a fault, those before it are good */
@@ -55,7 +55,9 @@ struct tl_groups {
     tl_set set;
     group g[GROUPS_MAX];
     uint32_t n;
-    uint64_t w;                 /* the current cycle's watermark */
+    uint64_t pub;               /* the current cycle's watermark */
+    uint64_t w;                 /* and the stamp it takes events up to (tl_consumer_bound) */
+    int unbounded;              /* the last cycle was bounded and took nothing: this one is not bounded */
     uint32_t busy[GROUPS_MAX];  /* the groups with records this cycle */
     uint32_t nbusy;
     uint32_t cpu_of[GROUPS_MAX]; /* and the CPU (+ 1) of the producer of each one's fullest lane */
@@ -86,7 +88,7 @@ static int take_step(void *arg)
     b->n = 0;
     b->more = 0;
     if (b->begin) {
-        tl_consumer_begin_batch(c, b->w);
+        tl_consumer_begin_batch(c, b->w, b->pub);
         b->begin = 0;
     }
     size_t used = 0;
@@ -110,6 +112,7 @@ static void run_remote_group(tl_groups *gs, group *g)
 {
     step *b = g->step;
     b->w = gs->w;
+    b->pub = gs->pub;
     b->begin = 1;
     for (;;) {
         int fault = tl_remote_guard(gs->rm, take_step, b) == EFAULT;
@@ -128,7 +131,7 @@ static void run_group(tl_groups *gs, group *g)
         run_remote_group(gs, g);
     } else {
         tracelog_event ev;
-        tl_consumer_begin_batch(&g->consumer, gs->w);
+        tl_consumer_begin_batch(&g->consumer, gs->w, gs->pub);
         while (tl_consumer_take_wait(&g->consumer, &ev) == TL_TAKE_EVENT)
             append(g, &ev);
     }
@@ -349,24 +352,36 @@ uint32_t tl_groups_backlog(const tl_groups *gs)
 typedef struct plan_args {
     tl_groups *gs;
     uint64_t pending;
+    int bounded; /* every lane's share is within its budget below gs->w */
 } plan_args;
 
-/* Publishes the cycle's watermark and finds the groups with records (in the buffer: guarded). */
+/*
+ * Publishes the cycle's watermark, finds the groups with records, and
+ * bounds the cycle: it takes events up to the stamp found about a budget
+ * into each lane that holds more, so that the set stays within what
+ * readers merge whole however large the lanes are (in the buffer: guarded).
+ */
 static int plan(void *arg)
 {
     plan_args *a = arg;
     tl_groups *gs = a->gs;
-    gs->w = tl_consumer_publish_watermark(&gs->g[0].consumer);
+    gs->pub = gs->w = tl_consumer_publish_watermark(&gs->g[0].consumer);
+    uint64_t budget = WINDOW_MAX / (tl_consumer_lanes(&gs->g[0].consumer) + 1);
+    a->bounded = !gs->unbounded;
     gs->nbusy = 0;
     for (uint32_t i = 0; i < gs->n; i++) {
         uint32_t cpu;
         uint64_t p = tl_consumer_pending_bytes(&gs->g[i].consumer, &cpu);
         a->pending += p;
-        if (p) {
-            gs->cpu_of[gs->nbusy] = cpu;
-            gs->busy[gs->nbusy++] = i;
-        }
+        if (!p)
+            continue;
+        gs->cpu_of[gs->nbusy] = cpu;
+        gs->busy[gs->nbusy++] = i;
+        if (a->bounded && !tl_consumer_bound(&gs->g[i].consumer, budget, &gs->w))
+            a->bounded = 0;
     }
+    if (!a->bounded)
+        gs->w = gs->pub;
     return 0;
 }
 
@@ -374,11 +389,10 @@ tracelog_status tl_groups_cycle(tl_groups *gs, uint64_t *taken, uint64_t *last_t
 {
     *taken = 0;
     *more = *too_big = 0;
-    plan_args a = {gs, 0};
+    plan_args a = {gs, 0, 0};
     if (tl_remote_guard(gs->rm, plan, &a) == EFAULT)
         return TRACELOG_OK; /* the caller sees tl_remote_faulted */
-    uint64_t pending = a.pending;
-    if (pending > WINDOW_MAX) {
+    if (!a.bounded && a.pending > WINDOW_MAX) {
         *too_big = 1;
         return TRACELOG_OK;
     }
@@ -396,5 +410,7 @@ tracelog_status tl_groups_cycle(tl_groups *gs, uint64_t *taken, uint64_t *last_t
             st = g->error;
         g->error = TRACELOG_OK;
     }
+    /* Lanes restamped out of order could put every lane's first record past the bound: not twice. */
+    gs->unbounded = gs->w < gs->pub && *taken == 0;
     return st;
 }

@@ -447,9 +447,9 @@ static int defer(tl_consumer *c, uint32_t i, uint64_t pos, const tl_rec *h)
         c->deferred_at[i] = tl_clock_mono_ns();
     }
     c->batch_later = 1; /* a later batch takes it, or what follows it once it is dropped */
-    if (c->deferred_in[i] == c->batch_seq)
-        return 0;
-    if (h->ts - c->batch_w <= c->skew_stamps && tl_clock_mono_ns() - c->deferred_at[i] <= TL_CLOCK_SKEW_NS)
+    if (c->deferred_in[i] == c->batch_seq || h->ts <= c->batch_pub)
+        return 0; /* below the watermark published: a batch bounded lower (tl_consumer_begin_batch) left it */
+    if (h->ts - c->batch_pub <= c->skew_stamps && tl_clock_mono_ns() - c->deferred_at[i] <= TL_CLOCK_SKEW_NS)
         return 0;
     drop_garbage(c, i, pos, pos + tl_rec_bytes(h->kind_size));
     return 1;
@@ -523,10 +523,15 @@ uint64_t tl_consumer_publish_watermark(tl_consumer *c)
     return w;
 }
 
-/* Opens a batch up to watermark w (published): read every own lane's head (see stream.h), look at each lane once. */
-static void open_batch(tl_consumer *c, uint64_t w)
+/*
+ * Opens a batch that delivers up to stamp w, once watermark pub (>= w) is
+ * published: read every own lane's head (see stream.h), look at each lane
+ * once.
+ */
+static void open_batch(tl_consumer *c, uint64_t w, uint64_t pub)
 {
     c->batch_w = w;
+    c->batch_pub = pub;
     c->batch_used = atomic_load(&c->s->used_lanes) & c->own;
     c->batch = 1;
     c->batch_seq++;
@@ -543,12 +548,60 @@ static void open_batch(tl_consumer *c, uint64_t w)
 
 static void restart_if_drained(tl_consumer *c);
 
-static void start_batch(tl_consumer *c) { open_batch(c, tl_consumer_publish_watermark(c)); }
+static void start_batch(tl_consumer *c)
+{
+    uint64_t w = tl_consumer_publish_watermark(c);
+    open_batch(c, w, w);
+}
 
-void tl_consumer_begin_batch(tl_consumer *c, uint64_t w)
+void tl_consumer_begin_batch(tl_consumer *c, uint64_t w, uint64_t pub)
 {
     c->external = 1;
-    open_batch(c, w);
+    open_batch(c, w < pub ? w : pub, pub);
+}
+
+/*
+ * The stamp of the first committed event record of lane i that starts at or
+ * after position `from`, looking `span` bytes at most and not past the
+ * lane's head: 1, or 0 if none was found there. A record starts where its
+ * commit word holds its own position + 1 (produce.h); its header is checked
+ * as everywhere else, so a payload that looks like a commit word only moves
+ * the bound the caller takes from it.
+ */
+static int stamp_after(const tl_consumer *c, uint32_t i, uint64_t from, uint64_t span, uint64_t *stamp)
+{
+    uint64_t head = atomic_load(&c->lanes[i].head), cap = c->cap[i];
+    uint64_t end = from + span < head ? from + span : head;
+    for (uint64_t p = (from + 7) & ~(uint64_t)7; p < end; p += 8) {
+        uint64_t rem = cap - (p & (cap - 1));
+        if (rem < TL_REC_HEADER)
+            continue;
+        const tl_rec *r = (const tl_rec *)(c->data[i] + (p & (cap - 1)));
+        if (atomic_load_explicit(&r->commit, memory_order_acquire) != p + 1)
+            continue;
+        tl_rec h;
+        memcpy(&h, r, sizeof h);
+        if (tl_rec_kind(h.kind_size) == TL_KIND_EVENT && rec_sane(c, &h, rem)) {
+            *stamp = h.ts;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int tl_consumer_bound(const tl_consumer *c, uint64_t budget, uint64_t *w)
+{
+    uint64_t span = 2 * (TL_REC_HEADER + (uint64_t)c->buf_cap) + 64; /* a whole record and then some */
+    for (uint64_t m = c->own; m; m &= m - 1) {
+        uint32_t i = (uint32_t)__builtin_ctzll(m);
+        uint64_t t = atomic_load(&c->lanes[i].tail), stamp;
+        if (atomic_load(&c->lanes[i].head) - t <= budget)
+            continue;
+        if (!stamp_after(c, i, t + budget, span, &stamp))
+            return 0;
+        *w = stamp < *w ? stamp : *w;
+    }
+    return 1;
 }
 
 static int all_lanes_empty(tl_consumer *c)

@@ -380,7 +380,8 @@ typedef struct tl_consumer {
     int batch;             /* a batch is open (see consume.c) */
     int batch_later;       /* it saw records newer than its watermark */
     uint64_t batch_used;   /* lanes in the batch */
-    uint64_t batch_w;      /* its watermark (a stamp) */
+    uint64_t batch_w;      /* its watermark (a stamp): it delivers up to there */
+    uint64_t batch_pub;    /* the watermark published for it: batch_w, or later (tl_consumer_begin_batch) */
     uint64_t batch_head[TL_MAX_LANES + 1]; /* each lane's head when it started */
     uint64_t batch_seq;    /* batches opened so far */
     tl_rec head_rec[TL_MAX_LANES + 1];     /* each lane's oldest record in the batch (a checked copy) */
@@ -499,7 +500,19 @@ int tl_consumer_record_system(tl_consumer *c, const tracelog_event *ev);
  * case after TL_TAKE_EMPTY; resync also ends the external batches.
  */
 uint64_t tl_consumer_publish_watermark(tl_consumer *c);
-void tl_consumer_begin_batch(tl_consumer *c, uint64_t w);
+/*
+ * w: the stamp its batch delivers up to, pub the watermark published; w
+ * may be lower (tl_consumer_bound), and then the records between are left
+ * for a later batch rather than taken for a scribbled buffer's garbage.
+ */
+void tl_consumer_begin_batch(tl_consumer *c, uint64_t w, uint64_t pub);
+/*
+ * Lowers *w so that a batch up to *w takes about `budget` bytes at most
+ * from each of its lanes: to the stamp of the first record past `budget`
+ * bytes in each lane that holds more. 0 if such a lane showed no record
+ * there (the caller cannot bound the batch).
+ */
+int tl_consumer_bound(const tl_consumer *c, uint64_t budget, uint64_t *w);
 void tl_consumer_set_lanes(tl_consumer *c, uint64_t own);
 void tl_consumer_resync(tl_consumer *c);
 /*
