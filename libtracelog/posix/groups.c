@@ -40,8 +40,9 @@ typedef struct step {
     size_t arena_cap;
 } step;
 
+/* Aligned: each group is another thread's, and its counters must not share a line with the next one's consumer. */
 struct group {
-    tl_consumer consumer;
+    _Alignas(64) tl_consumer consumer;
     tl_set_part part;
     step *step;      /* another process's stream only */
     uint64_t taken;  /* events taken in the current cycle */
@@ -73,8 +74,6 @@ struct tl_groups {
 
 static void append(group *g, const tracelog_event *ev)
 {
-    g->taken++;
-    g->last_ts = ev->timestamp_ns;
     tracelog_status st = tl_set_append(&g->part, ev);
     if (st != TRACELOG_OK && g->error == TRACELOG_OK)
         g->error = st; /* the rest is still taken: the stream must not fill up behind a dead log */
@@ -118,6 +117,9 @@ static void run_remote_group(tl_groups *gs, group *g)
         int fault = tl_remote_guard(gs->rm, take_step, b) == EFAULT;
         for (uint32_t i = 0; i < b->n; i++)
             append(g, &b->ev[i]);
+        g->taken += b->n;
+        if (b->n)
+            g->last_ts = b->ev[b->n - 1].timestamp_ns;
         if (fault || !b->more)
             return;
     }
@@ -131,9 +133,15 @@ static void run_group(tl_groups *gs, group *g)
         run_remote_group(gs, g);
     } else {
         tracelog_event ev;
+        uint64_t taken = 0, last_ts = 0;
         tl_consumer_begin_batch(&g->consumer, gs->w, gs->pub);
-        while (tl_consumer_take_wait(&g->consumer, &ev) == TL_TAKE_EVENT)
+        while (tl_consumer_take_wait(&g->consumer, &ev) == TL_TAKE_EVENT) {
             append(g, &ev);
+            taken++;
+            last_ts = ev.timestamp_ns;
+        }
+        g->taken = taken;
+        g->last_ts = last_ts;
     }
     g->later = g->consumer.batch_later;
     tracelog_status st = tl_set_part_finish(&g->part);
@@ -366,20 +374,24 @@ static int plan(void *arg)
     plan_args *a = arg;
     tl_groups *gs = a->gs;
     gs->pub = gs->w = tl_consumer_publish_watermark(&gs->g[0].consumer);
-    uint64_t budget = WINDOW_MAX / (tl_consumer_lanes(&gs->g[0].consumer) + 1);
-    a->bounded = !gs->unbounded;
+    uint32_t lanes = 0;
     gs->nbusy = 0;
     for (uint32_t i = 0; i < gs->n; i++) {
         uint32_t cpu;
-        uint64_t p = tl_consumer_pending_bytes(&gs->g[i].consumer, &cpu);
+        uint64_t p = tl_consumer_pending_bytes(&gs->g[i].consumer, &cpu, &lanes);
         a->pending += p;
-        if (!p)
-            continue;
-        gs->cpu_of[gs->nbusy] = cpu;
-        gs->busy[gs->nbusy++] = i;
-        if (a->bounded && !tl_consumer_bound(&gs->g[i].consumer, budget, &gs->w))
-            a->bounded = 0;
+        if (p) {
+            gs->cpu_of[gs->nbusy] = cpu;
+            gs->busy[gs->nbusy++] = i;
+        }
     }
+    a->bounded = a->pending <= WINDOW_MAX; /* within the window whole: no bound needed */
+    if (a->bounded || gs->unbounded)
+        return 0;
+    uint64_t budget = WINDOW_MAX / lanes;
+    a->bounded = 1;
+    for (uint32_t k = 0; k < gs->nbusy && a->bounded; k++)
+        a->bounded = tl_consumer_bound(&gs->g[gs->busy[k]].consumer, budget, &gs->w);
     if (!a->bounded)
         gs->w = gs->pub;
     return 0;

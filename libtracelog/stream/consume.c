@@ -640,7 +640,7 @@ void tl_consumer_resync(tl_consumer *c)
         restart_if_drained(c);
 }
 
-uint64_t tl_consumer_pending_bytes(const tl_consumer *c, uint32_t *cpu)
+uint64_t tl_consumer_pending_bytes(const tl_consumer *c, uint32_t *cpu, uint32_t *lanes)
 {
     uint64_t n = 0, most = 0;
     *cpu = 0;
@@ -648,6 +648,7 @@ uint64_t tl_consumer_pending_bytes(const tl_consumer *c, uint32_t *cpu)
         uint32_t i = (uint32_t)__builtin_ctzll(m);
         uint64_t p = atomic_load(&c->lanes[i].head) - atomic_load(&c->lanes[i].tail);
         n += p;
+        *lanes += p != 0;
         if (p > most) {
             most = p;
             *cpu = atomic_load_explicit(&c->lanes[i].cpu, memory_order_relaxed);

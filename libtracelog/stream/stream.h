@@ -526,9 +526,10 @@ int tl_consumer_queued(const tl_consumer *c);
 /*
  * Bytes reserved and not yet released in its lanes: after a watermark is
  * published, what a batch can hold at most. *cpu: the fullest lane's CPU
- * hint (tl_lane.cpu: 1 + a CPU, or 0).
+ * hint (tl_lane.cpu: 1 + a CPU, or 0); *lanes is raised by the lanes that
+ * hold some.
  */
-uint64_t tl_consumer_pending_bytes(const tl_consumer *c, uint32_t *cpu);
+uint64_t tl_consumer_pending_bytes(const tl_consumer *c, uint32_t *cpu, uint32_t *lanes);
 
 /* How full the fullest user lane is, in 1/256ths of its size (the read position counts, not the tail). */
 uint32_t tl_consumer_backlog(const tl_consumer *c);
