@@ -48,10 +48,11 @@ uint32_t tl_groups_backlog(const tl_groups *g);
  * One cycle; *taken: the events it took, *last_ts: raised to the newest
  * one's time, *more: whether another cycle may find some (it took events,
  * or saw newer ones). Another process's stream may be found shrunk
- * meanwhile (tl_remote_faulted): the events taken before are written. The writer's first error,
- * if any (the events are taken anyway). *too_big: more records were waiting
- * than one set may hold (TL_SET_MAX_DECODED): the cycle stopped before
- * taking any, and the caller drains them with one consumer.
+ * meanwhile (tl_remote_faulted): the events taken before are written. The
+ * writer's first error, if any (the events are taken anyway). *too_big:
+ * more records were waiting than one set may hold (TL_SET_MAX_DECODED) and
+ * the cycle could not be bounded below them (tl_consumer_bound): it took
+ * none, and the caller drains them with one consumer.
  */
 tracelog_status tl_groups_cycle(tl_groups *g, uint64_t *taken, uint64_t *last_ts, int *more, int *too_big);
 
