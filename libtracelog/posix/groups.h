@@ -10,7 +10,7 @@
  * event on one CPU (bench/README.md, "a flusher per group of lanes").
  *
  * Only the lead calls these functions, holding the log's lock; nothing else
- * may take from the stream during tl_groups_drain. The log's own consumer
+ * may take from the stream during a cycle (tl_groups_cycle). The log's own consumer
  * (which every other drain uses: posix_trace_flush, close, a crash) and the
  * groups' consumers take turns: whichever takes after the other first
  * adopts the lanes' tails (tl_consumer_resync, tl_groups_resync).
