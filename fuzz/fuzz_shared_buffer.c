@@ -16,7 +16,11 @@
  *    handed out where it is in its lane) or in the consumer's own buffer
  *    (LOOP: copied out, since producers may overwrite it);
  *  - the same once told the producers are gone (tl_consumer_producers_gone:
- *    uncommitted records skipped up to the lane's head), after a first drain.
+ *    uncommitted records skipped up to the lane's head), after a first drain;
+ *  - the same, first, for consumers over alternate lanes drained in cycles
+ *    bounded a few hundred bytes into each lane (posix/groups.c: a
+ *    controller's flusher by groups; tl_consumer_bound, whose scan for a
+ *    record start reads any bytes), and at most 64 cycles.
  */
 #define _GNU_SOURCE
 #include "fuzz_helpers.h"
@@ -26,26 +30,69 @@
 
 static volatile uint8_t sink;
 
-/* Takes events until the consumer says the stream is empty, checking each; within a bound set by the size. */
-static void drain(tl_consumer *c, const uint8_t *map, uint64_t map_size)
+/* Every record takes 8 bytes at least (a dropped one) and gives at most three events. */
+static uint64_t events_bound(uint64_t map_size) { return map_size / 8 * 3 + 64; }
+
+static void check_event(const tl_consumer *c, const tracelog_event *ev, const uint8_t *map, uint64_t map_size)
 {
-    /* Every record takes 8 bytes at least (a dropped one) and gives at most three events. */
-    uint64_t bound = map_size / 8 * 3 + 64, taken = 0;
+    FUZZ_ASSERT(ev->payload_len <= c->buf_cap, "len %u over %zu", ev->payload_len, c->buf_cap);
+    const uint8_t *d = ev->payload;
+    FUZZ_ASSERT(ev->payload_len == 0 || (c->shared_tail ? d == c->buf : d >= map && d + ev->payload_len <= map + map_size),
+                "data outside the mapping");
+    if (ev->payload_len) /* touch the data: ASan checks it */
+        sink ^= d[0] ^ d[ev->payload_len - 1];
+}
+
+/* Takes events until the consumer says the stream (or its batch) is empty, checking each; *taken counts them. */
+static void drain_counted(tl_consumer *c, const uint8_t *map, uint64_t map_size, uint64_t *taken)
+{
     tracelog_event ev;
     for (;;) {
-        FUZZ_ASSERT(taken < bound, "no end after %llu events", (unsigned long long)taken);
+        FUZZ_ASSERT(*taken < events_bound(map_size), "no end after %llu events", (unsigned long long)*taken);
         tl_take r = tl_consumer_take(c, &ev, 1);
         FUZZ_ASSERT(r == TL_TAKE_EVENT || r == TL_TAKE_EMPTY, "take: %d", (int)r);
         if (r == TL_TAKE_EMPTY)
             return;
-        FUZZ_ASSERT(ev.payload_len <= c->buf_cap, "len %u over %zu", ev.payload_len, c->buf_cap);
-        const uint8_t *d = ev.payload;
-        FUZZ_ASSERT(ev.payload_len == 0 || (c->shared_tail ? d == c->buf : d >= map && d + ev.payload_len <= map + map_size),
-                    "data outside the mapping");
-        if (ev.payload_len) /* touch the data: ASan checks it */
-            sink ^= d[0] ^ d[ev.payload_len - 1];
-        taken++;
+        check_event(c, &ev, map, map_size);
+        ++*taken;
     }
+}
+
+static void drain(tl_consumer *c, const uint8_t *map, uint64_t map_size)
+{
+    uint64_t taken = 0;
+    drain_counted(c, map, map_size, &taken);
+}
+
+/* Two consumers over alternate lanes, in cycles bounded 512 bytes into each lane; then c takes over. */
+static void drain_by_groups(tl_consumer *c, const uint8_t *map, uint64_t map_size)
+{
+    tl_consumer g[2];
+    if (tl_consumer_init_like(&g[0], c))
+        return; /* a LOOP stream: one consumer */
+    tl_consumer_init_like(&g[1], c);
+    uint64_t even = 0;
+    for (uint32_t i = 0; i <= c->nlanes; i += 2)
+        even |= 1ull << i;
+    tl_consumer_set_lanes(&g[0], even);
+    tl_consumer_set_lanes(&g[1], ~even);
+    tl_consumer_resync(&g[0]);
+    tl_consumer_resync(&g[1]);
+    uint64_t taken = 0;
+    for (int cycle = 0; cycle < 64; cycle++) {
+        uint64_t pub = tl_consumer_publish_watermark(&g[0]), w = pub, before = taken;
+        tl_consumer_bound(&g[0], 512, &w);
+        tl_consumer_bound(&g[1], 512, &w);
+        for (int k = 0; k < 2; k++) {
+            tl_consumer_begin_batch(&g[k], w, pub);
+            drain_counted(&g[k], map, map_size, &taken);
+        }
+        if (taken == before && !g[0].batch_later && !g[1].batch_later)
+            break;
+    }
+    tl_consumer_free(&g[0]);
+    tl_consumer_free(&g[1]);
+    tl_consumer_resync(c);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -62,6 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(e == EINVAL || e == ENOMEM, "init: %d", e);
         return 0;
     }
+    drain_by_groups(&c, map, map_size);
     drain(&c, map, map_size);
     tl_consumer_producers_gone(&c); /* what a controller says at the traced process's end: the rest goes */
     drain(&c, map, map_size);
