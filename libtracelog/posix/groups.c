@@ -285,7 +285,10 @@ tl_groups *tl_groups_open(const tl_consumer *model, tl_remote *rm, tracelog_writ
     n = n < GROUPS_MAX ? n : GROUPS_MAX;
     if (n < 2)
         return NULL;
-    tl_groups *gs = calloc(1, sizeof *gs);
+    size_t size = (sizeof(tl_groups) + 63) & ~(size_t)63; /* its groups are aligned on cache lines */
+    tl_groups *gs = aligned_alloc(64, size);
+    if (gs)
+        memset(gs, 0, size);
     if (!gs || tl_set_init(&gs->set, w)) {
         free(gs);
         *err = ENOMEM;
