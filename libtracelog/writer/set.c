@@ -86,8 +86,8 @@ static tracelog_status hand_over(tl_set_part *p)
     int fits = s->decoded + decoded <= TL_SET_MAX_DECODED && s->chunks < TL_SET_MAX_CHUNKS;
     if (!fits && s->merge)
         s->ended_early++;
-    fits = fits && s->merge;
-    st = s->error != TRACELOG_OK ? s->error : write_held(s, fits);
+    int joined = fits && s->merge; /* the held chunk and this one in one set */
+    st = s->error != TRACELOG_OK ? s->error : write_held(s, joined);
     if (st == TRACELOG_OK) {
         tl_buf t = s->held;
         s->held = p->out;
