@@ -479,101 +479,92 @@ static void measure_rate(void)
 
 /* ---- bursts: threads record bursts that the flusher drains in the pauses ---- */
 
-typedef struct burster {
+/*
+ * A thread of the child: pinned, it records bursts (each timed, paused in
+ * between) or, tight, one run of tight_events.
+ */
+typedef struct recorder {
     trace_event_id_t id;
-    int cpu;
+    int cpu, tight;
     pthread_barrier_t *bar;
     bu_payload *table;
-    double ns[BURSTS];
-} burster;
+    double ns[BURSTS]; /* tight: ns[0] */
+} recorder;
 
 /* Events a thread records first, untimed: its lane written over once, so that no burst pays first touches. */
 static long long warm_events(void) { return (long long)(STREAM_SIZE / 64) + 1000; }
 
-static void *burst_thread(void *arg)
+static void record_bursts(recorder *r)
 {
-    burster *b = arg;
-    if (bu_pin(b->cpu))
-        _exit(98);
-    timed_events(b->id, b->table, warm_events());
-    pthread_barrier_wait(b->bar);
+    timed_events(r->id, r->table, warm_events());
+    pthread_barrier_wait(r->bar);
     usleep(burst_gap_us);
     for (int k = 0; k < BURSTS; k++) {
-        pthread_barrier_wait(b->bar);
-        b->ns[k] = timed_events(b->id, b->table, burst_events);
-        pthread_barrier_wait(b->bar);
+        pthread_barrier_wait(r->bar);
+        r->ns[k] = timed_events(r->id, r->table, burst_events);
+        pthread_barrier_wait(r->bar);
         usleep(burst_gap_us);
     }
+}
+
+static void *recorder_main(void *arg)
+{
+    recorder *r = arg;
+    if (bu_pin(r->cpu))
+        _exit(98);
+    if (!r->tight) {
+        record_bursts(r);
+        return NULL;
+    }
+    pthread_barrier_wait(r->bar);
+    r->ns[0] = timed_events(r->id, r->table, tight_events);
     return NULL;
 }
 
-/* Runs the bursts on nthreads threads: the median ns per event per thread over bursts 2..BURSTS. */
-static double run_bursts(trace_event_id_t id, int nthreads)
+/* Runs nthreads recorders, on the two CPUs, to their end: r[i].ns holds their figures. */
+static void run_recorders(trace_event_id_t id, int nthreads, int tight, recorder *r)
 {
     int cpu[2];
     bu_two_cpus(&cpu[0], &cpu[1]);
     pthread_barrier_t bar;
     pthread_barrier_init(&bar, NULL, (unsigned)nthreads);
-    burster b[2];
     pthread_t th[2];
     for (int i = 0; i < nthreads; i++) {
-        b[i] = (burster){.id = id, .cpu = cpu[i], .bar = &bar, .table = bu_table_new((uint64_t)i + 7)};
-        if (!b[i].table || pthread_create(&th[i], NULL, burst_thread, &b[i]))
+        r[i] = (recorder){.id = id, .cpu = cpu[i], .tight = tight, .bar = &bar,
+                          .table = bu_table_new((uint64_t)i + (tight ? 17 : 7))};
+        if (!r[i].table || pthread_create(&th[i], NULL, recorder_main, &r[i]))
             _exit(99);
     }
-    double ns[2 * BURSTS];
-    int n = 0;
     for (int i = 0; i < nthreads; i++) {
         pthread_join(th[i], NULL);
-        for (int k = 1; k < BURSTS; k++)
-            ns[n++] = b[i].ns[k];
-        free(b[i].table);
+        free(r[i].table);
     }
     pthread_barrier_destroy(&bar);
+}
+
+/* The bursts on nthreads threads: the median ns per event per thread over bursts 2..BURSTS. */
+static double run_bursts(trace_event_id_t id, int nthreads)
+{
+    recorder r[2];
+    run_recorders(id, nthreads, 0, r);
+    double ns[2 * BURSTS];
+    int n = 0;
+    for (int i = 0; i < nthreads; i++)
+        for (int k = 1; k < BURSTS; k++)
+            ns[n++] = r[i].ns[k];
     return bu_summarize(ns, n).median;
 }
 
 /* ---- tight: threads record as fast as they can, the stream waits for room ---- */
 
-typedef struct tighter {
-    trace_event_id_t id;
-    int cpu;
-    pthread_barrier_t *bar;
-    bu_payload *table;
-    double ns;
-} tighter;
-
-static void *tight_thread(void *arg)
-{
-    tighter *t = arg;
-    if (bu_pin(t->cpu))
-        _exit(98);
-    pthread_barrier_wait(t->bar);
-    t->ns = timed_events(t->id, t->table, tight_events);
-    return NULL;
-}
-
 /* nthreads record tight_events each at once: ns per event of the slowest (each thread's own span). */
 static double run_tight(trace_event_id_t id, int nthreads)
 {
-    int cpu[2];
-    bu_two_cpus(&cpu[0], &cpu[1]);
-    pthread_barrier_t bar;
-    pthread_barrier_init(&bar, NULL, (unsigned)nthreads);
-    tighter t[2];
-    pthread_t th[2];
-    for (int i = 0; i < nthreads; i++) {
-        t[i] = (tighter){.id = id, .cpu = cpu[i], .bar = &bar, .table = bu_table_new((uint64_t)i + 17)};
-        if (!t[i].table || pthread_create(&th[i], NULL, tight_thread, &t[i]))
-            _exit(99);
-    }
+    recorder r[2];
+    run_recorders(id, nthreads, 1, r);
     double slowest = 0;
-    for (int i = 0; i < nthreads; i++) {
-        pthread_join(th[i], NULL);
-        slowest = t[i].ns > slowest ? t[i].ns : slowest;
-        free(t[i].table);
-    }
-    pthread_barrier_destroy(&bar);
+    for (int i = 0; i < nthreads; i++)
+        slowest = r[i].ns[0] > slowest ? r[i].ns[0] : slowest;
     return slowest;
 }
 
