@@ -406,24 +406,11 @@ static uint64_t race_rounds(size_t stream_size, int small)
         tracelog_error err;
         lseek(fd, 0, SEEK_SET);
         if (CHECK_EQ_INT(tracelog_reader_open(fd, NULL, &r, &err), TRACELOG_OK)) {
-            uint32_t next[2] = {0, 0}, bad = 0, back = 0;
-            uint64_t prev = 0;
-            tracelog_event ev;
-            while (tracelog_reader_next(r, &ev) == TRACELOG_OK) {
-                uint32_t payload[2];
-                if (ev.event_id != (uint32_t)id || ev.payload_len != sizeof payload)
-                    continue;
-                back += ev.timestamp_ns < prev;
-                prev = ev.timestamp_ns;
-                memcpy(payload, ev.payload, sizeof payload);
-                if (payload[0] > 1 || payload[1] != next[payload[0]])
-                    bad++;
-                else
-                    next[payload[0]]++;
-            }
-            CHECK_MSG(bad == 0 && back == 0 && next[0] == MAP_EVENTS && next[1] == MAP_EVENTS,
-                      "round %d: %u and %u events of %u in order, %u out of place, %u back in time", round,
-                      next[0], next[1], MAP_EVENTS, bad, back);
+            tl_test_thread_seqs q;
+            tl_test_read_thread_seqs(r, (uint32_t)id, 2, 8, 0, &q);
+            CHECK_MSG(q.bad == 0 && q.back == 0 && q.next[0] == MAP_EVENTS && q.next[1] == MAP_EVENTS,
+                      "round %d: %u and %u events of %u in order, %llu out of place, %llu back in time", round,
+                      q.next[0], q.next[1], MAP_EVENTS, (unsigned long long)q.bad, (unsigned long long)q.back);
             CHECK_EQ(tracelog_reader_problem_count(r), 0);
             tracelog_reader_info info;
             tracelog_reader_get_info(r, &info);

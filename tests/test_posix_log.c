@@ -1081,37 +1081,16 @@ static void threads_drained_in_merge_sets(size_t lane_size, uint32_t events, siz
         close(fd);
         return;
     }
-    uint32_t next[GROUP_THREADS] = {0};
-    int seen[GROUP_THREADS] = {0};
-    uint64_t prev_ts = 0, back = 0, bad = 0;
-    tracelog_event ev;
-    while (tracelog_reader_next(r, &ev) == TRACELOG_OK) {
-        if (ev.event_id != ev_seq)
-            continue;
-        back += ev.timestamp_ns < prev_ts;
-        prev_ts = ev.timestamp_ns;
-        uint32_t d[4];
-        memcpy(d, ev.payload, sizeof d < ev.payload_len ? sizeof d : ev.payload_len);
-        if (ev.payload_len != sizeof d || d[0] >= GROUP_THREADS) {
-            bad++;
-            continue;
-        }
-        if (!seen[d[0]] && log_size) /* a LOOP log may have overwritten the first ones */
-            next[d[0]] = d[1];
-        seen[d[0]] = 1;
-        if (d[1] != next[d[0]])
-            bad++;
-        else
-            next[d[0]]++;
-    }
+    tl_test_thread_seqs q; /* a LOOP log may have overwritten each thread's first events */
+    tl_test_read_thread_seqs(r, ev_seq, GROUP_THREADS, 4 * sizeof(uint32_t), log_size != 0, &q);
     CHECK_EQ(tracelog_reader_problem_count(r), 0);
     tracelog_reader_info info;
     tracelog_reader_get_info(r, &info);
     tracelog_reader_close(r);
-    CHECK_EQ(bad, 0);
-    CHECK_EQ(back, 0);
+    CHECK_EQ(q.bad, 0);
+    CHECK_EQ(q.back, 0);
     for (uint32_t i = 0; i < GROUP_THREADS; i++) /* a wrapped LOOP log may hold none of a thread that ended early */
-        CHECK_MSG(next[i] == events || (log_size && !seen[i]), "thread %u: up to %u of %u", i, next[i], events);
+        CHECK_MSG(q.next[i] == events || (log_size && !q.seen[i]), "thread %u: up to %u of %u", i, q.next[i], events);
     if (cpus_allowed() >= 2)
         CHECK_MSG(info.merged_chunks > 0, "the flusher drained by groups: %llu of %llu chunks in merge sets",
                   (unsigned long long)info.merged_chunks, (unsigned long long)info.chunks);

@@ -726,6 +726,39 @@ size_t tl_test_readout_problems(const tl_test_readout *out, int code)
     return n;
 }
 
+void tl_test_read_thread_seqs(tracelog_reader *r, uint32_t id, uint32_t nthreads, uint32_t len, int suffix,
+                              tl_test_thread_seqs *out)
+{
+    memset(out, 0, sizeof *out);
+    if (nthreads > TL_TEST_THREADS_MAX)
+        TL_DIE("read_thread_seqs: %u threads, at most %d", nthreads, TL_TEST_THREADS_MAX);
+    uint64_t prev = 0;
+    tracelog_event ev;
+    while (tracelog_reader_next(r, &ev) == TRACELOG_OK) {
+        if (ev.event_id != id)
+            continue;
+        out->back += ev.timestamp_ns < prev;
+        prev = ev.timestamp_ns;
+        uint32_t d[2];
+        if (ev.payload_len != len || len < sizeof d) {
+            out->bad++;
+            continue;
+        }
+        memcpy(d, ev.payload, sizeof d);
+        if (d[0] >= nthreads) {
+            out->bad++;
+            continue;
+        }
+        if (!out->seen[d[0]] && suffix)
+            out->next[d[0]] = d[1];
+        out->seen[d[0]] = 1;
+        if (d[1] != out->next[d[0]])
+            out->bad++;
+        else
+            out->next[d[0]]++;
+    }
+}
+
 void tl_test_readout_dump(const tl_test_readout *out)
 {
     printf("   open: %s (%s); %zu events, next: %s; %zu problems (info: %" PRIu64 ")\n",

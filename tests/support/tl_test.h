@@ -211,6 +211,25 @@ size_t tl_test_readout_problems(const tl_test_readout *out, int code);
 /* Prints the problems (for diagnosing a failure). */
 void tl_test_readout_dump(const tl_test_readout *out);
 
+/* What tl_test_read_thread_seqs found. */
+#define TL_TEST_THREADS_MAX 8
+typedef struct tl_test_thread_seqs {
+    uint32_t next[TL_TEST_THREADS_MAX]; /* per thread: the number after its last event in order */
+    int seen[TL_TEST_THREADS_MAX];      /* per thread: some event of it was read */
+    uint64_t bad;  /* events of the id of another length, of an unknown thread, or out of their thread's order */
+    uint64_t back; /* events of the id whose timestamp is below the one before */
+} tl_test_thread_seqs;
+
+/*
+ * Reads the rest of r's events. Those of `id` must carry `len` bytes that
+ * start with a thread index below nthreads (at most TL_TEST_THREADS_MAX)
+ * and that thread's sequence number (two uint32): each thread's numbered
+ * from 0 (suffix: from its first event's number, as a log that dropped its
+ * oldest events holds them) up by one, and timestamps never going back.
+ */
+void tl_test_read_thread_seqs(tracelog_reader *r, uint32_t id, uint32_t nthreads, uint32_t len, int suffix,
+                              tl_test_thread_seqs *out);
+
 /* ---- files ------------------------------------------------------------------- */
 
 /* A new empty temporary file in $TMPDIR (or /tmp), already unlinked. */
