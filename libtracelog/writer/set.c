@@ -25,6 +25,8 @@ int tl_set_part_init(tl_set_part *p, tl_set *s)
 {
     memset(p, 0, sizeof *p);
     p->set = s;
+    int level;
+    tl_writer_chunk_params(s->w, &p->limit, &level); /* the limit is fixed once the writer is made */
     tl_chunk_builder_reset(&p->chunk);
     p->cctx = ZSTD_createCCtx();
     return p->cctx ? 0 : ENOMEM;
@@ -74,7 +76,7 @@ static tracelog_status hand_over(tl_set_part *p)
     int level;
     tl_set *s = p->set;
     pthread_mutex_lock(&s->lock);
-    tl_writer_chunk_params(s->w, &limit, &level); /* the level follows tl_writer_set_raw */
+    tl_writer_chunk_params(s->w, &limit, &level); /* the level follows tl_writer_set_raw: asked each chunk */
     pthread_mutex_unlock(&s->lock);
     tracelog_status st = tl_chunk_finish(&p->chunk, p->cctx, level, &p->out);
     if (st != TRACELOG_OK)
@@ -118,13 +120,10 @@ static tracelog_status learn_thread(tl_set_part *p, const tracelog_event *ev)
 
 tracelog_status tl_set_append(tl_set_part *p, const tracelog_event *ev)
 {
-    uint32_t limit = 0;
-    int level;
-    tl_writer_chunk_params(p->set->w, &limit, &level); /* fixed once the writer is made */
-    if (tl_chunk_event_bound(ev) > limit - TL_CHUNK_TABLE_SIZE)
+    if (tl_chunk_event_bound(ev) > p->limit - TL_CHUNK_TABLE_SIZE)
         return TRACELOG_E_INVAL;
     tracelog_status st = TRACELOG_OK;
-    if (!tl_chunk_fits(&p->chunk, ev, limit))
+    if (!tl_chunk_fits(&p->chunk, ev, p->limit))
         st = hand_over(p);
     if (st == TRACELOG_OK)
         st = learn_thread(p, ev);

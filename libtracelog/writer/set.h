@@ -46,6 +46,7 @@ typedef struct tl_set_part {
     tl_chunk_builder chunk;
     ZSTD_CCtx *cctx;
     tl_buf out;
+    uint32_t limit;         /* the writer's chunk body limit */
     uint64_t ktid, tid;     /* the last event's thread, known to the writer */
     uint32_t pid;
 } tl_set_part;
