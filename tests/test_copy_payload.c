@@ -1,6 +1,6 @@
 /*
- * The producer's inline payload copy (stream/produce.h,
- * tl_stream_copy_payload): every length 0..64 copies exactly its bytes,
+ * The inline payload copy of the trace point and the chunk encoder
+ * (common/bytes.h, tl_copy_payload): every length 0..64 copies exactly its bytes,
  * writes nothing past them, and reads nothing past the source, which ends at
  * a page with no access (a read beyond it would crash the test).
  */
@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "stream/produce.h"
+#include "common/bytes.h"
 #include "tl_test.h"
 
 #define MAX_LEN 64
@@ -30,7 +30,7 @@ static void test_every_length(void)
             src[i] = (uint8_t)(len * 31 + i + 1);
         uint8_t dst[MAX_LEN + 16];
         memset(dst, 0xee, sizeof dst);
-        tl_stream_copy_payload(dst + 8, src, len);
+        tl_copy_payload(dst + 8, src, len);
         CHECK_MSG(memcmp(dst + 8, src, len) == 0, "len %u: bytes copied", len);
         int untouched = 1;
         for (size_t i = 0; i < sizeof dst; i++)

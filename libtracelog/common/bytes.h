@@ -1,4 +1,4 @@
-/* Little-endian loads/stores and LEB128 varints over bounded byte buffers. */
+/* Little-endian loads/stores, LEB128 varints and short copies over bounded byte buffers. */
 #ifndef TRACELOG_BYTES_H
 #define TRACELOG_BYTES_H
 
@@ -24,6 +24,35 @@ static inline void tl_store64(uint8_t *p, uint64_t v)
 {
     tl_store32(p, (uint32_t)v);
     tl_store32(p + 4, (uint32_t)(v >> 32));
+}
+
+/*
+ * An event's payload: up to 16 bytes copied inline with at most two
+ * overlapping loads and stores of each width, longer ones by memcpy (a call
+ * costs more than the copy at these sizes, and the trace point and the chunk
+ * encoder copy one per event). Never reads outside [from, from + len).
+ */
+static inline void tl_copy_payload(uint8_t *to, const uint8_t *from, uint32_t len)
+{
+    if (len > 16) {
+        memcpy(to, from, len);
+    } else if (len >= 8) {
+        uint64_t a, b;
+        memcpy(&a, from, 8);
+        memcpy(&b, from + len - 8, 8);
+        memcpy(to, &a, 8);
+        memcpy(to + len - 8, &b, 8);
+    } else if (len >= 4) {
+        uint32_t a, b;
+        memcpy(&a, from, 4);
+        memcpy(&b, from + len - 4, 4);
+        memcpy(to, &a, 4);
+        memcpy(to + len - 4, &b, 4);
+    } else if (len) {
+        to[0] = from[0];
+        to[len / 2] = from[len / 2];
+        to[len - 1] = from[len - 1];
+    }
 }
 
 #define TL_VARINT_MAX 10 /* bytes of the longest 64-bit varint */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "common/bytes.h"
 #include "format/chunk.h"
 #include "format/planes.h"
 
@@ -190,26 +191,12 @@ static int grow_events(tl_chunk_builder *b)
     return 0;
 }
 
-/* memcpy for payloads, inline for the short ones (no call, no byte loop, no read past src). */
-static inline void copy_payload(uint8_t *dst, const uint8_t *src, uint32_t len)
-{
-    if (len >= 8 && len <= 16) {
-        memcpy(dst, src, 8);
-        memcpy(dst + len - 8, src + len - 8, 8);
-    } else if (len >= 4 && len < 8) {
-        memcpy(dst, src, 4);
-        memcpy(dst + len - 4, src + len - 4, 4);
-    } else if (len) {
-        memcpy(dst, src, len);
-    }
-}
-
 /* Stores ev's payload (room was reserved). */
 static void add_payload(tl_chunk_builder *b, const tracelog_event *ev)
 {
     uint32_t len = ev->payload_len;
     if (len) /* (pdata may not be allocated yet when len is 0) */
-        copy_payload(b->pdata.data + b->pdata.len, ev->payload, len);
+        tl_copy_payload(b->pdata.data + b->pdata.len, ev->payload, len);
     b->off[b->count] = (uint32_t)b->pdata.len;
     b->pdata.len += len;
 }

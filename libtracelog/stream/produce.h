@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "common/bytes.h"
 #include "stream/stream.h"
 #include "tracelog/common.h"
 
@@ -54,34 +55,6 @@ static inline void tl_stream_write_rec(uint8_t *at, uint32_t kind, uint32_t size
     r->addr = ev->address;
     r->pid = ev->pid;
     r->ktid = ev->kernel_tid;
-}
-
-/*
- * The payload's bytes: up to 16 copied inline with at most two overlapping
- * loads and stores of each width (a memcpy call costs more than the copy at
- * these sizes), longer ones by memcpy. Never reads outside [from, from + len).
- */
-static inline void tl_stream_copy_payload(uint8_t *to, const uint8_t *from, uint32_t len)
-{
-    if (len > 16) {
-        memcpy(to, from, len);
-    } else if (len >= 8) {
-        uint64_t a, b;
-        memcpy(&a, from, 8);
-        memcpy(&b, from + len - 8, 8);
-        memcpy(to, &a, 8);
-        memcpy(to + len - 8, &b, 8);
-    } else if (len >= 4) {
-        uint32_t a, b;
-        memcpy(&a, from, 4);
-        memcpy(&b, from + len - 4, 4);
-        memcpy(to, &a, 4);
-        memcpy(to + len - 4, &b, 4);
-    } else if (len) {
-        to[0] = from[0];
-        to[len / 2] = from[len / 2];
-        to[len - 1] = from[len - 1];
-    }
 }
 
 /*
@@ -160,7 +133,7 @@ __attribute__((always_inline)) static inline int tl_stream_record(tl_stream *s, 
         __builtin_prefetch(base + ((pos + TL_PREFETCH_AHEAD) & (cap - 1)), 1, 3);
         tl_stream_write_rec(at, stopped ? TL_KIND_SKIP : TL_KIND_EVENT, tl_rec_size(len), ts, ev);
         if (!stopped)
-            tl_stream_copy_payload(at + TL_REC_HEADER, ev->payload, len);
+            tl_copy_payload(at + TL_REC_HEADER, ev->payload, len);
         atomic_store_explicit(&((tl_rec *)at)->commit, pos + 1, memory_order_release);
         if (stopped && atomic_load(&s->autostopped))
             atomic_fetch_add(&l->overruns, 1);
