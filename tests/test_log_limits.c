@@ -13,17 +13,6 @@
 #include "format/format.h"
 #include "tl_test.h"
 
-static tracelog_writer *new_writer(int fd)
-{
-    tracelog_writer_options o;
-    tracelog_writer_options_init(&o);
-    tracelog_writer *w = NULL;
-    tracelog_error err;
-    if (!CHECK_STATUS(tracelog_writer_create(fd, NULL, &o, &w, &err), TRACELOG_OK))
-        TL_DIE("cannot create a writer: %s", err.message);
-    return w;
-}
-
 static tracelog_reader *open_default(int fd)
 {
     tracelog_reader *r = NULL;
@@ -45,7 +34,7 @@ static size_t problems_named(const tracelog_reader *r, const char *cond)
 static void test_event_types(void)
 {
     int fd = tl_test_tmpfd();
-    tracelog_writer *w = new_writer(fd);
+    tracelog_writer *w = tl_test_new_writer(fd, NULL);
     char name[32];
     tracelog_status st = TRACELOG_OK;
     uint32_t id;
@@ -86,7 +75,7 @@ static void test_schema_bytes(void)
 {
     static char schema[24000];
     int fd = tl_test_tmpfd();
-    tracelog_writer *w = new_writer(fd);
+    tracelog_writer *w = tl_test_new_writer(fd, NULL);
     tracelog_status st = TRACELOG_OK;
     tracelog_error err;
     uint32_t id;
@@ -121,7 +110,7 @@ static void test_threads(void)
 {
     const uint32_t extra = 3;
     int fd = tl_test_tmpfd();
-    tracelog_writer *w = new_writer(fd);
+    tracelog_writer *w = tl_test_new_writer(fd, NULL);
     CHECK_STATUS(tracelog_writer_define_event(w, 1, "tick"), TRACELOG_OK);
     tracelog_status st = TRACELOG_OK;
     for (uint32_t i = 0; i < TL_LOG_THREADS_MAX + extra && st == TRACELOG_OK; i++) {

@@ -15,17 +15,6 @@
 #include "tl_test.h"
 #include "writer/set.h"
 
-static tracelog_writer *new_writer(int fd)
-{
-    tracelog_writer_options o;
-    tracelog_writer_options_init(&o);
-    tracelog_writer *w = NULL;
-    tracelog_error err;
-    if (!CHECK_STATUS(tracelog_writer_create(fd, NULL, &o, &w, &err), TRACELOG_OK))
-        TL_DIE("cannot create a writer: %s", err.message);
-    return w;
-}
-
 /* Event i of part p: parts interleave in time (part p's events at 10 * i + p). */
 static tracelog_event event_of(uint32_t p, uint32_t i, uint8_t *payload, uint32_t len)
 {
@@ -125,7 +114,7 @@ static void check_read_back(int fd, uint32_t nparts, uint32_t total, uint32_t le
 
 static void setup(int fd, tracelog_writer **w, tl_set *s, part_job *jobs, uint32_t nparts, uint32_t len)
 {
-    *w = new_writer(fd);
+    *w = tl_test_new_writer(fd, NULL);
     if (tl_set_init(s, *w))
         TL_DIE("tl_set_init");
     for (uint32_t p = 0; p < nparts; p++) {

@@ -40,11 +40,7 @@ static tracelog_writer *new_writer(int fd, tracelog_policy policy, uint64_t log_
     if (log_size)
         o.log_max_size = log_size;
     o.chunk_size = 4096;
-    tracelog_writer *w = NULL;
-    tracelog_error err;
-    if (!CHECK_STATUS(tracelog_writer_create(fd, NULL, &o, &w, &err), TRACELOG_OK))
-        TL_DIE("cannot create a writer: %s", err.message);
-    return w;
+    return tl_test_new_writer(fd, &o);
 }
 
 static void check_ktids(const tl_test_readout *r, const uint32_t *want, size_t n)

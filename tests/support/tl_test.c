@@ -413,6 +413,15 @@ int tl_test_check_status_eq(const tracelog_log_status *a, const tracelog_log_sta
     return ok;
 }
 
+tracelog_writer *tl_test_new_writer(int fd, const tracelog_writer_options *o)
+{
+    tracelog_writer *w = NULL;
+    tracelog_error err;
+    if (!CHECK_STATUS(tracelog_writer_create(fd, NULL, o, &w, &err), TRACELOG_OK))
+        TL_DIE("cannot create a writer: %s", err.message);
+    return w;
+}
+
 void tl_test_log_spec_init(tl_test_log_spec *s, tracelog_policy policy, size_t n_events)
 {
     memset(s, 0, sizeof *s);

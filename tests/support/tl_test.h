@@ -151,6 +151,9 @@ typedef struct tl_test_log_spec {
     int abandon;              /* 1: tracelog_writer_abandon (a crash: no final flush) instead of close */
 } tl_test_log_spec;
 
+/* A writer on fd without metadata, with options o (NULL: the defaults); the test dies if it cannot be made. */
+tracelog_writer *tl_test_new_writer(int fd, const tracelog_writer_options *o);
+
 /* A spec with the given policy and event count, and small chunks (4 KiB). */
 void tl_test_log_spec_init(tl_test_log_spec *s, tracelog_policy policy, size_t n_events);
 
