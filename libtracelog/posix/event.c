@@ -23,59 +23,49 @@ extern _Atomic uint64_t tl_posix_wanted[TL_FILTER_WORDS];
 #define SKIP_SUMMARY (TL_CTL_PENDING | ((1ull << TL_CTL_SLOTS) - 1) << TRACE_SYS_MAX)
 _Static_assert(TRACE_SYS_MAX + TL_CTL_SLOTS == TL_ACTIVE_SLOTS, "announced streams take the last slots");
 
-/* initial-exec TLS: no lazy allocation, so it is safe in a signal handler. */
-static __thread uint32_t lane_ticket __attribute__((tls_model("initial-exec")));
-static __thread uint32_t kernel_tid __attribute__((tls_model("initial-exec")));
-static __thread uint64_t pthread_id __attribute__((tls_model("initial-exec")));
+/*
+ * Who the calling thread is, asked once per thread: its pthread_t and kernel
+ * tid (loads instead of calls into libc and the kernel on every event), and
+ * its ticket, which picks its lane. One initial-exec TLS block: no lazy
+ * allocation, so it is safe in a signal handler, and one address to find.
+ */
+typedef struct thread_ids {
+    uint64_t pthread;
+    uint32_t kernel_tid;
+    uint32_t ticket; /* 0: not asked yet; else the lane ticket + 1 */
+} thread_ids;
+static __thread thread_ids me __attribute__((tls_model("initial-exec")));
 static _Atomic uint32_t next_ticket;
 
-/* pthread_self(), kept like the kernel tid: a TLS load instead of a call into libc on every event. */
-static uint64_t my_pthread(void)
+/* Fills `me` (out of line: once per thread). A signal handler that gets here first fills it too: the
+   ticket, which tells that the rest is there, is stored last. */
+__attribute__((noinline, cold)) static void ask_thread_ids(void)
 {
-    uint64_t p = pthread_id;
-    if (p == 0) {
-        p = (uint64_t)pthread_self();
-        pthread_id = p;
-    }
-    return p;
+    me.pthread = (uint64_t)pthread_self();
+    me.kernel_tid = (uint32_t)syscall(SYS_gettid);
+    uint32_t t = atomic_fetch_add_explicit(&next_ticket, 1, memory_order_relaxed) + 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    me.ticket = t;
 }
 
-/* gettid(), asked once per thread (async-signal-safe: a signal handler that gets here first asks too). */
-uint32_t tl_posix_kernel_tid(void)
+static inline const thread_ids *my_ids(void)
 {
-    uint32_t tid = kernel_tid;
-    if (tid == 0) {
-        tid = (uint32_t)syscall(SYS_gettid);
-        kernel_tid = tid;
-    }
-    return tid;
-}
-
-static uint32_t my_ticket(void)
-{
-    uint32_t t = lane_ticket;
-    if (t == 0) {
-        t = atomic_fetch_add_explicit(&next_ticket, 1, memory_order_relaxed) + 1;
-        lane_ticket = t;
-    }
-    return t - 1;
+    if (__builtin_expect(me.ticket == 0, 0))
+        ask_thread_ids();
+    return &me;
 }
 
 /* A forked child starts with its own lane rather than the forking thread's, and its own thread id. */
-void tl_posix_event_after_fork_child(void)
-{
-    lane_ticket = 0;
-    kernel_tid = 0;
-    pthread_id = 0;
-}
+void tl_posix_event_after_fork_child(void) { me = (thread_ids){0, 0, 0}; }
 
 tracelog_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len, uint64_t caller)
 {
+    const thread_ids *ids = my_ids();
     return (tracelog_event){.event_id = id,
                       .pid = atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed),
-                      .kernel_tid = tl_posix_kernel_tid(),
+                      .kernel_tid = ids->kernel_tid,
                       .truncation = POSIX_TRACE_NOT_TRUNCATED,
-                      .tid = my_pthread(),
+                      .tid = ids->pthread,
                       .address = caller,
                       .payload_len = (uint32_t)len,
                       .payload = data};
@@ -111,7 +101,7 @@ __attribute__((always_inline)) static inline uint64_t record_into(uint64_t mask,
         tl_admit admit = tl_stream_admit(s, event_id);
         if (admit != TL_ADMIT_RECORD) {
             if (admit == TL_ADMIT_LOSE) /* UNTIL_FULL stopped itself: the event is lost */
-                tl_stream_count_lost(s, my_ticket() & (nlanes - 1));
+                tl_stream_count_lost(s, (my_ids()->ticket - 1) & (nlanes - 1));
             else
                 missed |= 1ull << slot;
             continue;
@@ -122,15 +112,16 @@ __attribute__((always_inline)) static inline uint64_t record_into(uint64_t mask,
             len = tl_stream_max_data(s);
             trunc = POSIX_TRACE_TRUNCATED_RECORD;
         }
+        const thread_ids *ids = my_ids();
         tracelog_event ev = {.event_id = event_id,
                              .pid = atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed),
-                             .kernel_tid = tl_posix_kernel_tid(),
+                             .kernel_tid = ids->kernel_tid,
                              .truncation = trunc,
-                             .tid = my_pthread(),
+                             .tid = ids->pthread,
                              .address = caller,
                              .payload_len = (uint32_t)len,
                              .payload = data_ptr};
-        tl_stream_record(s, my_ticket() & (nlanes - 1), &ev); /* inline: the fast path of produce.h */
+        tl_stream_record(s, (ids->ticket - 1) & (nlanes - 1), &ev); /* inline: the fast path of produce.h */
     } while (mask);
     return missed;
 }

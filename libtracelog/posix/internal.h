@@ -164,7 +164,6 @@ const char *tl_posix_event_schema(trace_event_id_t id, const char *name);
 /* ---- the trace point (event.c) ------------------------------------------------------ */
 
 void tl_posix_event_after_fork_child(void); /* the child's threads get lanes and ids of their own */
-uint32_t tl_posix_kernel_tid(void);         /* the calling thread's gettid(), cached (async-signal-safe) */
 /* A system event as the calling thread records it (its pid and ids), from program address caller. */
 tracelog_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len, uint64_t caller);
 

@@ -57,13 +57,45 @@ static inline void tl_stream_write_rec(uint8_t *at, uint32_t kind, uint32_t size
     r->ktid = ev->kernel_tid;
 }
 
+/* A lane as the producer saw its geometry, once (see tl_stream_record). */
+typedef struct tl_lane_view {
+    tl_lane *l;
+    uint8_t *base; /* the lane's first byte */
+    uint64_t cap;  /* its bytes, a power of two */
+    uint32_t lane, nlanes, policy;
+} tl_lane_view;
+
+/* Where a reservation put the event (what the fast path found, or tl_stream_reserve_slow). */
+typedef struct tl_reserved {
+    uint64_t pos;  /* the event's record starts here */
+    uint64_t ts;   /* read before the reservation */
+    int crossed;   /* the reservation crossed an eighth of the lane */
+} tl_reserved;
+
+/*
+ * The reservation of every case the fast path leaves (stream.c): a pad to
+ * the lane's end, a loss to mark first, no room by the tail last seen (LOOP
+ * overwrites, FLUSH waits, others lose), another producer first. Writes the
+ * pad and loss records. 1 with *out set, or 0: the event is lost (counted).
+ */
+int tl_stream_reserve_slow(tl_stream *s, const tl_lane_view *v, uint32_t len, tl_reserved *out);
+
+/* An eighth of the lane (64 KiB at most): crossing one is the time to see whether the drainer is needed. */
+static inline int tl_stream_crossed(uint64_t from, uint64_t to, uint64_t cap)
+{
+    return (from ^ to) >= (cap / 8 < (64u << 10) ? cap / 8 : (64u << 10));
+}
+
 /*
  * Records ev (its ts is ignored: the stream takes the time) into lane
  * `lane`: a user lane (below tl_stream_user_lanes), or the system lane
  * through tl_stream_record_system. ev->payload_len is at most max_data (the caller
  * truncates). Returns 1 if recorded, 0 if lost (counted). Always inline: a
  * call (the compiler makes one when the trace point has two call sites)
- * costs the event path about 2 ns.
+ * costs the event path about 2 ns. The common case is one straight line
+ * (room by the tail last seen, no pad, no loss to mark, the CAS won): its
+ * retries and rare cases are out of line, so that the trace point keeps its
+ * values in registers.
  */
 __attribute__((always_inline)) static inline int tl_stream_record(tl_stream *s, uint32_t lane,
                                                                   const tracelog_event *ev)
@@ -80,71 +112,46 @@ __attribute__((always_inline)) static inline int tl_stream_record(tl_stream *s, 
     uint64_t bit = 1ull << lane;
     if (!(atomic_load_explicit(&s->used_lanes, memory_order_relaxed) & bit))
         atomic_fetch_or(&s->used_lanes, bit);
-    uint32_t len = ev->payload_len;
-    int recorded = 0, crossed = 0;
-    for (;;) {
-        uint64_t h = atomic_load_explicit(&l->head, memory_order_relaxed);
-        uint64_t ts = tl_stream_stamp(s);
-        uint64_t lost = policy == TRACELOG_POLICY_FLUSH ? atomic_load(&l->lost) : 0;
-        uint32_t size = tl_rec_size(len) + (lost ? TL_REC_HEADER : 0);
-        uint64_t rem = cap - (h & (cap - 1));
-        uint64_t pad = rem < size ? rem : 0; /* records never wrap; a tail under 16 bytes is skipped implicitly */
-        uint64_t need = pad + size;
-        if (policy == TRACELOG_POLICY_LOOP && lane != nlanes && !tl_stream_has_room(l, h, need, cap))
-            tl_stream_overwrite(s, l, base, h, need, cap);
-        if (!tl_stream_has_room(l, h, need, cap)) {
-            if (policy == TRACELOG_POLICY_FLUSH && lane != nlanes && tl_stream_wait_room(s, l, need, cap))
-                continue; /* room now: reserve again, with a fresh timestamp */
-            tl_stream_lose(s, l, ts);
-            break;
-        }
-        if (!atomic_compare_exchange_weak(&l->head, &h, h + need))
-            continue; /* another producer or a signal handler got here first: fresh timestamp */
-        /* The consumer may have delivered events newer than our clock read
-           while we were between it and the reservation (see stream.h). */
-        if (ts < atomic_load(&s->watermark))
-            ts = tl_stream_stamp(s);
-        /* Stopped (or auto-stopped) since we looked: STOP is taken after the state
-           changes, so an event of ours could land after it. It becomes a hole. */
-        int stopped = lane != nlanes && atomic_load(&s->state) != TL_RUNNING;
-        /* Each eighth of the lane (64 KiB at most) crossed: time to see whether the drainer is needed. */
-        crossed = (h ^ (h + need)) >= (cap / 8 < (64u << 10) ? cap / 8 : (64u << 10));
-        if (pad >= 16) {
-            /* Only commit and kind_size: a pad can be as short as 16 bytes, less than a full header, and
-               writing a whole header would overwrite the start of the next lane. */
-            tl_rec *p = (tl_rec *)(base + (h & (cap - 1)));
-            p->kind_size = (uint32_t)pad | (uint32_t)TL_KIND_PAD << 28;
-            atomic_store_explicit(&p->commit, h + 1, memory_order_release);
-        }
-        uint64_t pos = h + pad;
-        if (lost) {
-            /* Marks the loss where it happened: the consumer turns it into OVERFLOW and RESUME.
-               The count travels as the record's tid, the first lost event's time as its addr. */
-            tracelog_event mark = {.tid = lost, .address = atomic_load(&l->lost_first_ts)};
-            tl_stream_write_rec(base + (pos & (cap - 1)), TL_KIND_LOSS, TL_REC_HEADER, ts, &mark);
-            atomic_store_explicit(&((tl_rec *)(base + (pos & (cap - 1))))->commit, pos + 1, memory_order_release);
-            atomic_fetch_sub(&l->lost, lost);
-            pos += TL_REC_HEADER;
-        }
-        uint8_t *at = base + (pos & (cap - 1));
-        /* The line TL_PREFETCH_AHEAD bytes on in our lane, asked for now: the lane streams through memory
-           larger than the caches, and without this each new line's store waits for it (a quarter of the
-           event's time at 16 B). Wrapped, so it never touches another lane's lines. */
-        __builtin_prefetch(base + ((pos + TL_PREFETCH_AHEAD) & (cap - 1)), 1, 3);
-        tl_stream_write_rec(at, stopped ? TL_KIND_SKIP : TL_KIND_EVENT, tl_rec_size(len), ts, ev);
-        if (!stopped)
-            tl_copy_payload(at + TL_REC_HEADER, ev->payload, len);
-        atomic_store_explicit(&((tl_rec *)at)->commit, pos + 1, memory_order_release);
-        if (stopped && atomic_load(&s->autostopped))
-            atomic_fetch_add(&l->overruns, 1);
-        recorded = !stopped;
-        break;
+    uint32_t len = ev->payload_len, size = tl_rec_size(len);
+    uint64_t pos = atomic_load_explicit(&l->head, memory_order_relaxed), ts = tl_stream_stamp(s);
+    int crossed;
+    if (__builtin_expect(!(policy == TRACELOG_POLICY_FLUSH && atomic_load(&l->lost)) &&
+                             cap - (pos & (cap - 1)) >= size &&
+                             pos + size - atomic_load_explicit(&l->tail_seen, memory_order_relaxed) <= cap &&
+                             atomic_compare_exchange_weak(&l->head, &pos, pos + size),
+                         1)) {
+        crossed = tl_stream_crossed(pos, pos + size, cap);
+    } else {
+        /* Scalars above, a struct only here: what has its address taken stays out of registers. */
+        tl_lane_view v = {l, base, cap, lane, nlanes, policy};
+        tl_reserved r;
+        if (!tl_stream_reserve_slow(s, &v, len, &r))
+            return 0;
+        pos = r.pos, ts = r.ts, crossed = r.crossed;
     }
+    /* The consumer may have delivered events newer than our clock read
+       while we were between it and the reservation (see stream.h). */
+    if (ts < atomic_load(&s->watermark))
+        ts = tl_stream_stamp(s);
+    /* Stopped (or auto-stopped) since we looked: STOP is taken after the state
+       changes, so an event of ours could land after it. It becomes a hole. */
+    int stopped = lane != nlanes && atomic_load(&s->state) != TL_RUNNING;
+    uint8_t *at = base + (pos & (cap - 1));
+    /* The line TL_PREFETCH_AHEAD bytes on in our lane, asked for now: the lane streams through memory
+       larger than the caches, and without this each new line's store waits for it (a quarter of the
+       event's time at 16 B). Wrapped, so it never touches another lane's lines. */
+    __builtin_prefetch(base + ((pos + TL_PREFETCH_AHEAD) & (cap - 1)), 1, 3);
+    tl_stream_write_rec(at, stopped ? TL_KIND_SKIP : TL_KIND_EVENT, size, ts, ev);
+    if (!stopped)
+        tl_copy_payload(at + TL_REC_HEADER, ev->payload, len);
+    atomic_store_explicit(&((tl_rec *)at)->commit, pos + 1, memory_order_release);
+    if (stopped && atomic_load(&s->autostopped))
+        atomic_fetch_add(&l->overruns, 1);
     if (crossed && policy == TRACELOG_POLICY_FLUSH)
         tl_stream_wake_drainer_early(s, l, cap);
-    if (recorded && atomic_load_explicit(&s->waiters, memory_order_relaxed))
+    if (!stopped && atomic_load_explicit(&s->waiters, memory_order_relaxed))
         tl_stream_wake_readers(s); /* sem_post: async-signal-safe; only while a reader sleeps */
-    return recorded;
+    return !stopped;
 }
 
 #endif

@@ -394,6 +394,55 @@ static int drop_oldest(tl_lane *l, uint8_t *data, uint64_t cap)
     return 0;
 }
 
+int tl_stream_reserve_slow(tl_stream *s, const tl_lane_view *v, uint32_t len, tl_reserved *out)
+{
+    tl_lane *l = v->l;
+    uint64_t cap = v->cap;
+    int user_lane = v->lane != v->nlanes;
+    for (;;) {
+        uint64_t h = atomic_load_explicit(&l->head, memory_order_relaxed);
+        uint64_t ts = tl_stream_stamp(s);
+        uint64_t lost = v->policy == TRACELOG_POLICY_FLUSH ? atomic_load(&l->lost) : 0;
+        uint32_t size = tl_rec_size(len) + (lost ? TL_REC_HEADER : 0);
+        uint64_t rem = cap - (h & (cap - 1));
+        uint64_t pad = rem < size ? rem : 0; /* records never wrap; a tail under 16 bytes is skipped implicitly */
+        uint64_t need = pad + size;
+        if (v->policy == TRACELOG_POLICY_LOOP && user_lane && !tl_stream_has_room(l, h, need, cap))
+            tl_stream_overwrite(s, l, v->base, h, need, cap);
+        if (!tl_stream_has_room(l, h, need, cap)) {
+            if (v->policy == TRACELOG_POLICY_FLUSH && user_lane && tl_stream_wait_room(s, l, need, cap))
+                continue; /* room now: reserve again, with a fresh timestamp */
+            tl_stream_lose(s, l, ts);
+            return 0;
+        }
+        if (!atomic_compare_exchange_weak(&l->head, &h, h + need))
+            continue; /* another producer or a signal handler got here first: fresh timestamp */
+        if (pad >= 16) {
+            /* Only commit and kind_size: a pad can be as short as 16 bytes, less than a full header, and
+               writing a whole header would overwrite the start of the next lane. */
+            tl_rec *p = (tl_rec *)(v->base + (h & (cap - 1)));
+            p->kind_size = (uint32_t)pad | (uint32_t)TL_KIND_PAD << 28;
+            atomic_store_explicit(&p->commit, h + 1, memory_order_release);
+        }
+        uint64_t pos = h + pad;
+        if (lost) {
+            /* Marks the loss where it happened: the consumer turns it into OVERFLOW and RESUME.
+               The count travels as the record's tid, the first lost event's time as its addr.
+               Stamped as the event will be (see tl_stream_record). */
+            if (ts < atomic_load(&s->watermark))
+                ts = tl_stream_stamp(s);
+            tracelog_event mark = {.tid = lost, .address = atomic_load(&l->lost_first_ts)};
+            tl_rec *m = (tl_rec *)(v->base + (pos & (cap - 1)));
+            tl_stream_write_rec((uint8_t *)m, TL_KIND_LOSS, TL_REC_HEADER, ts, &mark);
+            atomic_store_explicit(&m->commit, pos + 1, memory_order_release);
+            atomic_fetch_sub(&l->lost, lost);
+            pos += TL_REC_HEADER;
+        }
+        *out = (tl_reserved){.pos = pos, .ts = ts, .crossed = tl_stream_crossed(h, h + need, cap)};
+        return 1;
+    }
+}
+
 void tl_stream_overwrite(tl_stream *s, tl_lane *l, uint8_t *base, uint64_t h, uint64_t need, uint64_t cap)
 {
     if (!atomic_load_explicit(&s->full, memory_order_relaxed))
