@@ -35,15 +35,20 @@ static tl_stream *started(uint32_t policy, uint64_t lane_bytes)
     return s;
 }
 
-/* Event `seq` of thread `thread`: its payload starts with both, then bytes derived from them. */
+/* The payload of event `seq` of thread `thread`: both numbers first, then bytes derived from seq. */
+static void payload_of(uint8_t *p, uint32_t thread, uint32_t seq, uint32_t len)
+{
+    for (uint32_t i = 0; i < len; i++)
+        p[i] = (uint8_t)(seq * 7 + i);
+    memcpy(p, &thread, len < 4 ? len : 4);
+    if (len >= 8)
+        memcpy(p + 4, &seq, 4);
+}
+
 static int record(tl_stream *s, uint32_t thread, uint32_t seq, uint32_t len)
 {
     uint8_t payload[64];
-    for (uint32_t i = 0; i < len; i++)
-        payload[i] = (uint8_t)(seq * 7 + i);
-    memcpy(payload, &thread, len < 4 ? len : 4);
-    if (len >= 8)
-        memcpy(payload + 4, &seq, 4);
+    payload_of(payload, thread, seq, len);
     tracelog_event ev = {.event_id = EVENT_ID, .tid = thread, .payload_len = len, .payload = payload};
     return tl_stream_record(s, 0, &ev);
 }
@@ -51,11 +56,7 @@ static int record(tl_stream *s, uint32_t thread, uint32_t seq, uint32_t len)
 static int payload_ok(const tracelog_event *ev, uint32_t thread, uint32_t seq, uint32_t len)
 {
     uint8_t want[64];
-    for (uint32_t i = 0; i < len; i++)
-        want[i] = (uint8_t)(seq * 7 + i);
-    memcpy(want, &thread, len < 4 ? len : 4);
-    if (len >= 8)
-        memcpy(want + 4, &seq, 4);
+    payload_of(want, thread, seq, len);
     return ev->payload_len == len && ev->tid == thread && memcmp(ev->payload, want, len) == 0;
 }
 
