@@ -2,7 +2,8 @@
  * The producer's fast path (the protocol is in stream.h): inline, so that a
  * trace point compiles into one function that takes the clock, reserves,
  * writes and commits, with no call but the clock's and the data copy; the
- * rare paths (LOOP overwriting, losses, waking the drainer) are calls into
+ * rare paths (a pad, a loss to mark, no room, a lost CAS: the reservation
+ * of tl_stream_reserve_slow; waking the drainer or a reader) are calls into
  * stream.c. Async-signal-safe, lock-free, allocation-free.
  */
 #ifndef TRACELOG_STREAM_PRODUCE_H
