@@ -68,6 +68,12 @@ typedef struct drained {
     int bad_ts, bad_payload;
 } drained;
 
+static void consume(tl_consumer *c, tl_stream *s)
+{
+    if (tl_consumer_init(c, s))
+        TL_DIE("tl_consumer_init");
+}
+
 /* Takes everything the stream holds; len_of(seq) gives event seq's payload length, which carries seq. */
 static void drain(tl_consumer *c, drained *d, uint32_t (*len_of)(uint32_t))
 {
@@ -108,8 +114,7 @@ static void test_pads_at_the_lane_end(void)
 {
     tl_stream *s = started(TRACELOG_POLICY_FLUSH, 4096);
     tl_consumer c;
-    if (tl_consumer_init(&c, s))
-        TL_DIE("tl_consumer_init");
+    consume(&c, s);
     static drained d;
     memset(&d, 0, sizeof d);
     uint32_t seq = 0, recorded = 0;
@@ -141,8 +146,7 @@ static void test_loss_marked_before_the_next_event(void)
 {
     tl_stream *s = started(TRACELOG_POLICY_FLUSH, 4096); /* 64 records of 16 data bytes */
     tl_consumer c;
-    if (tl_consumer_init(&c, s))
-        TL_DIE("tl_consumer_init");
+    consume(&c, s);
     uint32_t kept = 0;
     for (uint32_t seq = 0; seq < 100; seq++)
         kept += (uint32_t)record(s, 0, seq, 16);
@@ -204,8 +208,7 @@ static void test_producers_racing_for_one_lane(void)
     pthread_barrier_destroy(&go);
     CHECK_EQ(recorded, THREADS * PER_THREAD);
     tl_consumer c;
-    if (tl_consumer_init(&c, s))
-        TL_DIE("tl_consumer_init");
+    consume(&c, s);
     static drained d;
     memset(&d, 0, sizeof d);
     drain(&c, &d, len16);
@@ -231,8 +234,7 @@ static void test_loop_overwrites_the_oldest(void)
     for (uint32_t seq = 0; seq < 1000; seq++)
         CHECK(record(s, 0, seq, 16));
     tl_consumer c;
-    if (tl_consumer_init(&c, s))
-        TL_DIE("tl_consumer_init");
+    consume(&c, s);
     static drained d;
     memset(&d, 0, sizeof d);
     drain(&c, &d, len16);
