@@ -72,12 +72,14 @@ struct tl_groups {
     uint32_t nhelpers;
 };
 
-static void append(group *g, const tracelog_event *ev)
+/* Keeps the group's first error. The rest is still taken: the stream must not fill up behind a dead log. */
+static void note(group *g, tracelog_status st)
 {
-    tracelog_status st = tl_set_append(&g->part, ev);
     if (st != TRACELOG_OK && g->error == TRACELOG_OK)
-        g->error = st; /* the rest is still taken: the stream must not fill up behind a dead log */
+        g->error = st;
 }
+
+static void append(group *g, const tracelog_event *ev) { note(g, tl_set_append(&g->part, ev)); }
 
 /* Under the guard: takes up to STEP events, their payloads copied out; no lock, no allocation. */
 static int take_step(void *arg)
@@ -144,9 +146,7 @@ static void run_group(tl_groups *gs, group *g)
         g->last_ts = last_ts;
     }
     g->later = g->consumer.batch_later;
-    tracelog_status st = tl_set_part_finish(&g->part);
-    if (st != TRACELOG_OK && g->error == TRACELOG_OK)
-        g->error = st;
+    note(g, tl_set_part_finish(&g->part));
 }
 
 /* A busy group not taken yet, preferably one whose producer last ran on this CPU (its lanes are in this CPU's cache). */
