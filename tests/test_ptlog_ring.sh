@@ -1,6 +1,7 @@
 #!/bin/bash
 # ptlog on LOOP (ring) logs: a ring cut short is reported by verify and dump
-# (exit 1, "ring ends early"); a ring read from a pipe is copied to an
+# (exit 1, "ring ends early"); a LOOP log cut in the zeros before its ring
+# is not clean (verify: NOT CLOSED, exit 1); a ring read from a pipe is copied to an
 # unlinked temporary file in $TMPDIR and reads exactly as from the file, for
 # every command; PTLOG_SPOOL_LIMIT bounds that copy; sequential logs from a
 # pipe are still streamed (no temporary file).
@@ -26,6 +27,41 @@ all=$(wc -l <"$SRC/samples/golden/loop.dump")
 [ "$n" -gt 0 ] && [ "$n" -lt "$all" ] && ok || bad "cut ring: dump printed $n of $all events"
 expect_rc 1 "cut ring: convert" "$PTLOG" convert cut.ptl --to jsonl -o cut.jsonl
 [ -s cut.jsonl ] && ok || bad "cut ring: convert wrote nothing"
+
+# A LOOP log on its first lap cut inside the zeros between the durable region's last block and
+# the ring (issue 24: `head -c 200000` of a 64 MiB LOOP log): nothing in the file is damaged, but
+# it has no trailer, so it is not clean (spec 8.6) and verify must not say OK: exit 1, "result:
+# NOT CLOSED", one message. Cut exactly after the last durable block, one byte after it, in the
+# middle of the zeros, at 200000, one byte before the ring and at the ring's start. A cut a few
+# bytes into the ring is a torn tail (DAMAGED, exit 1).
+SAMPLES=${TL_BUILD_DIR:?set TL_BUILD_DIR}/samples
+"$SAMPLES/flight_recorder" fr.ptl 64 0.02 >/dev/null 2>&1 || bad "flight_recorder failed"
+expect_rc 0 "flight_recorder's LOOP log verifies" "$PTLOG" verify fr.ptl
+grep -q '^result: OK$' "$T/out" && ok || bad "flight_recorder's LOOP log: $(cat "$T/out")"
+ro=$(od -A n -t u8 -j 48 -N 8 fr.ptl | tr -d ' ')
+# The end of the durable region's last block: walk the blocks from offset 64 (spec 4.1: sync
+# 8b 42 4c 4b, payload_len at +16, span 32 + align8(payload_len)) up to the zeros.
+dend=64
+while [ "$(od -A n -t x1 -j "$dend" -N 4 fr.ptl | tr -d ' ')" = 8b424c4b ]; do
+    len=$(od -A n -t u4 -j $((dend + 16)) -N 4 fr.ptl | tr -d ' ')
+    dend=$((dend + 32 + (len + 7) / 8 * 8))
+done
+[ "$ro" = 262144 ] && [ "$dend" -gt 64 ] && [ "$dend" -lt 200000 ] && ok ||
+    bad "flight_recorder's 64 MiB LOOP log: ring_offset $ro, durable region's blocks end at $dend"
+for cut in "$dend" $((dend + 1)) $(((dend + ro) / 2)) 200000 $((ro - 1)) "$ro"; do
+    head -c "$cut" fr.ptl >zcut.ptl
+    expect_rc 1 "LOOP log cut at $cut (ring at $ro): verify" "$PTLOG" verify zcut.ptl
+    grep -q '^result: NOT CLOSED: no trailer; no damage found, 0 events recovered' "$T/out" && ok ||
+        bad "LOOP log cut at $cut: verify says: $(cat "$T/out")"
+    grep -q '^shutdown: not closed (no trailer)' "$T/out" && ok || bad "LOOP log cut at $cut: $(grep shutdown "$T/out")"
+    expect_err '^ptlog: zcut.ptl: not closed: no trailer \(cut short by a crash, a kill or a truncation\)$' \
+        "LOOP log cut at $cut: verify's message"
+    expect_rc 1 "LOOP log cut at $cut: verify -q" "$PTLOG" verify -q zcut.ptl
+    [ -s "$T/out" ] && bad "LOOP log cut at $cut: verify -q printed $(cat "$T/out")" || ok
+done
+head -c $((ro + 16)) fr.ptl >zcut.ptl
+expect_rc 1 "LOOP log cut 16 bytes into its ring: verify" "$PTLOG" verify zcut.ptl
+grep -q '^result: DAMAGED' "$T/out" && ok || bad "LOOP log cut 16 bytes into its ring: $(cat "$T/out")"
 
 # From a pipe: the same output as from the file, for every command.
 mkdir spool

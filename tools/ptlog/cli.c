@@ -74,7 +74,8 @@ static const command_help helps[] = {
     {"verify", "ptlog verify [-q] FILE",
      "Read every block and chunk of a .ptl log, checking every checksum; print what\n"
      "was checked and each problem with its file offset.\n"
-     "Exit status 0: clean; 1: damage found (recovered with loss); 3: unreadable.\n\n"
+     "Exit status 0: clean; 1: damage found (recovered with loss) or not closed\n"
+     "(no trailer); 3: unreadable.\n\n"
      "Options:\n"
      "  -q, --quiet      print only the problems\n"},
     {"convert", "ptlog convert [OPTIONS] IN --to FORMAT [-o OUT]",

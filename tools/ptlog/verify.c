@@ -1,7 +1,12 @@
 /*
  * ptlog verify: reads every block and decodes every chunk (all checksums
  * are checked on the way), then reports what was checked and each problem
- * with its file offset. Exit 0 clean, 1 damage found, 3 unreadable.
+ * with its file offset. Exit 0 clean, 1 damage found or not closed, 3
+ * unreadable. "OK" is the spec's "clean" (format-spec 8.6): closed and
+ * nothing lost. A log with no problem but no trailer either (a crash, a
+ * kill, a file cut between blocks or inside the zeros a LOOP log's writer
+ * leaves unwritten) is not clean: whatever followed the last block found is
+ * unknown, so it exits 1 like a loss.
  */
 #include <stdio.h>
 #include <string.h>
@@ -61,6 +66,13 @@ int ptlog_cmd_verify(const char *path, int quiet)
             printf("result: DAMAGED: %llu problems, %llu bytes skipped; everything else was recovered\n",
                    (unsigned long long)ri.problems, (unsigned long long)ri.bytes_skipped);
         ptlog_msg(name, "%llu problems found (recovered with loss)", (unsigned long long)ri.problems);
+        rc = PTLOG_EXIT_LOSS;
+    } else if (!ri.clean) {
+        if (!quiet)
+            printf("result: NOT CLOSED: no trailer; no damage found, %llu events recovered, what followed them is "
+                   "unknown\n",
+                   (unsigned long long)events);
+        ptlog_msg(name, "not closed: no trailer (cut short by a crash, a kill or a truncation)");
         rc = PTLOG_EXIT_LOSS;
     } else if (!quiet) {
         printf("result: OK\n");
