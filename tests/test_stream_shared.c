@@ -185,6 +185,165 @@ static void test_consumer_survives_garbage(void)
 }
 
 /*
+ * The last record of a lane filled to its end, a record that ends exactly
+ * at the end of the ring, with its size scribbled to `size` (0: left as it
+ * is) and its kind to `kind`: a size up to the room left (the ring's end) is
+ * sound and the event is handed out intact; a size past it, however small
+ * (8 bytes) and whatever the data length it implies (within max_data), is
+ * garbage: dropped and counted, the events before it handed out. A consumer
+ * that trusted it read the data past the end of the ring (handing out an
+ * event with bytes of the next lane) and moved its position past the lap.
+ */
+static void check_last_record(uint32_t size, uint32_t kind)
+{
+    uint64_t ssize;
+    tl_stream *s = started(TRACELOG_POLICY_FLUSH, &ssize);
+    if (!s)
+        return;
+    uint8_t data[16];
+    const uint32_t rec = tl_rec_size(sizeof data); /* 64: a power of two, so the records tile the lane */
+    const uint32_t n = (uint32_t)(tl_stream_lane_size(s) / rec);
+    for (uint32_t k = 0; k < n; k++) {
+        memset(data, (int)(k & 0xff), sizeof data);
+        memcpy(data, &k, sizeof k);
+        tracelog_event ev = {.event_id = 100, .payload_len = sizeof data, .payload = data};
+        CHECK(tl_stream_record(s, 0, &ev));
+    }
+    tracelog_event ev = {.event_id = 101, .payload_len = 4, .payload = data};
+    CHECK(tl_stream_record(s, 1, &ev)); /* the next lane's first bytes: what a read past lane 0 sees */
+    tl_consumer c;
+    CHECK_ERR(tl_consumer_init_shared(&c, s, ssize), 0);
+    tl_rec *last = (tl_rec *)(c.data[0] + c.cap[0] - rec);
+    if (!CHECK_EQ(tl_rec_bytes(last->kind_size), rec))
+        return;
+    if (size)
+        last->kind_size = size | (last->kind_size & 7) | kind << 28;
+    const int sound = size <= rec;
+    uint32_t events = 0, in_order = 1, intact = 1, others = 0, lane1 = 0;
+    tracelog_event out;
+    for (uint32_t takes = 0; takes < n + 10 && tl_consumer_take(&c, &out, 1) == TL_TAKE_EVENT; takes++) {
+        if (out.event_id == 101) {
+            lane1++;
+        } else if (out.event_id == 100) {
+            uint32_t k = UINT32_MAX;
+            if (out.payload_len >= sizeof k)
+                memcpy(&k, out.payload, sizeof k);
+            in_order &= k == events;
+            intact &= out.payload_len == sizeof data;
+            for (uint32_t j = sizeof k; intact && j < sizeof data; j++)
+                intact &= ((const uint8_t *)out.payload)[j] == (k & 0xff);
+            events++;
+        } else if (out.event_id != params.markers.overflow && out.event_id != params.markers.resume) {
+            others++;
+        }
+    }
+    while (tl_consumer_take_unmarked_loss(&c, &out))
+        ;
+    CHECK_EQ(lane1, 1);
+    CHECK_EQ(others, 0);
+    CHECK(in_order);
+    CHECK(intact);
+    CHECK_EQ(events, (sound ? n : n - 1));
+    CHECK_EQ(c.garbage, (sound ? 0 : 1));
+    CHECK_EQ(tl_stream_overruns(s), (sound ? 0 : 1));
+    tl_consumer_free(&c);
+    munmap(s, ssize);
+}
+
+static void test_record_size_past_ring_end(void)
+{
+    static const uint32_t sizes[] = {0, 64, 72, 80, 112}, kinds[] = {TL_KIND_EVENT, TL_KIND_SKIP};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (size_t j = 0; j < 2; j++) {
+            if (kinds[j] == TL_KIND_SKIP && sizes[i] <= 64)
+                continue; /* a sound skip record in the last place hides the last event */
+            tl_test_context("last record's size %u, kind %u", sizes[i], kinds[j]);
+            check_last_record(sizes[i], kinds[j]);
+        }
+    tl_test_context(NULL);
+}
+
+/*
+ * The same boundary for a record its producer reserved in the last 64 bytes
+ * of lane 0's ring and never committed (killed), after writing its header
+ * with a size `size`: once the producers are gone it is skipped as one
+ * counted loss, up to the ring's end, and the two events recorded after it
+ * (at the ring's start, in the next lap) come out. A consumer that trusted
+ * a size past the ring's end (72, 80) went on from inside the first of
+ * those events and lost it.
+ */
+static void check_abandoned_last_record(uint32_t size)
+{
+    uint64_t ssize;
+    tl_stream *s = started(TRACELOG_POLICY_FLUSH, &ssize);
+    if (!s)
+        return;
+    uint8_t data[16];
+    const uint32_t rec = tl_rec_size(sizeof data);
+    const uint32_t n = (uint32_t)(tl_stream_lane_size(s) / rec);
+    tracelog_event ev = {.event_id = 100, .payload_len = sizeof data, .payload = data};
+    for (uint32_t k = 0; k < n - 1; k++) {
+        memset(data, (int)(k & 0xff), sizeof data);
+        memcpy(data, &k, sizeof k);
+        CHECK(tl_stream_record(s, 0, &ev));
+    }
+    uint64_t h = atomic_fetch_add(&tl_stream_lane(s, 0)->head, rec); /* reserved, never committed */
+    CHECK_EQ(h, tl_stream_lane_size(s) - rec);
+    tracelog_event dead = {.event_id = 999, .payload_len = size - TL_REC_HEADER};
+    tl_stream_write_rec((uint8_t *)s + tl_stream_data_offset(4) + h, TL_KIND_EVENT, size, 1, &dead);
+    tl_consumer c;
+    CHECK_ERR(tl_consumer_init_shared(&c, s, ssize), 0);
+    uint32_t events = 0, overflows = 0, others = 0, in_order = 1;
+    tracelog_event out;
+    for (int round = 0; round < 2; round++) {
+        if (round == 1) { /* the room read is given back: two events go to the ring's start */
+            for (uint32_t k = n; k < n + 2; k++) {
+                memset(data, (int)(k & 0xff), sizeof data);
+                memcpy(data, &k, sizeof k);
+                CHECK(tl_stream_record(s, 0, &ev));
+            }
+            tl_consumer_producers_gone(&c);
+        }
+        for (uint32_t takes = 0; takes < n + 10; takes++) {
+            if (tl_consumer_take(&c, &out, 0) != TL_TAKE_EVENT)
+                break;
+            if (out.event_id == params.markers.overflow) {
+                overflows++;
+            } else if (out.event_id == 100 && out.payload_len == sizeof data) {
+                uint32_t k;
+                memcpy(&k, out.payload, sizeof k);
+                in_order &= k == (events < n - 1 ? events : events + 1) &&
+                            ((const uint8_t *)out.payload)[sizeof data - 1] == (k & 0xff);
+                events++;
+            } else if (out.event_id != params.markers.resume) {
+                others++;
+            }
+        }
+        if (round == 0)
+            CHECK_EQ(events, n - 1); /* then it waits for the reserved record */
+    }
+    CHECK_EQ(events, n + 1); /* all but the dead one: n - 1 before it, 2 after */
+    CHECK(in_order);
+    CHECK_EQ(others, 0);
+    CHECK_EQ(overflows, 1);
+    CHECK_EQ(c.abandoned, 1);
+    CHECK_EQ(c.garbage, 0);
+    CHECK_EQ(tl_stream_overruns(s), 1);
+    tl_consumer_free(&c);
+    munmap(s, ssize);
+}
+
+static void test_abandoned_record_size_past_ring_end(void)
+{
+    static const uint32_t sizes[] = {56, 64, 72, 80};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        tl_test_context("the dead record's size %u", sizes[i]);
+        check_abandoned_last_record(sizes[i]);
+    }
+    tl_test_context(NULL);
+}
+
+/*
  * Records a (lane 0), b (lane 1) and a2 (lane 0), with b stamped `ahead` ns
  * after now, as a producer stamps it that took its time after reserving or
  * runs on a CPU whose clock is ahead: the first batch defers b, and b must
@@ -517,10 +676,12 @@ int main(void)
     PT_RUN(test_create_in_too_small);
     PT_RUN(test_check_refuses_damage);
     PT_RUN(test_consumer_survives_garbage);
+    PT_RUN(test_record_size_past_ring_end);
     PT_RUN(test_deferred_record_kept);
     PT_RUN(test_skewed_record_kept);
     PT_RUN(test_geometry_changed_after_init);
     PT_RUN(test_abandoned_record_skipped);
+    PT_RUN(test_abandoned_record_size_past_ring_end);
     PT_RUN(test_producers_gone);
     PT_RUN(test_backlog);
     PT_RUN(test_torn_geometry);
