@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "stream/produce.h"
 #include "stream/stream.h"
@@ -250,11 +251,121 @@ static void test_loop_overwrites_the_oldest(void)
     tl_stream_destroy(s);
 }
 
+/* The stream's clock now, in ns, as the consumer converts the events' stamps. */
+static uint64_t now_ns(const tl_consumer *c, const tl_stream *s) { return tl_clock_ns(&c->clock, tl_stream_stamp(s)); }
+
+/* 2 ms: time passes between two records, so their timestamps differ (only ever by more, under load). */
+static void pause_2ms(void)
+{
+    struct timespec ms = {0, 2000000};
+    nanosleep(&ms, NULL);
+}
+
+/* What a take gave: the id, the time, the event's seq (events only). */
+typedef struct taken {
+    uint32_t id, seq;
+    uint64_t ts;
+} taken;
+
+/* Takes up to max events and markers, in order; returns how many. */
+static size_t take_all(tl_consumer *c, taken *out, size_t max)
+{
+    size_t n = 0;
+    tracelog_event ev;
+    while (n < max && tl_consumer_take_wait(c, &ev) == TL_TAKE_EVENT) {
+        out[n] = (taken){.id = ev.event_id, .ts = ev.timestamp_ns};
+        if (ev.event_id == EVENT_ID && ev.payload_len >= 8)
+            memcpy(&out[n].seq, (const uint8_t *)ev.payload + 4, 4);
+        n++;
+    }
+    return n;
+}
+
+/*
+ * OVERFLOW carries the time of the first event lost (where the loss
+ * starts), RESUME that of the next event kept: three events lost 2 ms
+ * apart, the first bracketed by the clock read just before and after it,
+ * and the next event recorded 2 ms after the last loss. A FLUSH lane that
+ * found no room (the loss record's time), the same loss with no event
+ * after it (tl_consumer_take_unmarked_loss), and a LOOP lane that
+ * overwrote its oldest events. Stamped with the next event's time, or with
+ * the last lost one's, OVERFLOW is later than the bracket.
+ */
+static void test_overflow_stamped_with_the_first_loss(void)
+{
+    static taken t[200];
+    for (int marked = 1; marked >= 0; marked--) {
+        tl_test_context("FLUSH, %s", marked ? "an event after the loss" : "nothing after the loss");
+        tl_stream *s = started(TRACELOG_POLICY_FLUSH, 4096); /* 64 records of 16 data bytes */
+        tl_consumer c;
+        consume(&c, s);
+        for (uint32_t seq = 0; seq < 64; seq++)
+            CHECK(record(s, 0, seq, 16));
+        uint64_t before = now_ns(&c, s);
+        CHECK(!record(s, 0, 64, 16)); /* the first lost */
+        uint64_t after = now_ns(&c, s);
+        for (uint32_t seq = 65; seq < 67; seq++) {
+            pause_2ms();
+            CHECK(!record(s, 0, seq, 16));
+        }
+        CHECK_EQ(take_all(&c, t, 200), 64);
+        pause_2ms();
+        if (marked) {
+            CHECK(record(s, 0, 67, 16));
+            size_t n = take_all(&c, t, 200);
+            if (CHECK_EQ(n, 3) && CHECK_EQ(t[0].id, OVERFLOW_ID) && CHECK_EQ(t[1].id, RESUME_ID) &&
+                CHECK_EQ(t[2].id, EVENT_ID) && CHECK_EQ(t[2].seq, 67)) {
+                CHECK_MSG(t[0].ts >= before && t[0].ts <= after, "OVERFLOW at %llu, the first loss in %llu..%llu",
+                          (unsigned long long)t[0].ts, (unsigned long long)before, (unsigned long long)after);
+                CHECK_EQ(t[1].ts, t[2].ts);
+                CHECK(t[2].ts > after);
+            }
+        } else {
+            tracelog_event ev;
+            if (CHECK(tl_consumer_take_unmarked_loss(&c, &ev)) && CHECK_EQ(ev.event_id, OVERFLOW_ID))
+                CHECK_MSG(ev.timestamp_ns >= before && ev.timestamp_ns <= after,
+                          "OVERFLOW at %llu, the first loss in %llu..%llu", (unsigned long long)ev.timestamp_ns,
+                          (unsigned long long)before, (unsigned long long)after);
+            CHECK(!tl_consumer_take_unmarked_loss(&c, &ev));
+        }
+        tl_consumer_free(&c);
+        tl_stream_destroy(s);
+    }
+
+    tl_test_context("LOOP");
+    tl_stream *s = started(TRACELOG_POLICY_LOOP, 4096);
+    tl_consumer c;
+    consume(&c, s);
+    uint64_t before = now_ns(&c, s);
+    CHECK(record(s, 0, 0, 16)); /* the first overwritten */
+    uint64_t after = now_ns(&c, s);
+    pause_2ms();
+    for (uint32_t seq = 1; seq < 64; seq++)
+        CHECK(record(s, 0, seq, 16));
+    for (uint32_t seq = 64; seq < 67; seq++) { /* each overwrites the oldest */
+        pause_2ms();
+        CHECK(record(s, 0, seq, 16));
+    }
+    size_t n = take_all(&c, t, 200);
+    if (CHECK(n >= 4) && CHECK_EQ(t[0].id, OVERFLOW_ID) && CHECK_EQ(t[1].id, RESUME_ID) &&
+        CHECK_EQ(t[2].id, EVENT_ID)) {
+        CHECK_MSG(t[0].ts >= before && t[0].ts <= after, "OVERFLOW at %llu, the first loss in %llu..%llu",
+                  (unsigned long long)t[0].ts, (unsigned long long)before, (unsigned long long)after);
+        CHECK_EQ(t[1].ts, t[2].ts);
+        CHECK(t[2].ts > after);
+        CHECK_EQ(t[n - 1].seq, 66);
+    }
+    tl_consumer_free(&c);
+    tl_stream_destroy(s);
+    tl_test_context(NULL);
+}
+
 int main(void)
 {
     TL_TEST_RUN(test_pads_at_the_lane_end);
     TL_TEST_RUN(test_loss_marked_before_the_next_event);
     TL_TEST_RUN(test_producers_racing_for_one_lane);
     TL_TEST_RUN(test_loop_overwrites_the_oldest);
+    TL_TEST_RUN(test_overflow_stamped_with_the_first_loss);
     return tl_test_finish();
 }

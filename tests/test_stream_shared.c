@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "posix_helpers.h"
 #include "stream/produce.h"
@@ -181,6 +182,49 @@ static void test_consumer_survives_garbage(void)
     CHECK_EQ(tl_stream_overruns(s), 4);
     tl_consumer_free(&c);
     CHECK_ERR(tl_consumer_init_shared(&c, s, size - 1), EINVAL);
+    munmap(s, size);
+}
+
+/*
+ * The OVERFLOW that marks garbage carries the time of the last event handed
+ * out before it (the garbage's own time is not to be trusted), RESUME that
+ * of the next event: lane 0 holds 100, 101 (its timestamp scribbled far
+ * into the future) and, 2 ms later, 102. Stamped with the next event's
+ * time, OVERFLOW would claim the loss began after 101 was recorded.
+ */
+static void test_garbage_overflow_stamped_before_the_loss(void)
+{
+    uint64_t size;
+    tl_stream *s = started(TRACELOG_POLICY_FLUSH, &size);
+    if (!s)
+        return;
+    for (uint32_t v = 0; v < 3; v++) {
+        if (v == 2) {
+            struct timespec ms = {0, 2000000};
+            nanosleep(&ms, NULL);
+        }
+        tracelog_event ev = {.event_id = 100 + v, .payload_len = sizeof v, .payload = &v};
+        CHECK(tl_stream_record(s, 0, &ev));
+    }
+    tl_consumer c;
+    CHECK_ERR(tl_consumer_init_shared(&c, s, size), 0);
+    rec_at(&c, 0, 1)->ts = UINT64_MAX / 2;
+    uint32_t ids[8];
+    uint64_t ts[8];
+    size_t n = 0;
+    tracelog_event ev;
+    for (int takes = 0; takes < 100 && n < 8 && tl_consumer_take(&c, &ev, 1) == TL_TAKE_EVENT; takes++) {
+        ids[n] = ev.event_id;
+        ts[n++] = ev.timestamp_ns;
+    }
+    if (CHECK_EQ(n, 4) && CHECK_EQ(ids[0], 100) && CHECK_EQ(ids[1], params.markers.overflow) &&
+        CHECK_EQ(ids[2], params.markers.resume) && CHECK_EQ(ids[3], 102)) {
+        CHECK_EQ(ts[1], ts[0]);
+        CHECK_EQ(ts[2], ts[3]);
+        CHECK(ts[3] > ts[0]);
+    }
+    CHECK_EQ(c.garbage, 1);
+    tl_consumer_free(&c);
     munmap(s, size);
 }
 
@@ -677,6 +721,7 @@ int main(void)
     PT_RUN(test_check_refuses_damage);
     PT_RUN(test_consumer_survives_garbage);
     PT_RUN(test_record_size_past_ring_end);
+    PT_RUN(test_garbage_overflow_stamped_before_the_loss);
     PT_RUN(test_deferred_record_kept);
     PT_RUN(test_skewed_record_kept);
     PT_RUN(test_geometry_changed_after_init);
