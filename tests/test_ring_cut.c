@@ -37,8 +37,8 @@ typedef struct ring_log {
     tl_test_readout full; /* the uncut log, read back */
 } ring_log;
 
-/* A LOOP log of n events in 4 segments of 4 KiB, with a small durable region. */
-static int make_ring(ring_log *l, size_t n, uint64_t seed)
+/* A LOOP log of n events in 4 segments of 4 KiB, with a small durable region, flushed every flush_every events. */
+static int make_ring_flushed(ring_log *l, size_t n, uint64_t seed, size_t flush_every)
 {
     memset(l, 0, sizeof *l);
     tl_test_log_spec_init(&l->spec, TRACELOG_POLICY_LOOP, n);
@@ -46,7 +46,7 @@ static int make_ring(ring_log *l, size_t n, uint64_t seed)
     l->spec.durable_size = 4096;
     l->spec.compression_level = 0;
     l->spec.payload_max = 120;
-    l->spec.flush_every = 37;
+    l->spec.flush_every = flush_every;
     l->spec.seed = seed;
     if (tl_test_write_log_mem(&l->spec, &l->res))
         return -1;
@@ -58,6 +58,9 @@ static int make_ring(ring_log *l, size_t n, uint64_t seed)
     tl_test_read_bytes(l->res.bytes, l->res.len, NULL, &l->full);
     return 0;
 }
+
+/* A LOOP log of n events in 4 segments of 4 KiB, with a small durable region. */
+static int make_ring(ring_log *l, size_t n, uint64_t seed) { return make_ring_flushed(l, n, seed, 37); }
 
 static void free_ring(ring_log *l)
 {
@@ -463,6 +466,122 @@ static void test_segment_end_lost(void)
     free_ring(&l);
 }
 
+/* Reads bytes [0, len) of l's log, with byte `flip` (if below len) changed. */
+static void read_cut(const ring_log *l, size_t len, uint64_t flip, tl_test_readout *out)
+{
+    uint8_t *copy = malloc(len ? len : 1);
+    if (!copy)
+        TL_DIE("malloc");
+    memcpy(copy, l->res.bytes, len);
+    if (flip < len)
+        copy[flip] ^= 0x40;
+    tl_test_read_bytes(copy, len, NULL, out);
+    free(copy);
+}
+
+/*
+ * The 32-byte boundaries at the end of a ring segment (spec 8.5), on logs
+ * where the writer's last block in a segment ended exactly 32 bytes before
+ * the segment's end, so that its PADDING block fills the segment's last 32
+ * bytes (found by trying event counts of rings flushed after every 1 to 3
+ * events: the writer's own logs, nothing rebuilt):
+ *
+ *  - the last segment, not the newest, of a wrapped ring: the file cut where
+ *    that PADDING block starts ends 32 bytes before the ring's geometry, so
+ *    the ring was cut short (RING_CUT_SHORT at the cut, "up to 32 bytes
+ *    missing"); cut one byte later (31 bytes before the end) it is not: a
+ *    writer may leave the last 31 bytes unwritten;
+ *  - any segment the writer left (not the newest): with that PADDING block
+ *    damaged, its blocks stop exactly 32 bytes before its end, which is
+ *    SEGMENT_END_LOST (a block ending fewer than 32 bytes before would not be).
+ *
+ * A reader off by one at either boundary calls the cut ring complete, or
+ * the lost PADDING block nothing.
+ */
+static void test_ring_end_last_32_bytes(void)
+{
+    int size_tested = 0, extent_tested = 0, end_lost_tested = 0;
+    for (size_t n = 200; n <= 1400 && (size_tested < 2 || extent_tested < 1 || end_lost_tested < 2); n += 11) {
+        size_t flush_every = 1 + n % 3;
+        ring_log l;
+        if (make_ring_flushed(&l, n, n, flush_every) != 0 || !l.res.status.log_full || l.full.nproblems) {
+            free_ring(&l);
+            continue;
+        }
+        uint32_t salt32 = tl_salt32(l.hdr.salt), top = 0;
+        tl_block_header h;
+        tl_segment_info si, top_si = {0};
+        for (uint32_t i = 0; i < l.hdr.segment_count; i++)
+            if (segment_block(&l, i, &h, &si) == 0 &&
+                (si.lap > top_si.lap || (si.lap == top_si.lap && i > top)))
+                top = i, top_si = si;
+        for (uint32_t i = 0; i < l.hdr.segment_count; i++) {
+            uint64_t o = seg_start(&l, i), full = o + l.hdr.segment_size, pos = o;
+            if (i == top || full > l.res.len)
+                continue; /* the newest segment (the writer is in it), or one the file does not hold whole */
+            while (pos + TL_BLOCK_HEADER_SIZE <= full &&
+                   tl_block_header_decode(l.res.bytes + pos, salt32, 0, &h) == TL_BLOCK_OK &&
+                   h.type != TL_BLOCK_PADDING)
+                pos += tl_block_span(h.payload_len);
+            if (pos != full - TL_BLOCK_HEADER_SIZE || h.type != TL_BLOCK_PADDING)
+                continue;
+            tl_test_readout out;
+            if (i == l.hdr.segment_count - 1) {
+                tl_test_context("LOOP log of %zu events flushed every %zu: cut 32 bytes before its end", n, flush_every);
+                CHECK_EQ(full, ring_end(&l));
+                read_cut(&l, full - 32, UINT64_MAX, &out);
+                const tracelog_problem *p = find_problem(&out, "ring ends early");
+                if (CHECK(p != NULL)) {
+                    CHECK_EQ(p->offset, full - 32);
+                    CHECK_EQ(p->length, 0);
+                    CHECK(strstr(p->message, "up to 32 bytes missing") != NULL);
+                } else {
+                    tl_test_readout_dump(&out);
+                }
+                CHECK_EQ(out.info.clean, 0);
+                CHECK(is_subsequence(&out.events, &l.full.events));
+                tl_test_readout_free(&out);
+                tl_test_context("LOOP log of %zu events flushed every %zu: cut 31 bytes before its end", n, flush_every);
+                read_cut(&l, full - 31, UINT64_MAX, &out);
+                p = find_problem(&out, "ring ends early");
+                if (segment_block(&l, i, &h, &si) == 0 && si.extent > l.hdr.segment_size - 31) {
+                    /* An earlier lap wrote the segment to its end (its SEGMENT block's extent): cut short all the same. */
+                    extent_tested++;
+                    if (CHECK(p != NULL))
+                        CHECK(strstr(p->message, "up to 31 bytes missing") != NULL);
+                } else {
+                    size_tested++;
+                    if (!CHECK(p == NULL))
+                        tl_test_readout_dump(&out);
+                }
+                tl_test_readout_free(&out);
+            }
+            end_lost_tested++;
+            tl_test_context("LOOP log of %zu events flushed every %zu: segment %u's PADDING block, in its last 32 "
+                            "bytes, damaged", n, flush_every, i);
+            read_cut(&l, l.res.len, pos + 9, &out); /* its seq: the header CRC fails */
+            char prefix[64];
+            snprintf(prefix, sizeof prefix, "ring segment %u: its last blocks are lost", i);
+            const tracelog_problem *p = find_problem(&out, prefix);
+            if (CHECK(p != NULL)) {
+                CHECK_EQ(p->offset, pos);
+                CHECK_EQ(p->length, 32);
+            } else {
+                tl_test_readout_dump(&out);
+            }
+            CHECK_EQ(out.info.clean, 0);
+            tl_test_readout_free(&out);
+        }
+        free_ring(&l);
+    }
+    tl_test_context(NULL);
+    printf("  cut rings: %d without an extent to the end, %d with; %d segments whose PADDING block fills their "
+           "last 32 bytes\n", size_tested, extent_tested, end_lost_tested);
+    CHECK(size_tested > 0);
+    CHECK(extent_tested > 0);
+    CHECK(end_lost_tested > 0);
+}
+
 /*
  * The offset of the ring's newest block, the TRAILER, which the writer
  * followed with its END marker (spec 7.5): the one segment whose blocks end
@@ -613,5 +732,6 @@ int main(void)
     TL_TEST_RUN(test_stale_segment_header);
     TL_TEST_RUN(test_segment_blocks_written);
     TL_TEST_RUN(test_segment_end_lost);
+    TL_TEST_RUN(test_ring_end_last_32_bytes);
     return tl_test_finish();
 }
