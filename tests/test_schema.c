@@ -259,6 +259,55 @@ static void test_values(void)
     tracelog_schema_free(s);
 }
 
+/*
+ * A flag whose value has several bits (RW = 3, HIGH = 0xC0, TOPS =
+ * 0xC0000000) is named only when all of its bits are set: one of them alone
+ * names the one-bit flag, or is shown as hex. Every value of the low bits,
+ * in flags8, flags16 and flags32.
+ */
+static void test_multi_bit_flags(void)
+{
+    tracelog_schema *s = parse_ok("flags8 f8 {READ=1, WRITE=2, RW=3, HIGH=0xC0}; "
+                                  "flags16 f16 {LO=0x100, BOTH=0x300}; "
+                                  "flags32 f32 {A=1, TOPS=0xC0000000, B=0x80000000}");
+    if (!s)
+        return;
+    static const struct {
+        uint8_t f8;
+        uint16_t f16;
+        uint32_t f32;
+        const char *t8, *t16, *t32;
+    } cases[] = {
+        {0, 0, 0, "0", "0", "0"},
+        {1, 0x100, 1, "READ", "LO", "A"},
+        {2, 0x200, 0x40000000, "WRITE", "0x200", "0x40000000"},
+        {3, 0x300, 0xC0000000, "READ|WRITE|RW", "LO|BOTH", "TOPS|B"},
+        {0x40, 0x301, 0x80000000, "0x40", "LO|BOTH|0x1", "B"},
+        {0x80, 0x201, 0x80000001, "0x80", "0x201", "A|B"},
+        {0xC0, 0x101, 0x40000001, "HIGH", "LO|0x1", "A|0x40000000"},
+        {0x41, 0x3ff, 0xC0000001, "READ|0x40", "LO|BOTH|0xff", "A|TOPS|B"},
+        {0xC2, 0x0, 0x7fffffff, "WRITE|HIGH", "0", "A|0x7ffffffe"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct {
+            uint8_t f8;
+            uint16_t f16;
+            uint32_t f32;
+        } v = {cases[k].f8, cases[k].f16, cases[k].f32};
+        uint8_t *p = exact(&v, sizeof v);
+        tracelog_fields f;
+        tl_test_context("f8 0x%x, f16 0x%x, f32 0x%x", cases[k].f8, cases[k].f16, cases[k].f32);
+        if (CHECK_STATUS(tracelog_fields_decode(s, p, sizeof v, &f), TRACELOG_OK)) {
+            check_text(&f, "f8", cases[k].t8);
+            check_text(&f, "f16", cases[k].t16);
+            check_text(&f, "f32", cases[k].t32);
+        }
+        free(p);
+    }
+    tl_test_context(NULL);
+    tracelog_schema_free(s);
+}
+
 static void test_text_forms(void)
 {
     tracelog_schema *s = parse_ok("f64 a; f32 b; bool c; char[4] d; flags8 e {R=1, W=2}; "
@@ -894,6 +943,7 @@ int main(void)
 {
     TL_TEST_RUN(test_layout_matches_c);
     TL_TEST_RUN(test_values);
+    TL_TEST_RUN(test_multi_bit_flags);
     TL_TEST_RUN(test_text_forms);
     TL_TEST_RUN(test_float_text);
     TL_TEST_RUN(test_short_and_long_payloads);
