@@ -62,6 +62,27 @@ n=$("$PTLOG" dump ex.ptl | awk "$NAME"' name() ~ /^request/' | wc -l)
 expect_rc 3 "record passes the exit status on" "$PTLOG" record -q -o sh.ptl -- sh -c 'exit 3'
 "$PTLOG" dump sh.ptl | grep -q 'tracelog_process_end { how = EXITED, code = 3 }' && ok || bad "sh -c 'exit 3': end not recorded"
 expect_rc 127 "record of a missing program" "$PTLOG" record -q -o none.ptl -- ./no-such-program
+expect_rc 255 "record passes exit status 255 on" "$PTLOG" record -q -o sh.ptl -- sh -c 'exit 255'
+"$PTLOG" dump sh.ptl | tail -1 | grep -q 'tracelog_process_end { how = EXITED, code = 255 }' && ok ||
+    bad "sh -c 'exit 255': $("$PTLOG" dump sh.ptl | tail -1)"
+# A program killed by signal N: record exits 128 + N (as a shell reports it), and the log's end says
+# SIGNALED with N itself.
+for sig in HUP KILL USR1 TERM; do
+    n=$(kill -l "$sig")
+    expect_rc $((128 + n)) "record of a program killed by SIG$sig" "$PTLOG" record -q -o sig.ptl -- sh -c "kill -$sig \$\$"
+    "$PTLOG" dump sig.ptl | tail -1 | grep -q "tracelog_process_end { how = SIGNALED, code = $n }" && ok ||
+        bad "record, SIG$sig: the end is not SIGNALED $n: $("$PTLOG" dump sig.ptl | tail -1)"
+done
+# A program that dumps a core (core limit raised, in a directory of its own): exit 128 + SIGABRT, and
+# the end says DUMPED, not SIGNALED; where the kernel writes no core (core_pattern, hard limit 0), SIGNALED.
+mkdir cores
+(cd cores && "$PTLOG" record -q -o ../core.ptl -- sh -c 'ulimit -c unlimited 2>/dev/null || ulimit -c "$(ulimit -H -c)"; kill -ABRT $$')
+rc=$?
+[ "$rc" = $((128 + $(kill -l ABRT))) ] && ok || bad "record of a program that aborts: exit $rc"
+if ls cores | grep -q core; then how=DUMPED; else how=SIGNALED; echo "(no core dumped here: SIGNALED expected)"; fi
+"$PTLOG" dump core.ptl | tail -1 | grep -q "tracelog_process_end { how = $how, code = $(kill -l ABRT) }" && ok ||
+    bad "record, a core dump: the end is not $how: $("$PTLOG" dump core.ptl | tail -1)"
+rm -rf cores
 
 # attach: a running instrumented program, until it ends (killed here once events arrive).
 "$SAMPLES/record" big.ptl 3000000 >/dev/null &
@@ -99,6 +120,40 @@ n=$("$PTLOG" dump loop.ptl | awk "$NAME"' name() ~ /^request/' | wc -l)
 "$PTLOG" dump loop.ptl | tail -1 | grep -q 'tracelog_process_end' && ok ||
     bad "attach --stream-policy loop: the end is not recorded: $("$PTLOG" dump loop.ptl | tail -1)"
 expect_rc 0 "the attached LOOP log verifies" "$PTLOG" verify -q loop.ptl
+
+# attach to a program that is then killed by a signal (SIGTERM; SIGABRT with a core dump where the
+# kernel writes one): ptlog attach exits 0 and the log's end says how, with the signal's number. The
+# program's parent is a sleep that never reaps it, so its end is still there to read when ptlog looks
+# (a shell reaps its children at any time: the attach tests above cannot assert how it ended).
+for sig in TERM ABRT; do
+    mkdir held && cd held || break
+    rm -f ../rec.pid
+    sh -c 'ulimit -c unlimited 2>/dev/null || ulimit -c "$(ulimit -H -c)"; "$0" big.ptl 3000000 >/dev/null &
+           echo $! >../rec.pid; exec sleep 60' "$SAMPLES/record" &
+    hold=$!
+    cd ..
+    for _ in $(seq 200); do [ -s rec.pid ] && break; sleep 0.05; done
+    pid=$(cat rec.pid)
+    for _ in $(seq 200); do [ -e "/dev/shm/tracelog.$(id -u).$pid" ] && break; sleep 0.05; done
+    "$PTLOG" attach -q "$pid" -o attsig.ptl &
+    apid=$!
+    n=0
+    for _ in $(seq 200); do
+        n=$("$PTLOG" dump attsig.ptl 2>/dev/null | awk "$NAME"' name() == "request:begin"' | wc -l)
+        [ "$n" -gt 0 ] && break
+        sleep 0.05
+    done
+    [ "$n" -gt 0 ] && ok || bad "attach, SIG$sig: no request events recorded"
+    kill "-$sig" "$pid"
+    wait "$apid" && ok || bad "attach, SIG$sig: exit status $? once the program was killed"
+    how=SIGNALED
+    [ "$sig" = ABRT ] && ls held | grep -q core && how=DUMPED
+    "$PTLOG" dump attsig.ptl | tail -1 | grep -q "tracelog_process_end { how = $how, code = $(kill -l "$sig") }" && ok ||
+        bad "attach, SIG$sig: the end is not $how $(kill -l "$sig"): $("$PTLOG" dump attsig.ptl | tail -1)"
+    kill "$hold"
+    wait "$hold"
+    rm -rf held
+done
 
 # Errors.
 sleep 5 &
