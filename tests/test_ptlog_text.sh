@@ -125,6 +125,36 @@ fi
 expect_rc 0 "json with control characters -> ptl" "$PTLOG" convert ctl.json --to ptl -o ctl.back.ptl
 "$PTLOG" convert ctl.back.ptl --to json | cmp -s - ctl.json && ok || bad "control characters do not survive json -> ptl -> json"
 
+# Every C1 control (U+0080..U+009F, the first and the last included) and the characters around the
+# range (U+007E, U+007F before it; U+00A0, U+00FF after it) in a name and a trace name: each JSON
+# output escapes exactly U+007F..U+009F as \u00XX, dump and info as \xc2\xXX (\x7f), and U+007E,
+# U+00A0 and U+00FF pass as they are; no raw control byte anywhere; the names read back the same.
+c1=$(for c in $(seq 128 159); do printf '\\u%04x' "$c"; done)
+printf '{"attributes":{"trace_name":"t%s"},"event_types":[{"id":5,"name":"n\\u007e\\u007f%s\\u00a0\\u00ff"}]}\n{"id":5,"ts":1}\n' \
+    "$c1" "$c1" >c1.in.jsonl
+expect_rc 0 "import names with every C1 control" "$PTLOG" convert c1.in.jsonl --to ptl -o c1.ptl
+want_json="n~\\u007f$c1$(printf '\xc2\xa0\xc3\xbf')" # as JSON writes it: the C1 range and DEL escaped
+want_text="\"n~\\x7f$(for c in $(seq 128 159); do printf '\\xc2\\x%02x' "$c"; done)$(printf '\xc2\xa0\xc3\xbf')\""
+for f in json jsonl chrome; do
+    expect_rc 0 "C1 controls --to $f" "$PTLOG" convert c1.ptl --to $f -o "c1.$f"
+    no_controls "C1 controls --to $f" "c1.$f"
+    grep -qF "\"$want_json\"" "c1.$f" && ok || bad "C1 controls --to $f: the name is not $want_json: $(grep -o '"n~[^"]*"' "c1.$f" | head -1)"
+done
+grep -qF "\"trace_name\":\"t$c1\"" c1.json && ok || bad "C1 controls: the trace name in JSON: $(grep -o '"trace_name":"[^"]*"' c1.json)"
+expect_rc 0 "C1 controls: info --json" "$PTLOG" info --json c1.ptl
+no_controls "C1 controls: info --json" "$T/out"
+grep -qF "\"$want_json\"" "$T/out" && ok || bad "C1 controls: info --json: the name is not $want_json"
+expect_rc 0 "C1 controls: dump" "$PTLOG" dump --relative c1.ptl
+no_controls "C1 controls: dump" "$T/out"
+[ "$(cat "$T/out")" = "0.000000000 0 0x0 $want_text" ] && ok || bad "C1 controls: dump: $(cat "$T/out"), want $want_text"
+expect_rc 0 "C1 controls: info" "$PTLOG" info c1.ptl
+no_controls "C1 controls: info" "$T/out"
+grep -qF " $want_text" "$T/out" && ok || bad "C1 controls: info: the type name is not $want_text"
+for f in json jsonl; do
+    "$PTLOG" convert "c1.$f" --to ptl -o "c1.back.$f.ptl" && "$PTLOG" convert "c1.back.$f.ptl" --to jsonl -o c1.back.jsonl
+    expect_same "C1 controls: ptl -> $f -> ptl -> jsonl" c1.jsonl c1.back.jsonl
+done
+
 # And back: the same log.
 for f in json jsonl; do
     expect_rc 0 "$f -> ptl" "$PTLOG" convert "crafted.$f" --to ptl -o "back.$f.ptl"
