@@ -1,0 +1,177 @@
+/*
+ * The errors of a flusher split over groups of lanes (posix/groups.h): a
+ * cycle returns the writer's first error, the set's (a chunk that could not
+ * be written) before any group's, and within a group the first of its
+ * errors, whatever came after it; a group without error never hides
+ * another's. Each group takes its events anyway (the stream must not fill
+ * up behind a dead log).
+ *
+ * The errors are made without timing: an event larger than the writer's
+ * chunk (TRACELOG_E_INVAL from the group's append), and a writer whose
+ * output went bad before the cycle (its sticky TRACELOG_E_IO, which the
+ * group meets when it tells the writer a new thread). A group that met
+ * INVAL and then IO must report INVAL; one that kept its last error said IO.
+ */
+#define _GNU_SOURCE
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "posix/groups.h"
+#include "stream/produce.h"
+#include "stream/stream.h"
+#include "tl_test.h"
+
+enum { BIG = 8000, LANES = 2 };
+
+typedef struct rig {
+    tl_stream *s;
+    tl_consumer model;
+    tracelog_writer *w;
+    int fd;
+    tl_groups *gs;
+    tracelog_status io; /* the writer's error once its output went bad */
+} rig;
+
+/* A FLUSH stream of two lanes, a writer of 4 KiB chunks, and its groups (0 if there is one flusher only). */
+static int rig_open(rig *r)
+{
+    memset(r, 0, sizeof *r);
+    tl_stream_params p = {.policy = TRACELOG_POLICY_FLUSH,
+                          .stream_size = 1u << 16,
+                          .max_data = 16u << 10,
+                          .max_sys_data = 64,
+                          .nlanes = LANES,
+                          .markers = {4, 5, 3, 2}};
+    r->s = tl_stream_create(&p);
+    if (!r->s)
+        TL_DIE("tl_stream_create");
+    tl_stream_start(r->s, NULL, NULL);
+    if (tl_consumer_init(&r->model, r->s))
+        TL_DIE("tl_consumer_init");
+    r->fd = tl_test_tmpfd();
+    tracelog_writer_options o;
+    tracelog_writer_options_init(&o);
+    o.chunk_size = 4096;
+    r->w = tl_test_new_writer(r->fd, &o);
+    int err;
+    r->gs = tl_groups_open(&r->model, NULL, r->w, &err);
+    CHECK_EQ_INT(err, 0);
+    return r->gs != NULL;
+}
+
+/* The writer's output goes bad (/dev/full under its fd): a flush fails, and the error sticks. */
+static void break_output(rig *r)
+{
+    int full = open("/dev/full", O_WRONLY | O_CLOEXEC);
+    if (full < 0 || dup2(full, r->fd) < 0)
+        TL_DIE("/dev/full");
+    close(full);
+    uint32_t v = 1;
+    tracelog_event ev = {.timestamp_ns = 1, .event_id = 40, .payload_len = sizeof v, .payload = &v};
+    CHECK_STATUS(tracelog_writer_append(r->w, &ev), TRACELOG_OK);
+    r->io = tracelog_writer_flush(r->w);
+    CHECK(r->io != TRACELOG_OK && r->io != TRACELOG_E_INVAL);
+}
+
+static void rig_close(rig *r)
+{
+    tl_groups_close(r->gs);
+    tracelog_error err;
+    tracelog_writer_close(r->w, &err); /* its error is the test's doing */
+    tl_consumer_free(&r->model);
+    tl_stream_destroy(r->s);
+    close(r->fd);
+}
+
+/* Records into lane `lane` one event of `len` bytes, as thread `ktid`. */
+static void record(rig *r, uint32_t lane, uint32_t len, uint64_t ktid)
+{
+    static uint8_t payload[BIG];
+    tracelog_event ev = {.event_id = 40, .pid = 1, .tid = 100 + ktid, .kernel_tid = ktid, .payload_len = len,
+                         .payload = payload};
+    CHECK(tl_stream_record(r->s, lane, &ev));
+}
+
+/* One cycle: the status it returns, with every event recorded taken. */
+static tracelog_status cycle(rig *r, uint64_t want_taken)
+{
+    uint64_t taken, last_ts;
+    int more, too_big;
+    tracelog_status st = tl_groups_cycle(r->gs, &taken, &last_ts, &more, &too_big);
+    CHECK_EQ(taken, want_taken);
+    CHECK_EQ_INT(too_big, 0);
+    return st;
+}
+
+/*
+ * One group, two errors: its first event too large for a chunk (INVAL),
+ * then, the writer's output gone bad, an event of a new thread (the
+ * writer's IO error). The first is kept.
+ */
+static void test_group_keeps_its_first_error(void)
+{
+    rig r;
+    if (!rig_open(&r)) {
+        printf("  one flusher only (one CPU allowed): nothing to test\n");
+        rig_close(&r);
+        return;
+    }
+    break_output(&r);
+    record(&r, 0, BIG, 7);
+    record(&r, 0, 16, 8);
+    record(&r, 0, 16, 9);
+    CHECK_STATUS(cycle(&r, 3), TRACELOG_E_INVAL);
+    /* The other way round: the IO error first, then INVAL. */
+    record(&r, 1, 16, 10);
+    record(&r, 1, BIG, 11);
+    CHECK_STATUS(cycle(&r, 2), r.io);
+    rig_close(&r);
+}
+
+/* Two groups, one error: the group without error, before or after it, does not hide it. */
+static void test_no_group_hides_another_error(void)
+{
+    for (uint32_t bad = 0; bad < LANES; bad++) {
+        tl_test_context("the error in lane %u's group", bad);
+        rig r;
+        if (!rig_open(&r)) {
+            rig_close(&r);
+            break;
+        }
+        record(&r, bad, BIG, 7);
+        record(&r, 1 - bad, 16, 8);
+        CHECK_STATUS(cycle(&r, 2), TRACELOG_E_INVAL);
+        rig_close(&r);
+    }
+    tl_test_context(NULL);
+}
+
+/*
+ * A chunk the set could not write (the writer's output gone bad; events of
+ * no known kernel thread, so no group meets the error before the write) and
+ * a group's own error (an event too large): the cycle reports the set's.
+ */
+static void test_set_error_first(void)
+{
+    rig r;
+    if (!rig_open(&r)) {
+        rig_close(&r);
+        return;
+    }
+    break_output(&r);
+    record(&r, 0, BIG, 0);
+    record(&r, 1, 16, 0);
+    CHECK_STATUS(cycle(&r, 2), r.io);
+    rig_close(&r);
+}
+
+int main(void)
+{
+    TL_TEST_RUN(test_group_keeps_its_first_error);
+    TL_TEST_RUN(test_no_group_hides_another_error);
+    TL_TEST_RUN(test_set_error_first);
+    return tl_test_finish();
+}
