@@ -64,7 +64,7 @@ static void drain(tl_consumer *c, const uint8_t *map, uint64_t map_size)
     drain_counted(c, map, map_size, &taken);
 }
 
-/* Two consumers over alternate lanes, in cycles bounded 512 bytes into each lane; then c takes over. */
+/* Two consumers over alternate lanes, in cycles bounded 512 bytes into each lane; then c takes over (positions handed over privately). */
 static void drain_by_groups(tl_consumer *c, const uint8_t *map, uint64_t map_size)
 {
     tl_consumer g[2];
@@ -76,8 +76,8 @@ static void drain_by_groups(tl_consumer *c, const uint8_t *map, uint64_t map_siz
         even |= 1ull << i;
     tl_consumer_set_lanes(&g[0], even);
     tl_consumer_set_lanes(&g[1], ~even);
-    tl_consumer_resync(&g[0]);
-    tl_consumer_resync(&g[1]);
+    tl_consumer_adopt(&g[0], c); /* as a controller's groups take over from its log's consumer */
+    tl_consumer_adopt(&g[1], c);
     uint64_t taken = 0;
     for (int cycle = 0; cycle < 64; cycle++) {
         uint64_t pub = tl_consumer_publish_watermark(&g[0]), w = pub, before = taken;
@@ -90,9 +90,10 @@ static void drain_by_groups(tl_consumer *c, const uint8_t *map, uint64_t map_siz
         if (taken == before && !g[0].batch_later && !g[1].batch_later)
             break;
     }
+    tl_consumer_adopt(c, &g[0]);
+    tl_consumer_adopt(c, &g[1]);
     tl_consumer_free(&g[0]);
     tl_consumer_free(&g[1]);
-    tl_consumer_resync(c);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -194,7 +194,10 @@ static int make_stream(tl_trace *t, int with_log, int fd)
     t->attr.__stream_size = tl_stream_lane_size(t->active.stream);
     if (with_log)
         return tl_log_open(&t->active.log, t->active.stream, &t->attr, fd, t->active.remote);
-    return tl_consumer_init(&t->active.consumer, t->active.stream) ? ENOMEM : 0;
+    if (tl_consumer_init(&t->active.consumer, t->active.stream))
+        return ENOMEM;
+    tl_remote_watch_consumer(t->active.remote, &t->active.consumer, &t->attr);
+    return 0;
 }
 
 static void free_trace(tl_trace *t)

@@ -151,6 +151,16 @@ void tl_remote_close(tl_remote *rm)
     free(rm);
 }
 
+/* Thread-safe (a poll of the pidfd): the flusher's groups wait in their own threads. */
+static int producers_ended(void *rm) { return tl_xproc_remote_ended(&((tl_remote *)rm)->r, 0); }
+
+void tl_remote_watch_consumer(tl_remote *rm, tl_consumer *c, const trace_attr_t *attr)
+{
+    /* Its forked children may still record into an inherited stream: their records in flight are waited for. */
+    if (rm && attr->__inheritance != POSIX_TRACE_INHERITED)
+        tl_consumer_watch_producers(c, producers_ended, rm);
+}
+
 void tl_posix_end_seen(tl_stream *s, tl_consumer *c, const trace_attr_t *attr)
 {
     tl_stream_stop(s, NULL, NULL); /* nothing recorded after the end: a controller's STOP came before */

@@ -323,15 +323,17 @@ tl_groups *tl_groups_open(const tl_consumer *model, tl_remote *rm, tracelog_writ
     return gs;
 }
 
-static int resync_all(void *arg)
+void tl_groups_take_over(tl_groups *gs, const tl_consumer *from)
 {
-    tl_groups *gs = arg;
     for (uint32_t i = 0; i < gs->n; i++)
-        tl_consumer_resync(&gs->g[i].consumer);
-    return 0;
+        tl_consumer_adopt(&gs->g[i].consumer, from);
 }
 
-void tl_groups_resync(tl_groups *gs) { tl_remote_guard(gs->rm, resync_all, gs); }
+void tl_groups_hand_back(const tl_groups *gs, tl_consumer *to)
+{
+    for (uint32_t i = 0; i < gs->n; i++)
+        tl_consumer_adopt(to, &gs->g[i].consumer);
+}
 
 typedef struct backlog_args {
     const tl_groups *gs;

@@ -13,7 +13,7 @@
  * may take from the stream during a cycle (tl_groups_cycle). The log's own consumer
  * (which every other drain uses: posix_trace_flush, close, a crash) and the
  * groups' consumers take turns: whichever takes after the other first
- * adopts the lanes' tails (tl_consumer_resync, tl_groups_resync).
+ * adopts the other's positions (tl_groups_take_over, tl_groups_hand_back).
  */
 #ifndef TRACELOG_POSIX_GROUPS_H
 #define TRACELOG_POSIX_GROUPS_H
@@ -38,8 +38,14 @@ typedef struct tl_remote tl_remote;
 tl_groups *tl_groups_open(const tl_consumer *model, tl_remote *rm, tracelog_writer *w, int *err);
 void tl_groups_close(tl_groups *g);
 
-/* The groups adopt the lanes' tails: the log's consumer took last. */
-void tl_groups_resync(tl_groups *g);
+/*
+ * The groups take the lanes over from the log's consumer, which took last
+ * (and yielded), at its positions; and hand them back to it. Positions go
+ * from consumer to consumer in private memory, never through the lanes'
+ * tails, which the traced process can write (cross-process.md 9.2).
+ */
+void tl_groups_take_over(tl_groups *g, const tl_consumer *from);
+void tl_groups_hand_back(const tl_groups *g, tl_consumer *to);
 
 /* How full the fullest user lane is, in 1/256ths (tl_consumer_backlog over every group). */
 uint32_t tl_groups_backlog(const tl_groups *g);

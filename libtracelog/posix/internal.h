@@ -186,6 +186,12 @@ int tl_remote_announce(tl_remote *rm, int inherited);
 int tl_remote_guard(tl_remote *rm, int (*fn)(void *), void *arg);
 /* tl_consumer_free (it gives the lanes' room back in the buffer) under the guard; rm may be NULL. */
 void tl_remote_consumer_free(tl_remote *rm, tl_consumer *c);
+/*
+ * A consumer of rm's stream (NULL: a stream of our own, nothing to do) stops
+ * waiting for records in flight once the traced process has ended, unless
+ * the stream is inherited (its children may still record).
+ */
+void tl_remote_watch_consumer(tl_remote *rm, tl_consumer *c, const trace_attr_t *attr);
 /* 1 once tl_remote_guard saw the buffer shrunk (rm may be NULL: 0). */
 int tl_remote_faulted(const tl_remote *rm);
 pid_t tl_remote_pid(const tl_remote *rm);

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,7 @@ struct tl_log {
     _Atomic uint64_t overruns_seen;
     _Atomic uint64_t logged_itself;  /* events the log has that the stream never held (the end, a fault's marks): recorded too */
     int lost;                    /* the buffer was found shrunk, and the loss logged (log_fault) */
+    _Atomic uint32_t lock_waiters; /* threads waiting in lock(): the flusher lets them in first */
     tl_groups *groups;           /* the flusher's groups of lanes (groups.h), or NULL */
     int grouped;                 /* their consumers took last: `consumer` must adopt the lanes' tails */
 };
@@ -142,7 +144,9 @@ int tl_posix_log_full_status(int log_policy, const tracelog_log_status *ls)
 /* The holder drains the stream: it must not wait for room in it (tl_stream_thread_drains). */
 static void lock(tl_log *l)
 {
+    atomic_fetch_add_explicit(&l->lock_waiters, 1, memory_order_relaxed);
     pthread_mutex_lock(&l->lock);
+    atomic_fetch_sub_explicit(&l->lock_waiters, 1, memory_order_relaxed);
     tl_stream_thread_drains(1);
     atomic_store_explicit(&l->owner, (uintptr_t)pthread_self(), memory_order_relaxed);
 }
@@ -345,10 +349,19 @@ static int take_batch(void *arg)
 
 static int log_fault(tl_log *l, uint64_t last_ts);
 
+/*
+ * How many events one drain call of a controller's log may take: twice what
+ * the buffer holds at once. The traced process can write the buffer's every
+ * word (a head far ahead, records that keep coming): a drain must end, so
+ * that the flusher releases the log and looks for the process's end
+ * (cross-process.md 9.7). What is left waits for the next drain.
+ */
+static uint64_t drain_budget(const tl_log *l) { return 2 * tl_consumer_capacity_records(&l->consumer) + BATCH; }
+
 static int drain_remote(tl_log *l, uint64_t until)
 {
     int e = 0;
-    for (;;) {
+    for (uint64_t budget = drain_budget(l);;) {
         batch *b = l->batch;
         b->until = until;
         b->look = l->batches++ % (BACKLOG_EVERY / BATCH) == 0;
@@ -364,8 +377,9 @@ static int drain_remote(tl_log *l, uint64_t until)
         l->drained += n;
         if (fault)
             return log_fault(l, n ? b->ev[n - 1].timestamp_ns : 0);
-        if (!b->more)
+        if (!b->more || n >= budget)
             return e;
+        budget -= n;
     }
 }
 
@@ -374,17 +388,11 @@ static int drain_remote(tl_log *l, uint64_t until)
  * after `until` (UINT64_MAX: all of them). Caller holds the lock. Returns an
  * errno or 0.
  */
-static int do_resync(void *c)
-{
-    tl_consumer_resync(c);
-    return 0;
-}
-
 static int drain(tl_log *l, uint64_t until)
 {
     log_new_names(l);
-    if (l->grouped) { /* the groups took last (in the buffer: guarded) */
-        guarded(l, do_resync, &l->consumer);
+    if (l->grouped) { /* the groups took last */
+        tl_groups_hand_back(l->groups, &l->consumer);
         l->grouped = 0;
     }
     if (l->remote)
@@ -412,6 +420,14 @@ static int do_yield(void *c)
 }
 
 /*
+ * Cycles in a row that may take nothing before a drain by groups returns:
+ * records stamped ahead of the watermark wait for a later cycle (at most
+ * the clocks' skew), but a buffer whose counters say "more" for ever must
+ * not hold the log (cross-process.md 9.7). The flusher comes back.
+ */
+#define IDLE_CYCLES_MAX 1024
+
+/*
  * The flusher's drain, by its groups of lanes (groups.h) in cycles, each a
  * merge set. A cycle that would outgrow a set is drained by the log's
  * consumer, up to now. Caller holds the lock. An errno or 0.
@@ -422,11 +438,12 @@ static int drain_by_groups(tl_log *l)
     if (tl_remote_faulted(l->remote))
         return l->lost ? 0 : log_fault(l, 0);
     int e = 0, more = 1;
-    uint64_t last_ts = 0;
-    while (more) {
+    uint64_t last_ts = 0, start = l->drained, budget = drain_budget(l);
+    for (uint32_t idle = 0; more && idle < IDLE_CYCLES_MAX && l->drained - start < budget;) {
+        uint64_t before = l->drained;
         if (!l->grouped) { /* the log's consumer took last: its events go out first */
             guarded(l, do_yield, &l->consumer);
-            tl_groups_resync(l->groups);
+            tl_groups_take_over(l->groups, &l->consumer);
             l->grouped = 1;
             e = e ? e : writer_errno(l, tl_writer_end_chunk(l->writer));
         }
@@ -443,6 +460,7 @@ static int drain_by_groups(tl_log *l)
         }
         if (!e)
             e = ce;
+        idle = l->drained == before ? idle + 1 : 0;
     }
     return e;
 }
@@ -814,6 +832,10 @@ static void *flusher_main(void *arg)
             struct timespec period = {0, REMOTE_LOOK_NS};
             nanosleep(&period, NULL);
         }
+        /* A mutex is not fair: a flusher that always has work (a buffer that keeps saying "more")
+           must not keep a shutdown or a flush out. Bounded: the waiter may be slow to run. */
+        for (int turns = 0; turns < 1000 && atomic_load_explicit(&l->lock_waiters, memory_order_relaxed); turns++)
+            sched_yield();
         lock(l);
         /* Looked at first: a record the process died in the middle of is then not waited for. */
         int ended = !l->end_logged && l->remote && tl_remote_ended(l->remote, NULL);
@@ -844,6 +866,10 @@ static void *flusher_main(void *arg)
         unlock(l);
     }
     lock(l);
+    if (l->grouped) { /* from now on the log's consumer takes: at the groups' positions */
+        tl_groups_hand_back(l->groups, &l->consumer);
+        l->grouped = 0;
+    }
     tl_groups_close(l->groups); /* every event they took is written: each cycle ended its set */
     l->groups = NULL;
     unlock(l);
@@ -960,6 +986,8 @@ int tl_log_open(tl_log **out, tl_stream *s, const trace_attr_t *attr, int fd, tl
     int e = l->fd < 0 ? (errno == EMFILE ? EMFILE : EBADF) : 0;
     if (!e && tl_consumer_init(&l->consumer, s))
         e = ENOMEM;
+    if (!e)
+        tl_remote_watch_consumer(remote, &l->consumer, attr);
     if (!e && remote) {
         l->arena_cap = ARENA_BYTES + l->consumer.buf_cap; /* a batch stops once ARENA_BYTES are used */
         l->arena = malloc(l->arena_cap);

@@ -35,6 +35,7 @@ static int init_from(tl_consumer *c, tl_stream *s, const tl_stream *g)
     c->skew_stamps = tl_clock_stamps_in(&c->clock, TL_CLOCK_SKEW_NS);
     c->buf_cap = g->max_data > g->max_sys_data ? g->max_data : g->max_sys_data;
     c->buf = c->shared_tail ? malloc(c->buf_cap ? c->buf_cap : 1) : NULL;
+    c->first_ts = tl_clock_stamp_ordered(&c->clock);
     return c->shared_tail && !c->buf ? -1 : 0;
 }
 
@@ -57,6 +58,9 @@ int tl_consumer_init_like(tl_consumer *c, const tl_consumer *model)
     c->buf_cap = model->buf_cap;
     c->own = model->own;
     c->producers_gone = model->producers_gone;
+    c->first_ts = model->first_ts;
+    c->gone = model->gone;
+    c->gone_arg = model->gone_arg;
     return 0;
 }
 
@@ -139,7 +143,7 @@ static int lose_span(tl_consumer *c, uint32_t i, uint64_t t, uint64_t next)
         return 0; /* a LOOP producer moved the tail: look again */
     atomic_fetch_add(&c->lanes[i].overruns, 1);
     if (!(c->garbage_lanes >> i & 1))
-        c->garbage_ts[i] = c->last_ts;
+        c->garbage_ts[i] = c->last_ts ? c->last_ts : c->first_ts;
     c->garbage_lanes |= 1ull << i;
     return 1;
 }
@@ -151,11 +155,18 @@ static void drop_garbage(tl_consumer *c, uint32_t i, uint64_t t, uint64_t next)
         c->garbage++;
 }
 
-/* What follows garbage at t cannot be parsed: the rest of the lane, up to its head, goes. */
+/*
+ * What follows garbage at t cannot be parsed: the rest of the lane, up to
+ * its head, goes. A head at or behind t was scribbled over: the lane goes
+ * up to where the batch saw its head, so that one step ends the batch's
+ * share of it (8 bytes a step took for ever over a head read as 2^32 - 1).
+ */
 static void drop_rest(tl_consumer *c, uint32_t i, uint64_t t)
 {
     uint64_t h = atomic_load(&c->lanes[i].head);
-    drop_garbage(c, i, t, h > t ? h : t + 8);
+    if (h <= t)
+        h = c->batch && c->batch_head[i] > t ? c->batch_head[i] : t + 8;
+    drop_garbage(c, i, t, h);
 }
 
 /*
@@ -289,6 +300,21 @@ static int skip_if_abandoned(tl_consumer *c, uint32_t i, uint64_t t)
 
 /* ---- markers and delivery ------------------------------------------------------------ */
 
+/*
+ * A stamp the buffer gave for a loss (the first lost event's), as a marker
+ * may carry it: between the last event delivered (lo) and the event or
+ * time that follows the loss (hi). Any process sharing the buffer can write
+ * it (cross-process.md 9.6): the log must stay in order whatever it says.
+ */
+static uint64_t loss_stamp(const tl_consumer *c, uint64_t ts, uint64_t lo, uint64_t hi)
+{
+    if (!lo) /* nothing delivered yet: nothing was lost before the consumer was made */
+        lo = c->first_ts;
+    if (hi < lo)
+        hi = lo;
+    return ts < lo ? lo : ts > hi ? hi : ts;
+}
+
 /* A marker at stamp ts. */
 static void queue_marker(tl_consumer *c, uint32_t id, uint64_t ts)
 {
@@ -332,7 +358,7 @@ static int deliver(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos, tr
     /* Rare: a preempted producer sharing the lane, or a signal handler, took
        a fresh timestamp after a newer event was reserved. Order is kept;
        the timestamp is raised to stay monotonic. */
-    uint64_t ts = h->ts;
+    uint64_t ts = h->ts, prev = c->last_ts;
     if (ts < c->last_ts) {
         ts = c->last_ts;
         c->clamped++;
@@ -345,12 +371,12 @@ static int deliver(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos, tr
     }
     uint64_t d = atomic_load_explicit(&l->dropped, memory_order_relaxed);
     if (d != atomic_load_explicit(&l->dropped_acked, memory_order_relaxed)) { /* LOOP overwrote events before this one */
-        queue_marker(c, c->markers.overflow, atomic_load(&l->dropped_first_ts));
+        queue_marker(c, c->markers.overflow, loss_stamp(c, atomic_load(&l->dropped_first_ts), prev, ts));
         queue_marker(c, c->markers.resume, ts);
         atomic_store(&l->dropped_acked, d);
     }
     if (kind == TL_KIND_LOSS) { /* FLUSH dropped events here; addr holds the first one's time */
-        queue_marker(c, c->markers.overflow, h->addr);
+        queue_marker(c, c->markers.overflow, loss_stamp(c, h->addr, prev, ts));
         queue_marker(c, c->markers.resume, ts);
         return 0;
     }
@@ -627,6 +653,16 @@ int tl_consumer_queued(const tl_consumer *c) { return c->qhead != c->qlen; }
 
 void tl_consumer_set_lanes(tl_consumer *c, uint64_t own) { c->own = own & ((2ull << c->nlanes) - 1); }
 
+void tl_consumer_adopt(tl_consumer *c, const tl_consumer *from)
+{
+    c->external = 0;
+    for (uint64_t m = from->own & c->own; m; m &= m - 1) {
+        uint32_t i = (uint32_t)__builtin_ctzll(m);
+        c->pos[i] = from->pos[i];
+        c->pub[i] = from->pub[i];
+    }
+}
+
 void tl_consumer_resync(tl_consumer *c)
 {
     c->external = 0;
@@ -655,6 +691,14 @@ uint64_t tl_consumer_pending_bytes(const tl_consumer *c, uint32_t *cpu, uint32_t
         }
     }
     return n;
+}
+
+uint64_t tl_consumer_capacity_records(const tl_consumer *c)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i <= c->nlanes; i++)
+        bytes += c->cap[i];
+    return bytes / TL_REC_HEADER;
 }
 
 uint32_t tl_consumer_backlog(const tl_consumer *c)
@@ -689,11 +733,21 @@ uint64_t tl_consumer_buffered(const tl_consumer *c)
 
 void tl_consumer_producers_gone(tl_consumer *c) { c->producers_gone = 1; }
 
+void tl_consumer_watch_producers(tl_consumer *c, int (*gone)(void *), void *arg)
+{
+    c->gone = gone;
+    c->gone_arg = arg;
+}
+
 uint64_t tl_consumer_overruns(const tl_consumer *c)
 {
     uint64_t n = 0;
-    for (uint32_t i = 0; i <= c->nlanes; i++)
-        n += atomic_load(&c->lanes[i].overruns);
+    for (uint32_t i = 0; i <= c->nlanes; i++) {
+        uint64_t v = atomic_load(&c->lanes[i].overruns);
+        if (v > TL_OVERRUNS_PLAUSIBLE)
+            continue; /* not a count: a word of the buffer scribbled over (cross-process.md 9.8) */
+        n = n + v < n ? UINT64_MAX : n + v;
+    }
     return n;
 }
 
@@ -815,17 +869,37 @@ tl_take tl_consumer_take(tl_consumer *c, tracelog_event *ev, int force)
     }
 }
 
+/*
+ * Whether take_wait stops waiting for the producers mid-record: their
+ * process is gone (the client's check, every millisecond of waiting), or
+ * this batch has waited TL_PRODUCER_STALL_NS in all. Per batch, not per
+ * record: a buffer full of records that are never committed (a producer
+ * killed in each, or a process that scribbles commit words) costs one
+ * stall a batch, not one a record (cross-process.md 9.7).
+ */
+static int stop_waiting(tl_consumer *c, uint64_t *prev, uint64_t *looked)
+{
+    uint64_t now = tl_clock_mono_ns();
+    if (c->stall_batch != c->batch_seq) {
+        c->stall_batch = c->batch_seq;
+        c->stall_ns = 0;
+    } else if (*prev) {
+        c->stall_ns += now - *prev;
+    }
+    *prev = now;
+    if (c->gone && !c->producers_gone && now - *looked >= 1000000) {
+        *looked = now;
+        if (c->gone(c->gone_arg))
+            tl_consumer_producers_gone(c);
+    }
+    return c->producers_gone || c->stall_ns > TL_PRODUCER_STALL_NS;
+}
+
 tl_take tl_consumer_take_wait(tl_consumer *c, tracelog_event *ev)
 {
-    uint64_t started = 0;
+    uint64_t prev = 0, looked = 0;
     for (unsigned spins = 0;; spins++) {
-        int force = 0;
-        if (spins >= 64) {
-            uint64_t now = tl_clock_mono_ns();
-            if (!started)
-                started = now;
-            force = now - started > TL_PRODUCER_STALL_NS;
-        }
+        int force = spins >= 64 && stop_waiting(c, &prev, &looked);
         tl_take r = tl_consumer_take(c, ev, force);
         if (r != TL_TAKE_WAIT)
             return r;
@@ -845,7 +919,8 @@ int tl_consumer_take_unmarked_loss(tl_consumer *c, tracelog_event *ev)
         }
         if (!atomic_exchange(&l->lost, 0))
             continue;
-        queue_marker(c, c->markers.overflow, atomic_load(&l->lost_first_ts));
+        uint64_t now = tl_clock_stamp_ordered(&c->clock);
+        queue_marker(c, c->markers.overflow, loss_stamp(c, atomic_load(&l->lost_first_ts), c->last_ts, now));
         return dequeue(c, ev);
     }
     return 0;

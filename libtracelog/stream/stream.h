@@ -390,6 +390,7 @@ typedef struct tl_consumer {
     uint32_t nheap;
     uint64_t waiting;      /* lanes whose oldest record is reserved but not committed yet */
     uint64_t last_ts;      /* stamp of the last event delivered */
+    uint64_t first_ts;     /* when the consumer was made: no loss marker is stamped before */
     uint64_t clamped;      /* events delivered with last_ts instead of an older own timestamp */
     uint64_t garbage;      /* times a lane held garbage (a shared buffer scribbled over): counted losses */
     uint64_t abandoned;    /* records whose producer died mid-record, skipped: counted losses */
@@ -402,6 +403,10 @@ typedef struct tl_consumer {
     uint64_t stuck_in[TL_MAX_LANES + 1];    /* the batch that first waited for it */
     uint64_t stuck_since[TL_MAX_LANES + 1]; /* when a later batch still found it uncommitted (0: not yet) */
     int producers_gone;    /* tl_consumer_producers_gone was called */
+    int (*gone)(void *);   /* tl_consumer_watch_producers: 1 once the producers' process has ended */
+    void *gone_arg;
+    uint64_t stall_batch;  /* the batch take_wait last waited in */
+    uint64_t stall_ns;     /* and how long it has waited in it */
     uint64_t own;          /* the lanes it takes from (bit i: lane i; the system lane is bit nlanes): all by default */
     int external;          /* its batches are opened by tl_consumer_begin_batch */
     uint64_t delivered_here; /* and the events it delivered in the current one */
@@ -441,12 +446,19 @@ tl_take tl_consumer_take(tl_consumer *c, tracelog_event *ev, int force);
 
 /*
  * Like tl_consumer_take(), waiting (spinning, then yielding) while a
- * producer is mid-record; after TL_PRODUCER_STALL_NS it stops waiting for
- * that producer, which must have died mid-record (a killed child of an
+ * producer is mid-record; after TL_PRODUCER_STALL_NS of waiting in a
+ * batch it stops waiting for that producer, which must have died mid-record (a killed child of an
  * inherited stream). Never returns TL_TAKE_WAIT.
  */
 #define TL_PRODUCER_STALL_NS 200000000ull
 tl_take tl_consumer_take_wait(tl_consumer *c, tracelog_event *ev);
+/*
+ * take_wait asks gone(arg) (at most once a millisecond, only while it
+ * waits for a producer mid-record) whether the producers' process has
+ * ended; once it says 1, as after tl_consumer_producers_gone. Consumers
+ * made by tl_consumer_init_like inherit it; gone must be thread-safe.
+ */
+void tl_consumer_watch_producers(tl_consumer *c, int (*gone)(void *), void *arg);
 
 /*
  * A record reserved and never committed while its lane goes on (its
@@ -516,6 +528,13 @@ int tl_consumer_bound(const tl_consumer *c, uint64_t budget, uint64_t *w);
 void tl_consumer_set_lanes(tl_consumer *c, uint64_t own);
 void tl_consumer_resync(tl_consumer *c);
 /*
+ * Like resync, from the positions of `from` (which took last, and released
+ * its room) for the lanes both take, not from the lanes' tails: the tails
+ * lie in the buffer, which another process may have scribbled over since.
+ * No buffer access.
+ */
+void tl_consumer_adopt(tl_consumer *c, const tl_consumer *from);
+/*
  * Stops taking, so that other consumers may take its lanes: the room of
  * every event it handed out goes back to the producers, and its open batch
  * is dropped (what it had not handed out stays in the lanes for the next
@@ -542,10 +561,14 @@ int tl_consumer_quarter_full(const tl_consumer *c);
  * lanes' atomic words: safe from any thread, alongside the consumer's.
  */
 uint64_t tl_consumer_overruns(const tl_consumer *c);
+/* A lane's overrun counter above this is no count (78 hours of one loss a nanosecond): a scribbled word, left out. */
+#define TL_OVERRUNS_PLAUSIBLE (1ull << 48)
 /* Events held in the lanes (tl_stream_buffered over the consumer's lane count: an upper bound). */
 uint64_t tl_consumer_buffered(const tl_consumer *c);
 /* The user lanes, as the consumer's geometry says. */
 static inline uint32_t tl_consumer_lanes(const tl_consumer *c) { return c->nlanes; }
+/* Most records the consumer's lanes hold at once (its private geometry): a bound on any one drain's work. */
+uint64_t tl_consumer_capacity_records(const tl_consumer *c);
 
 /*
  * At the end: FLUSH losses are marked by the next event recorded in their
