@@ -16,12 +16,14 @@
  *      header includes <unistd.h> first and redefines them to 200809L, so the
  *      result is the same whatever the include order. glibc's sysconf() still
  *      answers -1; tracelog_sysconf() (<tracelog/posix.h>) answers for us.
- *  P5  Name limits: every name the library returns fits in TRACE_NAME_MAX
- *      (trace name, generation version) or TRACE_EVENT_NAME_MAX (event
- *      names) bytes including the NUL, as the standard's examples assume:
- *      posix_trace_eventid_open() takes at most TRACE_EVENT_NAME_MAX - 1
- *      characters (ENAMETOOLONG beyond); posix_trace_attr_setname()
- *      truncates to TRACE_NAME_MAX - 1.
+ *  P5  Name limits. TRACE_EVENT_NAME_MAX counts characters without the NUL,
+ *      as <limits.h> limits do (Issue 7): posix_trace_eventid_open() takes
+ *      names of up to TRACE_EVENT_NAME_MAX characters (ENAMETOOLONG beyond),
+ *      so posix_trace_eventid_get_name() needs TRACE_EVENT_NAME_MAX + 1
+ *      bytes for the longest; a name of fewer characters fits the
+ *      standard's examples' char[TRACE_EVENT_NAME_MAX]. Trace names and
+ *      generation versions fit TRACE_NAME_MAX bytes with the NUL:
+ *      posix_trace_attr_setname() truncates to TRACE_NAME_MAX - 1.
  *  P9  A stream with log belongs to its log: the getnext functions return
  *      EINVAL on it; read the log (posix_trace_open) instead.
  *  P10 posix_trace_shutdown of a stream without log succeeds. A failed final

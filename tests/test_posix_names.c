@@ -112,35 +112,64 @@ static void test_same_name_same_id(void)
 }
 
 /*
- * eventid_open: "ENAMETOOLONG (name longer than TRACE_EVENT_NAME_MAX)". tracelog (P5, <trace.h>): names of at
- * most TRACE_EVENT_NAME_MAX - 1 characters, so that every name fits in char[TRACE_EVENT_NAME_MAX].
+ * eventid_open: "ENAMETOOLONG (name longer than TRACE_EVENT_NAME_MAX)", a
+ * limit that counts characters without the NUL (<limits.h>, Issue 7; P5 in
+ * <trace.h>): TRACE_EVENT_NAME_MAX characters are accepted, one more is
+ * not. get_name then writes TRACE_EVENT_NAME_MAX + 1 bytes, and nothing past
+ * them; a shorter name still fits the rationale's char[TRACE_EVENT_NAME_MAX].
+ * The longest name survives the log (the format allows 255 bytes).
  */
 static void test_name_length(void)
 {
     char name[TRACE_EVENT_NAME_MAX + 2];
     memset(name, 'n', sizeof name);
-    name[TRACE_EVENT_NAME_MAX] = 0; /* TRACE_EVENT_NAME_MAX characters */
+    name[TRACE_EVENT_NAME_MAX + 1] = 0; /* TRACE_EVENT_NAME_MAX + 1 characters */
     trace_event_id_t id = 12345;
     CHECK_ERR(posix_trace_eventid_open(name, &id), ENAMETOOLONG);
-    name[TRACE_EVENT_NAME_MAX + 1] = 0;
-    name[TRACE_EVENT_NAME_MAX] = 'n';
-    CHECK_ERR(posix_trace_eventid_open(name, &id), ENAMETOOLONG);
+    CHECK_EQ(id, 12345);
     trace_id_t t;
     CHECK_ERR(posix_trace_create(0, NULL, &t), 0);
     CHECK_ERR(posix_trace_trid_eventid_open(t, name, &id), ENAMETOOLONG);
+    CHECK_ERR(tracelog_eventid_open_typed(name, "u8 a", &id), ENAMETOOLONG);
 
-    name[TRACE_EVENT_NAME_MAX - 1] = 0; /* TRACE_EVENT_NAME_MAX - 1 characters: accepted */
+    name[TRACE_EVENT_NAME_MAX] = 0; /* TRACE_EVENT_NAME_MAX characters: accepted */
     name[0] = 'L';
     CHECK_ERR(posix_trace_eventid_open(name, &id), 0);
-    /* The rationale's "char name[TRACE_EVENT_NAME_MAX]" buffer holds it, and nothing past it is written. */
     char out[TRACE_EVENT_NAME_MAX + 16];
     memset(out, 'Z', sizeof out);
     CHECK_ERR(posix_trace_eventid_get_name(t, id, out), 0);
     CHECK_STR_EQ(out, name);
-    CHECK(out[TRACE_EVENT_NAME_MAX] == 'Z');
+    CHECK(out[TRACE_EVENT_NAME_MAX + 1] == 'Z');
     trace_event_id_t id2;
     CHECK_ERR(posix_trace_trid_eventid_open(t, name, &id2), 0);
     CHECK_EQ(id, id2);
+    name[0] = 'T';
+    CHECK_ERR(tracelog_eventid_open_typed(name, "u8 a", &id2), 0);
+
+    char shorter[TRACE_EVENT_NAME_MAX];
+    memset(shorter, 's', sizeof shorter);
+    shorter[TRACE_EVENT_NAME_MAX - 1] = 0; /* fits the rationale's buffer, and nothing past it is written */
+    trace_event_id_t sid;
+    CHECK_ERR(posix_trace_eventid_open(shorter, &sid), 0);
+    memset(out, 'Z', sizeof out);
+    CHECK_ERR(posix_trace_eventid_get_name(t, sid, out), 0);
+    CHECK_STR_EQ(out, shorter);
+    CHECK(out[TRACE_EVENT_NAME_MAX] == 'Z');
+
+    /* A log names it whole, and a pre-recorded stream gives it back whole. */
+    int fd = tl_test_tmpfd();
+    trace_id_t lt, pre;
+    name[0] = 'L';
+    CHECK_ERR(posix_trace_create_withlog(0, NULL, fd, &lt), 0);
+    CHECK_ERR(posix_trace_start(lt), 0);
+    posix_trace_event(id, "x", 1);
+    CHECK_ERR(pt_shutdown_and_open(lt, fd, &pre), 0);
+    memset(out, 'Z', sizeof out);
+    CHECK_ERR(posix_trace_eventid_get_name(pre, id, out), 0);
+    CHECK_STR_EQ(out, name);
+    CHECK(out[TRACE_EVENT_NAME_MAX + 1] == 'Z');
+    CHECK_ERR(posix_trace_close(pre), 0);
+    close(fd);
 
     /* NULL arguments are invalid. */
     CHECK_ERR(posix_trace_eventid_open(NULL, &id), EINVAL);

@@ -46,9 +46,9 @@ static void test_limit(void)
     CHECK_ERR(posix_trace_eventid_open("limit 17", &again), 0);
     CHECK_EQ(again, ids[17]);
     /* ENAMETOOLONG is still checked at the limit. */
-    char longname[TRACE_EVENT_NAME_MAX + 1];
-    memset(longname, 'l', TRACE_EVENT_NAME_MAX);
-    longname[TRACE_EVENT_NAME_MAX] = 0;
+    char longname[TRACE_EVENT_NAME_MAX + 2];
+    memset(longname, 'l', TRACE_EVENT_NAME_MAX + 1);
+    longname[TRACE_EVENT_NAME_MAX + 1] = 0;
     CHECK_ERR(posix_trace_eventid_open(longname, &over), ENAMETOOLONG);
 
     /* trid_eventid_open: "Same limit / UNNAMED rules". */

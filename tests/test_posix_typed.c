@@ -73,11 +73,11 @@ static void test_errors(void)
     CHECK_ERR(tracelog_eventid_open_typed(NULL, "u8 a", &id), EINVAL);
     CHECK_ERR(tracelog_eventid_open_typed("typed: e", NULL, &id), EINVAL);
     CHECK_ERR(tracelog_eventid_open_typed("typed: e", "u8 a", NULL), EINVAL);
-    char longname[TRACE_EVENT_NAME_MAX + 1];
+    char longname[TRACE_EVENT_NAME_MAX + 2];
     memset(longname, 'n', sizeof longname - 1);
-    longname[TRACE_EVENT_NAME_MAX] = 0;
+    longname[TRACE_EVENT_NAME_MAX + 1] = 0;
     CHECK_ERR(tracelog_eventid_open_typed(longname, "u8 a", &id), ENAMETOOLONG);
-    longname[TRACE_EVENT_NAME_MAX - 1] = 0; /* TRACE_EVENT_NAME_MAX - 1 bytes: fits */
+    longname[TRACE_EVENT_NAME_MAX] = 0; /* TRACE_EVENT_NAME_MAX characters, without the NUL: fits */
     CHECK_ERR(tracelog_eventid_open_typed(longname, "u8 a", &id), 0);
 
     /* A malformed schema: EINVAL, and tracelog_schema_parse on the same text gives the position. */

@@ -163,7 +163,7 @@ TRACELOG_API int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats 
  * Errors: EINVAL (a NULL argument, or a malformed or over-limit schema: for
  * the byte position and a message, call tracelog_schema_parse() on the same
  * text, which is the parser used here and fails the same way),
- * ENAMETOOLONG (name of TRACE_EVENT_NAME_MAX bytes or more), EEXIST (name
+ * ENAMETOOLONG (name of more than TRACE_EVENT_NAME_MAX characters), EEXIST (name
  * was registered with another schema, or opened without one before),
  * ENOMEM. On error *id is unchanged.
  * Thread-safe; not async-signal-safe (it allocates).

@@ -21,6 +21,7 @@ struct tl_remote {
     tl_xproc_buffer b;
     tl_stream *stream; /* laid out in b */
     tl_names *names;   /* the traced process's map, once it exists */
+    uint64_t names_nonce; /* in its name: read once from the control object (0: none could be made) */
     int ended;
     tl_proc_end end;
     int guarded;           /* b's mapping is registered with the SIGBUS guard */
@@ -38,7 +39,9 @@ int tl_remote_open(pid_t pid, tl_remote **out)
         return e;
     }
     /* Made now if the process has none yet (our child before exec): the names it opens go there. */
-    if (tl_names_attach(rm->r.peer.euid, rm->r.peer.egid, rm->r.peer.token.pid, rm->r.peer.token.start, &rm->names))
+    rm->names_nonce = tl_ctl_names_nonce(rm->r.peer.ctl);
+    if (!rm->names_nonce || tl_names_attach(rm->r.peer.euid, rm->r.peer.egid, rm->r.peer.token.pid,
+                                            rm->r.peer.token.start, rm->names_nonce, &rm->names))
         rm->names = NULL; /* tried again when names are needed */
     *out = rm;
     return 0;
@@ -96,7 +99,7 @@ int tl_remote_names(tl_remote *rm, tl_names **out)
     }
     if (!rm->names) {
         const tl_ctl_peer *p = &rm->r.peer;
-        if (tl_names_attach(p->euid, p->egid, p->token.pid, p->token.start, &rm->names))
+        if (!rm->names_nonce || tl_names_attach(p->euid, p->egid, p->token.pid, p->token.start, rm->names_nonce, &rm->names))
             rm->names = NULL;
     }
     *out = rm->names;
@@ -142,7 +145,7 @@ void tl_remote_close(tl_remote *rm)
         tl_remote_guard(rm, end_stream, rm->stream);
     const tl_ctl_peer *p = &rm->r.peer;
     if (tl_xproc_remote_ended(&rm->r, 0))
-        tl_names_sweep(p->euid, p->token.pid, p->token.start);
+        tl_names_sweep(p->euid, p->token.pid, p->token.start, rm->names_nonce);
     tl_names_detach(rm->names);
     tl_xproc_remote_close(&rm->r);
     if (rm->guarded)
@@ -157,7 +160,10 @@ static int producers_ended(void *rm) { return tl_xproc_remote_ended(&((tl_remote
 void tl_remote_watch_consumer(tl_remote *rm, tl_consumer *c, const trace_attr_t *attr)
 {
     /* Its forked children may still record into an inherited stream: their records in flight are waited for. */
-    if (rm && attr->__inheritance != POSIX_TRACE_INHERITED)
+    if (!rm)
+        return;
+    tl_consumer_set_floor(c); /* made before the process learns the buffer's name */
+    if (attr->__inheritance != POSIX_TRACE_INHERITED)
         tl_consumer_watch_producers(c, producers_ended, rm);
 }
 

@@ -142,12 +142,12 @@ int tl_posix_names_join_env(void);
  * its parent's map, the parent's): 0, ENOENT, ENOTSUP, ESTALE (a dead
  * process's), EAGAIN.
  */
-int tl_names_attach(uint32_t euid, uint32_t egid, uint32_t pid, uint64_t start, tl_names **out);
+int tl_names_attach(uint32_t euid, uint32_t egid, uint32_t pid, uint64_t start, uint64_t nonce, tl_names **out);
 /* 1 once m became a redirect (its process joined its parent's map after we attached): attach again. */
 int tl_names_moved(const tl_names *m);
 void tl_names_detach(tl_names *m); /* unmaps m; accepts NULL */
 /* A killed process cannot remove its named map: its controller does (if the process is gone). */
-void tl_names_sweep(uint32_t euid, uint32_t pid, uint64_t start);
+void tl_names_sweep(uint32_t euid, uint32_t pid, uint64_t start, uint64_t nonce);
 /* The functions above on map m, or on the process's own map when m is NULL. */
 uint32_t tl_names_count(const tl_names *m);
 int tl_names_name_of(const tl_names *m, trace_event_id_t id, char *out, size_t cap);
@@ -187,9 +187,11 @@ int tl_remote_guard(tl_remote *rm, int (*fn)(void *), void *arg);
 /* tl_consumer_free (it gives the lanes' room back in the buffer) under the guard; rm may be NULL. */
 void tl_remote_consumer_free(tl_remote *rm, tl_consumer *c);
 /*
- * A consumer of rm's stream (NULL: a stream of our own, nothing to do) stops
- * waiting for records in flight once the traced process has ended, unless
- * the stream is inherited (its children may still record).
+ * A consumer of rm's stream (NULL: a stream of our own, nothing to do),
+ * made before the stream is announced: it raises events stamped before its
+ * birth (tl_consumer_set_floor), and stops waiting for records in flight
+ * once the traced process has ended, unless the stream is inherited (its
+ * children may still record).
  */
 void tl_remote_watch_consumer(tl_remote *rm, tl_consumer *c, const trace_attr_t *attr);
 /* 1 once tl_remote_guard saw the buffer shrunk (rm may be NULL: 0). */

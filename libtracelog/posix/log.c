@@ -195,7 +195,7 @@ static void log_new_names(tl_log *l)
     if (l->remote && tl_remote_names(l->remote, &names))
         return; /* it has opened no name we can read yet */
     uint32_t n = tl_names_count(names);
-    char name[TRACE_EVENT_NAME_MAX];
+    char name[TRACE_EVENT_NAME_MAX + 1];
     for (; l->names_logged < n; l->names_logged++) {
         trace_event_id_t id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + l->names_logged;
         if (tl_names_name_of(names, id, name, sizeof name) == 0)
@@ -388,8 +388,21 @@ static int drain_remote(tl_log *l, uint64_t until)
  * after `until` (UINT64_MAX: all of them). Caller holds the lock. Returns an
  * errno or 0.
  */
+/*
+ * The traced process's end is in the log, and no other process records into
+ * its stream (not inherited): the end drained everything, what a later
+ * drain would find is what the buffer's last scribbles made of it, and the
+ * end stays the log's last event.
+ */
+static int after_end(const tl_log *l)
+{
+    return l->end_logged && l->attr.__inheritance != POSIX_TRACE_INHERITED;
+}
+
 static int drain(tl_log *l, uint64_t until)
 {
+    if (after_end(l))
+        return 0;
     log_new_names(l);
     if (l->grouped) { /* the groups took last */
         tl_groups_hand_back(l->groups, &l->consumer);
@@ -493,6 +506,8 @@ static int take_loss(void *arg)
 
 static void mark_unfinished_losses(tl_log *l)
 {
+    if (after_end(l))
+        return;
     loss_args a = {.c = &l->consumer};
     int marked = 0;
     while (guarded(l, take_loss, &a) == 1) { /* a marker has no payload: nothing in the buffer to copy */
@@ -550,7 +565,12 @@ static int log_process_end(tl_log *l)
     if (!l->remote || l->end_logged || !tl_remote_ended(l->remote, &end))
         return 0;
     guarded(l, end_seen, l);
-    int e = drain(l, UINT64_MAX);
+    int e = 0;
+    /* Each drain is bounded (drain_budget); nothing is added any more, so a few take it all. */
+    for (uint64_t before = UINT64_MAX, rounds = 0; l->drained != before && rounds < 16 && !e; rounds++) {
+        before = l->drained;
+        e = drain(l, UINT64_MAX);
+    }
     mark_unfinished_losses(l); /* a record it died in the middle of, last in its lane: before the end */
     int32_t data[2] = {end.how, end.code};
     tracelog_event ev = {.timestamp_ns = tl_consumer_now(&l->consumer),
@@ -958,7 +978,7 @@ static int start_writer(tl_log *l)
         l->writer = NULL;
         return st == TRACELOG_E_NOT_SEEKABLE ? EINVAL : errno_of(st, &err) ? errno_of(st, &err) : EINVAL;
     }
-    char name[TRACE_EVENT_NAME_MAX];
+    char name[TRACE_EVENT_NAME_MAX + 1];
     for (trace_event_id_t id = POSIX_TRACE_ERROR; id <= POSIX_TRACE_FLUSH_STOP; id++)
         define(l, id, tl_posix_system_name(id));
     tl_posix_name_of(POSIX_TRACE_UNNAMED_USEREVENT, name, sizeof name);

@@ -6,7 +6,7 @@
  * from another one must see the same ids (docs/design/cross-process.md,
  * section 5).
  *
- * So the map lives in shareable memory (a robust process-shared lock), and
+ * So the map lives in shareable memory, and
  * fork() decides (process.c): a child traced into an inherited stream that
  * is alive at fork keeps sharing its parent's map, so that its names get ids
  * no other process of the stream uses and the parent's log can name them;
@@ -18,13 +18,25 @@
  *
  * The map starts as anonymous memory. Once the process can be found by a
  * controller (it made its control object), it moves to a named object,
- * /tracelog.<euid>.<pid>.names, that the controller maps too (or that a
- * controller tracing its child made first: the child adopts it). Moving
- * marks the old map `moved` under its lock; lock_map() then retries with
- * the new one, so no name is opened in a map nobody reads any more.
+ * /tracelog.<euid>.<pid>.names.<nonce>, that the controller maps too (or
+ * that a controller tracing its child made first: the child adopts it).
+ * The nonce is random, kept in the control object (tl_ctl_names_nonce):
+ * another user cannot create the name first. Moving marks the old map
+ * `moved` under its lock; lock_map() then retries with the new one, so no
+ * name is opened in a map nobody reads any more.
+ *
+ * The lock is one word that holders CAS from 0 to their token (pid and
+ * kernel tid), never a pthread object: a controller shares the map with
+ * the traced process, which can write any byte of it, and glibc's robust
+ * mutexes keep pointers into the holder's memory in the mutex and write
+ * through them at unlock (issue 24: a traced process made its controller
+ * write where it chose). A holder whose process is gone loses the lock to
+ * the next taker; a controller waits REMOTE_LOCK_WAIT_NS at most.
  */
+#define _GNU_SOURCE /* gettid */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,8 +53,10 @@
 #define TL_NAMES_ENV "TRACELOG_NAMES"
 #define USER_NAMES (TRACE_USER_EVENT_MAX - 1) /* the unnamed user event takes one slot */
 #define NAMES_MAGIC 0x4d4e4c54u               /* "TLNM" */
-#define NAMES_VERSION 1u
-#define REMOTE_LOCK_WAIT_NS 100000000 /* a controller waits this long for the traced process's lock */
+#define NAMES_VERSION 2u              /* 2: the lock word, the nonces, names of TRACE_EVENT_NAME_MAX characters */
+#define NAME_BYTES (TRACE_EVENT_NAME_MAX + 1) /* the limit counts characters, not the NUL */
+#define REMOTE_LOCK_WAIT_NS 100000000ull /* a controller waits this long for the traced process's lock */
+#define OWN_LOCK_WAIT_NS UINT64_MAX     /* the process itself waits for a live holder (its parent, a controller) */
 
 struct tl_names {
     _Atomic uint32_t magic; /* named maps: valid once set (they are linked in complete) */
@@ -50,12 +64,13 @@ struct tl_names {
     uint32_t pid;           /* the process whose map it is (with start: its token) */
     uint32_t euid;
     uint64_t start;
+    uint64_t nonce;         /* named maps: the nonce in its name */
     _Atomic uint32_t moved; /* replaced by the named map of process (to_pid, to_start): names go there now */
     uint32_t count;         /* stored with release order after the name it adds */
     uint32_t to_pid, to_euid;
-    uint64_t to_start;
-    pthread_mutex_t lock;   /* process-shared, robust: for opening names */
-    char names[USER_NAMES][TRACE_EVENT_NAME_MAX];
+    uint64_t to_start, to_nonce;
+    _Atomic uint64_t lock;  /* for opening names: 0, or the holder's token (lock_token) */
+    char names[USER_NAMES][NAME_BYTES];
 };
 typedef tl_names name_map;
 
@@ -64,6 +79,7 @@ static _Atomic int map_named; /* map is this process's named object */
 static int map_inherited;     /* map is the parent's, shared through an inherited stream: never moved by us */
 static _Atomic int redirected; /* map_inherited, and our named map sends controllers to it */
 static tl_proc_token redirect_self; /* the process that made that named map (removed at its exit) */
+static uint64_t redirect_nonce;     /* and the nonce in its name */
 static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER; /* making the map, moving it, and fork */
 static name_map *locked_for_fork; /* the map whose lock the forking thread holds */
 static uint32_t count_at_fork;    /* names it held then: the child's copy */
@@ -80,24 +96,56 @@ static const char *const system_names[TL_SYSTEM_EVENTS + 1] = {
     "posix_trace_flush_stop",
 };
 
-static void init_lock(name_map *m)
+/* What a holder stores in the lock word: its pid (which tells whether it is alive) and its thread. */
+static uint64_t lock_token(void) { return (uint64_t)(uint32_t)getpid() << 32 | (uint32_t)gettid(); }
+
+/* The holder `held` names is gone (or the word holds no process: the other side scribbled it). */
+static int holder_gone(uint64_t held)
 {
-    pthread_mutexattr_t a;
-    pthread_mutexattr_init(&a);
-    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-    pthread_mutex_init(&m->lock, &a);
-    pthread_mutexattr_destroy(&a);
+    pid_t pid = (pid_t)(uint32_t)(held >> 32);
+    return pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH);
+}
+
+/*
+ * Takes m's lock: 0, or ETIMEDOUT after wait_ns. Only CAS and loads on
+ * the word, whatever it holds: a value that names no live process is taken
+ * over. Waits by sleeping, 1 us doubling up to 1 ms.
+ */
+static int take_lock(name_map *m, uint64_t wait_ns)
+{
+    uint64_t me = lock_token(), started = 0;
+    long pause_ns = 1000;
+    for (unsigned spins = 0;; spins++) {
+        uint64_t held = 0;
+        if (atomic_compare_exchange_strong(&m->lock, &held, me))
+            return 0;
+        if (spins < 64)
+            continue;
+        if (holder_gone(held) && atomic_compare_exchange_strong(&m->lock, &held, me))
+            return 0;
+        uint64_t now = tl_clock_mono_ns();
+        if (!started)
+            started = now;
+        if (wait_ns != UINT64_MAX && now - started >= wait_ns)
+            return ETIMEDOUT;
+        struct timespec pause = {0, pause_ns};
+        nanosleep(&pause, NULL);
+        pause_ns = pause_ns < 1000000 ? pause_ns * 2 : 1000000;
+    }
+}
+
+/* Gives the lock back if we still hold it (the other side may have written the word meanwhile). */
+static void unlock(name_map *m)
+{
+    uint64_t me = lock_token();
+    atomic_compare_exchange_strong(&m->lock, &me, 0);
 }
 
 /* A new, empty map, or NULL. Only system calls: the fork child calls it too. */
 static name_map *new_map(void)
 {
     void *m = mmap(NULL, sizeof(name_map), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return NULL;
-    init_lock(m);
-    return m;
+    return m == MAP_FAILED ? NULL : m;
 }
 
 /* The count, as another process may read it (without the lock), never above the map's capacity. */
@@ -130,15 +178,10 @@ static name_map *get_map(void)
     return m;
 }
 
-static int lock(name_map *m)
-{
-    int e = pthread_mutex_lock(&m->lock);
-    if (e == EOWNERDEAD) /* a process died holding it: the map itself is always consistent */
-        e = pthread_mutex_consistent(&m->lock);
-    return e;
-}
+/* A holder that died left the map consistent: a name is counted only once it is whole. */
+static int lock(name_map *m) { return take_lock(m, OWN_LOCK_WAIT_NS); }
 
-static int open_named(uint32_t euid, const tl_proc_token *t, name_map **out);
+static int open_named(uint32_t euid, const tl_proc_token *t, uint64_t nonce, name_map **out);
 
 /*
  * m moved (to the named map of process `to`), but this process still uses
@@ -146,12 +189,12 @@ static int open_named(uint32_t euid, const tl_proc_token *t, name_map **out);
  * inherited stream). Follows to the named map. 1 if the process's map
  * changed, 0 if it cannot be opened (the caller stays with m).
  */
-static int follow(name_map *m, uint32_t euid, tl_proc_token to)
+static int follow(name_map *m, uint32_t euid, tl_proc_token to, uint64_t nonce)
 {
     pthread_mutex_lock(&create_lock);
     name_map *n;
     int changed = atomic_load(&map) != m;
-    if (!changed && open_named(euid, &to, &n) == 0) {
+    if (!changed && open_named(euid, &to, nonce, &n) == 0) {
         atomic_store(&map, n);
         changed = 1;
     }
@@ -171,7 +214,7 @@ static int lock_map(name_map **out)
             return e;
         if (!atomic_load(&m->moved) || atomic_load(&map_named)) {
             if (atomic_load(&m->moved)) { /* our own old map: the current one is the named map */
-                pthread_mutex_unlock(&m->lock);
+                unlock(m);
                 continue;
             }
             *out = m;
@@ -179,8 +222,9 @@ static int lock_map(name_map **out)
         }
         tl_proc_token to = {m->to_pid, m->to_start};
         uint32_t euid = m->to_euid;
-        pthread_mutex_unlock(&m->lock); /* create_lock comes first (tl_posix_names_share) */
-        if (!follow(m, euid, to)) { /* cannot follow: keep using it rather than lose names */
+        uint64_t nonce = m->to_nonce;
+        unlock(m); /* create_lock comes first (tl_posix_names_share) */
+        if (!follow(m, euid, to, nonce)) { /* cannot follow: keep using it rather than lose names */
             if ((e = lock(m)))
                 return e;
             *out = m;
@@ -202,7 +246,7 @@ void tl_posix_names_before_fork(int shared)
 void tl_posix_names_after_fork_parent(void)
 {
     if (locked_for_fork)
-        pthread_mutex_unlock(&locked_for_fork->lock);
+        unlock(locked_for_fork);
     pthread_mutex_unlock(&create_lock);
 }
 
@@ -250,7 +294,7 @@ static int map_name_of(const name_map *m, trace_event_id_t id, char *out, size_t
         return EINVAL;
     /* Bounded: another process may have left a name without its NUL. */
     const char *name = m->names[index];
-    size_t n = strnlen(name, TRACE_EVENT_NAME_MAX - 1);
+    size_t n = strnlen(name, TRACE_EVENT_NAME_MAX);
     if (cap == 0)
         return EINVAL;
     if (n >= cap)
@@ -264,10 +308,11 @@ static int map_name_of(const name_map *m, trace_event_id_t id, char *out, size_t
 static void map_name_open(name_map *m, const char *name, size_t len, trace_event_id_t *id)
 {
     uint32_t n = count_of(m), i = 0;
-    while (i < n && strncmp(m->names[i], name, TRACE_EVENT_NAME_MAX) != 0)
+    while (i < n && strncmp(m->names[i], name, NAME_BYTES) != 0)
         i++;
     if (i == n && n < USER_NAMES) {
-        memcpy(m->names[n], name, len + 1);
+        memcpy(m->names[n], name, len);
+        m->names[n][len] = '\0';
         __atomic_store_n(&m->count, n + 1, __ATOMIC_RELEASE);
         n++;
     }
@@ -291,7 +336,7 @@ int tl_posix_name_of(trace_event_id_t id, char *out, size_t cap)
     if (id <= POSIX_TRACE_UNNAMED_USEREVENT || id >= TL_ID_LIMIT || lock_map(&m))
         return EINVAL;
     int e = map_name_of(m, id, out, cap);
-    pthread_mutex_unlock(&m->lock);
+    unlock(m);
     return e;
 }
 
@@ -299,15 +344,15 @@ int tl_posix_name_open(const char *name, trace_event_id_t *id)
 {
     if (!name || !id)
         return EINVAL;
-    size_t len = strlen(name);
-    if (len >= TRACE_EVENT_NAME_MAX)
+    size_t len = strnlen(name, NAME_BYTES);
+    if (len > TRACE_EVENT_NAME_MAX)
         return ENAMETOOLONG;
     name_map *m;
     int e = lock_map(&m);
     if (e)
         return e;
     map_name_open(m, name, len, id);
-    pthread_mutex_unlock(&m->lock);
+    unlock(m);
     return 0;
 }
 
@@ -317,15 +362,15 @@ uint32_t tl_posix_name_count(void)
     if (lock_map(&m))
         return 0;
     uint32_t n = count_of(m);
-    pthread_mutex_unlock(&m->lock);
+    unlock(m);
     return n;
 }
 
 /* ---- the named map: this process's, and another process's (a controller's view) ---- */
 
-static void names_name(char out[TL_SHM_NAME_MAX], uint32_t euid, uint32_t pid)
+static void names_name(char out[TL_SHM_NAME_MAX], uint32_t euid, uint32_t pid, uint64_t nonce)
 {
-    snprintf(out, TL_SHM_NAME_MAX, "/tracelog.%u.%u.names", euid, pid);
+    snprintf(out, TL_SHM_NAME_MAX, "/tracelog.%u.%u.names.%016llx", euid, pid, (unsigned long long)nonce);
 }
 
 static int map_fd(int fd, name_map **out)
@@ -339,10 +384,10 @@ static int map_fd(int fd, name_map **out)
 }
 
 /* 0 with the named map of the process token names; ENOENT; ESTALE (another process's, left behind); ENOTSUP. */
-static int open_named(uint32_t euid, const tl_proc_token *t, name_map **out)
+static int open_named(uint32_t euid, const tl_proc_token *t, uint64_t nonce, name_map **out)
 {
     char name[TL_SHM_NAME_MAX];
-    names_name(name, euid, t->pid);
+    names_name(name, euid, t->pid, nonce);
     int fd;
     int e = tl_shmobj_open(name, euid, sizeof(name_map), &fd, NULL);
     if (!e)
@@ -351,7 +396,7 @@ static int open_named(uint32_t euid, const tl_proc_token *t, name_map **out)
         return e;
     name_map *m = *out;
     if (atomic_load(&m->magic) == NAMES_MAGIC && m->version == NAMES_VERSION && m->pid == t->pid &&
-        m->start == t->start && m->euid == euid)
+        m->start == t->start && m->euid == euid && m->nonce == nonce)
         return 0;
     int stale = atomic_load(&m->magic) == NAMES_MAGIC && (m->pid != t->pid || m->start != t->start);
     munmap(m, sizeof *m);
@@ -359,10 +404,10 @@ static int open_named(uint32_t euid, const tl_proc_token *t, name_map **out)
 }
 
 /* Builds the named map of token t under a private name and links it in: 0, EEXIST (someone was first). */
-static int make_named(uint32_t euid, uint32_t egid, const tl_proc_token *t)
+static int make_named(uint32_t euid, uint32_t egid, const tl_proc_token *t, uint64_t nonce)
 {
     char name[TL_SHM_NAME_MAX], tmp[TL_SHM_NAME_MAX];
-    names_name(name, euid, t->pid);
+    names_name(name, euid, t->pid, nonce);
     int fd;
     int e = tl_shmobj_create_staged(name, sizeof(name_map), euid, egid, tmp, &fd);
     if (e)
@@ -374,7 +419,7 @@ static int make_named(uint32_t euid, uint32_t egid, const tl_proc_token *t)
         m->pid = t->pid;
         m->start = t->start;
         m->euid = euid;
-        init_lock(m);
+        m->nonce = nonce;
         atomic_store(&m->magic, NAMES_MAGIC);
         munmap(m, sizeof *m);
     }
@@ -382,19 +427,20 @@ static int make_named(uint32_t euid, uint32_t egid, const tl_proc_token *t)
 }
 
 /* The named map of t, made if there is none (a stale one replaced only if `replace_stale`). */
-static int open_or_make(uint32_t euid, uint32_t egid, const tl_proc_token *t, int replace_stale, name_map **out)
+static int open_or_make(uint32_t euid, uint32_t egid, const tl_proc_token *t, uint64_t nonce, int replace_stale,
+                        name_map **out)
 {
     for (int attempt = 0; attempt < 4; attempt++) {
-        int e = open_named(euid, t, out);
+        int e = open_named(euid, t, nonce, out);
         if (e == ESTALE && replace_stale) {
             char name[TL_SHM_NAME_MAX];
-            names_name(name, euid, t->pid);
+            names_name(name, euid, t->pid, nonce);
             tl_shmobj_unlink(name);
             e = ENOENT;
         }
         if (e != ENOENT)
             return e;
-        e = make_named(euid, egid, t);
+        e = make_named(euid, egid, t, nonce);
         if (e && e != EEXIST)
             return e;
     }
@@ -408,7 +454,7 @@ static int names_prefix(const name_map *prefix, const name_map *m)
     if (n > count_of(m))
         return 0;
     for (uint32_t i = 0; i < n; i++)
-        if (strncmp(prefix->names[i], m->names[i], TRACE_EVENT_NAME_MAX) != 0)
+        if (strncmp(prefix->names[i], m->names[i], NAME_BYTES) != 0)
             return 0;
     return 1;
 }
@@ -440,27 +486,32 @@ static int redirect_to_inherited(void)
     if (!inh || atomic_load(&inh->magic) != NAMES_MAGIC)
         return EBUSY;
     tl_proc_token self;
+    uint64_t nonce;
     int e = tl_proc_token_of(getpid(), &self);
     if (!e)
-        e = open_or_make((uint32_t)geteuid(), (uint32_t)getegid(), &self, 1, &n);
+        e = tl_xproc_names_nonce(&nonce);
+    if (!e)
+        e = open_or_make((uint32_t)geteuid(), (uint32_t)getegid(), &self, nonce, 1, &n);
     if (e)
         return e;
     if (!(e = lock(n))) {
         if (!atomic_load(&n->moved) && !(e = lock(inh))) {
             e = merge_into(n, inh);
-            pthread_mutex_unlock(&inh->lock);
+            unlock(inh);
             if (!e) {
                 n->to_pid = inh->pid;
                 n->to_start = inh->start;
                 n->to_euid = inh->euid;
+                n->to_nonce = inh->nonce;
                 atomic_store(&n->moved, 1);
             }
         }
-        pthread_mutex_unlock(&n->lock);
+        unlock(n);
     }
     munmap(n, sizeof *n);
     if (!e) {
         redirect_self = self;
+        redirect_nonce = nonce;
         atomic_store(&redirected, 1);
     }
     return e;
@@ -479,26 +530,30 @@ int tl_posix_names_share(void)
     int e = 0;
     name_map *old = map_locked(), *n = NULL;
     tl_proc_token self;
+    uint64_t nonce = 0;
     if (!old)
         e = ENOMEM;
     if (!e && !atomic_load(&map_named)) {
         e = tl_proc_token_of(getpid(), &self);
         if (!e)
-            e = open_or_make((uint32_t)geteuid(), (uint32_t)getegid(), &self, 1, &n);
+            e = tl_xproc_names_nonce(&nonce);
+        if (!e)
+            e = open_or_make((uint32_t)geteuid(), (uint32_t)getegid(), &self, nonce, 1, &n);
         if (!e && !(e = lock(old))) {
             if (!(e = lock(n))) {
                 e = merge_into(old, n);
-                pthread_mutex_unlock(&n->lock);
+                unlock(n);
             }
             if (!e) {
                 old->to_pid = self.pid;
                 old->to_start = self.start;
                 old->to_euid = (uint32_t)geteuid();
+                old->to_nonce = nonce;
                 atomic_store(&old->moved, 1);
                 atomic_store(&map, n);
                 atomic_store(&map_named, 1);
             }
-            pthread_mutex_unlock(&old->lock);
+            unlock(old);
         }
         if (e && n)
             munmap(n, sizeof *n);
@@ -514,7 +569,7 @@ __attribute__((destructor)) static void unlink_named_map(void)
     tl_proc_token self;
     char name[TL_SHM_NAME_MAX];
     if (atomic_load(&redirected) && redirect_self.pid == (uint32_t)getpid()) {
-        names_name(name, (uint32_t)geteuid(), redirect_self.pid);
+        names_name(name, (uint32_t)geteuid(), redirect_self.pid, redirect_nonce);
         if (tl_proc_token_of(getpid(), &self) == 0 && self.start == redirect_self.start)
             tl_shmobj_unlink(name);
         return;
@@ -522,7 +577,7 @@ __attribute__((destructor)) static void unlink_named_map(void)
     name_map *m = atomic_load(&map);
     if (!m || !atomic_load(&map_named) || m->pid != (uint32_t)getpid())
         return;
-    names_name(name, m->euid, m->pid);
+    names_name(name, m->euid, m->pid, m->nonce);
     if (tl_proc_token_of(getpid(), &self) == 0 && self.start == m->start)
         tl_shmobj_unlink(name);
 }
@@ -532,7 +587,8 @@ int tl_posix_names_env(char *out, size_t cap)
     name_map *m = atomic_load(&map);
     if (!m || !atomic_load(&map_named))
         return ENOENT;
-    int n = snprintf(out, cap, "%s=%u.%llu", TL_NAMES_ENV, m->pid, (unsigned long long)m->start);
+    int n = snprintf(out, cap, "%s=%u.%llu.%016llx", TL_NAMES_ENV, m->pid, (unsigned long long)m->start,
+                     (unsigned long long)m->nonce);
     return n > 0 && (size_t)n < cap ? 0 : ENAMETOOLONG;
 }
 
@@ -548,11 +604,15 @@ int tl_posix_names_join_env(void)
         return EINVAL;
     const char *start_text = end + 1;
     unsigned long long start = strtoull(start_text, &end, 10);
-    if (errno || *end || end == start_text)
+    if (errno || *end != '.' || end == start_text)
+        return EINVAL;
+    const char *nonce_text = end + 1;
+    unsigned long long nonce = strtoull(nonce_text, &end, 16);
+    if (errno || *end || end - nonce_text != 16)
         return EINVAL;
     tl_proc_token t = {(uint32_t)pid, start};
     name_map *m;
-    int e = open_named((uint32_t)geteuid(), &t, &m);
+    int e = open_named((uint32_t)geteuid(), &t, nonce, &m);
     if (e)
         return e;
     pthread_mutex_lock(&create_lock);
@@ -569,17 +629,17 @@ int tl_posix_names_join_env(void)
     return 0;
 }
 
-int tl_names_attach(uint32_t euid, uint32_t egid, uint32_t pid, uint64_t start, tl_names **out)
+int tl_names_attach(uint32_t euid, uint32_t egid, uint32_t pid, uint64_t start, uint64_t nonce, tl_names **out)
 {
     tl_proc_token t = {pid, start};
     /* A stale map is left for the process to replace: unlinking it here could race with that. */
-    int e = open_or_make(euid, egid, &t, 0, out);
+    int e = open_or_make(euid, egid, &t, nonce, 0, out);
     if (e || !atomic_load(&(*out)->moved))
         return e;
     /* A redirect to the map it shares with its parent (redirect_to_inherited): one step, same user only. */
     tl_proc_token to = {(*out)->to_pid, (*out)->to_start};
     name_map *m;
-    if (open_named(euid, &to, &m) == 0) {
+    if (open_named(euid, &to, (*out)->to_nonce, &m) == 0) {
         munmap(*out, sizeof **out);
         *out = m;
     }
@@ -594,15 +654,15 @@ void tl_names_detach(tl_names *m)
         munmap(m, sizeof *m);
 }
 
-void tl_names_sweep(uint32_t euid, uint32_t pid, uint64_t start)
+void tl_names_sweep(uint32_t euid, uint32_t pid, uint64_t start, uint64_t nonce)
 {
     tl_proc_token t = {pid, start};
     name_map *now;
-    if (tl_proc_alive(&t) || open_named(euid, &t, &now) != 0)
+    if (tl_proc_alive(&t) || open_named(euid, &t, nonce, &now) != 0)
         return; /* alive, or not that process's (a later one's with its pid) */
     munmap(now, sizeof *now);
     char name[TL_SHM_NAME_MAX];
-    names_name(name, euid, pid);
+    names_name(name, euid, pid, nonce);
     tl_shmobj_unlink(name);
 }
 
@@ -621,24 +681,14 @@ int tl_names_open(tl_names *m, const char *name, trace_event_id_t *id)
         return tl_posix_name_open(name, id);
     if (!name || !id)
         return EINVAL;
-    size_t len = strlen(name);
-    if (len >= TRACE_EVENT_NAME_MAX)
+    size_t len = strnlen(name, NAME_BYTES);
+    if (len > TRACE_EVENT_NAME_MAX)
         return ENAMETOOLONG;
-    /* Another process's lock: a corrupted or stuck one costs an error, never a hang. */
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += REMOTE_LOCK_WAIT_NS;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-    }
-    int e = pthread_mutex_timedlock(&m->lock, &until);
-    if (e == EOWNERDEAD)
-        e = pthread_mutex_consistent(&m->lock);
-    if (e)
-        return e == ETIMEDOUT ? EAGAIN : e;
+    /* The traced process's lock: a stuck or scribbled one costs EAGAIN, never a hang or a write of ours elsewhere. */
+    if (take_lock(m, REMOTE_LOCK_WAIT_NS))
+        return EAGAIN;
     map_name_open(m, name, len, id);
-    pthread_mutex_unlock(&m->lock);
+    unlock(m);
     return 0;
 }
 

@@ -23,7 +23,7 @@
 #define TABLE_MAX (TRACE_USER_EVENT_MAX - 1) /* as many as the name map holds */
 
 typedef struct typed_name {
-    char name[TRACE_EVENT_NAME_MAX];
+    char name[TRACE_EVENT_NAME_MAX + 1];
     char schema[]; /* canonical text */
 } typed_name;
 
@@ -61,7 +61,7 @@ const char *tl_posix_event_schema(trace_event_id_t id, const char *name)
 /* Whether the name map already holds name (opened without a schema). */
 static int name_opened(const char *name)
 {
-    char have[TRACE_EVENT_NAME_MAX];
+    char have[TRACE_EVENT_NAME_MAX + 1];
     uint32_t n = tl_posix_name_count();
     for (uint32_t i = 0; i < n; i++) {
         trace_event_id_t id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + i;
@@ -97,7 +97,7 @@ static int open_typed(const char *name, const char *schema, trace_event_id_t *id
 {
     if (!name || !schema || !id)
         return EINVAL;
-    if (strlen(name) >= TRACE_EVENT_NAME_MAX)
+    if (strnlen(name, TRACE_EVENT_NAME_MAX + 1) > TRACE_EVENT_NAME_MAX)
         return ENAMETOOLONG;
     tracelog_schema *s;
     tracelog_status st = tracelog_schema_parse(schema, &s, NULL);

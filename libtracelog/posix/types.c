@@ -40,7 +40,7 @@ int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t event, char *
     if (t->kind == TL_PRERECORDED) {
         const char *name = tracelog_reader_event_name(t->pre.reader, event);
         if (name)
-            tl_copy_text(event_name, TRACE_EVENT_NAME_MAX, name);
+            tl_copy_text(event_name, TRACE_EVENT_NAME_MAX + 1, name);
         e = name ? 0 : EINVAL;
     } else {
         tl_names *names;
@@ -48,7 +48,7 @@ int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t event, char *
         if (e == EAGAIN) /* the traced process has opened no name we can see yet */
             e = EINVAL;
         if (!e)
-            e = tl_names_name_of(names, event, event_name, TRACE_EVENT_NAME_MAX);
+            e = tl_names_name_of(names, event, event_name, TRACE_EVENT_NAME_MAX + 1);
     }
     tl_posix_release(t);
     return e;

@@ -59,6 +59,7 @@ int tl_consumer_init_like(tl_consumer *c, const tl_consumer *model)
     c->own = model->own;
     c->producers_gone = model->producers_gone;
     c->first_ts = model->first_ts;
+    c->floor_ts = c->last_ts = model->floor_ts;
     c->gone = model->gone;
     c->gone_arg = model->gone_arg;
     return 0;
@@ -732,6 +733,13 @@ uint64_t tl_consumer_buffered(const tl_consumer *c)
 }
 
 void tl_consumer_producers_gone(tl_consumer *c) { c->producers_gone = 1; }
+
+void tl_consumer_set_floor(tl_consumer *c)
+{
+    c->floor_ts = c->first_ts;
+    if (c->last_ts < c->floor_ts)
+        c->last_ts = c->floor_ts;
+}
 
 void tl_consumer_watch_producers(tl_consumer *c, int (*gone)(void *), void *arg)
 {

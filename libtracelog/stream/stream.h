@@ -391,6 +391,7 @@ typedef struct tl_consumer {
     uint64_t waiting;      /* lanes whose oldest record is reserved but not committed yet */
     uint64_t last_ts;      /* stamp of the last event delivered */
     uint64_t first_ts;     /* when the consumer was made: no loss marker is stamped before */
+    uint64_t floor_ts;     /* tl_consumer_set_floor: no event is stamped before either */
     uint64_t clamped;      /* events delivered with last_ts instead of an older own timestamp */
     uint64_t garbage;      /* times a lane held garbage (a shared buffer scribbled over): counted losses */
     uint64_t abandoned;    /* records whose producer died mid-record, skipped: counted losses */
@@ -459,6 +460,13 @@ tl_take tl_consumer_take_wait(tl_consumer *c, tracelog_event *ev);
  * made by tl_consumer_init_like inherit it; gone must be thread-safe.
  */
 void tl_consumer_watch_producers(tl_consumer *c, int (*gone)(void *), void *arg);
+/*
+ * The consumer was made before anyone could record into the stream (a
+ * controller's, made before the traced process learns the buffer's name):
+ * an event stamped before then has a scribbled stamp, and is raised to the
+ * consumer's birth as an event stamped before the last one is raised to it.
+ */
+void tl_consumer_set_floor(tl_consumer *c);
 
 /*
  * A record reserved and never committed while its lane goes on (its

@@ -51,6 +51,15 @@ static void record_exit(int status, void *arg)
         atomic_store(&c->exited, TL_CTL_EXITED | ((uint32_t)status & 0xff));
 }
 
+int tl_xproc_names_nonce(uint64_t *out)
+{
+    tl_ctl *c = atomic_load_explicit(&ctl, memory_order_acquire);
+    if (!c)
+        return ENOENT;
+    *out = tl_ctl_names_nonce(c);
+    return *out ? 0 : EAGAIN;
+}
+
 int tl_xproc_ensure_ctl(void)
 {
     if (atomic_load_explicit(&ctl, memory_order_acquire))

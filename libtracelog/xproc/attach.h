@@ -67,6 +67,8 @@ int tl_xproc_adopt_if_made(void);
 
 /* 1 once this process has its control object (a controller can find it). */
 int tl_xproc_has_ctl(void);
+/* The nonce of this process's name map (tl_ctl_names_nonce): 0 with ENOENT before it has its control object. */
+int tl_xproc_names_nonce(uint64_t *out);
 
 /* Changes the event word's low bits (publishing or unpublishing a stream). Serialised with the remap. */
 void tl_xproc_word_set(uint64_t bits);

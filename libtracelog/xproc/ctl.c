@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +23,17 @@
 void tl_ctl_name(char out[TL_SHM_NAME_MAX], uint32_t euid, uint32_t pid)
 {
     snprintf(out, TL_SHM_NAME_MAX, "/tracelog.%u.%u", euid, pid);
+}
+
+uint64_t tl_ctl_names_nonce(tl_ctl *c)
+{
+    uint64_t have = atomic_load(&c->names_nonce), mine = 0;
+    if (have)
+        return have;
+    while (!mine)
+        if (getrandom(&mine, sizeof mine, 0) != sizeof mine)
+            return 0;
+    return atomic_compare_exchange_strong(&c->names_nonce, &have, mine) ? mine : have;
 }
 
 void tl_ctl_stream_name(char out[TL_SHM_NAME_MAX], uint32_t euid, uint32_t pid, uint64_t nonce)

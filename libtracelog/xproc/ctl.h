@@ -27,7 +27,7 @@
 #define TL_CTL_SIZE 4096u
 #define TL_CTL_SLOTS 8u
 #define TL_CTL_MAGIC 0x54434c54u /* "TLCT" */
-#define TL_CTL_VERSION 1u
+#define TL_CTL_VERSION 2u /* 2: names_nonce */
 #define TL_CTL_PENDING (1ull << 63) /* in the event word: look at the slots */
 #define TL_CTL_MAX_STREAM (1ull << 41) /* largest stream buffer an announcement may name */
 #define TL_CTL_EXITED 0x100u /* in `exited`: the process called exit(status & 0xff) */
@@ -58,7 +58,8 @@ typedef struct tl_ctl {
     uint8_t boot_id[16];
     uint32_t euid;
     _Atomic uint32_t exited; /* TL_CTL_EXITED | status, stored by the process in exit() (0: not yet) */
-    char pad1[128 - 112];
+    _Atomic uint64_t names_nonce; /* its name map is /tracelog.<euid>.<pid>.names.<nonce in hex>; 0: none yet */
+    char pad1[128 - 120];
     tl_ctl_slot slots[TL_CTL_SLOTS];
 } tl_ctl;
 
@@ -74,6 +75,16 @@ typedef struct tl_announce {
 
 /* "/tracelog.<euid>.<pid>" */
 void tl_ctl_name(char out[TL_SHM_NAME_MAX], uint32_t euid, uint32_t pid);
+/*
+ * The random part of the process's name map's name, made by whichever side
+ * needs it first (the process, or a controller that makes the map for a
+ * child) and fixed from then on: a name nobody can guess is a name nobody
+ * else can create first (/dev/shm is world-writable; a map squatted by
+ * another user stripped every name from a recorded log). Never 0; 0 with
+ * errno only if no random bytes could be had.
+ */
+uint64_t tl_ctl_names_nonce(tl_ctl *c);
+
 /* "/tracelog.<euid>.<pid>.<16 hex digits>": a stream buffer of that process. */
 void tl_ctl_stream_name(char out[TL_SHM_NAME_MAX], uint32_t euid, uint32_t pid, uint64_t nonce);
 /* 1 if name is a stream buffer name of that process, or of any process of that user if pid is 0 (the only names a traced process opens). */

@@ -167,9 +167,14 @@ static int set_filter(const char *cmd, trace_id_t trid, const rec_opts *o)
         const char *name = keep ? o->events[i] : o->excludes[i - o->nevents];
         trace_event_id_t id;
         int e = posix_trace_trid_eventid_open(trid, name, &id);
-        if (e) {
+        if (e == ENAMETOOLONG || e == EINVAL) {
             ptlog_msg(cmd, "event type '%s': %s", name, strerror(e));
             return PTLOG_EXIT_USAGE;
+        }
+        if (e) { /* EAGAIN: its name map is held, or damaged, by the process itself */
+            ptlog_msg(cmd, "cannot filter on event type '%s': the traced process's event names cannot be "
+                           "read or written (%s)", name, strerror(e));
+            return PTLOG_EXIT_INPUT;
         }
         (keep ? posix_trace_eventset_del : posix_trace_eventset_add)(id, &set);
     }

@@ -1,0 +1,92 @@
+#!/bin/bash
+# A hostile traced program against its controller (issue 24; docs/design/
+# cross-process.md section 9). tests/hostile/hostile_traced.c records events
+# and, while ptlog drains them, scribbles over everything it shares with
+# ptlog: the stream buffer (random words, header, lane counters, record
+# stamps and sizes, futex and semaphore words), its name map (lock word,
+# count, names) and its control object. For each mode, ended by exit() and
+# by SIGKILL, ptlog (run under ASan in CI's sanitizer build) must:
+# - finish within a bound (it hung for ever on scribbled counters, stamps,
+#   and records never committed);
+# - exit with the program's status (128 + signal when it killed itself),
+#   never crash or report a sanitizer error;
+# - write a log that verify reads, that ends with tracelog_process_end, whose
+#   stamps lie within the run (a marker once came a day in the future) and
+#   whose overrun count is a count (one read 6398208350207023007).
+# And `ptlog attach --event/--exclude` (which registers names in the traced
+# process's name map) on a program scribbling over that map's lock.
+. "$(dirname "$0")/ptlog/lib.sh"
+HOSTILE=${TL_BUILD_DIR:?set TL_BUILD_DIR}/tests/hostile_traced
+SECONDS_EACH=1.5
+BOUND=60 # seconds: ptlog must be done by then (the program runs 1.5 s)
+
+# in_run LOG START END: every event's time lies within [START - 1 s, END + 1 s] (ISO text compares in order).
+in_run() {
+    local lo hi
+    lo=$(date -u -d "@$(($2 - 1))" +%Y-%m-%dT%H:%M:%S)
+    hi=$(date -u -d "@$(($3 + 1))" +%Y-%m-%dT%H:%M:%S)
+    "$PTLOG" dump "$1" | awk -v lo="$lo" -v hi="$hi" \
+        '{ t = substr($1, 1, 19); if (t < lo || t > hi) { print "event at " $1 ": " $0; exit 1 } }'
+}
+
+# check_log DESC LOG START END: the log reads, ends with the process's end, and its figures are sane.
+check_log() {
+    local desc=$1 log=$2 v overruns
+    "$PTLOG" verify -q "$log" >"$T/verify" 2>&1
+    v=$?
+    { [ "$v" = 0 ] || [ "$v" = 1 ]; } && ok || bad "$desc: verify exit $v: $(head -c 300 "$T/verify")"
+    "$PTLOG" dump "$log" 2>/dev/null | tail -1 | grep -q 'tracelog_process_end' && ok ||
+        bad "$desc: the log does not end with the program's end: $("$PTLOG" dump "$log" 2>&1 | tail -1)"
+    out=$(in_run "$log" "$3" "$4") && ok || bad "$desc: $out"
+    overruns=$("$PTLOG" info "$log" | sed -n 's/^status:.*stream overruns \([0-9]*\),.*/\1/p')
+    [ -n "$overruns" ] && [ "${#overruns}" -le 15 ] && ok || bad "$desc: stream overruns '${overruns}' is no count"
+}
+
+# no_sanitizer_report DESC: ptlog's stderr ($T/err) has no sanitizer report.
+no_sanitizer_report() {
+    if grep -Eq 'Sanitizer|runtime error' "$T/err"; then bad "$1: $(grep -E -m3 'Sanitizer|runtime error|#[0-9] ' "$T/err")"; else ok; fi
+}
+
+for end in exit kill; do
+    for mode in none random header counters timestamps sizes locks names ctl; do
+        desc="record, $mode, $end"
+        start=$(date +%s)
+        timeout -s KILL "$BOUND" "$PTLOG" record -q --stream-size 1M -o "$mode.$end.ptl" -- \
+            "$HOSTILE" "$mode" "$SECONDS_EACH" "$end" >"$T/out" 2>"$T/err"
+        rc=$?
+        finish=$(date +%s)
+        # 0 (exit), 137 (it killed itself), or 128 + what its own scribbles made it die of.
+        case $rc in
+        0 | 13[0-9] | 14[0-9]) ok ;;
+        *) bad "$desc: ptlog exit $rc: $(head -c 300 "$T/err")" ;;
+        esac
+        [ "$((finish - start))" -lt "$BOUND" ] && ok || bad "$desc: ptlog ran $((finish - start)) s (hung)"
+        no_sanitizer_report "$desc"
+        [ "$mode" = none ] && [ "$end" = exit ] && { [ "$rc" = 0 ] && ok || bad "$desc: the reference run exited $rc"; }
+        check_log "$desc" "$mode.$end.ptl" "$start" "$finish"
+    done
+done
+
+# attach with --event/--exclude: the controller registers names in the traced process's map
+# while the process scribbles over the map's lock (it took the controller's memory once).
+for round in 1 2 3; do
+    desc="attach --event, names, round $round"
+    "$HOSTILE" names 3 &
+    pid=$!
+    for _ in $(seq 100); do [ -e "/dev/shm/tracelog.$(id -u).$pid" ] && break; sleep 0.02; done
+    start=$(date +%s)
+    timeout -s KILL "$BOUND" "$PTLOG" attach -q --event zzz --event a1 --event a2 --exclude b1 "$pid" \
+        -o "attach.$round.ptl" >"$T/out" 2>"$T/err"
+    rc=$?
+    finish=$(date +%s)
+    wait "$pid"
+    # 0, or 3 with a message when the lock was held by garbage past the bound (EAGAIN): never a crash.
+    case $rc in
+    0) check_log "$desc" "attach.$round.ptl" "$start" "$finish" ;;
+    3) grep -q 'cannot' "$T/err" && ok || bad "$desc: exit 3 without a message" ;;
+    *) bad "$desc: ptlog exit $rc: $(head -c 300 "$T/err")" ;;
+    esac
+    no_sanitizer_report "$desc"
+done
+
+finish
