@@ -165,6 +165,30 @@ expect_rc 3 "attach to a process without libtracelog" "$PTLOG" attach -q "$spid"
 expect_err 'cannot trace process [0-9]+: it does not run libtracelog' "attach without libtracelog: message"
 [ ! -e no.ptl ] && ok || bad "attach: a failed attach left its output file"
 kill "$spid"
+# A failed record or attach destroys nothing (issue 24 item 4: the output was truncated before
+# tracing began, then unlinked; as root, attach 1 -o /dev/null would have removed /dev/null).
+echo keep >kept.ptl
+expect_rc 3 "attach to no process" "$PTLOG" attach -q 999999999 -o kept.ptl
+[ "$(cat kept.ptl)" = keep ] && ok || bad "a failed attach changed the existing output: $(head -c 40 kept.ptl | od -c | head -2)"
+[ -z "$(ls kept.ptl.tmp.* 2>/dev/null)" ] && ok || bad "a failed attach left its temporary file: $(ls kept.ptl.tmp.*)"
+sleep 5 &
+spid=$!
+expect_rc 3 "attach to a process without libtracelog" "$PTLOG" attach -q "$spid" -o kept.ptl
+kill "$spid"
+[ "$(cat kept.ptl)" = keep ] && ok || bad "attach without libtracelog changed the existing output"
+if [ "$(id -u)" = 0 ] && mknod null-device c 1 3 2>/dev/null; then
+    expect_rc 3 "attach with a device as output" "$PTLOG" attach -q 999999999 -o null-device
+    [ -c null-device ] && ok || bad "a failed attach removed the device given as output"
+fi
+# The traced program does not inherit the log's descriptor (it could write into the log).
+"$PTLOG" record -q -o fds.ptl -- sh -c 'ls -l /proc/$$/fd/' >fds.txt 2>&1
+grep -q 'fds.ptl' fds.txt && bad "the traced program holds the log open: $(grep fds.ptl fds.txt)" || ok
+# -o - is standard output (issue 26 item 5): no file named "-", the program's own output on stderr.
+"$PTLOG" record -q -o - -- "$SAMPLES/record" stdout-own.ptl 20 2>stdout-err.txt >stdout.ptl
+[ ! -e ./- ] && ok || bad "record -o - wrote a file named '-'"
+n=$("$PTLOG" dump - <stdout.ptl | awk "$NAME"' name() == "request:begin"' | wc -l)
+[ "$n" -gt 0 ] && ok || bad "record -o -: no request events on standard output"
+grep -q 'record: wrote' stdout-err.txt && ok || bad "record -o -: the program's standard output did not go to stderr"
 expect_rc 2 "record without -o" "$PTLOG" record -- true
 expect_rc 2 "record without a program" "$PTLOG" record -o x.ptl
 expect_rc 2 "attach with a bad pid" "$PTLOG" attach -o x.ptl 12x

@@ -110,6 +110,8 @@ int ptlog_out_open(ptlog_out *o, const char *path)
     memcpy(o->tmp, path, n);
     memcpy(o->tmp + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
     o->fd = mkstemp(o->tmp);
+    if (o->fd >= 0)
+        fcntl(o->fd, F_SETFD, FD_CLOEXEC); /* never inherited: record's traced program must not get the log */
     if (o->fd < 0) {
         ptlog_msg(path, "cannot create the output: %s", strerror(errno));
         free(o->tmp);
@@ -214,6 +216,18 @@ int ptlog_out_finish(ptlog_out *o)
     o->tmp = NULL;
     ptlog_out_abort(o);
     return code;
+}
+
+int ptlog_out_place(ptlog_out *o)
+{
+    if (!o->tmp)
+        return 0; /* standard output, or a device or FIFO written in place */
+    if (rename(o->tmp, o->path) != 0)
+        return errno;
+    ptlog_cleanup_remove(o->tmp);
+    free(o->tmp);
+    o->tmp = NULL;
+    return 0;
 }
 
 void ptlog_out_abort(ptlog_out *o)

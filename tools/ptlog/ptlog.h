@@ -105,6 +105,14 @@ void ptlog_out_quoted(ptlog_out *o, const char *s, size_t n, ptlog_quote_fn quot
 int ptlog_out_finish(ptlog_out *o);
 /* Discards the output: the temporary file is removed. */
 void ptlog_out_abort(ptlog_out *o);
+/*
+ * A file that is written while it is in use (record, attach: the log must be
+ * readable, and survive, while the program runs) takes its place now rather
+ * than at ptlog_out_finish: the temporary file is renamed over the output.
+ * Until then the output is untouched, so a failure before costs nothing.
+ * 0 or an errno.
+ */
+int ptlog_out_place(ptlog_out *o);
 /* Name of the output for messages. */
 const char *ptlog_out_name(const ptlog_out *o);
 /* 1 once an output was opened on standard output. */

@@ -242,30 +242,47 @@ static void wait_loop(trace_id_t trid, int quiet, int (*ended)(pid_t), pid_t pid
         fputc('\n', stderr);
 }
 
-static int finish(const char *cmd, trace_id_t trid, int fd, const rec_opts *o)
+static int finish(const char *cmd, trace_id_t trid, ptlog_out *out, const rec_opts *o)
 {
     tracelog_trace_stats st;
     int have = tracelog_trace_get_stats(trid, &st) == 0;
     int e = posix_trace_shutdown(trid);
-    if (close(fd) != 0 && !e)
-        e = errno;
     if (e) {
         ptlog_msg(cmd, "%s: %s", o->output, strerror(e));
+        ptlog_out_finish(out);
         return PTLOG_EXIT_OUTPUT;
     }
-    if (!o->quiet && have)
+    int rc = ptlog_out_finish(out); /* fsync and close; the file took its place when tracing began */
+    if (!rc && !o->quiet && have)
         fprintf(stderr, "ptlog %s: %s written\n", cmd, o->output);
-    return 0;
+    return rc;
 }
 
-static int open_output(const char *cmd, const rec_opts *o, int *fd)
+/*
+ * The log's descriptor (ptlog_out: standard output for "-"; a device or
+ * FIFO written in place; else a temporary file beside the output). An
+ * existing output is left as it is until tracing has begun (place_output):
+ * a record or attach that fails destroys nothing.
+ */
+static int open_output(const char *cmd, ptlog_out *out, const rec_opts *o)
 {
-    *fd = open(o->output, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (*fd < 0) {
-        ptlog_msg(cmd, "cannot create %s: %s", o->output, strerror(errno));
-        return PTLOG_EXIT_OUTPUT;
+    if (strcmp(o->output, "-") == 0 && isatty(STDOUT_FILENO)) {
+        ptlog_msg(cmd, "refusing to write a binary .ptl log to a terminal; use -o FILE");
+        return PTLOG_EXIT_USAGE;
     }
-    return 0;
+    return ptlog_out_open(out, o->output);
+}
+
+/* Tracing has begun: the log takes its place (a failure stops it). 0 or an exit code. */
+static int place_output(const char *cmd, ptlog_out *out, trace_id_t trid)
+{
+    int e = ptlog_out_place(out);
+    if (!e)
+        return 0;
+    ptlog_msg(cmd, "cannot create %s: %s", ptlog_out_name(out), strerror(e));
+    posix_trace_shutdown(trid);
+    ptlog_out_abort(out);
+    return PTLOG_EXIT_OUTPUT;
 }
 
 static void catch_stop_signals(void)
@@ -296,8 +313,9 @@ int ptlog_cmd_record(int argc, char **argv)
         ptlog_msg("record", "missing PROGRAM (see 'ptlog help record')");
         return PTLOG_EXIT_USAGE;
     }
-    int fd, go[2];
-    if ((rc = open_output("record", &o, &fd)))
+    int go[2];
+    ptlog_out out;
+    if ((rc = open_output("record", &out, &o)))
         return rc;
     if (pipe2(go, O_CLOEXEC) != 0)
         return ptlog_nomem();
@@ -311,6 +329,8 @@ int ptlog_cmd_record(int argc, char **argv)
         close(go[1]);
         if (read(go[0], &c, 1) != 1)
             _exit(127);
+        if (out.fd == STDOUT_FILENO) /* -o -: the log has standard output; the program writes to ours on stderr */
+            dup2(STDERR_FILENO, STDOUT_FILENO);
         execvp(argv[first], argv + first);
         fprintf(stderr, "ptlog record: %s: %s\n", argv[first], strerror(errno));
         _exit(127);
@@ -318,12 +338,14 @@ int ptlog_cmd_record(int argc, char **argv)
     close(go[0]);
     catch_stop_signals();
     trace_id_t trid;
-    rc = start_tracing("record", pid, &o, fd, &trid);
+    rc = start_tracing("record", pid, &o, out.fd, &trid);
+    if (rc)
+        ptlog_out_abort(&out);
+    else
+        rc = place_output("record", &out, trid);
     if (rc) {
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
-        close(fd);
-        unlink(o.output);
         return rc;
     }
     if (write(go[1], "g", 1) != 1)
@@ -336,7 +358,7 @@ int ptlog_cmd_record(int argc, char **argv)
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
-    rc = finish("record", trid, fd, &o);
+    rc = finish("record", trid, &out, &o);
     int status = 0;
     waitpid(pid, &status, 0);
     if (rc)
@@ -375,16 +397,17 @@ int ptlog_cmd_attach(int argc, char **argv)
         ptlog_msg("attach", "not a process id: '%s'", argv[first]);
         return PTLOG_EXIT_USAGE;
     }
-    int fd;
-    if ((rc = open_output("attach", &o, &fd)))
+    ptlog_out out;
+    if ((rc = open_output("attach", &out, &o)))
         return rc;
     catch_stop_signals();
-    rc = start_tracing("attach", (pid_t)pid, &o, fd, &attached);
+    rc = start_tracing("attach", (pid_t)pid, &o, out.fd, &attached);
     if (rc) {
-        close(fd);
-        unlink(o.output);
+        ptlog_out_abort(&out);
         return rc;
     }
+    if ((rc = place_output("attach", &out, attached)))
+        return rc;
     wait_loop(attached, o.quiet, attach_ended, (pid_t)pid);
-    return finish("attach", attached, fd, &o);
+    return finish("attach", attached, &out, &o);
 }
