@@ -24,6 +24,14 @@
  *      standard's examples' char[TRACE_EVENT_NAME_MAX]. Trace names and
  *      generation versions fit TRACE_NAME_MAX bytes with the NUL:
  *      posix_trace_attr_setname() truncates to TRACE_NAME_MAX - 1.
+ *  P8  posix_trace_getnext_event and timedgetnext on an active stream fail
+ *      with EINTR if and only if a signal handler ran on the calling thread
+ *      while it waited (that is, after it found nothing to read), whatever
+ *      SA_RESTART says. While it waits, the thread's asynchronous signals
+ *      are blocked and let through at least every 10 ms, so the handler of
+ *      a signal sent to the thread runs, and the call returns EINTR, within
+ *      about 10 ms; a signal sent to the process may meanwhile go to another
+ *      thread. The thread's signal mask is the caller's again on return.
  *  P9  A stream with log belongs to its log: the getnext functions return
  *      EINVAL on it; read the log (posix_trace_open) instead.
  *  P10 posix_trace_shutdown of a stream without log succeeds. A failed final

@@ -4,12 +4,18 @@
  * log: its events are read from the log, and these calls return EINVAL on it
  * (the standard leaves that case unspecified).
  */
+#define _GNU_SOURCE /* ppoll */
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 
 #include "posix/internal.h"
 
-#define WAKE_CHECK_NS 10000000 /* a sleeping reader looks again at least this often (a traced process's end too) */
+/* A sleeping reader looks again at least this often: for a traced process's end, for a wake-up a producer
+   missed (it reads the waiter count without a fence), and for a signal (see read_blocked). */
+#define WAKE_CHECK_NS 10000000
 
 typedef enum mode { BLOCK, TRY, TIMED } mode;
 
@@ -160,7 +166,7 @@ static int valid_time(const struct timespec *ts)
     return ts && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
 }
 
-/* Sleeps until an event may be there, the deadline passes or a signal arrives. */
+/* Sleeps until an event may be there, the deadline passes or WAKE_CHECK_NS pass: 0, ETIMEDOUT or EINTR. */
 static int sleep_for_event(tl_trace *t, const struct timespec *deadline)
 {
     struct timespec now, until;
@@ -177,10 +183,10 @@ static int sleep_for_event(tl_trace *t, const struct timespec *deadline)
 }
 
 /*
- * Sleeps until an event may be there (the stream's waiter count and
- * semaphore are in the buffer: for a controller's stream this runs under
- * its guard; try_take inside takes the lock under a guard of its own).
- * result: -1 an event was delivered, else sleep_for_event's.
+ * Looks once more, then sleeps until an event may be there (the stream's
+ * waiter count and semaphore are in the buffer: for a controller's stream
+ * this runs under its guard; try_take inside takes the lock under a guard
+ * of its own). result: -1 an event was delivered, else sleep_for_event's.
  */
 typedef struct wait_args {
     tl_trace *t;
@@ -198,32 +204,107 @@ static int wait_once(void *arg)
     return 0;
 }
 
-static int read_active(tl_trace *t, const out_args *o, mode m, const struct timespec *abstime)
+/*
+ * EINTR, exactly (posix-trace.md P8: "shall fail ... interrupted by a
+ * signal"): the wait reports EINTR if and only if a signal handler ran on
+ * this thread while it waited.
+ *
+ * The wait is a loop of sleeps of at most WAKE_CHECK_NS on the stream's
+ * semaphore, with a look at the stream (and at a traced process's end)
+ * between them. sem_timedwait fails with EINTR when a handler runs during
+ * the sleep, but nothing tells that one ran between two sleeps, and that
+ * is where one lands whenever the thread is not inside the futex call:
+ * taking the read lock, looking at the lanes, waiting for the CPU after a
+ * sleep timed out (the loss was a few tries in a hundred under load). No
+ * system call unblocks signals and sleeps on a futex in one step, as ppoll
+ * and sigsuspend do for descriptors and signals, so blocking signals only
+ * between the sleeps leaves a gap between their unblocking and the futex
+ * call, and between its return and the blocking again. Hence:
+ *
+ * From the moment the call found nothing to read until it returns, the
+ * thread's asynchronous signals are blocked (the caller's mask plus every
+ * signal but the synchronous ones: a blocked SIGSEGV, SIGBUS, ... raised by
+ * a fault kills the process, and SIGBUS is the buffer guard's). They are
+ * let through at one place only, handler_ran: ppoll with the caller's mask
+ * and a zero timeout unblocks them, delivers what is pending, blocks them
+ * again, all in one system call, and fails with EINTR if and only if a
+ * handler ran (one that ran nothing, an ignored or stopping signal, is
+ * restarted by the kernel and returns 0). It runs before every look and
+ * sleep, and its EINTR ends the call; a synchronous signal sent by kill()
+ * while the thread sleeps makes sem_timedwait fail with EINTR, which ends
+ * the call too. So no handler runs on this thread during the wait without
+ * the call returning EINTR, and none that ran is missed; the wait never
+ * sleeps through a signal for longer than WAKE_CHECK_NS (10 ms), which is
+ * the latency of its EINTR. A signal directed at the process rather than
+ * the thread may meanwhile be taken by another thread that does not block
+ * it, as the kernel may choose any such thread.
+ *
+ * An event ready when the call begins is taken without touching the mask
+ * (the common case of an online reader); a handler that runs before the
+ * call found the stream empty ran before the wait and is not reported.
+ * At the deadline, a handler that ran comes first: EINTR, not ETIMEDOUT.
+ * The caller's mask is restored exactly, on every return and if the
+ * thread is cancelled in sem_timedwait (a cancellation point).
+ */
+static int handler_ran(const sigset_t *caller)
+{
+    static const struct timespec now = {0, 0};
+    return ppoll(NULL, 0, &now, caller) < 0 && errno == EINTR;
+}
+
+static void restore_mask(void *caller) { pthread_sigmask(SIG_SETMASK, caller, NULL); }
+
+static int wait_blocked(tl_trace *t, const out_args *o, const struct timespec *abstime, const sigset_t *caller)
 {
     for (;;) {
         if (__atomic_load_n(&t->dying, __ATOMIC_ACQUIRE))
             return EINVAL; /* shut down while we waited */
-        if (try_take(t, o))
-            return 0;
-        if (m == TRY) {
-            *o->unavailable = 1;
-            if (o->data_len)
-                *o->data_len = 0;
-            return 0;
-        }
-        if (m == TIMED && !valid_time(abstime))
-            return EINVAL;
-        wait_args w = {t, o, m == TIMED ? abstime : NULL, 0};
+        if (handler_ran(caller))
+            return EINTR;
+        wait_args w = {t, o, abstime, 0};
         /* Once the buffer is lost, its zero-filled replacement is slept on as an empty stream's. */
         int e = tl_remote_faulted(t->active.remote) ? wait_once(&w) : tl_remote_guard(t->active.remote, wait_once, &w);
         if (e == EFAULT) /* lost now: the next attempt reads the end */
             continue;
-        e = w.result;
-        if (e == -1)
+        if (w.result == -1)
             return 0;
-        if (e)
-            return e;
+        if (w.result == ETIMEDOUT)
+            return handler_ran(caller) ? EINTR : ETIMEDOUT;
+        if (w.result)
+            return w.result; /* EINTR: a synchronous signal's handler ran during the sleep */
     }
+}
+
+static int read_blocked(tl_trace *t, const out_args *o, const struct timespec *abstime)
+{
+    sigset_t block, caller;
+    sigfillset(&block);
+    static const int synchronous[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+    for (size_t i = 0; i < sizeof synchronous / sizeof synchronous[0]; i++)
+        sigdelset(&block, synchronous[i]);
+    pthread_sigmask(SIG_BLOCK, &block, &caller);
+    int e;
+    pthread_cleanup_push(restore_mask, &caller);
+    e = wait_blocked(t, o, abstime, &caller);
+    pthread_cleanup_pop(1);
+    return e;
+}
+
+static int read_active(tl_trace *t, const out_args *o, mode m, const struct timespec *abstime)
+{
+    if (__atomic_load_n(&t->dying, __ATOMIC_ACQUIRE))
+        return EINVAL;
+    if (try_take(t, o))
+        return 0;
+    if (m == TRY) {
+        *o->unavailable = 1;
+        if (o->data_len)
+            *o->data_len = 0;
+        return 0;
+    }
+    if (m == TIMED && !valid_time(abstime))
+        return EINVAL;
+    return read_blocked(t, o, m == TIMED ? abstime : NULL);
 }
 
 static int getnext(trace_id_t trid, const out_args *o, mode m, const struct timespec *abstime)
