@@ -89,4 +89,26 @@ for round in 1 2 3; do
     no_sanitizer_report "$desc"
 done
 
+# Another user squats the names it can guess for the next pids (issue 24 item 5; root only: it
+# makes files owned by nobody). The name map's name holds a random nonce now: the log keeps every
+# name.
+SAMPLES=$TL_BUILD_DIR/samples
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+    uid=$(id -u)
+    squat() { # SUFFIX: files /dev/shm/tracelog.$uid.<pid>SUFFIX for the next 400 pids, owned by nobody
+        local next p
+        next=$(($(cat /proc/sys/kernel/ns_last_pid) + 1))
+        for p in $(seq "$next" $((next + 400))); do
+            f=/dev/shm/tracelog.$uid.$p$1
+            [ -e "$f" ] || { : >"$f" && chown nobody "$f" && chmod 600 "$f" && echo "$f" >>squatted.txt; }
+        done
+    }
+    squat .names
+    expect_rc 0 "record with the names squatted" "$PTLOG" record -q -o squat.ptl -- "$SAMPLES/record" squat-own.ptl 20
+    n=$("$PTLOG" dump squat.ptl | grep -c ' request:begin ')
+    [ "$n" -gt 0 ] && ok || bad "names squatted: the log names no request:begin"
+    "$PTLOG" dump squat.ptl | grep -q 'event#' && bad "names squatted: unnamed events: $("$PTLOG" dump squat.ptl | grep -m1 'event#')" || ok
+    xargs rm -f <squatted.txt
+fi
+
 finish
