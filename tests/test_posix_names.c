@@ -280,7 +280,7 @@ static void check_type_list(trace_id_t t, trace_event_id_t user1, trace_event_id
     CHECK_ERR(posix_trace_eventtypelist_getnext_id(t, &id, &unavailable), 0);
     CHECK(unavailable != 0);
     /* Every listed id has a name. */
-    char name[TRACE_EVENT_NAME_MAX];
+    char name[TRACE_EVENT_NAME_MAX + 1]; /* test_name_length opened one of TRACE_EVENT_NAME_MAX characters */
     int named = 1;
     for (size_t i = 0; i < n1 && i < CAP; i++)
         named &= posix_trace_eventid_get_name(t, first[i], name) == 0;

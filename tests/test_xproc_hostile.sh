@@ -8,8 +8,7 @@
 # by SIGKILL, ptlog (run under ASan in CI's sanitizer build) must:
 # - finish within a bound (it hung for ever on scribbled counters, stamps,
 #   and records never committed);
-# - exit with the program's status (128 + signal when it killed itself),
-#   never crash or report a sanitizer error;
+# - never crash, report a sanitizer error or say anything (-q);
 # - write a log that verify reads, that ends with tracelog_process_end, whose
 #   stamps lie within the run (a marker once came a day in the future) and
 #   whose overrun count is a count (one read 6398208350207023007).
@@ -18,6 +17,10 @@
 . "$(dirname "$0")/ptlog/lib.sh"
 HOSTILE=${TL_BUILD_DIR:?set TL_BUILD_DIR}/tests/hostile_traced
 SECONDS_EACH=1.5
+# The program's own faults are its business (its scribbles break its own producers): under a
+# sanitizer build they end it as a plain crash would, its reports go to hostile.err, and ptlog's
+# stderr holds ptlog's alone.
+HOSTILE_ENV="env ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:detect_leaks=0 UBSAN_OPTIONS=halt_on_error=0"
 BOUND=60 # seconds: ptlog must be done by then (the program runs 1.5 s)
 
 # in_run LOG START END: every event's time lies within [START - 1 s, END + 1 s] (ISO text compares in order).
@@ -52,14 +55,13 @@ for end in exit kill; do
         desc="record, $mode, $end"
         start=$(date +%s)
         timeout -s KILL "$BOUND" "$PTLOG" record -q --stream-size 1M -o "$mode.$end.ptl" -- \
-            "$HOSTILE" "$mode" "$SECONDS_EACH" "$end" >"$T/out" 2>"$T/err"
+            sh -c 'exec "$@" 2>>hostile.err' sh $HOSTILE_ENV "$HOSTILE" "$mode" "$SECONDS_EACH" "$end" \
+            >"$T/out" 2>"$T/err"
         rc=$?
         finish=$(date +%s)
-        # 0 (exit), 137 (it killed itself), or 128 + what its own scribbles made it die of.
-        case $rc in
-        0 | 13[0-9] | 14[0-9]) ok ;;
-        *) bad "$desc: ptlog exit $rc: $(head -c 300 "$T/err")" ;;
-        esac
+        # The program's status, whatever its scribbles made of it (ptlog passes it on): ptlog's own
+        # word is its stderr, which must be empty (-q), and the log.
+        [ ! -s "$T/err" ] && ok || bad "$desc: ptlog exit $rc, said: $(head -c 300 "$T/err")"
         [ "$((finish - start))" -lt "$BOUND" ] && ok || bad "$desc: ptlog ran $((finish - start)) s (hung)"
         no_sanitizer_report "$desc"
         [ "$mode" = none ] && [ "$end" = exit ] && { [ "$rc" = 0 ] && ok || bad "$desc: the reference run exited $rc"; }
@@ -71,7 +73,7 @@ done
 # while the process scribbles over the map's lock (it took the controller's memory once).
 for round in 1 2 3; do
     desc="attach --event, names, round $round"
-    "$HOSTILE" names 3 &
+    $HOSTILE_ENV "$HOSTILE" names 3 2>>hostile.err &
     pid=$!
     for _ in $(seq 100); do [ -e "/dev/shm/tracelog.$(id -u).$pid" ] && break; sleep 0.02; done
     start=$(date +%s)
