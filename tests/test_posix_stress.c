@@ -417,8 +417,8 @@ static void test_two_readers(void)
  * STOP is the last event of a stopped stream. UNTIL_FULL: "When the stream is read, a STOP event is reported
  * after the last recorded event"; posix_trace_stop: events "are recorded only while RUNNING". With threads
  * recording concurrently, an event whose thread checked the state just before the stop must still not land
- * after the STOP. The race is hit only now and then, so this check can only catch the defect sometimes (it
- * reports it as a KNOWN-FAIL when it does); once fixed it always passes.
+ * after the STOP (STOP is stamped after the state change is visible: stream.c, tl_stream_stop). The race was
+ * hit only now and then; test_posix_stop_race gives it many more chances.
  */
 static void *stop_race_producer(void *p)
 {

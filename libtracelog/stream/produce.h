@@ -45,6 +45,28 @@ static inline int tl_stream_has_room(tl_lane *l, uint64_t h, uint64_t need, uint
     return h + need - t <= cap;
 }
 
+/*
+ * A stamp read after every earlier load of this thread and before any later
+ * one starts: rdtsc alone may run ahead of the watermark it is compared with
+ * or behind the state that decides the record's kind (tl_stream_record, and
+ * why STOP needs it: stream.c, tl_stream_stop). Only for a fresh stamp after
+ * the reservation, which is rare: two lfences cost the common path nothing.
+ */
+static inline uint64_t tl_stream_stamp_fresh(const tl_stream *s)
+{
+#if TL_HAVE_TSC
+    _mm_lfence();
+    uint64_t ts = tl_stream_stamp(s);
+    _mm_lfence();
+    return ts;
+#else
+    atomic_thread_fence(memory_order_seq_cst);
+    uint64_t ts = tl_stream_stamp(s);
+    atomic_thread_fence(memory_order_seq_cst);
+    return ts;
+#endif
+}
+
 /* Writes a record header (all but the commit word). */
 static inline void tl_stream_write_rec(uint8_t *at, uint32_t kind, uint32_t size, uint64_t ts, const tracelog_event *ev)
 {
@@ -133,9 +155,12 @@ __attribute__((always_inline)) static inline int tl_stream_record(tl_stream *s, 
     /* The consumer may have delivered events newer than our clock read
        while we were between it and the reservation (see stream.h). */
     if (ts < atomic_load(&s->watermark))
-        ts = tl_stream_stamp(s);
+        ts = tl_stream_stamp_fresh(s);
     /* Stopped (or auto-stopped) since we looked: STOP is taken after the state
-       changes, so an event of ours could land after it. It becomes a hole. */
+       changes, so an event of ours could land after it. It becomes a hole.
+       Still RUNNING: our stamp was read before this load (before the locked
+       reservation, or by tl_stream_stamp_fresh), so before the state changes,
+       and STOP's after it (stream.c, tl_stream_stop): the event comes first. */
     int stopped = lane != nlanes && atomic_load(&s->state) != TL_RUNNING;
     uint8_t *at = base + (pos & (cap - 1));
     /* The line TL_PREFETCH_AHEAD bytes on in our lane, asked for now: the lane streams through memory

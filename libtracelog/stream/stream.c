@@ -204,11 +204,58 @@ int tl_stream_start(tl_stream *s, const tracelog_event *marker, tl_consumer *via
     return 1;
 }
 
+/*
+ * STOP comes after every event the stream recorded (issue 24, item 6): the
+ * stopper changes the state out of RUNNING, then records STOP, and a
+ * producer records an event only if it still saw RUNNING after reserving
+ * (produce.h; else its record becomes a SKIP). The reader merges by
+ * timestamp, so every recorded event's stamp must be below STOP's, and the
+ * order of the calls alone does not give that: the clock is read by rdtsc,
+ * which the CPU may execute before an older locked instruction completes
+ * (measured on a Xeon: right after a compare-and-swap of a line another
+ * core reads, rdtsc reads on average 250 ticks less than after an lfence,
+ * which waits for the swap). STOP could be stamped before the state change
+ * was visible: a producer that read its clock after STOP's and still saw
+ * RUNNING recorded an event that the reader put after the STOP
+ * (test_posix_stress, 1 to 3 runs in 10 on some machines, issue 24; never
+ * seen on that Xeon's two cores, to which the swap's invalidation comes
+ * before the stamp is read, but nothing in the architecture promises it).
+ *
+ * stamp_after_state_change() is the fix: every clock read after it (STOP's
+ * own, in tl_stream_record or tl_consumer_record_system) runs after the
+ * state change is visible to every CPU (mfence, then lfence, which lets no
+ * later instruction start before the earlier ones completed). Then, for a
+ * producer P whose event was recorded, and the stopper S:
+ *   - P read its stamp before its compare-and-swap on the lane head
+ *     completed (the swap is a locked store, which completes after every
+ *     older instruction retired), or after it but before its state load
+ *     (the fresh stamp of produce.h, taken between two lfences);
+ *   - P's state load saw RUNNING: it was performed before S's change of the
+ *     state (a locked instruction: one point in the global order, and P's
+ *     load, after P's own locked swap, is ordered after that swap);
+ *   - S read STOP's stamp after its change of the state completed.
+ * So P's stamp is older than STOP's on the stream's clock (the TSC is one
+ * clock for every CPU where the kernel trusts it, clock.h; clock_gettime is
+ * monotonic across CPUs), and a tie puts the user lane first (consume.c),
+ * whatever the consumer's batches: nothing waits, no producer pays for it.
+ * UNTIL_FULL's automatic STOP (tl_stream_lose) is made the same way.
+ */
+static void stamp_after_state_change(void)
+{
+#if TL_HAVE_TSC
+    _mm_mfence();
+    _mm_lfence();
+#else
+    atomic_thread_fence(memory_order_seq_cst);
+#endif
+}
+
 int tl_stream_stop(tl_stream *s, const tracelog_event *marker, tl_consumer *via)
 {
     uint32_t running = TL_RUNNING;
     if (!atomic_compare_exchange_strong(&s->state, &running, TL_SUSPENDED))
         return 0;
+    stamp_after_state_change(); /* see above */
     record_marker(s, marker, via);
     return 1;
 }
@@ -430,7 +477,7 @@ int tl_stream_reserve_slow(tl_stream *s, const tl_lane_view *v, uint32_t len, tl
                The count travels as the record's tid, the first lost event's time as its addr.
                Stamped as the event will be (see tl_stream_record). */
             if (ts < atomic_load(&s->watermark))
-                ts = tl_stream_stamp(s);
+                ts = tl_stream_stamp_fresh(s);
             tracelog_event mark = {.tid = lost, .address = atomic_load(&l->lost_first_ts)};
             tl_rec *m = (tl_rec *)(v->base + (pos & (cap - 1)));
             tl_stream_write_rec((uint8_t *)m, TL_KIND_LOSS, TL_REC_HEADER, ts, &mark);
@@ -458,6 +505,7 @@ void tl_stream_lose(tl_stream *s, tl_lane *l, uint64_t ts)
     if (s->policy == TRACELOG_POLICY_UNTIL_FULL && l->index != s->nlanes) {
         uint32_t running = TL_RUNNING;
         if (atomic_compare_exchange_strong(&s->state, &running, TL_SUSPENDED)) {
+            stamp_after_state_change(); /* STOP after every event recorded (see tl_stream_stop) */
             atomic_store(&s->autostopped, 1);
             atomic_store(&s->full, 1);
             uint32_t automatic = 1;
