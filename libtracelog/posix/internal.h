@@ -126,6 +126,8 @@ void tl_posix_exit_hook(void);    /* streams shut down at exit (POSIX), installe
 const char *tl_posix_system_name(trace_event_id_t id); /* NULL if not a system id */
 int tl_posix_name_of(trace_event_id_t id, char *out, size_t cap); /* 0 or EINVAL */
 int tl_posix_name_open(const char *name, trace_event_id_t *id);
+/* Opens name with its payload schema (canonical text, or NULL), which a controller reading the map sees with it. */
+int tl_posix_name_open_schema(const char *name, const char *schema, trace_event_id_t *id);
 uint32_t tl_posix_name_count(void);
 /*
  * Moves the map to the named object a controller reads
@@ -152,6 +154,12 @@ void tl_names_sweep(uint32_t euid, uint32_t pid, uint64_t start, uint64_t nonce)
 uint32_t tl_names_count(const tl_names *m);
 int tl_names_name_of(const tl_names *m, trace_event_id_t id, char *out, size_t cap);
 int tl_names_open(tl_names *m, const char *name, trace_event_id_t *id);
+/*
+ * The schema text the map holds for user id (m NULL: the process's own), a
+ * new string the caller frees and must parse as untrusted input: 0, ENOENT
+ * (none), EINVAL (its place in the map is out of bounds), ENOMEM.
+ */
+int tl_names_schema_of(const tl_names *m, trace_event_id_t id, char **out);
 /* Fork: shared, the child keeps its parent's map (an inherited stream is alive); else it gets a copy. */
 void tl_posix_names_before_fork(int shared);
 void tl_posix_names_after_fork_parent(void);

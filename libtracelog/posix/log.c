@@ -188,6 +188,22 @@ static void define(tl_log *l, trace_event_id_t id, const char *name)
     tracelog_writer_define_event_schema(l->writer, id, name, tl_posix_event_schema(id, name), NULL);
 }
 
+/*
+ * Defines user id of map `names` (NULL: the process's own) with the schema
+ * the map holds for it: a controller's log, or one a child sharing the map
+ * through an inherited stream opened typed, has it only there. The text is
+ * another process's: a schema the writer refuses (malformed, over a limit)
+ * leaves the name without one, and the log's readers show bytes.
+ */
+static void define_user(tl_log *l, const tl_names *names, trace_event_id_t id, const char *name)
+{
+    char *schema = NULL;
+    if (tl_names_schema_of(names, id, &schema) != 0 ||
+        tracelog_writer_define_event_schema(l->writer, id, name, schema, NULL) != TRACELOG_OK)
+        define(l, id, name);
+    free(schema);
+}
+
 /* Names registered since the last drain (by the traced process, for a controller's log), so that the log names every event it holds. */
 static void log_new_names(tl_log *l)
 {
@@ -199,7 +215,7 @@ static void log_new_names(tl_log *l)
     for (; l->names_logged < n; l->names_logged++) {
         trace_event_id_t id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + l->names_logged;
         if (tl_names_name_of(names, id, name, sizeof name) == 0)
-            define(l, id, name);
+            define_user(l, names, id, name);
     }
 }
 

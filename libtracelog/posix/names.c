@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "common/text.h"
+#include "tracelog/schema.h"
 #include "posix/internal.h"
 #include "xproc/proc.h"
 #include "xproc/shmobj.h"
@@ -53,7 +54,8 @@
 #define TL_NAMES_ENV "TRACELOG_NAMES"
 #define USER_NAMES (TRACE_USER_EVENT_MAX - 1) /* the unnamed user event takes one slot */
 #define NAMES_MAGIC 0x4d4e4c54u               /* "TLNM" */
-#define NAMES_VERSION 2u              /* 2: the lock word, the nonces, names of TRACE_EVENT_NAME_MAX characters */
+#define NAMES_VERSION 2u              /* 2: the lock word, the nonces, names of TRACE_EVENT_NAME_MAX characters, schemas */
+#define SCHEMA_ARENA (1u << 20)       /* bytes of schema text a map holds (pages are taken as they are written) */
 #define NAME_BYTES (TRACE_EVENT_NAME_MAX + 1) /* the limit counts characters, not the NUL */
 #define REMOTE_LOCK_WAIT_NS 100000000ull /* a controller waits this long for the traced process's lock */
 #define OWN_LOCK_WAIT_NS UINT64_MAX     /* the process itself waits for a live holder (its parent, a controller) */
@@ -70,7 +72,11 @@ struct tl_names {
     uint32_t to_pid, to_euid;
     uint64_t to_start, to_nonce;
     _Atomic uint64_t lock;  /* for opening names: 0, or the holder's token (lock_token) */
+    uint32_t schema_used;   /* bytes of `schemas` taken (under the lock) */
+    uint32_t schema_at[USER_NAMES];  /* name i's payload schema: offset + 1 in `schemas` (0: none), */
+    uint32_t schema_len[USER_NAMES]; /* and its length; both written before the count that publishes name i */
     char names[USER_NAMES][NAME_BYTES];
+    char schemas[SCHEMA_ARENA]; /* canonical schema texts (typed.c), one after the other, no NUL */
 };
 typedef tl_names name_map;
 
@@ -155,6 +161,29 @@ static uint32_t count_of(const name_map *m)
     return n < USER_NAMES ? n : USER_NAMES;
 }
 
+/*
+ * Name `index`'s schema, copied out of m into a new string (the caller
+ * frees it): 0, ENOENT (none), EINVAL (its place is not within the map: the
+ * other side wrote it), ENOMEM. The text is only copied: the caller parses
+ * it as it would any input (another process may have written anything).
+ */
+static int schema_copy(const name_map *m, uint32_t index, char **out)
+{
+    uint32_t at = __atomic_load_n(&m->schema_at[index], __ATOMIC_RELAXED);
+    uint32_t len = __atomic_load_n(&m->schema_len[index], __ATOMIC_RELAXED);
+    if (!at)
+        return ENOENT;
+    if (len == 0 || len > TRACELOG_SCHEMA_TEXT_MAX || at - 1 > SCHEMA_ARENA || len > SCHEMA_ARENA - (at - 1))
+        return EINVAL;
+    char *text = malloc((size_t)len + 1);
+    if (!text)
+        return ENOMEM;
+    memcpy(text, m->schemas + at - 1, len);
+    text[len] = '\0';
+    *out = text;
+    return 0;
+}
+
 /* The map, made on first use (caller holds create_lock). */
 static name_map *map_locked(void)
 {
@@ -233,6 +262,26 @@ static int lock_map(name_map **out)
     }
 }
 
+/*
+ * Names from..to of src, with their schemas, into dst (not yet published:
+ * the caller stores the count). No allocation: the fork child calls it.
+ */
+static void copy_names(name_map *dst, const name_map *src, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = from; i < to; i++) {
+        memcpy(dst->names[i], src->names[i], sizeof dst->names[i]);
+        uint32_t at = src->schema_at[i], len = src->schema_len[i], used = dst->schema_used;
+        dst->schema_at[i] = dst->schema_len[i] = 0;
+        if (!at || !len || at - 1 > SCHEMA_ARENA || len > SCHEMA_ARENA - (at - 1) || used > SCHEMA_ARENA ||
+            len > SCHEMA_ARENA - used)
+            continue;
+        memcpy(dst->schemas + used, src->schemas + at - 1, len);
+        dst->schema_at[i] = used + 1;
+        dst->schema_len[i] = len;
+        dst->schema_used = used + len;
+    }
+}
+
 void tl_posix_names_before_fork(int shared)
 {
     pthread_mutex_lock(&create_lock);
@@ -267,7 +316,7 @@ void tl_posix_names_after_fork_child(int shared)
         name_map *m = count_at_fork ? new_map() : NULL;
         if (m || !count_at_fork) {
             if (m) {
-                memcpy(m->names, old->names, (size_t)count_at_fork * sizeof m->names[0]);
+                copy_names(m, old, 0, count_at_fork);
                 m->count = count_at_fork;
             }
             munmap(old, sizeof *old);
@@ -304,13 +353,28 @@ static int map_name_of(const name_map *m, trace_event_id_t id, char *out, size_t
     return 0;
 }
 
-/* Opens name in m, which the caller has locked. */
-static void map_name_open(name_map *m, const char *name, size_t len, trace_event_id_t *id)
+/* Name slot n gets schema (canonical text, NULL: none), if the arena has room. Caller holds m's lock. */
+static void put_schema(name_map *m, uint32_t n, const char *schema)
+{
+    uint32_t used = m->schema_used;
+    size_t len = schema ? strlen(schema) : 0;
+    m->schema_at[n] = m->schema_len[n] = 0;
+    if (!len || used > SCHEMA_ARENA || len > SCHEMA_ARENA - used)
+        return; /* none, or no room: the process's own log still has it (typed.c) */
+    memcpy(m->schemas + used, schema, len);
+    m->schema_at[n] = used + 1;
+    m->schema_len[n] = (uint32_t)len;
+    m->schema_used = used + (uint32_t)len;
+}
+
+/* Opens name (with schema, or NULL) in m, which the caller has locked. */
+static void map_name_open(name_map *m, const char *name, size_t len, const char *schema, trace_event_id_t *id)
 {
     uint32_t n = count_of(m), i = 0;
     while (i < n && strncmp(m->names[i], name, NAME_BYTES) != 0)
         i++;
     if (i == n && n < USER_NAMES) {
+        put_schema(m, n, schema);
         memcpy(m->names[n], name, len);
         m->names[n][len] = '\0';
         __atomic_store_n(&m->count, n + 1, __ATOMIC_RELEASE);
@@ -340,7 +404,9 @@ int tl_posix_name_of(trace_event_id_t id, char *out, size_t cap)
     return e;
 }
 
-int tl_posix_name_open(const char *name, trace_event_id_t *id)
+int tl_posix_name_open(const char *name, trace_event_id_t *id) { return tl_posix_name_open_schema(name, NULL, id); }
+
+int tl_posix_name_open_schema(const char *name, const char *schema, trace_event_id_t *id)
 {
     if (!name || !id)
         return EINVAL;
@@ -351,7 +417,7 @@ int tl_posix_name_open(const char *name, trace_event_id_t *id)
     int e = lock_map(&m);
     if (e)
         return e;
-    map_name_open(m, name, len, id);
+    map_name_open(m, name, len, schema, id);
     unlock(m);
     return 0;
 }
@@ -467,7 +533,7 @@ static int merge_into(const name_map *old, name_map *n)
         return 0; /* n knows every name of ours, with the same ids */
     if (!names_prefix(n, old))
         return EEXIST;
-    memcpy(n->names[have], old->names[have], (size_t)(want - have) * sizeof n->names[0]);
+    copy_names(n, old, have, want);
     __atomic_store_n(&n->count, want, __ATOMIC_RELEASE);
     return 0;
 }
@@ -675,6 +741,24 @@ int tl_names_name_of(const tl_names *m, trace_event_id_t id, char *out, size_t c
     return map_name_of(m, id, out, cap);
 }
 
+int tl_names_schema_of(const tl_names *m, trace_event_id_t id, char **out)
+{
+    *out = NULL;
+    if (id <= POSIX_TRACE_UNNAMED_USEREVENT || id >= TL_ID_LIMIT)
+        return ENOENT;
+    uint32_t index = id - POSIX_TRACE_UNNAMED_USEREVENT - 1;
+    name_map *own = NULL;
+    if (!m) {
+        if (lock_map(&own))
+            return ENOENT;
+        m = own;
+    }
+    int e = index < count_of(m) ? schema_copy(m, index, out) : ENOENT;
+    if (own)
+        unlock(own);
+    return e;
+}
+
 int tl_names_open(tl_names *m, const char *name, trace_event_id_t *id)
 {
     if (!m)
@@ -687,7 +771,7 @@ int tl_names_open(tl_names *m, const char *name, trace_event_id_t *id)
     /* The traced process's lock: a stuck or scribbled one costs EAGAIN, never a hang or a write of ours elsewhere. */
     if (take_lock(m, REMOTE_LOCK_WAIT_NS))
         return EAGAIN;
-    map_name_open(m, name, len, id);
+    map_name_open(m, name, len, NULL, id);
     unlock(m);
     return 0;
 }

@@ -107,12 +107,19 @@ static int open_typed(const char *name, const char *schema, trace_event_id_t *id
     pthread_mutex_lock(&add_lock);
     int e = add_schema(name, tracelog_schema_text(s));
     pthread_mutex_unlock(&add_lock);
+    /* The schema goes into the name map too, with the name: a controller (ptlog record, attach)
+       and the processes sharing the map through an inherited stream read it there. */
+    if (!e)
+        e = tl_posix_name_open_schema(name, tracelog_schema_text(s), id);
     tracelog_schema_free(s);
-    return e ? e : tl_posix_name_open(name, id);
+    return e;
 }
 
 int tracelog_eventid_open_typed(const char *name, const char *schema, trace_event_id_t *id)
 {
+    /* An instrumented process, as after posix_trace_eventid_open: a controller can find it and read its names. */
+    if (tl_xproc_ensure_ctl() == 0)
+        tl_posix_names_share();
     return open_typed(name, schema, id);
 }
 

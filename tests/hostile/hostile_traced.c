@@ -34,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 #include <trace.h>
+#include <tracelog.h>
 #include <unistd.h>
 
 #include "stream/stream.h"
@@ -46,7 +47,7 @@ typedef struct region {
 } region;
 
 static atomic_int stop;
-static trace_event_id_t ids[4];
+static trace_event_id_t ids[5];
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t next_random(void)
@@ -90,7 +91,7 @@ static void *producer(void *arg)
     uint64_t n = 0, me = (uint64_t)(uintptr_t)arg;
     while (!atomic_load(&stop)) {
         uint64_t payload[2] = {n++, me};
-        posix_trace_event(ids[n % 4], payload, sizeof payload);
+        posix_trace_event(ids[n % 5], payload, sizeof payload);
         if (n % 256 == 0)
             usleep(200); /* about a million events a second in all, not a tight loop */
     }
@@ -169,9 +170,10 @@ static void scribble(const char *mode, region s, region names, region ctl)
         if (h->lanes_offset < s.size)
             poke32(s, h->lanes_offset + offsetof(tl_lane, room_seq));
     } else if (!strcmp(mode, "names") && names.base) {
-        /* Mostly the header (lock word, count, moved, the redirect), sometimes a name. */
+        /* Mostly the header (lock word, count, moved, the redirect) and the schemas' places, sometimes a
+           name or a schema's text. */
         if (next_random() % 4)
-            poke32(names, next_random() % 128);
+            poke32(names, next_random() % 4096);
         else
             poke64(names, next_random() % names.size);
     } else if (!strcmp(mode, "ctl") && ctl.base) {
@@ -195,6 +197,7 @@ int main(int argc, char **argv)
     const char *names[4] = {"a1", "a2", "b1", "zzz"};
     for (int i = 0; i < 4; i++)
         posix_trace_eventid_open(names[i], &ids[i]);
+    tracelog_eventid_open_typed("typed", "u64 n; u64 who", &ids[4]); /* a schema in the map, to scribble over */
     rng_state ^= (uint64_t)getpid() << 20;
 
     pthread_t t[PRODUCERS];
