@@ -141,7 +141,40 @@ check_where 'len < -1' ''
 # a field the event lacks never matches, negated or not: the short event has port but no state
 check_where 'port == 2' '0010000 0011000 '
 check_where '!(state == IDLE) && port < 100' '0001000 0005000 '
-check_where 'nosuch == 1 || !(nosuch == 1)' ''
+# code is a field of msg only: the events without it match neither the comparison nor its negation
+check_where 'code == 1 || !(code == 1)' '0012000 '
+check_where 'code == 2 || !(code == 2)' '0012000 '
+# A field no schema of the log has, or a value no enum or flags field of that name has, is a usage
+# error naming it and its close candidates (issue 26 item 7: they printed nothing and exited 0), in
+# dump, filter and convert, for a seekable log (before any output), a pipe and JSON Lines (at the end).
+where_err() { # where_err EXPR MESSAGE-REGEX
+    local in
+    for in in typed.ptl where.jsonl; do
+        expect_rc 2 "--where '$1' on $in" "$PTLOG" dump --where "$1" "$in"
+        expect_err "$2" "--where '$1' on $in: message"
+        [ -s "$T/out" ] && bad "--where '$1' on $in: printed $(head -c 200 "$T/out")" || ok
+    done
+    run sh -c 'cat typed.ptl | "$0" dump --where "$1" -' "$PTLOG" "$1"
+    [ "$RC" = 2 ] && ok || bad "--where '$1' from a pipe: exit $RC"
+    expect_err "$2" "--where '$1' from a pipe: message"
+    rm -f wf.ptl wc.jsonl
+    expect_rc 2 "filter --where '$1'" "$PTLOG" filter --where "$1" typed.ptl -o wf.ptl
+    [ ! -e wf.ptl ] && ok || bad "filter --where '$1' left its output"
+    expect_rc 2 "convert --where '$1'" "$PTLOG" convert --to jsonl --where "$1" typed.ptl -o wc.jsonl
+    [ ! -e wc.jsonl ] && ok || bad "convert --where '$1' left its output"
+}
+"$PTLOG" convert --to jsonl typed.ptl -o where.jsonl
+where_err 'nosuch == 1 || !(nosuch == 1)' '^ptlog: --where: no event type of [^ ]+ has a field "nosuch"$'
+where_err 'latncy > 0.0005' '^ptlog: --where: no event type of [^ ]+ has a field "latncy" \(did you mean "latency"\?\)$'
+where_err 'port == 443 && stat == 1' 'has a field "stat" \(did you mean "state" or "status"\?\)$'
+where_err 'state == BUZY' '^ptlog: --where: BUZY is not a value of field "state" \(did you mean "BUSY"\?\); its values: IDLE, BUSY$'
+where_err 'state == "URGENT"' '^ptlog: --where: "URGENT" is not a value of field "state"; its values: IDLE, BUSY$'
+where_err 'mode == "READ|WRTE"' '"READ\|WRTE" is not a value of field "mode"; its values: READ, WRITE$'
+where_err 'port == https' '^ptlog: --where: https is not a value of field "port" \(a u16 field: compare it with a number\)$'
+where_err 'ok == yes' 'yes is not a value of field "ok" \(a bool field: compare it with true or false\)$'
+# what a field can show is a value: names, numbers of unnamed enum values, flags joined by |, text
+check_where 'state == "2" || mode == "READ|0x80" || mode == "0"' '0000000 0002000 0005000 0011000 '
+check_where 'iface == eth0' '0000000 0003000 '
 for bad_expr in 'port = 443:6' 'port == 443 &&:15' '(port == 1:1' 'port == 1):10' 'port == "x:9' 'port ==:8' '== 1:1' 'port == 12ab:9'; do
     expr=${bad_expr%:*} col=${bad_expr##*:}
     expect_rc 2 "bad --where '$expr'" "$PTLOG" dump --where "$expr" typed.ptl

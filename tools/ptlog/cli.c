@@ -36,7 +36,9 @@ static const char select_text[] =
     "  --limit N        stop after N events\n"
     "  --where EXPR     keep typed events whose fields match EXPR, e.g.\n"
     "                   'port == 443 && len > 1000' (== != < <= > >=, && || ! ( ),\n"
-    "                   numbers, \"strings\", enum names; a missing field never matches)\n"
+    "                   numbers, \"strings\", enum names; an event without the field\n"
+    "                   never matches; a field or value that no schema of the log\n"
+    "                   has is a usage error, exit 2)\n"
     "TIME is 2024-05-01T12:00:00.123456789Z (or with +HH:MM), nanoseconds since the\n"
     "epoch, or +OFFSET from the first event of the log: +1.5s, +250ms, +10us, +7ns.\n";
 

@@ -373,6 +373,13 @@ int ptlog_where_parse(const char *text, ptlog_where **out);
 /* 1 if ev's fields make the expression true, 0 if not, -1 out of memory. */
 int ptlog_where_match(ptlog_where *w, ptlog_src *src, const tracelog_event *ev);
 void ptlog_where_free(ptlog_where *w);
+/*
+ * Checks the expression against every schema of src's event types: a field
+ * that none has, or a name or text that no enum or flags field of that name
+ * has among its values (a NAME against a number field), is a usage error,
+ * printed with the close candidates. 0 or PTLOG_EXIT_USAGE.
+ */
+int ptlog_where_check(const ptlog_where *w, ptlog_src *src);
 
 typedef struct ptlog_select {
     char **globs;

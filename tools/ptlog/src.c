@@ -98,10 +98,22 @@ int ptlog_src_events(ptlog_src *src, ptlog_select *sel,
                      int (*each)(void *ctx, const tracelog_event *ev, const char *name), void *ctx)
 {
     /* Without memory for the memo the source is asked every time: slower, same output. */
+    /* --where against the log's schemas: before any output when the types are known up front, else once
+       they all are (a misspelt field or value would otherwise select nothing, silently). */
+    if (sel->where && src->upfront) {
+        int bad = ptlog_where_check(sel->where, src);
+        if (bad)
+            return bad;
+    }
     if (src->upfront && !src->memo)
         src->memo = calloc(1, sizeof *src->memo);
     int rc = run_events(src, sel, each, ctx);
     free(src->memo);
     src->memo = NULL;
+    if (sel->where && !src->upfront && rc <= PTLOG_EXIT_LOSS) {
+        int bad = ptlog_where_check(sel->where, src);
+        if (bad)
+            return bad;
+    }
     return rc;
 }

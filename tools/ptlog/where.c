@@ -40,6 +40,7 @@ typedef struct node {
     char *field;
     char *text;     /* V_STRING (also the text of a NAME) */
     size_t text_len;
+    int bare;       /* the value was a NAME, not a "string" */
     double num;     /* V_NUMBER */
     int is_int;     /* the number is an integer: neg + mag exactly */
     int neg;
@@ -221,6 +222,7 @@ static int parse_compare(parser *ps)
         if (!(nd->text = copy_name(ps, &nd->text_len)))
             return fail(ps, ps->p, "out of memory");
         nd->vkind = V_STRING;
+        nd->bare = 1;
         if (strcmp(nd->text, "true") == 0 || strcmp(nd->text, "false") == 0) {
             nd->vkind = V_NUMBER;
             nd->is_int = 1;
@@ -477,4 +479,261 @@ int ptlog_where_match(ptlog_where *w, ptlog_src *src, const tracelog_event *ev)
     if (typed && !(b = bind(w, f.schema)))
         return -1;
     return eval(w, w->root, typed ? &f : NULL, b) == TRUE;
+}
+
+/*
+ * ---- the expression against the log's schemas ----------------------------------
+ * A field that no schema of the log has, or a value that no enum or flags
+ * field of that name can show, would make every comparison of it unknown
+ * and the output silently empty: a misspelt name is a usage error instead,
+ * with the close candidates (as an SQL binder reports an unknown column).
+ */
+
+#define SUGGEST_MAX 3  /* candidates named in a message */
+#define ITEMS_SHOWN 12 /* values of an enum listed in full up to this many */
+
+/* Edit distance of a and b (insert, delete, replace, swap of neighbours), at most 64 bytes each compared. */
+static size_t distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 64 || m > 64)
+        return SIZE_MAX;
+    size_t d[65][65];
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            size_t cost = a[i - 1] != b[j - 1];
+            size_t v = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < v)
+                v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][m];
+}
+
+/* The closest distinct candidates to a name: a message's "did you mean" list. */
+typedef struct suggest {
+    const char *want;
+    size_t limit; /* farther candidates are not suggested */
+    const char *best[SUGGEST_MAX];
+    size_t dist[SUGGEST_MAX];
+    size_t n;
+} suggest;
+
+static void suggest_init(suggest *s, const char *want)
+{
+    memset(s, 0, sizeof *s);
+    s->want = want;
+    size_t len = strlen(want);
+    s->limit = len < 4 ? 1 : len < 9 ? 2 : 3;
+}
+
+static void suggest_add(suggest *s, const char *name)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->best[i], name) == 0)
+            return;
+    size_t d = distance(s->want, name);
+    if (d > s->limit)
+        return;
+    if (s->n == SUGGEST_MAX && d >= s->dist[SUGGEST_MAX - 1])
+        return;
+    size_t i = s->n < SUGGEST_MAX ? s->n++ : SUGGEST_MAX - 1;
+    for (; i > 0 && s->dist[i - 1] > d; i--) {
+        s->best[i] = s->best[i - 1];
+        s->dist[i] = s->dist[i - 1];
+    }
+    s->best[i] = name;
+    s->dist[i] = d;
+}
+
+/* " (did you mean "a" or "b"?)", or "" without candidates. */
+static void suggest_text(const suggest *s, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < s->n && len < cap; i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s\"%s\"", i == 0 ? " (did you mean " : i + 1 == s->n ? " or " : ", ",
+                                s->best[i]);
+    if (s->n && len < cap)
+        snprintf(out + len, cap - len, "?)");
+}
+
+/* Is text the name of an item of enum or flags field i of schema sc? */
+static int is_item(const tracelog_schema *sc, size_t i, const char *text, size_t n)
+{
+    tracelog_field_info info;
+    tracelog_schema_field(sc, i, &info);
+    for (uint32_t k = 0; k < info.item_count; k++) {
+        const char *name;
+        uint64_t value;
+        if (tracelog_schema_item(sc, i, k, &name, &value) == TRACELOG_OK && strlen(name) == n &&
+            memcmp(name, text, n) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int all_digits(const char *s, size_t n, int hex)
+{
+    if (!n)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!(c >= '0' && c <= '9') && !(hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))))
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * Can field i of schema sc show the text of string value nd, as dump shows
+ * it? An enum: one of its names, or a number (a value without a name); a
+ * flags field: names, 0x numbers or 0 joined by '|'; char fields any text;
+ * a bool true or false. A NAME against a number field never: numbers are
+ * shown with digits. Other strings against numbers are not judged here.
+ */
+static int value_fits(const node *nd, const tracelog_schema *sc, size_t i)
+{
+    tracelog_field_info info;
+    tracelog_schema_field(sc, i, &info);
+    const char *t = nd->text;
+    size_t n = nd->text_len;
+    switch (info.type) {
+    case TRACELOG_FIELD_CHAR:
+    case TRACELOG_FIELD_BYTES:
+    case TRACELOG_FIELD_EVENTSET:
+        return 1;
+    case TRACELOG_FIELD_ENUM:
+        return is_item(sc, i, t, n) || all_digits(t, n, 0);
+    case TRACELOG_FIELD_FLAGS:
+        for (size_t start = 0, k = 0; k <= n; k++) {
+            if (k < n && t[k] != '|')
+                continue;
+            const char *part = t + start;
+            size_t len = k - start;
+            if (!is_item(sc, i, part, len) && !(len == 1 && part[0] == '0') &&
+                !(len > 2 && part[0] == '0' && part[1] == 'x' && all_digits(part + 2, len - 2, 1)))
+                return 0;
+            start = k + 1;
+        }
+        return 1;
+    case TRACELOG_FIELD_BOOL:
+        return (n == 4 && memcmp(t, "true", 4) == 0) || (n == 5 && memcmp(t, "false", 5) == 0) || !nd->bare;
+    default:
+        return !nd->bare;
+    }
+}
+
+/* The distinct values a message lists (names borrowed from the schemas). */
+typedef struct value_list {
+    const char *v[ITEMS_SHOWN];
+    size_t n, total;
+} value_list;
+
+static void value_list_add(value_list *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->v[i], name) == 0)
+            return;
+    l->total++; /* past ITEMS_SHOWN, a repeat is counted again: the list only says there are more */
+    if (l->n < ITEMS_SHOWN)
+        l->v[l->n++] = name;
+}
+
+/* Checks one comparison against every schema of src. 0, or PTLOG_EXIT_USAGE (printed). */
+static int check_compare(const node *nd, ptlog_src *src, const char *log)
+{
+    size_t ntypes = src->type_count(src);
+    const tracelog_schema *first = NULL;
+    size_t first_i = 0;
+    suggest fields, items;
+    value_list values = {0};
+    suggest_init(&fields, nd->field);
+    suggest_init(&items, nd->vkind == V_STRING ? nd->text : "");
+    for (size_t k = 0; k < ntypes; k++) {
+        uint32_t id;
+        const char *name;
+        src->type_at(src, k, &id, &name);
+        const tracelog_schema *sc = src->type_schema ? src->type_schema(src, id) : NULL;
+        if (!sc)
+            continue;
+        size_t i = tracelog_schema_find(sc, nd->field);
+        if (i == TRACELOG_SCHEMA_NO_FIELD) {
+            size_t nf = tracelog_schema_field_count(sc);
+            for (size_t f = 0; f < nf; f++) {
+                tracelog_field_info info;
+                if (tracelog_schema_field(sc, f, &info) == TRACELOG_OK)
+                    suggest_add(&fields, info.name);
+            }
+            continue;
+        }
+        if (nd->vkind != V_STRING || value_fits(nd, sc, i))
+            return 0;
+        if (!first) {
+            first = sc;
+            first_i = i;
+        }
+        tracelog_field_info info;
+        tracelog_schema_field(sc, i, &info);
+        for (uint32_t it = 0; it < info.item_count; it++) {
+            const char *iname;
+            uint64_t value;
+            if (tracelog_schema_item(sc, i, it, &iname, &value) == TRACELOG_OK) {
+                suggest_add(&items, iname);
+                value_list_add(&values, iname);
+            }
+        }
+    }
+    char hint[SUGGEST_MAX * (TRACELOG_SCHEMA_NAME_MAX + 8) + 32];
+    if (!first) {
+        suggest_text(&fields, hint, sizeof hint);
+        ptlog_msg(NULL, "--where: no event type of %s has a field \"%s\"%s", log, nd->field, hint);
+        return PTLOG_EXIT_USAGE;
+    }
+    char shown[PTLOG_TEXT_SHOW_SIZE];
+    const char *v = nd->bare ? nd->text : ptlog_text_show(nd->text, shown, sizeof shown);
+    if (!nd->bare && !strchr(v, '"')) { /* a plain "string" keeps its quotes in the message */
+        snprintf(shown, sizeof shown, "\"%s\"", nd->text);
+        v = shown;
+    }
+    if (!values.n) {
+        tracelog_field_info info;
+        tracelog_schema_field(first, first_i, &info);
+        ptlog_msg(NULL, "--where: %s is not a value of field \"%s\" (a %s field: compare it with %s)", v, nd->field,
+                  tracelog_field_type_name(info.type),
+                  info.type == TRACELOG_FIELD_BOOL ? "true or false" : "a number");
+        return PTLOG_EXIT_USAGE;
+    }
+    char list[ITEMS_SHOWN * (TRACELOG_SCHEMA_NAME_MAX + 2) + 8];
+    size_t len = 0;
+    list[0] = 0;
+    for (size_t i = 0; i < values.n; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", values.v[i]);
+    if (values.total > values.n)
+        snprintf(list + len, sizeof list - len, ", ...");
+    suggest_text(&items, hint, sizeof hint);
+    ptlog_msg(NULL, "--where: %s is not a value of field \"%s\"%s; its values: %s", v, nd->field, hint, list);
+    return PTLOG_EXIT_USAGE;
+}
+
+int ptlog_where_check(const ptlog_where *w, ptlog_src *src)
+{
+    if (!src->type_count || !src->type_at)
+        return 0;
+    const char *log = strcmp(src->name, "merge") == 0 ? "the inputs" : src->name;
+    for (size_t k = 0; k < w->n; k++)
+        if (w->nodes[k].kind == N_CMP) {
+            int rc = check_compare(&w->nodes[k], src, log);
+            if (rc)
+                return rc;
+        }
+    return 0;
 }
