@@ -3,10 +3,13 @@
  * Perfetto UI, chrome://tracing and speedscope. Conventions (README.md):
  *   - ts is in microseconds since the log's first event, with 3 decimals
  *     (nanosecond precision); otherData.origin_ns holds the absolute origin;
- *   - pid is the process id; tid is a small number per process (1, 2, ...
- *     in order of appearance): consumers need integers below 2^31, and a
- *     pthread_t is a pointer (Perfetto turned such tids into 0, putting
- *     every thread on one track). The pthread_t is kept in args.pthread and
+ *   - pid is the process id; tid is the thread's kernel thread id where the
+ *     log knows it (as top, perf and gdb show it), else a small number per
+ *     process (1, 2, ... in order of appearance, skipping the numbers taken):
+ *     consumers need integers below 2^31, and a pthread_t is a pointer
+ *     (Perfetto turned such tids into 0, putting every thread on one track).
+ *     A kernel tid that another thread of the process already shows as its
+ *     tid gets a small number too. The pthread_t is kept in args.pthread and
  *     in the thread's name;
  *   - an event named "X:begin" or "X.begin" opens a duration slice "X" (ph
  *     "B") on its thread and "X:end" (resp. "X.end") closes it (ph "E") when
@@ -33,6 +36,7 @@
 
 typedef struct chrome_thread {
     uint64_t pthread;
+    uint32_t ktid;     /* kernel thread id, 0 unknown */
     uint32_t tid;      /* as written */
     uint32_t *open;    /* event ids of the open slices, innermost last */
     size_t nopen, cap;
@@ -42,7 +46,9 @@ typedef struct chrome_process {
     uint32_t pid;      /* as recorded */
     uint32_t out_pid;  /* as written: below 2^31 */
     uint32_t nthreads;
-    ptlog_idmap thread_index; /* pthread -> index in threads */
+    uint32_t next_tid;        /* the next small number to try for a thread without kernel tid */
+    ptlog_idmap thread_index; /* pthread -> index in threads (its latest thread) */
+    ptlog_idmap tids_taken;   /* tids written for this process */
     chrome_thread *threads;
     size_t cap;
 } chrome_process;
@@ -136,11 +142,28 @@ static chrome_process *process_of(chrome_writer *c, uint32_t pid)
     return p;
 }
 
-/* The thread of an event, created (and named) on first use; NULL when out of memory. */
+/* The tid an event's new thread is written with: its kernel tid unless taken, else the next free small number. */
+static int pick_tid(chrome_process *p, uint32_t ktid, uint32_t *tid)
+{
+    uint32_t t = ktid && ktid <= INT32_MAX && ptlog_idmap_get(&p->tids_taken, ktid) == SIZE_MAX ? ktid : 0;
+    while (!t) {
+        uint32_t n = ++p->next_tid;
+        if (ptlog_idmap_get(&p->tids_taken, n) == SIZE_MAX)
+            t = n;
+    }
+    *tid = t;
+    return ptlog_idmap_put(&p->tids_taken, t, 1);
+}
+
+/*
+ * The thread of an event, created (and named) on first use; NULL when out of
+ * memory. A pthread_t seen again with another kernel tid is a new thread
+ * (the value was reused).
+ */
 static chrome_thread *thread_of(chrome_writer *c, chrome_process *p, const tracelog_event *ev)
 {
     size_t i = ptlog_idmap_get(&p->thread_index, ev->tid);
-    if (i != SIZE_MAX)
+    if (i != SIZE_MAX && (!ev->kernel_tid || !p->threads[i].ktid || p->threads[i].ktid == ev->kernel_tid))
         return &p->threads[i];
     chrome_thread *v = tl_grow(p->threads, &p->cap, p->nthreads + 1, sizeof *v);
     if (!v)
@@ -151,8 +174,9 @@ static chrome_thread *thread_of(chrome_writer *c, chrome_process *p, const trace
     chrome_thread *t = &p->threads[p->nthreads++];
     memset(t, 0, sizeof *t);
     t->pthread = ev->tid;
-    /* Once events carry the kernel thread id, prefer it here: ev->kernel_tid ? ev->kernel_tid : ... */
-    t->tid = p->nthreads;
+    t->ktid = ev->kernel_tid;
+    if (pick_tid(p, t->ktid, &t->tid))
+        return NULL;
     name_thread(c, p, t);
     return t;
 }
@@ -315,6 +339,7 @@ static void free_writer(chrome_writer *c)
             free(p->threads[j].open);
         free(p->threads);
         ptlog_idmap_free(&p->thread_index);
+        ptlog_idmap_free(&p->tids_taken);
     }
     free(c->processes);
     ptlog_idmap_free(&c->process_index);

@@ -29,7 +29,8 @@ static const char select_text[] =
     "  --event GLOB     keep events whose name matches GLOB (fnmatch; repeatable;\n"
     "                   events without a name match \"event#ID\")\n"
     "  --pid PID        keep events of process PID (repeatable)\n"
-    "  --tid TID        keep events of thread TID, decimal or 0x hex (repeatable)\n"
+    "  --tid TID        keep events of thread TID: its pthread_t or its kernel tid\n"
+    "                   (as dump shows after \"tid\"), decimal or 0x hex (repeatable)\n"
     "  --begin TIME     keep events at or after TIME\n"
     "  --end TIME       keep events before TIME\n"
     "  --no-system      hide system events (names starting with \"posix_trace_\")\n"
@@ -70,8 +71,9 @@ static const command_help helps[] = {
      "  --json           machine-readable JSON output\n"
      "  --quick          skip the per-event-type statistics: answer from the block\n"
      "                   index only, without decompressing any event\n"
-     "  --threads        add per-thread statistics: for each pid and thread id, the\n"
-     "                   event count, first and last time, and time span\n"
+     "  --threads        add per-thread statistics: for each pid, thread id and\n"
+     "                   kernel tid, the event count, first and last time, and\n"
+     "                   time span\n"
      "  -o, --output OUT write to OUT instead of standard output\n"},
     {"verify", "ptlog verify [-q] FILE",
      "Read every block and chunk of a .ptl log, checking every checksum; print what\n"

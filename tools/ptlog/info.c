@@ -65,7 +65,7 @@ static int count_event(void *ctx, const tracelog_event *ev, const char *name)
     if (ev->timestamp_ns > p->last)
         p->last = ev->timestamp_ns;
     p->events++;
-    if (p->count_threads && ptlog_threads_count(&p->threads, ev->pid, ev->tid, ev->timestamp_ns))
+    if (p->count_threads && ptlog_threads_count(&p->threads, ev->pid, ev->tid, ev->kernel_tid, ev->timestamp_ns))
         return ptlog_nomem();
     return 0;
 }
@@ -252,18 +252,22 @@ static void text_report(ptlog_out *o, const info_view *v)
     }
 }
 
-/* info --threads: one row per (pid, tid), by pid then first event. */
+/* info --threads: one row per (pid, tid, kernel tid), by pid then first event. */
 static void text_threads(ptlog_out *o, const ptlog_threads *th)
 {
     char t1[48], t2[48];
     ptlog_out_puts(o, "\nthreads:\n");
-    row(o, "%10s %18s %12s %-30s %-30s %16s", "PID", "TID", "COUNT", "FIRST", "LAST", "SPAN/S");
+    row(o, "%10s %18s %10s %12s %-30s %-30s %16s", "PID", "TID", "KTID", "COUNT", "FIRST", "LAST", "SPAN/S");
     for (size_t i = 0; i < th->n; i++) {
         const ptlog_thread_stats *t = &th->v[i];
-        char tid[24], span[32];
+        char tid[24], ktid[16], span[32];
         snprintf(tid, sizeof tid, "0x%llx", (unsigned long long)t->tid); /* as dump prints it */
+        if (t->ktid) /* the kernel's thread id, as top, perf and gdb show it */
+            snprintf(ktid, sizeof ktid, "%u", t->ktid);
+        else
+            snprintf(ktid, sizeof ktid, "-");
         span[ptlog_fmt_relative(t->last, t->first, span)] = 0;
-        row(o, "%10u %18s %12llu %-30s %-30s %16s", t->pid, tid, (unsigned long long)t->count,
+        row(o, "%10u %18s %10s %12llu %-30s %-30s %16s", t->pid, tid, ktid, (unsigned long long)t->count,
             ptlog_iso_utc(t->first, t1), ptlog_iso_utc(t->last, t2), span);
     }
 }
@@ -371,6 +375,8 @@ static void json_report(ptlog_out *o, const info_view *v)
             ptlog_out_puts(o, i ? ",\n{\"pid\":" : "\n{\"pid\":");
             ptlog_json_u64(o, t->pid);
             ju(o, "tid", t->tid);
+            if (t->ktid) /* as in events: absent when the log does not know it */
+                ju(o, "ktid", t->ktid);
             ju(o, "count", t->count);
             ju(o, "first_ts", t->first);
             ju(o, "last_ts", t->last);

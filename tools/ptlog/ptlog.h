@@ -267,6 +267,7 @@ void ptlog_idmap_free(ptlog_idmap *m);
 typedef struct ptlog_thread_stats {
     uint32_t pid;
     uint64_t tid;
+    uint32_t ktid; /* kernel thread id, 0 if the log does not know it */
     uint64_t count, first, last;
 } ptlog_thread_stats;
 
@@ -278,8 +279,8 @@ typedef struct ptlog_threads {
     uint64_t seed;
 } ptlog_threads;
 
-/* Counts one event of thread (pid, tid) at ts. 0, or -1 when out of memory. */
-int ptlog_threads_count(ptlog_threads *t, uint32_t pid, uint64_t tid, uint64_t ts);
+/* Counts one event of thread (pid, tid, kernel tid) at ts. 0, or -1 when out of memory. */
+int ptlog_threads_count(ptlog_threads *t, uint32_t pid, uint64_t tid, uint32_t ktid, uint64_t ts);
 /* Sorts the records by pid, first timestamp, tid (after the counting). */
 void ptlog_threads_sort(ptlog_threads *t);
 void ptlog_threads_free(ptlog_threads *t);

@@ -1,6 +1,7 @@
 /*
  * Event selection shared by dump, convert and filter: --event GLOB
- * (repeatable, fnmatch on the name), --pid, --tid (repeatable), --begin
+ * (repeatable, fnmatch on the name), --pid, --tid (repeatable; a pthread_t
+ * or a kernel thread id), --begin
  * (inclusive), --end (exclusive), --no-system, --limit, --where (where.c). Options of one kind
  * are alternatives (OR); different kinds must all match (AND).
  */
@@ -143,7 +144,8 @@ int ptlog_select_event(ptlog_select *s, const tracelog_event *ev, const char *na
     }
     if (s->ntids) {
         size_t i = 0;
-        while (i < s->ntids && s->tids[i] != ev->tid)
+        /* the pthread_t, or the kernel thread id (as dump shows it after "tid", and top, perf and gdb) */
+        while (i < s->ntids && s->tids[i] != ev->tid && (!ev->kernel_tid || s->tids[i] != ev->kernel_tid))
             i++;
         if (i == s->ntids)
             return 0;

@@ -1,7 +1,8 @@
 /*
- * Per-thread statistics of `info --threads`: one record per (pid, tid) with
- * its event count and first and last timestamps. Records are found through
- * an open-addressing table keyed by the whole (pid, tid) pair, hashed with
+ * Per-thread statistics of `info --threads`: one record per (pid, tid, kernel
+ * tid) with its event count and first and last timestamps (a pthread_t
+ * reused by a later thread is another thread: another kernel tid). Records
+ * are found through an open-addressing table keyed by the whole triple, hashed with
  * a per-process random seed: a crafted log cannot aim many threads at one
  * slot to make the pass quadratic.
  */
@@ -30,18 +31,18 @@ static uint64_t random_seed(void)
     return seed;
 }
 
-static size_t slot_of(const ptlog_threads *t, uint32_t pid, uint64_t tid)
+static size_t slot_of(const ptlog_threads *t, uint32_t pid, uint64_t tid, uint32_t ktid)
 {
-    return (size_t)mix(tid ^ mix(pid ^ t->seed)) & (t->nslots - 1);
+    return (size_t)mix(tid ^ mix(((uint64_t)ktid << 32 | pid) ^ t->seed)) & (t->nslots - 1);
 }
 
-/* Slot holding (pid, tid), or the empty slot where it goes. */
-static size_t find(const ptlog_threads *t, uint32_t pid, uint64_t tid)
+/* Slot holding (pid, tid, ktid), or the empty slot where it goes. */
+static size_t find(const ptlog_threads *t, uint32_t pid, uint64_t tid, uint32_t ktid)
 {
-    size_t i = slot_of(t, pid, tid);
+    size_t i = slot_of(t, pid, tid, ktid);
     for (;;) {
         size_t k = t->slots[i];
-        if (!k || (t->v[k - 1].pid == pid && t->v[k - 1].tid == tid))
+        if (!k || (t->v[k - 1].pid == pid && t->v[k - 1].tid == tid && t->v[k - 1].ktid == ktid))
             return i;
         i = (i + 1) & (t->nslots - 1);
     }
@@ -57,17 +58,17 @@ static int grow_slots(ptlog_threads *t)
     t->slots = slots;
     t->nslots = n;
     for (size_t k = 0; k < t->n; k++)
-        t->slots[find(t, t->v[k].pid, t->v[k].tid)] = k + 1;
+        t->slots[find(t, t->v[k].pid, t->v[k].tid, t->v[k].ktid)] = k + 1;
     return 0;
 }
 
-int ptlog_threads_count(ptlog_threads *t, uint32_t pid, uint64_t tid, uint64_t ts)
+int ptlog_threads_count(ptlog_threads *t, uint32_t pid, uint64_t tid, uint32_t ktid, uint64_t ts)
 {
     if (!t->seed)
         t->seed = random_seed() | 1;
     if (2 * (t->n + 1) > t->nslots && grow_slots(t))
         return -1;
-    size_t i = find(t, pid, tid);
+    size_t i = find(t, pid, tid, ktid);
     if (t->slots[i]) {
         ptlog_thread_stats *s = &t->v[t->slots[i] - 1];
         s->count++;
@@ -81,7 +82,7 @@ int ptlog_threads_count(ptlog_threads *t, uint32_t pid, uint64_t tid, uint64_t t
     if (!v)
         return -1;
     t->v = v;
-    t->v[t->n] = (ptlog_thread_stats){pid, tid, 1, ts, ts};
+    t->v[t->n] = (ptlog_thread_stats){pid, tid, ktid, 1, ts, ts};
     t->slots[i] = ++t->n;
     return 0;
 }
@@ -93,7 +94,9 @@ static int by_pid_first_tid(const void *a, const void *b)
         return x->pid < y->pid ? -1 : 1;
     if (x->first != y->first)
         return x->first < y->first ? -1 : 1;
-    return x->tid < y->tid ? -1 : x->tid > y->tid;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->ktid < y->ktid ? -1 : x->ktid > y->ktid;
 }
 
 void ptlog_threads_sort(ptlog_threads *t)
