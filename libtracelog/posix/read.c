@@ -166,8 +166,8 @@ static int valid_time(const struct timespec *ts)
     return ts && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
 }
 
-/* Sleeps until an event may be there, the deadline passes or WAKE_CHECK_NS pass: 0, ETIMEDOUT or EINTR. */
-static int sleep_for_event(tl_trace *t, const struct timespec *deadline)
+/* Sleeps until an event may be there (after seq), the deadline passes or WAKE_CHECK_NS pass: 0, ETIMEDOUT or EINTR. */
+static int sleep_for_event(tl_trace *t, uint32_t seq, const struct timespec *deadline)
 {
     struct timespec now, until;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -179,12 +179,12 @@ static int sleep_for_event(tl_trace *t, const struct timespec *deadline)
     if (deadline && (deadline->tv_sec < until.tv_sec ||
                      (deadline->tv_sec == until.tv_sec && deadline->tv_nsec < until.tv_nsec)))
         until = *deadline;
-    return tl_stream_sleep(t->active.stream, &until);
+    return tl_stream_sleep(t->active.stream, seq, &until);
 }
 
 /*
  * Looks once more, then sleeps until an event may be there (the stream's
- * waiter count and semaphore are in the buffer: for a controller's stream
+ * waiter count and futex word are in the buffer: for a controller's stream
  * this runs under its guard; try_take inside takes the lock under a guard
  * of its own). result: -1 an event was delivered, else sleep_for_event's.
  */
@@ -198,8 +198,8 @@ typedef struct wait_args {
 static int wait_once(void *arg)
 {
     wait_args *w = arg;
-    tl_stream_wait_begin(w->t->active.stream);
-    w->result = try_take(w->t, w->o) ? -1 : sleep_for_event(w->t, w->abstime);
+    uint32_t seq = tl_stream_wait_begin(w->t->active.stream);
+    w->result = try_take(w->t, w->o) ? -1 : sleep_for_event(w->t, seq, w->abstime);
     tl_stream_wait_end(w->t->active.stream);
     return 0;
 }
@@ -210,8 +210,8 @@ static int wait_once(void *arg)
  * this thread while it waited.
  *
  * The wait is a loop of sleeps of at most WAKE_CHECK_NS on the stream's
- * semaphore, with a look at the stream (and at a traced process's end)
- * between them. sem_timedwait fails with EINTR when a handler runs during
+ * futex word, with a look at the stream (and at a traced process's end)
+ * between them. A futex wait may fail with EINTR when a handler runs during
  * the sleep, but nothing tells that one ran between two sleeps, and that
  * is where one lands whenever the thread is not inside the futex call:
  * taking the read lock, looking at the lanes, waiting for the CPU after a
@@ -231,8 +231,10 @@ static int wait_once(void *arg)
  * handler ran (one that ran nothing, an ignored or stopping signal, is
  * restarted by the kernel and returns 0). It runs before every look and
  * sleep, and its EINTR ends the call; a synchronous signal sent by kill()
- * while the thread sleeps makes sem_timedwait fail with EINTR, which ends
- * the call too. So no handler runs on this thread during the wait without
+ * while the thread sleeps ends the sleep with EINTR, which ends the call
+ * too, if its handler was installed without SA_RESTART (with it, the kernel
+ * restarts the futex wait: the one case reported late or not at all). So
+ * no other handler runs on this thread during the wait without
  * the call returning EINTR, and none that ran is missed; the wait never
  * sleeps through a signal for longer than WAKE_CHECK_NS (10 ms), which is
  * the latency of its EINTR. A signal directed at the process rather than
@@ -244,7 +246,9 @@ static int wait_once(void *arg)
  * call found the stream empty ran before the wait and is not reported.
  * At the deadline, a handler that ran comes first: EINTR, not ETIMEDOUT.
  * The caller's mask is restored exactly, on every return and if the
- * thread is cancelled in sem_timedwait (a cancellation point).
+ * thread is cancelled: the wait is a cancellation point, as the standard's
+ * blocking functions are, acted upon before each sleep (the futex call is
+ * none), so within WAKE_CHECK_NS of pthread_cancel.
  */
 static int handler_ran(const sigset_t *caller)
 {
@@ -261,6 +265,7 @@ static int wait_blocked(tl_trace *t, const out_args *o, const struct timespec *a
             return EINVAL; /* shut down while we waited */
         if (handler_ran(caller))
             return EINTR;
+        pthread_testcancel();
         wait_args w = {t, o, abstime, 0};
         /* Once the buffer is lost, its zero-filled replacement is slept on as an empty stream's. */
         int e = tl_remote_faulted(t->active.remote) ? wait_once(&w) : tl_remote_guard(t->active.remote, wait_once, &w);

@@ -176,7 +176,7 @@ __attribute__((always_inline)) static inline int tl_stream_record(tl_stream *s, 
     if (crossed && policy == TRACELOG_POLICY_FLUSH)
         tl_stream_wake_drainer_early(s, l, cap);
     if (!stopped && atomic_load_explicit(&s->waiters, memory_order_relaxed))
-        tl_stream_wake_readers(s); /* sem_post: async-signal-safe; only while a reader sleeps */
+        tl_stream_wake_readers(s); /* a futex wake: async-signal-safe; only while a reader sleeps */
     return !stopped;
 }
 

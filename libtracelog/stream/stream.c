@@ -25,9 +25,10 @@
  * magic, and a mapping with another one is refused (tl_stream_check: EINVAL)
  * instead of misread. "TSH2": the clock (TSC or clock_gettime) replaced
  * realtime_offset. "TSH3": 48-byte record headers (the data length in the
- * size's low bits, the truncation status in the id's top bits).
+ * size's low bits, the truncation status in the id's top bits). "TSH4": the
+ * readers' futex word replaced a semaphore.
  */
-#define TL_STREAM_MAGIC 0x33485354u /* "TSH3" */
+#define TL_STREAM_MAGIC 0x34485354u /* "TSH4" */
 
 /* A padding record may be only 16 bytes long: commit and kind_size must fit in them. */
 _Static_assert(offsetof(tl_rec, kind_size) + sizeof(uint32_t) <= 16, "pad records hold commit and kind_size");
@@ -103,7 +104,7 @@ static tl_stream *init_in(void *m, const tl_stream_params *p, const layout *l)
     s->total_size = l->total_size;
     for (uint32_t i = 0; i <= l->nlanes; i++)
         lanes(s)[i].index = i;
-    return sem_init(&s->reader_sem, 1, 0) ? NULL : s;
+    return s;
 }
 
 tl_stream *tl_stream_create(const tl_stream_params *p)
@@ -299,38 +300,26 @@ static void futex_wake(_Atomic uint32_t *word)
     syscall(SYS_futex, word, FUTEX_WAKE, 1 << 30, NULL, NULL, 0);
 }
 
-void tl_stream_wait_begin(tl_stream *s) { atomic_fetch_add(&s->waiters, 1); }
-void tl_stream_wait_end(tl_stream *s) { atomic_fetch_sub(&s->waiters, 1); }
-/*
- * glibc aborts the process when the futex call of sem_post fails, which it
- * does for a semaphore whose "private" word (after the 64-bit count) is not
- * a futex flag: a process sharing the stream could scribble that word. The
- * semaphore is process-shared (sem_init above): the word is 128 (glibc's
- * flag for a shared futex) unless scribbled.
- */
-static int sem_sane(sem_t *sem)
+uint32_t tl_stream_wait_begin(tl_stream *s)
 {
-#if defined(__GLIBC__) && UINTPTR_MAX == UINT64_MAX
-    unsigned priv;
-    memcpy(&priv, (char *)sem + 8, sizeof priv);
-    return priv == 128;
-#else
-    (void)sem;
-    return 1;
-#endif
+    atomic_fetch_add(&s->waiters, 1); /* sequentially consistent: before the look that follows */
+    return atomic_load(&s->reader_seq);
 }
+
+void tl_stream_wait_end(tl_stream *s) { atomic_fetch_sub(&s->waiters, 1); }
 
 void tl_stream_wake_readers(tl_stream *s)
 {
-    if (sem_sane(&s->reader_sem))
-        sem_post(&s->reader_sem);
+    atomic_fetch_add(&s->reader_seq, 1);
+    syscall(SYS_futex, &s->reader_seq, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 }
 
-int tl_stream_sleep(tl_stream *s, const struct timespec *until)
+int tl_stream_sleep(tl_stream *s, uint32_t seq, const struct timespec *until)
 {
-    if (sem_timedwait(&s->reader_sem, until) == 0 || errno != EINTR)
-        return 0;
-    return EINTR;
+    /* The deadline is absolute on CLOCK_REALTIME, as the POSIX readers' is. */
+    long r = syscall(SYS_futex, &s->reader_seq, FUTEX_WAIT_BITSET | FUTEX_CLOCK_REALTIME, seq, until, NULL,
+                     FUTEX_BITSET_MATCH_ANY);
+    return r != 0 && errno == EINTR ? EINTR : 0;
 }
 
 int tl_stream_drainer_sleep(tl_stream *s, uint64_t ns, const tl_consumer *c)

@@ -51,15 +51,17 @@
  * 1) in the system lane, and starts again with a START marker (data: its
  * filter) once a consumer has emptied it.
  *
- * Waiting: readers sleep on a semaphore in the mapping (it fails with EINTR
- * on a signal, which blocking POSIX readers must report) that producers post
- * only while a reader sleeps; a background drainer sleeps on a futex word
- * that producers wake when a lane is a quarter full or events are lost.
+ * Waiting: readers sleep on a futex word in the mapping that producers bump
+ * and wake only while a reader sleeps; a background drainer sleeps on
+ * another that producers wake when a lane is a quarter full or events are
+ * lost. Plain words, never a pthread object (a semaphore, a mutex): the
+ * mapping may be shared with a process that writes any byte of it, and a
+ * controller only loads, CASes and futex-waits with a timeout on what it
+ * shares (docs/design/cross-process.md, 9.1).
  */
 #ifndef TRACELOG_STREAM_H
 #define TRACELOG_STREAM_H
 
-#include <semaphore.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -136,7 +138,7 @@ typedef struct tl_stream {
     tl_stream_markers markers;
     tl_clock clock;              /* how its timestamps are made (clock.h), set at creation */
     _Atomic uint64_t used_lanes; /* bit i: lane i has been written */
-    _Atomic uint32_t waiters;    /* readers sleeping on reader_sem */
+    _Atomic uint32_t waiters;    /* readers sleeping on reader_seq */
     _Atomic uint32_t drainer_seq;/* futex word of the background drainer */
     _Atomic uint32_t drainer_sleeping;
     uint32_t wait_us;            /* tl_stream_params.wait_us (at most TL_MAX_WAIT_US) */
@@ -147,7 +149,7 @@ typedef struct tl_stream {
     _Atomic uint64_t delivered;  /* consumer: events handed out so far; own cache line */
     char pad_delivered_end[56];
     uint64_t lanes_offset, data_offset, total_size;
-    sem_t reader_sem;
+    _Atomic uint32_t reader_seq; /* futex word of the sleeping readers: bumped by each wake-up */
 } tl_stream;
 
 /*
@@ -308,13 +310,17 @@ void tl_stream_thread_drains(int on);
 void tl_stream_room_made(tl_lane *l, uint64_t cap);
 
 /*
- * A reader that found nothing to read: tl_stream_wait_begin(), look once
- * more (an event recorded in between is seen then, or posts the semaphore),
- * tl_stream_sleep() if still nothing, tl_stream_wait_end().
+ * A reader that found nothing to read: seq = tl_stream_wait_begin(), look
+ * once more (an event recorded in between is seen then, or has bumped the
+ * word past seq), tl_stream_sleep(seq) if still nothing, tl_stream_wait_end().
  */
-void tl_stream_wait_begin(tl_stream *s);
-/* Sleeps until an event is recorded, a reader is woken or `until` (CLOCK_REALTIME) passes: 0, or EINTR. */
-int tl_stream_sleep(tl_stream *s, const struct timespec *until);
+uint32_t tl_stream_wait_begin(tl_stream *s);
+/*
+ * Sleeps until a wake-up after seq, `until` (CLOCK_REALTIME) or a signal:
+ * 0, or EINTR (the kernel restarts the wait after a handler installed with
+ * SA_RESTART: posix/read.c detects handlers by itself).
+ */
+int tl_stream_sleep(tl_stream *s, uint32_t seq, const struct timespec *until);
 void tl_stream_wait_end(tl_stream *s);
 /* Wakes a sleeping reader (shutdown: it looks at its handle again). */
 void tl_stream_wake_readers(tl_stream *s);

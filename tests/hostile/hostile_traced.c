@@ -163,7 +163,7 @@ static void scribble(const char *mode, region s, region names, region ctl)
         scribble_records(s, offsetof(tl_rec, kind_size));
     else if (!strcmp(mode, "locks") && s.base) {
         const tl_stream *h = (const tl_stream *)(void *)s.base;
-        size_t words[] = {offsetof(tl_stream, reader_sem), offsetof(tl_stream, reader_sem) + 8,
+        size_t words[] = {offsetof(tl_stream, reader_seq),
                           offsetof(tl_stream, waiters), offsetof(tl_stream, drainer_seq),
                           offsetof(tl_stream, drainer_sleeping), offsetof(tl_stream, state)};
         poke32(s, words[next_random() % (sizeof words / sizeof words[0])]);
