@@ -32,13 +32,11 @@
 #include "format/condition.h"
 #include "format/event_types.h"
 #include "format/schema.h"
-#include "format/segment.h"
 #include "format/format.h"
 #include "format/meta.h"
 #include "format/threads.h"
 #include "format/trailer.h"
-#include "reader/merge.h"
-#include "reader/source.h"
+#include "reader/internal.h"
 
 /*
  * Schema text kept per log (canonical bytes of every schema taken, replaced
@@ -46,96 +44,6 @@
  * schemas, which take about 10 bytes per byte of text (format-spec 9.2).
  */
 
-typedef struct chunk_ref {
-    uint64_t offset; /* of the block header */
-    uint64_t seq;
-    uint32_t payload_len;
-    uint16_t bad;      /* cannot be opened: skipped whole (reported once) */
-    uint16_t reported; /* REPORTED_*: what later passes do not report again */
-    tl_chunk_header ch;
-} chunk_ref;
-
-enum {
-    REPORTED_DAMAGE = 1, /* damage inside the chunk (BAD_EVENT, CHUNK_TRAILING_DATA) */
-    REPORTED_CUT = 2,    /* MERGE_SET_TOO_LARGE at this chunk */
-};
-
-_Static_assert(TL_COND_COUNT <= 256, "a problem's condition is kept in a byte");
-/* A thread definition and the block that made it (seekable logs keep them all). */
-typedef struct thread_def_at {
-    tl_thread_def d;
-    uint64_t seq;   /* of its THREADS block: it names the threads of later chunks */
-    uint64_t order; /* keeps the order of definitions with the same seq when sorted */
-} thread_def_at;
-
-/* A schema value ignored for an id: key id + 1 (0: free slot). */
-typedef struct tl_ignored_slot {
-    uint64_t key;
-    uint64_t tag;
-} tl_ignored_slot;
-
-struct tracelog_reader {
-    tl_source src;
-    int own_fd;
-    tracelog_reader_options opt;
-    tl_file_header hdr;
-    uint32_t salt32;
-    tracelog_metadata meta;
-    int have_meta;
-
-    tracelog_event_types types; /* a later definition renames; names handed out stay valid */
-    tl_ignored_slot *ignored;   /* id -> tag of the schema value last ignored for it (open addressing) */
-    size_t ignored_n, ignored_cap;
-    uint64_t types_block;       /* offset of the block whose event types are being decoded */
-
-    /* Threads: the map gives the kernel tid of the events being read. Every
-       definition is kept (defs, at most max_threads); the map holds those
-       made before the last chunk of the set being read (6.10): by seq on a
-       seekable file, by arrival on a pipe. */
-    tl_thread_map threads;
-    thread_def_at *defs;
-    size_t ndefs, defs_cap, next_def;
-    uint64_t threads_seq;  /* the map holds the definitions made before this seq */
-    tl_thread_def cache;   /* the last lookup (ktid 0: none) */
-
-    chunk_ref *chunks;
-    size_t nchunks, chunks_cap;
-    uint64_t merged_chunks; /* of them, with MERGE_NEXT */
-
-    tracelog_problem *problems;
-    uint8_t *conditions;   /* tl_condition of each problem kept in detail */
-    size_t nproblems;
-    uint64_t problem_total, bytes_skipped;
-
-    tracelog_log_status status;
-    uint64_t status_seq;
-    int have_status;
-    int have_trailer, torn_tail;  /* clean = trailer is the newest block and nothing torn follows */
-    int drops_reported;
-    uint64_t trailer_seq, max_seq;
-    uint64_t blocks, stored_bytes, raw_bytes;
-
-    /* Iteration: merge sets (6.10), loaded one chunk at a time so that an
-       error (memory, I/O) can be returned and the load resumed. */
-    size_t next_chunk;     /* seekable: index of the next chunk to load */
-    uint64_t stream_pos;   /* stream: offset of the next block */
-    uint64_t stream_block; /* stream: offset of the last block handled */
-    uint64_t last_seq;     /* sequential layout: seq of the last valid block */
-    int have_last_seq;
-    int stream_done;
-    tl_merge_set set;      /* the set being loaded or delivered */
-    size_t live;           /* members being delivered (0: none, the set is being loaded) */
-    int complete;          /* every member is loaded: threads and merge to start */
-    int advance;           /* merging: the event delivered last was set.cur's, its next one is due */
-    int carry;             /* slot set.n holds the decoded chunk that starts the next set */
-    uint64_t set_last_seq; /* seq of the set's last chunk so far (seekable: thread definitions) */
-    size_t set_last_defs;  /* pipe: definitions read before the set's last chunk so far */
-    uint64_t *reach;       /* seekable, built at the first time seek: the largest max_ts up to each chunk */
-    tracelog_event peeked; /* seek_time found it: next() returns it first */
-    int has_peeked;
-    tl_buf payload;
-    ZSTD_DCtx *dctx;
-};
 
 void tracelog_reader_options_init(tracelog_reader_options *opt)
 {
@@ -152,11 +60,7 @@ void tracelog_reader_options_init(tracelog_reader_options *opt)
 
 /* ---- problems ---------------------------------------------------------- */
 
-static void problem(tracelog_reader *r, tl_condition cond, uint64_t off, uint64_t len,
-                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static void problem(tracelog_reader *r, tl_condition cond, uint64_t off, uint64_t len,
-                    const char *fmt, ...)
+void tl_reader_problem(tracelog_reader *r, tl_condition cond, uint64_t off, uint64_t len, const char *fmt, ...)
 {
     r->problem_total++;
     r->bytes_skipped += len;
@@ -249,7 +153,7 @@ static void ignored(tracelog_reader *r, uint32_t id, const tl_cbor_item *item, u
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    problem(r, cond, r->types_block, 0, "%s", message);
+    tl_reader_problem(r, cond, r->types_block, 0, "%s", message);
 }
 
 /*
@@ -391,9 +295,7 @@ static uint32_t kernel_tid_of(tracelog_reader *r, const tracelog_event *ev) { re
 
 /* ---- blocks -------------------------------------------------------------- */
 
-typedef enum scan_result { SCAN_BLOCK, SCAN_END, SCAN_ERROR } scan_result;
-
-static int all_zero(const uint8_t *p, size_t n)
+int tl_reader_all_zero(const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (p[i])
@@ -409,8 +311,8 @@ static int all_zero(const uint8_t *p, size_t n)
  * at start ends the scan with nothing skipped when quiet_zeros is set (unused
  * space of a ring or durable region).
  */
-static scan_result scan_block(tracelog_reader *r, uint64_t *pos, uint64_t *limit, int quiet_zeros,
-                              tl_block_header *h, tracelog_status *why)
+scan_result tl_reader_scan_block(tracelog_reader *r, uint64_t *pos, uint64_t *limit, int quiet_zeros,
+                                 tl_block_header *h, tracelog_status *why)
 {
     uint64_t start = *pos, p = *pos;
     uint8_t buf[TL_BLOCK_HEADER_SIZE];
@@ -427,7 +329,7 @@ static scan_result scan_block(tracelog_reader *r, uint64_t *pos, uint64_t *limit
             *why = TRACELOG_E_TRUNCATED;
             break;
         }
-        if (p == start && quiet_zeros && all_zero(buf, sizeof buf)) {
+        if (p == start && quiet_zeros && tl_reader_all_zero(buf, sizeof buf)) {
             *limit = start;
             return SCAN_END;
         }
@@ -460,26 +362,26 @@ static scan_result scan_block(tracelog_reader *r, uint64_t *pos, uint64_t *limit
     return SCAN_END;
 }
 
-static void report_skip(tracelog_reader *r, uint64_t from, uint64_t to, tracelog_status why, int at_end)
+void tl_reader_report_skip(tracelog_reader *r, uint64_t from, uint64_t to, tracelog_status why, int at_end)
 {
     if (to <= from)
         return;
     if (at_end)
         r->torn_tail = 1;
     if (at_end)
-        problem(r, TL_COND_TORN_TAIL, from, to - from, "log ends with an incomplete or damaged block (%s)",
-                tracelog_status_name(why));
+        tl_reader_problem(r, TL_COND_TORN_TAIL, from, to - from, "log ends with an incomplete or damaged block (%s)",
+                          tracelog_status_name(why));
     else
-        problem(r, why == TRACELOG_E_CHECKSUM ? TL_COND_BLOCK_HEADER_CRC_MISMATCH : TL_COND_BLOCK_HEADER_MISSING,
-                from, to - from, "damaged data skipped (%s)", tracelog_status_name(why));
+        tl_reader_problem(r, why == TRACELOG_E_CHECKSUM ? TL_COND_BLOCK_HEADER_CRC_MISMATCH : TL_COND_BLOCK_HEADER_MISSING,
+                          from, to - from, "damaged data skipped (%s)", tracelog_status_name(why));
 }
 
 /* Reads and verifies a block's payload into buf. 0, -1 (problem recorded), -2 (out of memory) or -3 (I/O error). */
 static int read_payload(tracelog_reader *r, uint64_t off, const tl_block_header *h, tl_buf *buf)
 {
     if (h->payload_len > r->opt.max_block_size) {
-        problem(r, TL_COND_BLOCK_TOO_LARGE, off, tl_block_span(h->payload_len),
-                "block of %u bytes exceeds the reader's limit", h->payload_len);
+        tl_reader_problem(r, TL_COND_BLOCK_TOO_LARGE, off, tl_block_span(h->payload_len),
+                          "block of %u bytes exceeds the reader's limit", h->payload_len);
         return -1;
     }
     buf->len = 0;
@@ -491,13 +393,13 @@ static int read_payload(tracelog_reader *r, uint64_t off, const tl_block_header 
     if (n < 0)
         return -3;
     if (n != (ssize_t)h->payload_len) {
-        problem(r, TL_COND_FILE_CHANGED, off, 0, "cannot read block payload: the file shrank");
+        tl_reader_problem(r, TL_COND_FILE_CHANGED, off, 0, "cannot read block payload: the file shrank");
         return -1;
     }
     buf->len = h->payload_len;
     if (!r->opt.ignore_checksums &&
         tl_block_payload_crc(r->salt32, buf->data, h->payload_len) != h->payload_crc) {
-        problem(r, TL_COND_PAYLOAD_CRC_MISMATCH, off, tl_block_span(h->payload_len), "block payload checksum mismatch");
+        tl_reader_problem(r, TL_COND_PAYLOAD_CRC_MISMATCH, off, tl_block_span(h->payload_len), "block payload checksum mismatch");
         return -1;
     }
     return 0;
@@ -513,7 +415,7 @@ static int cbor_payload_ok(tracelog_reader *r, tl_condition cond, uint64_t off, 
 {
     if (tl_cbor_check(p, len) == 0)
         return 1;
-    problem(r, cond, off, 0, "not one well-formed CBOR item of the format's profile");
+    tl_reader_problem(r, cond, off, 0, "not one well-formed CBOR item of the format's profile");
     return 0;
 }
 
@@ -530,7 +432,7 @@ static void take_metadata(tracelog_reader *r, uint64_t off)
     if (!cbor_payload_ok(r, TL_COND_BAD_METADATA, off, r->payload.data, r->payload.len))
         return;
     if (tl_meta_decode(r->payload.data, r->payload.len, layout_policy(r), &m, &why) != TRACELOG_OK) {
-        problem(r, TL_COND_BAD_METADATA, off, 0, "%s", why);
+        tl_reader_problem(r, TL_COND_BAD_METADATA, off, 0, "%s", why);
         return;
     }
     if (!r->have_meta) {
@@ -566,7 +468,7 @@ static void take_types(tracelog_reader *r, uint64_t off)
     if (st == TRACELOG_OK)
         st = tl_types_decode(&in, add_type, r, &why);
     if (st != TRACELOG_OK)
-        problem(r, types_condition(st), off, 0, "%s", why);
+        tl_reader_problem(r, types_condition(st), off, 0, "%s", why);
 }
 
 /* The final status is the newest one (highest seq) of the valid STATUS blocks and TRAILERs. */
@@ -598,9 +500,9 @@ static void take_threads(tracelog_reader *r, uint64_t off, uint64_t seq)
     if (st == TRACELOG_OK)
         st = tl_threads_decode(&in, add_thread, &b, &why);
     if (st == TRACELOG_E_LIMIT)
-        problem(r, TL_COND_TOO_MANY_THREADS, off, 0, "threads: more definitions than the reader keeps (max_threads)");
+        tl_reader_problem(r, TL_COND_TOO_MANY_THREADS, off, 0, "threads: more definitions than the reader keeps (max_threads)");
     else if (st != TRACELOG_OK)
-        problem(r, st == TRACELOG_E_NOMEM ? TL_COND_OUT_OF_MEMORY : TL_COND_BAD_THREADS, off, 0, "%s", why);
+        tl_reader_problem(r, st == TRACELOG_E_NOMEM ? TL_COND_OUT_OF_MEMORY : TL_COND_BAD_THREADS, off, 0, "%s", why);
 }
 
 static void take_status(tracelog_reader *r, uint64_t off, uint64_t seq)
@@ -611,7 +513,7 @@ static void take_status(tracelog_reader *r, uint64_t off, uint64_t seq)
     if (!cbor_payload_ok(r, TL_COND_BAD_STATUS, off, r->payload.data, r->payload.len))
         return;
     if (tl_status_decode(&in, &st, &why) != TRACELOG_OK) {
-        problem(r, TL_COND_BAD_STATUS, off, 0, "%s", why);
+        tl_reader_problem(r, TL_COND_BAD_STATUS, off, 0, "%s", why);
         return;
     }
     keep_status(r, &st, seq);
@@ -624,12 +526,12 @@ static void take_trailer(tracelog_reader *r, uint64_t off, uint64_t seq)
     r->types_block = off;
     /* Valid as a whole or not at all: a first pass checks it, a second applies its names. */
     if (tl_trailer_decode(r->payload.data, r->payload.len, &t, check_type, r, &why) != TRACELOG_OK) {
-        problem(r, TL_COND_BAD_TRAILER, off, 0, "%s", why);
+        tl_reader_problem(r, TL_COND_BAD_TRAILER, off, 0, "%s", why);
         return;
     }
     tracelog_status st = tl_trailer_decode(r->payload.data, r->payload.len, &t, add_type, r, &why);
     if (st != TRACELOG_OK) /* only the reader's own limits can stop a valid trailer's names */
-        problem(r, types_condition(st), off, 0, "%s", why);
+        tl_reader_problem(r, types_condition(st), off, 0, "%s", why);
     if (t.have_status) /* a trailer without "status" leaves the status as it was */
         keep_status(r, &t.status, seq);
     r->have_trailer = 1;
@@ -671,7 +573,7 @@ static tracelog_status handle_block(tracelog_reader *r, uint64_t off, const tl_b
         if (h->payload_len < TL_CHUNK_HEADER_SIZE ||
             tl_source_read(&r->src, off + TL_BLOCK_HEADER_SIZE, head, sizeof head) != (ssize_t)sizeof head ||
             tl_chunk_header_decode(head, h->payload_len, &c.ch)) {
-            problem(r, TL_COND_BAD_CHUNK_HEADER, off, tl_block_span(h->payload_len), "bad chunk header");
+            tl_reader_problem(r, TL_COND_BAD_CHUNK_HEADER, off, tl_block_span(h->payload_len), "bad chunk header");
             return TRACELOG_OK;
         }
         *chunk_out = c;
@@ -708,7 +610,7 @@ static tracelog_status handle_block(tracelog_reader *r, uint64_t off, const tl_b
 }
 
 /* A seekable file's open scan: handles one valid block and lists it if it is a chunk. */
-static tracelog_status index_block(tracelog_reader *r, uint64_t off, const tl_block_header *h)
+tracelog_status tl_reader_index_block(tracelog_reader *r, uint64_t off, const tl_block_header *h)
 {
     chunk_ref c;
     int is_chunk;
@@ -720,8 +622,8 @@ static tracelog_status index_block(tracelog_reader *r, uint64_t off, const tl_bl
 static void check_seq(tracelog_reader *r, uint64_t off, uint64_t seq)
 {
     if (r->have_last_seq && seq != r->last_seq + 1)
-        problem(r, TL_COND_SEQUENCE_BREAK, off, 0, "blocks missing before this one (sequence %llu after %llu)",
-                (unsigned long long)seq, (unsigned long long)r->last_seq);
+        tl_reader_problem(r, TL_COND_SEQUENCE_BREAK, off, 0, "blocks missing before this one (sequence %llu after %llu)",
+                          (unsigned long long)seq, (unsigned long long)r->last_seq);
     r->last_seq = seq;
     r->have_last_seq = 1;
 }
@@ -733,569 +635,18 @@ static tracelog_status scan_sequential(tracelog_reader *r)
     for (;;) {
         uint64_t from = pos, limit = r->src.size;
         tracelog_status why;
-        scan_result s = scan_block(r, &pos, &limit, 0, &h, &why);
+        scan_result s = tl_reader_scan_block(r, &pos, &limit, 0, &h, &why);
         if (s == SCAN_ERROR)
             return TRACELOG_E_IO;
-        report_skip(r, from, pos, why, s == SCAN_END);
+        tl_reader_report_skip(r, from, pos, why, s == SCAN_END);
         if (s == SCAN_END)
             return TRACELOG_OK;
         check_seq(r, pos, h.seq);
-        tracelog_status st = index_block(r, pos, &h);
+        tracelog_status st = tl_reader_index_block(r, pos, &h);
         if (st != TRACELOG_OK)
             return st;
         pos += tl_block_span(h.payload_len);
     }
-}
-
-/* What the head of a ring segment holds. */
-enum { HEAD_OK, HEAD_BAD, HEAD_STALE };
-
-typedef struct segment_ref {
-    uint32_t index;
-    uint64_t first_seq; /* sort key: the seq its data starts at */
-    uint64_t bound;     /* blocks of seq <= bound before its data are an older lap's */
-    int head;           /* HEAD_*: of a ring with SEGMENT blocks (HEAD_OK otherwise) */
-    uint64_t lap;       /* from its SEGMENT block (HEAD_OK only) */
-    uint64_t last_seq;  /* newest block its first (dry) walk found */
-    int left;           /* that walk found the writer's end of the segment: the writer moved on */
-} segment_ref;
-
-static int by_first_seq(const void *a, const void *b)
-{
-    uint64_t x = ((const segment_ref *)a)->first_seq, y = ((const segment_ref *)b)->first_seq;
-    return x < y ? -1 : x > y;
-}
-
-static int by_chunk_seq(const void *a, const void *b)
-{
-    uint64_t x = ((const chunk_ref *)a)->seq, y = ((const chunk_ref *)b)->seq;
-    return x < y ? -1 : x > y;
-}
-
-/* How the blocks of a region (a ring segment or the durable region) ended. */
-typedef struct region_end {
-    uint64_t limit;    /* end of the region's bytes in the file */
-    uint64_t run;      /* leading blocks whose seqs are 0, 1, 2, ...: in the durable region,
-                          the history of a ring before its first ring block */
-    int closed;        /* a PADDING block or an older lap's block ends them: the writer moved on */
-    int padded;        /* a PADDING block ends them */
-    int marked;        /* the END marker of their last block ends them (headed ring) */
-    uint64_t torn_at;  /* bytes from here to limit hold no valid block (0: none) */
-    uint64_t first_at; /* offset of the first block taken (UINT64_MAX: none) */
-    uint64_t first_seq; /* and its seq */
-    uint64_t data_end; /* end of the last block taken (the region's start if none) */
-    tracelog_status why;
-} region_end;
-
-/* Runs of consecutive sequence numbers found in a ring, each with the offset of its first block. */
-typedef struct seq_run {
-    uint64_t first, last, offset;
-} seq_run;
-
-typedef struct seq_runs {
-    seq_run *run;
-    size_t n, cap;
-    uint64_t *excused; /* gaps that start or end at these seqs were reported where they are */
-    size_t nexcused, excused_cap;
-} seq_runs;
-
-static tracelog_status note_seq(seq_runs *s, uint64_t seq, uint64_t offset)
-{
-    if (s->n && s->run[s->n - 1].last + 1 == seq) {
-        s->run[s->n - 1].last = seq;
-        return TRACELOG_OK;
-    }
-    seq_run *p = tl_grow(s->run, &s->cap, s->n + 1, sizeof *p);
-    if (!p)
-        return TRACELOG_E_NOMEM;
-    s->run = p;
-    s->run[s->n++] = (seq_run){seq, seq, offset};
-    return TRACELOG_OK;
-}
-
-static int by_run_first(const void *a, const void *b)
-{
-    uint64_t x = ((const seq_run *)a)->first, y = ((const seq_run *)b)->first;
-    return x < y ? -1 : x > y;
-}
-
-static int by_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int excused(const seq_runs *s, uint64_t seq)
-{
-    return s->nexcused && bsearch(&seq, s->excused, s->nexcused, sizeof seq, by_u64);
-}
-
-static tracelog_status excuse(seq_runs *s, uint64_t seq)
-{
-    uint64_t *p = tl_grow(s->excused, &s->excused_cap, s->nexcused + 1, sizeof *p);
-    if (!p)
-        return TRACELOG_E_NOMEM;
-    s->excused = p;
-    s->excused[s->nexcused++] = seq;
-    return TRACELOG_OK;
-}
-
-/*
- * A ring writer numbers every block it writes, durable or not, PADDING
- * included: from the oldest segment's first block on, every number up to
- * the newest must have been found. A missing one is a block lost to damage
- * (a segment's last blocks, the newest event types) that the scan could not
- * see, since what ends a segment looks like the end of the data. Gaps
- * already reported as a lost segment end (which the gap starts after) or a
- * bad segment head (which it ends at) are not reported again.
- */
-static void check_ring_seqs(tracelog_reader *r, seq_runs *s, uint64_t oldest)
-{
-    if (s->n == 0) /* no block found: nothing to check (and qsort must not get NULL) */
-        return;
-    qsort(s->run, s->n, sizeof *s->run, by_run_first);
-    if (s->nexcused > 1)
-        qsort(s->excused, s->nexcused, sizeof *s->excused, by_u64);
-    uint64_t next = oldest; /* the smallest number not yet found */
-    for (size_t i = 0; i < s->n; i++) {
-        const seq_run *run = &s->run[i];
-        if (run->last < next)
-            continue;
-        if (run->first > next && !excused(s, next) && !excused(s, run->first))
-            problem(r, TL_COND_SEQUENCE_BREAK, run->offset, 0, "ring: blocks %llu to %llu missing before this one",
-                    (unsigned long long)next, (unsigned long long)(run->first - 1));
-        next = run->last + 1;
-    }
-}
-
-enum {
-    WALK_DRY = 1,        /* find the blocks only: no problem reported, nothing handled or noted */
-    WALK_SKIP_STALE = 2, /* blocks of seq <= *last_seq before the first one taken are an older lap's */
-    WALK_MARKED = 4,     /* a headed ring's segment: END markers are never taken (7.5) */
-};
-
-/*
- * Blocks of one region, in order, while their sequence numbers increase;
- * their seqs go to seqs. With WALK_SKIP_STALE, an older lap's block met
- * before the region's data is stepped over 8 bytes at a time, its length
- * not trusted: the newer blocks written over it need not start where it
- * ends. The bytes before the first block taken are then the caller's to
- * report.
- */
-static tracelog_status scan_segment(tracelog_reader *r, uint64_t start, uint64_t end, uint64_t *last_seq,
-                                    region_end *how, seq_runs *seqs, int mode)
-{
-    uint64_t pos = start;
-    tl_block_header h;
-    memset(how, 0, sizeof *how);
-    how->limit = end;
-    how->first_at = UINT64_MAX;
-    how->data_end = start;
-    while (pos < end) {
-        uint64_t from = pos, limit = end;
-        tracelog_status why;
-        scan_result s = scan_block(r, &pos, &limit, how->first_at == UINT64_MAX ? !(mode & WALK_SKIP_STALE) : 1,
-                                   &h, &why);
-        if (s == SCAN_ERROR)
-            return TRACELOG_E_IO;
-        if (s == SCAN_END) {
-            if (limit > from) { /* bytes up to the limit, none of them a block */
-                how->torn_at = from;
-                how->why = why;
-            }
-            break;
-        }
-        /* An END marker is no block: right after the last block taken, with
-           its seq, it is the writer's end of the data; anywhere else an older
-           write's, stepped over before the data, the end of it after. */
-        if ((mode & WALK_MARKED) && h.type == TL_BLOCK_END) {
-            if (how->first_at == UINT64_MAX) {
-                pos += 8;
-                continue;
-            }
-            how->closed = 1;
-            how->marked = pos == how->data_end && h.seq == *last_seq;
-            break;
-        }
-        /* What follows the newest block of a segment is what the previous lap
-           left there: skipped bytes are damage only if newer blocks follow. */
-        if (h.seq <= *last_seq && (pos != start || (mode & WALK_SKIP_STALE))) {
-            if (how->first_at == UINT64_MAX && (mode & WALK_SKIP_STALE)) {
-                pos += 8;
-                continue;
-            }
-            how->closed = 1;
-            break;
-        }
-        if (!(mode & WALK_DRY) && (how->first_at != UINT64_MAX || !(mode & WALK_SKIP_STALE)))
-            report_skip(r, from, pos, why, 0);
-        if (how->first_at == UINT64_MAX) {
-            how->first_at = pos;
-            how->first_seq = h.seq;
-        }
-        *last_seq = h.seq;
-        how->data_end = pos + tl_block_span(h.payload_len);
-        if (!(mode & WALK_DRY) && note_seq(seqs, h.seq, pos) != TRACELOG_OK)
-            return TRACELOG_E_NOMEM;
-        if (h.type == TL_BLOCK_PADDING) { /* the writer's end of the segment */
-            how->closed = how->padded = 1;
-            break;
-        }
-        if (h.seq == how->run)
-            how->run++;
-        if (!(mode & WALK_DRY)) {
-            tracelog_status st = index_block(r, pos, &h);
-            if (st != TRACELOG_OK)
-                return st;
-        }
-        pos += tl_block_span(h.payload_len);
-    }
-    return TRACELOG_OK;
-}
-
-/*
- * Must the file reach into the ring's last segment? Yes if the writer went
- * round the ring: a segment holds newer blocks than a later one (segs sorted
- * by first_seq), or the oldest segment does not follow the durable region's
- * blocks (all blocks written before a first lap's segment 0 are durable
- * ones, seqs 0, 1, 2, ...), or a SEGMENT block says so. With no segment in
- * the file, yes if the durable region's seqs have a gap: blocks went to a
- * ring the file does not hold.
- */
-static int ring_wrapped(const segment_ref *segs, size_t n, uint64_t durable_run, uint64_t durable_last)
-{
-    if (n == 0)
-        return durable_last >= durable_run;
-    for (size_t i = 0; i < n; i++)
-        if ((i > 0 && segs[i].index < segs[i - 1].index) || (segs[i].head == HEAD_OK && segs[i].lap > 0))
-            return 1;
-    return segs[0].first_seq > durable_run;
-}
-
-/*
- * The end of a ring's data (8.5). A ring still on its first lap ends where
- * its newest block ends, as a sequential log does: bytes after that block
- * are a torn tail. A ring the writer went round has had every segment
- * written, so its file reaches into the last segment, whose blocks end with
- * a PADDING block, an older lap's block, the end of the file if the writer
- * is in that segment, or fewer than 32 bytes before the end of the geometry;
- * otherwise the file was cut short. It also reaches as far as any SEGMENT
- * block says earlier laps wrote (need_end). In a headed ring the newest
- * segment's last block is followed by its END marker, or is a PADDING block
- * (7.5): otherwise the last write was torn, whatever the lap, and the bytes
- * after the last block taken are that torn write's and an older lap's.
- * newest is the scan of the region holding the newest blocks (marked: a
- * headed segment's), last that of the last segment (NULL if it holds no
- * block), head_cut the offset of a segment that starts less than 32 bytes
- * before the end of the file (0 if none).
- */
-static void check_ring_end(tracelog_reader *r, int wrapped, const region_end *newest, int marked,
-                           const region_end *last, uint64_t head_cut, uint64_t need_end)
-{
-    uint64_t size = r->src.size;
-    if (!wrapped && head_cut) {
-        report_skip(r, head_cut, size, TRACELOG_E_TRUNCATED, 1);
-    } else if (marked) {
-        if (newest->first_at != UINT64_MAX && !newest->marked && !newest->padded) {
-            r->torn_tail = 1;
-            problem(r, TL_COND_TORN_TAIL, newest->data_end, newest->limit - newest->data_end,
-                    "log ends with an incomplete or damaged block (no END marker after the ring's newest block)");
-        }
-    } else if (!wrapped && newest->torn_at && newest->limit == size) {
-        report_skip(r, newest->torn_at, size, newest->why, 1);
-    }
-    if (!wrapped)
-        return;
-    uint64_t ring_end = r->hdr.ring_offset + (uint64_t)r->hdr.segment_count * r->hdr.segment_size;
-    if (size >= need_end &&
-        (size + TL_BLOCK_HEADER_SIZE > ring_end || (last && (last->closed || last == newest))))
-        return;
-    r->torn_tail = 1;
-    problem(r, TL_COND_RING_CUT_SHORT, size, 0, "ring ends early: file shorter than its geometry, up to %llu bytes missing",
-            (unsigned long long)(ring_end - size));
-}
-
-static uint64_t segment_start(const tracelog_reader *r, uint32_t index)
-{
-    return r->hdr.ring_offset + (uint64_t)index * r->hdr.segment_size;
-}
-
-static uint64_t segment_end(const tracelog_reader *r, uint32_t index)
-{
-    uint64_t end = segment_start(r, index) + r->hdr.segment_size;
-    return end < r->src.size ? end : r->src.size;
-}
-
-/* Where a segment's walk starts: past a damaged head, which is no block of it. */
-static uint64_t data_start(const tracelog_reader *r, const segment_ref *s)
-{
-    return segment_start(r, s->index) + (s->head == HEAD_BAD ? 8 : 0);
-}
-
-/*
- * The head of segment i of a ring with SEGMENT blocks: HEAD_OK and its
- * SEGMENT block's seq, lap and extent when it starts with a valid one of
- * this segment, else HEAD_BAD. -1 on an I/O error.
- */
-static int read_segment_head(tracelog_reader *r, uint32_t i, segment_ref *s, uint64_t *need_end)
-{
-    uint8_t buf[TL_SEGMENT_SPAN];
-    tl_block_header h;
-    tl_segment_info info;
-    uint64_t off = segment_start(r, i);
-    ssize_t k = tl_source_read(&r->src, off, buf, sizeof buf);
-    if (k < 0)
-        return -1;
-    *s = (segment_ref){.index = i, .head = HEAD_BAD};
-    if (k == (ssize_t)sizeof buf && tl_block_header_decode(buf, r->salt32, r->opt.ignore_checksums, &h) == TL_BLOCK_OK &&
-        h.type == TL_BLOCK_SEGMENT && tl_segment_decode(buf + TL_BLOCK_HEADER_SIZE, h.payload_len, &info) == 0 &&
-        (r->opt.ignore_checksums ||
-         tl_block_payload_crc(r->salt32, buf + TL_BLOCK_HEADER_SIZE, h.payload_len) == h.payload_crc) &&
-        info.index == i) {
-        s->head = HEAD_OK;
-        s->first_seq = h.seq;
-        s->lap = info.lap;
-        if (off + info.extent > *need_end)
-            *need_end = off + info.extent;
-    }
-    return 0;
-}
-
-/*
- * Finds the segments that start inside the file, each with the seq its
- * blocks start at, reporting those whose start is damaged (8.5 step 2).
- * With SEGMENT blocks, a segment whose head is damaged is still used from
- * its first valid block, and its blocks are walked once (dry) to learn how
- * they end.
- */
-static tracelog_status find_segments(tracelog_reader *r, int headed, uint64_t nseg, segment_ref *segs, size_t *n,
-                                     uint64_t *head_cut, uint64_t *need_end)
-{
-    for (uint32_t i = 0; i < nseg; i++) {
-        uint64_t off = segment_start(r, i);
-        uint8_t buf[TL_BLOCK_HEADER_SIZE];
-        tl_block_header h;
-        ssize_t k = tl_source_read(&r->src, off, buf, sizeof buf);
-        if (k < 0)
-            return TRACELOG_E_IO;
-        if (k < (ssize_t)sizeof buf) {
-            *head_cut = off; /* the file ends inside this segment's first block header */
-            continue;
-        }
-        if (all_zero(buf, sizeof buf))
-            continue; /* never written */
-        segment_ref *s = &segs[*n];
-        if (!headed) {
-            if (tl_block_header_decode(buf, r->salt32, r->opt.ignore_checksums, &h) == TL_BLOCK_OK) {
-                *s = (segment_ref){.index = i, .first_seq = h.seq, .bound = h.seq ? h.seq - 1 : 0};
-                (*n)++;
-            } else {
-                problem(r, TL_COND_BAD_SEGMENT_START, off, r->hdr.segment_size, "ring segment %u has no valid first block", i);
-            }
-            continue;
-        }
-        if (read_segment_head(r, i, s, need_end) < 0)
-            return TRACELOG_E_IO;
-        region_end how;
-        uint64_t last = s->head == HEAD_OK && s->first_seq ? s->first_seq - 1 : 0;
-        tracelog_status st = scan_segment(r, data_start(r, s), segment_end(r, i), &last, &how, NULL,
-                                          WALK_DRY | WALK_MARKED | (s->head == HEAD_OK ? 0 : WALK_SKIP_STALE));
-        if (st != TRACELOG_OK)
-            return st;
-        if (how.first_at == UINT64_MAX) { /* not one valid block */
-            problem(r, TL_COND_BAD_SEGMENT_HEADER, off, segment_end(r, i) - off,
-                    "ring segment %u: no SEGMENT block, and no block after it", i);
-            continue;
-        }
-        if (s->head != HEAD_OK)
-            s->first_seq = how.first_seq;
-        s->bound = s->first_seq ? s->first_seq - 1 : 0;
-        s->last_seq = last;
-        /* Only a PADDING block says the writer moved on: a segment filled to
-           its last 32 bytes may still be the one it is in. */
-        s->left = how.padded;
-        (*n)++;
-    }
-    return TRACELOG_OK;
-}
-
-static int by_index(const void *a, const void *b)
-{
-    uint32_t x = ((const segment_ref *)a)->index, y = ((const segment_ref *)b)->index;
-    return x < y ? -1 : x > y;
-}
-
-/* The segment with the newest SEGMENT block: the highest (lap, index). NULL if none. */
-static const segment_ref *newest_head(const segment_ref *segs, size_t n)
-{
-    const segment_ref *top = NULL;
-    for (size_t k = 0; k < n; k++)
-        if (segs[k].head == HEAD_OK && (!top || segs[k].lap > top->lap || (segs[k].lap == top->lap && segs[k].index > top->index)))
-            top = &segs[k];
-    return top;
-}
-
-/*
- * Segment i's head is an older lap's (its SEGMENT block of the current lap
- * was lost: 8.5) when
- *  - its lap is below the one the newest SEGMENT block implies for it (the
- *    writer passes the segments in order), or
- *  - the segment before it, p, has a block newer than that head, and p ends
- *    with a PADDING block (the writer enters a segment only after ending
- *    the one before it so) or segment i holds blocks newer than p's; its
- *    blocks must then also be newer than p's.
- * The head and the blocks before the segment's data are then skipped. segs
- * is in index order.
- */
-static void raise_bounds(const tracelog_reader *r, segment_ref *segs, size_t n)
-{
-    const segment_ref *top = newest_head(segs, n);
-    uint64_t top_lap = top ? top->lap : 0;
-    uint32_t top_index = top ? top->index : 0;
-    for (size_t k = 0; k < n; k++) {
-        segment_ref *s = &segs[k];
-        int stale = 0;
-        segment_ref key = {.index = s->index ? s->index - 1 : r->hdr.segment_count - 1};
-        const segment_ref *p = bsearch(&key, segs, n, sizeof *segs, by_index);
-        if (p && p->last_seq >= s->first_seq && (p->left || s->last_seq > p->last_seq)) {
-            s->bound = p->last_seq;
-            stale = 1;
-        }
-        /* (An index above top's has a lower lap than top's, so top_lap - 1 does not wrap.) */
-        if (s->head == HEAD_OK && top && s->lap < (s->index <= top_index ? top_lap : top_lap - 1)) {
-            if (s->bound < s->first_seq)
-                s->bound = s->first_seq;
-            stale = 1;
-        }
-        if (!stale)
-            continue;
-        s->first_seq = s->bound + 1; /* its data, if any, is newer */
-        if (s->head == HEAD_OK)
-            s->head = HEAD_STALE;
-    }
-}
-
-/*
- * Reports a segment whose head is not its SEGMENT block of the current lap,
- * with the bytes before its data; the seqs lost with them are that loss.
- */
-static tracelog_status report_head(tracelog_reader *r, const segment_ref *s, const region_end *how, seq_runs *seqs)
-{
-    uint64_t off = segment_start(r, s->index);
-    uint64_t to = how->first_at == UINT64_MAX ? how->limit : how->first_at;
-    problem(r, TL_COND_BAD_SEGMENT_HEADER, off, to - off,
-            s->head == HEAD_STALE ? "ring segment %u starts with an older lap's blocks" :
-                                    "ring segment %u has no valid SEGMENT block", s->index);
-    return how->first_at == UINT64_MAX ? TRACELOG_OK : excuse(seqs, how->first_seq);
-}
-
-/*
- * A segment the writer left (a newer one follows) ends with a PADDING block
- * or within 32 bytes of its end: if its blocks stop before, its end was lost
- * (8.5). The missing seqs are that loss, not another SEQUENCE_BREAK.
- */
-static tracelog_status check_segment_end(tracelog_reader *r, const segment_ref *s, const region_end *how,
-                                         uint64_t last_seq, seq_runs *seqs)
-{
-    uint64_t full = segment_start(r, s->index) + r->hdr.segment_size;
-    if (how->first_at == UINT64_MAX || how->padded || how->data_end + TL_BLOCK_HEADER_SIZE > full)
-        return TRACELOG_OK;
-    problem(r, TL_COND_SEGMENT_END_LOST, how->data_end, how->limit - how->data_end,
-            "ring segment %u: its last blocks are lost (no PADDING block after block %llu)", s->index,
-            (unsigned long long)last_seq);
-    return excuse(seqs, last_seq + 1);
-}
-
-/*
- * The durable region is never rewritten, so in a headed ring the bytes after
- * its last block are zeros (7.3): other bytes there are its last blocks,
- * lost (a torn or damaged write), whether or not newer blocks show the gap
- * in their seqs. Reported where they are, once: not again as a torn tail.
- */
-static tracelog_status check_durable_end(tracelog_reader *r, region_end *durable)
-{
-    if (!durable->torn_at)
-        return TRACELOG_OK;
-    /* The scan looks at 32 bytes: fewer zeros may end the region before the ring. */
-    uint8_t buf[TL_BLOCK_HEADER_SIZE];
-    uint64_t at = durable->torn_at, n = durable->limit - at;
-    ssize_t k = tl_source_read(&r->src, at, buf, n < sizeof buf ? (size_t)n : sizeof buf);
-    if (k < 0)
-        return TRACELOG_E_IO;
-    durable->torn_at = 0;
-    if (all_zero(buf, (size_t)k))
-        return TRACELOG_OK;
-    problem(r, TL_COND_DURABLE_END_LOST, at, n,
-            "ring: the durable region's last blocks are lost (bytes that are neither a block nor zeros)");
-    return TRACELOG_OK;
-}
-
-/* The durable region, then the segments, oldest (smallest first seq) first. */
-static tracelog_status scan_regions(tracelog_reader *r, seq_runs *seqs)
-{
-    uint64_t last = 0;
-    uint64_t durable_end = r->hdr.ring_offset < r->src.size ? r->hdr.ring_offset : r->src.size;
-    region_end durable;
-    tracelog_status st = scan_segment(r, r->hdr.header_size, durable_end, &last, &durable, seqs, 0);
-    if (st != TRACELOG_OK)
-        return st;
-    int headed = (r->hdr.compat_flags & TL_COMPAT_SEGMENT_HEADERS) != 0;
-    if (headed && (st = check_durable_end(r, &durable)) != TRACELOG_OK)
-        return st;
-    /* Only segments that start inside the file can hold blocks: the header's
-       count is not trusted for the allocation. */
-    uint64_t nseg = 0;
-    if (r->hdr.ring_offset < r->src.size)
-        nseg = (r->src.size - r->hdr.ring_offset + r->hdr.segment_size - 1) / r->hdr.segment_size;
-    if (nseg > r->hdr.segment_count)
-        nseg = r->hdr.segment_count;
-    segment_ref *segs = calloc(nseg ? nseg : 1, sizeof *segs);
-    if (!segs)
-        return TRACELOG_E_NOMEM;
-    size_t n = 0;
-    uint64_t head_cut = 0, need_end = 0;
-    st = find_segments(r, headed, nseg, segs, &n, &head_cut, &need_end);
-    if (st == TRACELOG_OK && headed)
-        raise_bounds(r, segs, n);
-    if (n > 1)
-        qsort(segs, n, sizeof *segs, by_first_seq);
-    region_end newest = durable, last_seg;
-    const region_end *last_scan = NULL;
-    for (size_t i = 0; i < n && st == TRACELOG_OK; i++) {
-        uint64_t prev = segs[i].bound;
-        st = scan_segment(r, data_start(r, &segs[i]), segment_end(r, segs[i].index), &prev, &newest, seqs,
-                          (headed ? WALK_MARKED : 0) | (segs[i].head == HEAD_OK ? 0 : WALK_SKIP_STALE));
-        if (st == TRACELOG_OK && segs[i].head != HEAD_OK)
-            st = report_head(r, &segs[i], &newest, seqs);
-        if (st == TRACELOG_OK && headed && i + 1 < n)
-            st = check_segment_end(r, &segs[i], &newest, prev, seqs);
-        if (segs[i].index == r->hdr.segment_count - 1) {
-            last_seg = newest;
-            last_scan = i == n - 1 ? &newest : &last_seg;
-        }
-    }
-    if (st == TRACELOG_OK)
-        check_ring_end(r, ring_wrapped(segs, n, durable.run, last), &newest, headed && n > 0, last_scan, head_cut,
-                       need_end);
-    if (st == TRACELOG_OK && n > 0)
-        check_ring_seqs(r, seqs, segs[0].first_seq);
-    free(segs);
-    return st;
-}
-
-static tracelog_status scan_ring(tracelog_reader *r)
-{
-    seq_runs seqs = {0};
-    tracelog_status st = scan_regions(r, &seqs);
-    free(seqs.run);
-    free(seqs.excused);
-    /* A segment whose first block was lost in a crash still starts with the
-       previous lap's blocks, so it sorts too early, yet newer blocks written
-       further into it may have survived: order chunks by sequence number,
-       which is the order they were written in. */
-    if (st == TRACELOG_OK && r->nchunks > 1)
-        qsort(r->chunks, r->nchunks, sizeof *r->chunks, by_chunk_seq);
-    return st;
 }
 
 /* ---- open ---------------------------------------------------------------- */
@@ -1345,13 +696,13 @@ static void report_drops(tracelog_reader *r)
         return;
     r->drops_reported = 1;
     if (r->status.types_dropped)
-        problem(r, TL_COND_TYPES_DROPPED, r->hdr.header_size, 0,
-                "%llu event-type names did not fit in the log (LOOP durable region full): events unnamed",
-                (unsigned long long)r->status.types_dropped);
+        tl_reader_problem(r, TL_COND_TYPES_DROPPED, r->hdr.header_size, 0,
+                          "%llu event-type names did not fit in the log (LOOP durable region full): events unnamed",
+                          (unsigned long long)r->status.types_dropped);
     if (r->status.threads_dropped)
-        problem(r, TL_COND_THREADS_DROPPED, r->hdr.header_size, 0,
-                "%llu thread definitions did not fit in the log (LOOP durable region full): kernel tids lost",
-                (unsigned long long)r->status.threads_dropped);
+        tl_reader_problem(r, TL_COND_THREADS_DROPPED, r->hdr.header_size, 0,
+                          "%llu thread definitions did not fit in the log (LOOP durable region full): kernel tids lost",
+                          (unsigned long long)r->status.threads_dropped);
 }
 
 /* A reader with its options, before its source is set. NULL when out of memory. */
@@ -1391,7 +742,7 @@ static tracelog_status reader_start(tracelog_reader *r, int source_errno, tracel
         if (!r->src.seekable)
             st = stream_prime(r);
         else if (r->hdr.layout == TL_LAYOUT_RING)
-            st = scan_ring(r);
+            st = tl_reader_scan_ring(r);
         else
             st = scan_sequential(r);
         if (st != TRACELOG_OK)
@@ -1403,7 +754,7 @@ static tracelog_status reader_start(tracelog_reader *r, int source_errno, tracel
         return st;
     }
     if (!r->have_meta) {
-        problem(r, TL_COND_NO_METADATA, r->hdr.header_size, 0, "no valid metadata block: attributes unknown");
+        tl_reader_problem(r, TL_COND_NO_METADATA, r->hdr.header_size, 0, "no valid metadata block: attributes unknown");
         /* The defaults of missing keys, so that callers always get valid policies. */
         r->meta.stream_full_policy = TRACELOG_POLICY_LOOP;
         r->meta.log_full_policy = layout_policy(r);
@@ -1485,8 +836,8 @@ static tracelog_status decode_chunk(tracelog_reader *r, tl_merge_slot *m, const 
     if (st == TRACELOG_E_NOMEM)
         return st;
     if (st != TRACELOG_OK) {
-        problem(r, st == TRACELOG_E_LIMIT ? TL_COND_CHUNK_TOO_LARGE : TL_COND_BAD_CHUNK_BODY, m->off,
-                tl_block_span(h->payload_len), "chunk: %s", why);
+        tl_reader_problem(r, st == TRACELOG_E_LIMIT ? TL_COND_CHUNK_TOO_LARGE : TL_COND_BAD_CHUNK_BODY, m->off,
+                          tl_block_span(h->payload_len), "chunk: %s", why);
         return TRACELOG_E_CORRUPT;
     }
     if (m->cur.h.codec == TL_CODEC_NONE && buf != &m->payload) { /* the file changed since the header was read */
@@ -1508,9 +859,9 @@ static void chunk_damage(tracelog_reader *r, const tl_merge_slot *m, const char 
     }
     /* Every event was delivered when only the end check failed. */
     if (m->cur.index == m->cur.h.event_count)
-        problem(r, TL_COND_CHUNK_TRAILING_DATA, m->off, 0, "chunk: %s", why);
+        tl_reader_problem(r, TL_COND_CHUNK_TRAILING_DATA, m->off, 0, "chunk: %s", why);
     else
-        problem(r, TL_COND_BAD_EVENT, m->off, 0, "chunk: %s (events after it in this chunk are lost)", why);
+        tl_reader_problem(r, TL_COND_BAD_EVENT, m->off, 0, "chunk: %s (events after it in this chunk are lost)", why);
 }
 
 /*
@@ -1555,9 +906,9 @@ static take_kind join_set(tracelog_reader *r, tl_merge_slot *m)
         r->carry = 1;
         uint16_t *done = r->src.seekable ? &r->chunks[m->index].reported : NULL;
         if (!done || !(*done & REPORTED_CUT))
-            problem(r, TL_COND_MERGE_SET_TOO_LARGE, m->off, 0,
-                    "merge set of %zu chunks, %llu decoded bytes: ends before this chunk of %llu bytes", s->n,
-                    (unsigned long long)s->decoded, (unsigned long long)d);
+            tl_reader_problem(r, TL_COND_MERGE_SET_TOO_LARGE, m->off, 0,
+                              "merge set of %zu chunks, %llu decoded bytes: ends before this chunk of %llu bytes", s->n,
+                              (unsigned long long)s->decoded, (unsigned long long)d);
         if (done)
             *done |= REPORTED_CUT;
         return TAKE_CUT;
@@ -1581,7 +932,7 @@ static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i, tl_merge
         return TRACELOG_E_IO;
     if (n != (ssize_t)sizeof buf ||
         tl_block_header_decode(buf, r->salt32, r->opt.ignore_checksums, &h) != TL_BLOCK_OK) {
-        problem(r, TL_COND_FILE_CHANGED, c->offset, 0, "chunk header changed since open");
+        tl_reader_problem(r, TL_COND_FILE_CHANGED, c->offset, 0, "chunk header changed since open");
         c->bad = 1;
         return TRACELOG_E_CORRUPT;
     }
@@ -1624,15 +975,15 @@ static tracelog_status take_streamed(tracelog_reader *r, taken *t)
         tl_block_header h;
         uint64_t pos = r->stream_pos, limit = UINT64_MAX;
         tracelog_status why;
-        scan_result s = scan_block(r, &pos, &limit, 0, &h, &why);
+        scan_result s = tl_reader_scan_block(r, &pos, &limit, 0, &h, &why);
         if (s == SCAN_ERROR)
             return TRACELOG_E_IO;
-        report_skip(r, r->stream_pos, pos, why, s == SCAN_END);
+        tl_reader_report_skip(r, r->stream_pos, pos, why, s == SCAN_END);
         if (s == SCAN_END) {
             if (r->stream_pos > r->src.size) { /* the last block claimed more than the stream held */
                 r->torn_tail = 1;
-                problem(r, TL_COND_TORN_TAIL, r->stream_block, r->src.size - r->stream_block,
-                        "log ends inside a block (torn write)");
+                tl_reader_problem(r, TL_COND_TORN_TAIL, r->stream_block, r->src.size - r->stream_block,
+                                  "log ends inside a block (torn write)");
             }
             r->stream_done = 1;
             report_drops(r);
@@ -1664,8 +1015,8 @@ static tracelog_status take_streamed(tracelog_reader *r, taken *t)
         }
         tl_source_release(&r->src, r->stream_pos);
         if (dst == TRACELOG_E_NOMEM || dst == TRACELOG_E_IO) { /* a stream cannot come back to it */
-            problem(r, dst == TRACELOG_E_NOMEM ? TL_COND_OUT_OF_MEMORY : TL_COND_READ_ERROR, pos,
-                    tl_block_span(h.payload_len), "%s: chunk skipped", tracelog_strerror(dst));
+            tl_reader_problem(r, dst == TRACELOG_E_NOMEM ? TL_COND_OUT_OF_MEMORY : TL_COND_READ_ERROR, pos,
+                              tl_block_span(h.payload_len), "%s: chunk skipped", tracelog_strerror(dst));
             return dst;
         }
         t->seq = h.seq;

@@ -1,0 +1,142 @@
+/*
+ * The reader's own interface (format-spec/ptl-format.md section 8): the
+ * reader struct and the functions its files share. Only the files of
+ * reader/ may include it; everything else reads logs through
+ * include/tracelog/reader.h.
+ *
+ *   reader.c  the public entry points: open, close, the queries; problems
+ *   ring.c    the open scan of a ring (LOOP) log: segments, recovery (8.5)
+ *
+ * merge.c (merge sets) and source.c (file, pipe or read function) have
+ * their own headers and do not need this one.
+ */
+#ifndef TRACELOG_READER_INTERNAL_H
+#define TRACELOG_READER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <zstd.h>
+
+#include "common/buf.h"
+#include "format/chunk.h"
+#include "format/condition.h"
+#include "format/event_types.h"
+#include "format/format.h"
+#include "format/threads.h"
+#include "reader/merge.h"
+#include "reader/source.h"
+#include "tracelog/reader.h"
+
+typedef struct chunk_ref {
+    uint64_t offset; /* of the block header */
+    uint64_t seq;
+    uint32_t payload_len;
+    uint16_t bad;      /* cannot be opened: skipped whole (reported once) */
+    uint16_t reported; /* REPORTED_*: what later passes do not report again */
+    tl_chunk_header ch;
+} chunk_ref;
+
+enum {
+    REPORTED_DAMAGE = 1, /* damage inside the chunk (BAD_EVENT, CHUNK_TRAILING_DATA) */
+    REPORTED_CUT = 2,    /* MERGE_SET_TOO_LARGE at this chunk */
+};
+
+_Static_assert(TL_COND_COUNT <= 256, "a problem's condition is kept in a byte");
+/* A thread definition and the block that made it (seekable logs keep them all). */
+typedef struct thread_def_at {
+    tl_thread_def d;
+    uint64_t seq;   /* of its THREADS block: it names the threads of later chunks */
+    uint64_t order; /* keeps the order of definitions with the same seq when sorted */
+} thread_def_at;
+
+/* A schema value ignored for an id: key id + 1 (0: free slot). */
+typedef struct tl_ignored_slot {
+    uint64_t key;
+    uint64_t tag;
+} tl_ignored_slot;
+
+struct tracelog_reader {
+    tl_source src;
+    int own_fd;
+    tracelog_reader_options opt;
+    tl_file_header hdr;
+    uint32_t salt32;
+    tracelog_metadata meta;
+    int have_meta;
+
+    tracelog_event_types types; /* a later definition renames; names handed out stay valid */
+    tl_ignored_slot *ignored;   /* id -> tag of the schema value last ignored for it (open addressing) */
+    size_t ignored_n, ignored_cap;
+    uint64_t types_block;       /* offset of the block whose event types are being decoded */
+
+    /* Threads: the map gives the kernel tid of the events being read. Every
+       definition is kept (defs, at most max_threads); the map holds those
+       made before the last chunk of the set being read (6.10): by seq on a
+       seekable file, by arrival on a pipe. */
+    tl_thread_map threads;
+    thread_def_at *defs;
+    size_t ndefs, defs_cap, next_def;
+    uint64_t threads_seq;  /* the map holds the definitions made before this seq */
+    tl_thread_def cache;   /* the last lookup (ktid 0: none) */
+
+    chunk_ref *chunks;
+    size_t nchunks, chunks_cap;
+    uint64_t merged_chunks; /* of them, with MERGE_NEXT */
+
+    tracelog_problem *problems;
+    uint8_t *conditions;   /* tl_condition of each problem kept in detail */
+    size_t nproblems;
+    uint64_t problem_total, bytes_skipped;
+
+    tracelog_log_status status;
+    uint64_t status_seq;
+    int have_status;
+    int have_trailer, torn_tail;  /* clean = trailer is the newest block and nothing torn follows */
+    int drops_reported;
+    uint64_t trailer_seq, max_seq;
+    uint64_t blocks, stored_bytes, raw_bytes;
+
+    /* Iteration: merge sets (6.10), loaded one chunk at a time so that an
+       error (memory, I/O) can be returned and the load resumed. */
+    size_t next_chunk;     /* seekable: index of the next chunk to load */
+    uint64_t stream_pos;   /* stream: offset of the next block */
+    uint64_t stream_block; /* stream: offset of the last block handled */
+    uint64_t last_seq;     /* sequential layout: seq of the last valid block */
+    int have_last_seq;
+    int stream_done;
+    tl_merge_set set;      /* the set being loaded or delivered */
+    size_t live;           /* members being delivered (0: none, the set is being loaded) */
+    int complete;          /* every member is loaded: threads and merge to start */
+    int advance;           /* merging: the event delivered last was set.cur's, its next one is due */
+    int carry;             /* slot set.n holds the decoded chunk that starts the next set */
+    uint64_t set_last_seq; /* seq of the set's last chunk so far (seekable: thread definitions) */
+    size_t set_last_defs;  /* pipe: definitions read before the set's last chunk so far */
+    uint64_t *reach;       /* seekable, built at the first time seek: the largest max_ts up to each chunk */
+    tracelog_event peeked; /* seek_time found it: next() returns it first */
+    int has_peeked;
+    tl_buf payload;
+    ZSTD_DCtx *dctx;
+};
+
+/* ---- reader.c ------------------------------------------------------------ */
+
+/* Records a problem (counted always, kept in detail up to max_problems). */
+void tl_reader_problem(tracelog_reader *r, tl_condition cond, uint64_t off, uint64_t len, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* ---- blocks (reader.c) --------------------------------------------------- */
+
+typedef enum scan_result { SCAN_BLOCK, SCAN_END, SCAN_ERROR } scan_result;
+
+int tl_reader_all_zero(const uint8_t *p, size_t n);
+scan_result tl_reader_scan_block(tracelog_reader *r, uint64_t *pos, uint64_t *limit, int quiet_zeros,
+                                 tl_block_header *h, tracelog_status *why);
+void tl_reader_report_skip(tracelog_reader *r, uint64_t from, uint64_t to, tracelog_status why, int at_end);
+tracelog_status tl_reader_index_block(tracelog_reader *r, uint64_t off, const tl_block_header *h);
+
+/* ---- ring.c -------------------------------------------------------------- */
+
+/* The open scan of a ring log: its blocks handled, its chunks listed in sequence order. */
+tracelog_status tl_reader_scan_ring(tracelog_reader *r);
+
+#endif
