@@ -22,6 +22,8 @@ expect_same "recorded and in-process logs, event for event, field for field" own
 n=$("$PTLOG" dump --where 'port == 8080' rec.ptl | wc -l)
 m=$("$PTLOG" dump --where 'port == 8080' own.ptl | wc -l)
 [ "$n" -gt 0 ] && [ "$n" = "$m" ] && ok || bad "--where on the recorded log: $n events, $m in-process"
+"$PTLOG" info --json rec.ptl >info.json
+grep -q '"name":"net.rx",.*"schema":"u32 len; ' info.json && ok || bad "info --json of the recorded log gives no schema for net.rx: $(grep -m1 net.rx info.json)"
 expect_rc 0 "merge of the in-process and the recorded log" "$PTLOG" merge own.ptl rec.ptl -o merged.ptl
 
 # attach to a program that opens only typed ids (it could not be found before).

@@ -363,6 +363,12 @@ static void json_report(ptlog_out *o, const info_view *v)
                 ptlog_out_puts(o, ",\"first_ts\":null,\"last_ts\":null,\"payload_min\":null,\"payload_max\":null");
             }
             jnum(o, "rate_per_s", span > 0 ? (double)t->count / span : 0, span > 0);
+            const tracelog_schema *schema = v->src->type_schema ? v->src->type_schema(v->src, t->id) : NULL;
+            if (schema) { /* the payload's layout, in canonical schema text (format-spec 9) */
+                const char *text = tracelog_schema_text(schema);
+                jkey(o, "schema", 1);
+                ptlog_json_string(o, text, strlen(text));
+            }
             ptlog_out_puts(o, "}");
         }
         ptlog_out_puts(o, "]");
