@@ -5,6 +5,7 @@
  * include/tracelog/reader.h.
  *
  *   reader.c  the public entry points: open, close, the queries; problems
+ *   tables.c  what the small blocks define: metadata, event types, threads, status
  *   ring.c    the open scan of a ring (LOOP) log: segments, recovery (8.5)
  *
  * merge.c (merge sets) and source.c (file, pipe or read function) have
@@ -133,6 +134,25 @@ scan_result tl_reader_scan_block(tracelog_reader *r, uint64_t *pos, uint64_t *li
                                  tl_block_header *h, tracelog_status *why);
 void tl_reader_report_skip(tracelog_reader *r, uint64_t from, uint64_t to, tracelog_status why, int at_end);
 tracelog_status tl_reader_index_block(tracelog_reader *r, uint64_t off, const tl_block_header *h);
+
+/* ---- tables.c ------------------------------------------------------------ */
+
+/* Each applies the block whose payload is in r->payload (read and verified), at offset off. */
+void tl_reader_take_metadata(tracelog_reader *r, uint64_t off);
+void tl_reader_take_types(tracelog_reader *r, uint64_t off);
+void tl_reader_take_threads(tracelog_reader *r, uint64_t off, uint64_t seq);
+void tl_reader_take_status(tracelog_reader *r, uint64_t off, uint64_t seq);
+void tl_reader_take_trailer(tracelog_reader *r, uint64_t off, uint64_t seq);
+/* After the open scan: thread definitions in the order they were written. */
+void tl_reader_sort_defs(tracelog_reader *r);
+/* The names and threads the writer had no room for (final status): reported once. */
+void tl_reader_report_drops(tracelog_reader *r);
+
+/* A log full policy that METADATA does not give is the one the layout implies. */
+static inline tracelog_policy tl_reader_layout_policy(const tracelog_reader *r)
+{
+    return r->hdr.layout == TL_LAYOUT_RING ? TRACELOG_POLICY_LOOP : TRACELOG_POLICY_APPEND;
+}
 
 /* ---- ring.c -------------------------------------------------------------- */
 
