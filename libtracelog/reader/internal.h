@@ -5,6 +5,7 @@
  * include/tracelog/reader.h.
  *
  *   reader.c  the public entry points: open, close, the queries; problems
+ *   scan.c    the blocks: finding, reading, handling them; the sequential open scan
  *   tables.c  what the small blocks define: metadata, event types, threads, status
  *   ring.c    the open scan of a ring (LOOP) log: segments, recovery (8.5)
  *
@@ -125,15 +126,27 @@ struct tracelog_reader {
 void tl_reader_problem(tracelog_reader *r, tl_condition cond, uint64_t off, uint64_t len, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-/* ---- blocks (reader.c) --------------------------------------------------- */
+/* ---- scan.c -------------------------------------------------------------- */
 
 typedef enum scan_result { SCAN_BLOCK, SCAN_END, SCAN_ERROR } scan_result;
 
 int tl_reader_all_zero(const uint8_t *p, size_t n);
+/* The next valid block header at or after *pos, before *limit (see scan.c). */
 scan_result tl_reader_scan_block(tracelog_reader *r, uint64_t *pos, uint64_t *limit, int quiet_zeros,
                                  tl_block_header *h, tracelog_status *why);
+/* Reports [from, to) skipped: damage, or a torn tail when at_end. */
 void tl_reader_report_skip(tracelog_reader *r, uint64_t from, uint64_t to, tracelog_status why, int at_end);
+/* A block's payload into buf, verified: 0, -1 (problem recorded), -2 (out of memory) or -3 (I/O error). */
+int tl_reader_read_payload(tracelog_reader *r, uint64_t off, const tl_block_header *h, tl_buf *buf);
+/* One valid block: a small one applied; a chunk returned through *chunk_out, *is_chunk set. */
+tracelog_status tl_reader_handle_block(tracelog_reader *r, uint64_t off, const tl_block_header *h,
+                                       chunk_ref *chunk_out, int *is_chunk);
+/* One valid block of a seekable file's open scan: handled, and listed if it is a chunk. */
 tracelog_status tl_reader_index_block(tracelog_reader *r, uint64_t off, const tl_block_header *h);
+/* A sequential log's blocks are numbered one by one: a gap is reported. */
+void tl_reader_check_seq(tracelog_reader *r, uint64_t off, uint64_t seq);
+/* The open scan of a sequential log on a seekable file. */
+tracelog_status tl_reader_scan_sequential(tracelog_reader *r);
 
 /* ---- tables.c ------------------------------------------------------------ */
 
