@@ -4,10 +4,12 @@
  * reader/ may include it; everything else reads logs through
  * include/tracelog/reader.h.
  *
- *   reader.c  the public entry points: open, close, the queries; problems
- *   scan.c    the blocks: finding, reading, handling them; the sequential open scan
- *   tables.c  what the small blocks define: metadata, event types, threads, status
- *   ring.c    the open scan of a ring (LOOP) log: segments, recovery (8.5)
+ *   reader.c   the public entry points: open, close, the queries; problems
+ *   scan.c     the blocks: finding, reading, handling them; the sequential open scan
+ *   tables.c   what the small blocks define: metadata, event types, threads, status
+ *   ring.c     the open scan of a ring (LOOP) log: segments, recovery (8.5)
+ *   iterate.c  reading events: merge sets, next, rewind, seek (its public entry
+ *              points are there, with the inline functions next calls per event)
  *
  * merge.c (merge sets) and source.c (file, pipe or read function) have
  * their own headers and do not need this one.
@@ -171,5 +173,10 @@ static inline tracelog_policy tl_reader_layout_policy(const tracelog_reader *r)
 
 /* The open scan of a ring log: its blocks handled, its chunks listed in sequence order. */
 tracelog_status tl_reader_scan_ring(tracelog_reader *r);
+
+/* ---- iterate.c ----------------------------------------------------------- */
+
+/* Opening a stream: reads the first set, so that attributes and names are known. */
+tracelog_status tl_reader_stream_prime(tracelog_reader *r);
 
 #endif

@@ -8,7 +8,7 @@
  * timestamps. Members that have not started wait in a list sorted on
  * (min_ts, member), a lower bound of the key of each one's first event
  * (every event of a chunk is within [min_ts, max_ts], 6.7), so one joins
- * the heap only once its key may be the least (reader.c, merge_next). A set
+ * the heap only once its key may be the least (iterate.c, merge_next). A set
  * of one chunk never uses any of it.
  */
 #include "reader/merge.h"

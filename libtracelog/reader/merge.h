@@ -1,7 +1,7 @@
 /*
  * A merge set being read (format-spec/ptl-format.md 6.10): the decoded
  * chunks of one set, each with its own cursor, and the heap that picks the
- * next event of the merge. The reader (reader.c) decides which chunks are
+ * next event of the merge. The reader (iterate.c) decides which chunks are
  * members and advances the cursors (it reports what they find); this file
  * holds their memory and the order.
  */

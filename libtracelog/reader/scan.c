@@ -5,9 +5,6 @@
  * handed to the caller on a stream; a small block is applied through
  * tables.c), and the open scan of a sequential log.
  */
-#include <stdlib.h>
-#include <string.h>
-
 #include "common/array.h"
 #include "format/chunk.h"
 #include "format/format.h"
