@@ -168,6 +168,7 @@ static int parse_string(parser *ps, node *nd)
         }
         out[n++] = c;
     }
+    out[n] = 0; /* a C string up to its first NUL too (the messages, the value checks) */
     nd->vkind = V_STRING;
     nd->text = out;
     nd->text_len = n;
