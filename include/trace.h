@@ -109,8 +109,17 @@
  *      a child of the caller: the controller prepares its control object,
  *      so a controller may fork, exec and trace at once); ENOSYS on a
  *      kernel without pidfd_open (before 5.3). With a log, the controller
- *      writes it: when the traced process ends, the controller drains what
- *      it recorded and writes one event "tracelog_process_end" (id 9; data
+ *      writes it, and the log describes the traced process: its METADATA
+ *      process is that process's pid and executable (/proc/<pid>/exe), and
+ *      a trace the caller did not name is named after it (its argv[0]'s
+ *      last part, else its command name); for a child of the caller that
+ *      still runs the caller's own image (traced before its exec), the
+ *      log's first blocks are written once it has exec'd, taken the stream
+ *      up or ended, or at the first flush, sync or shutdown (nothing is
+ *      drained before). tracelog_trace_get_stats says whether the process
+ *      took the stream up (TRACELOG_STATS_JOINED). When the traced process
+ *      ends, the controller drains what it recorded and writes one event
+ *      "tracelog_process_end" (id 9; data
  *      int32 how: 1 exited, 2 killed by a signal, 3 killed with a core
  *      dump, 0 unknown; int32 code: the exit status or the signal), and the
  *      stream is SUSPENDED until shut down. With the FLUSH policy the

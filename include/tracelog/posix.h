@@ -125,8 +125,19 @@ typedef struct tracelog_trace_stats {
     uint64_t log_events_written;
     uint64_t log_events_lost;  /* overwritten by a LOOP log or discarded by an UNTIL_FULL log */
     uint32_t lanes;            /* per-thread buffers of the stream */
-    uint32_t reserved;
+    uint32_t flags;            /* TRACELOG_STATS_* bits */
 } tracelog_trace_stats;
+
+/*
+ * flags: a stream created for another process (posix_trace_create with its
+ * pid) that the process has taken up: its libtracelog acted on the
+ * controller's announcement (at its next trace call, or at load after an
+ * exec; docs/design/cross-process.md, section 4). A process that never does
+ * runs no libtracelog (a child the controller made the rendezvous for, then
+ * exec'd into a program without it) or makes no trace call. Never set for a
+ * stream of the caller's own.
+ */
+#define TRACELOG_STATS_JOINED 0x1u
 
 /* Errors: EINVAL (trid is not an active stream of this process, or stats is NULL). */
 TRACELOG_API int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats);

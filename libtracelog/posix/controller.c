@@ -4,16 +4,22 @@
  * docs/design/cross-process.md, sections 3.4, 4, 5 and 7): the stream is laid
  * out in a named buffer the traced process maps at its next trace call, its
  * names are read from the traced process's named map, and the process is
- * watched through a pidfd so that the log records how it ended.
+ * watched through a pidfd so that the log records how it ended. A log
+ * describes the traced process, not its controller (its pid, executable and
+ * name, read from /proc; tl_remote_identity_known).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/text.h"
 #include "posix/internal.h"
 #include "xproc/guard.h"
+#include "xproc/proc.h"
 #include "xproc/remote.h"
 
 struct tl_remote {
@@ -26,7 +32,163 @@ struct tl_remote {
     tl_proc_end end;
     int guarded;           /* b's mapping is registered with the SIGBUS guard */
     _Atomic int faulted;   /* a page of b was gone: the traced process shrank the object */
+    _Atomic int announced; /* r.slot and r.gen are set (stored before, released by this) */
+    _Atomic int joined;    /* the traced process acted on the announcement (tl_remote_joined) */
+    /* tl_remote_identity_known (its caller serialises the calls: the log's lock) */
+    tl_remote_identity id; /* as last seen */
+    int pending;           /* our child, still running our own image */
+    char self_exe[TRACELOG_TEXT_MAX + 1];
+    char self_comm[32];
 };
+
+/* The first cap - 1 bytes of a /proc file, NUL-terminated; their count, or -1. */
+static ssize_t read_proc(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n;
+    while ((n = read(fd, buf, cap - 1)) < 0 && errno == EINTR)
+        ;
+    close(fd);
+    buf[n > 0 ? n : 0] = 0;
+    return n;
+}
+
+/* /proc/<pid>/exe (pid 0: our own); "" when it cannot be read (a zombie's, another user's). */
+static void exe_of(pid_t pid, char *out, size_t cap)
+{
+    char path[64];
+    if (pid)
+        snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+    else
+        snprintf(path, sizeof path, "/proc/self/exe");
+    ssize_t n = readlink(path, out, cap - 1);
+    out[n > 0 ? n : 0] = 0;
+}
+
+/* /proc/<pid>/comm without its newline (pid 0: our own); "" unknown. */
+static void comm_of(pid_t pid, char *out, size_t cap)
+{
+    char path[64];
+    if (pid)
+        snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    else
+        snprintf(path, sizeof path, "/proc/self/comm");
+    if (read_proc(path, out, cap) < 0)
+        out[0] = 0;
+    out[strcspn(out, "\n")] = 0;
+}
+
+/*
+ * The name a user knows the process by: the last part of its argv[0] as
+ * given (./server: "server"), unless it rewrote it into a title with blanks
+ * or it is gone (a zombie's is empty); then its command name (comm, at most
+ * 15 bytes).
+ */
+static void name_of(pid_t pid, char *out, size_t cap)
+{
+    char path[64], cmd[TRACELOG_TEXT_MAX + 1];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    if (read_proc(path, cmd, sizeof cmd) > 0) { /* argv[0] ends at the first NUL */
+        const char *base = strrchr(cmd, '/');
+        base = base ? base + 1 : cmd;
+        if (*base && !strpbrk(base, " \t\n")) {
+            tl_copy_text(out, cap, base);
+            return;
+        }
+    }
+    comm_of(pid, out, cap);
+}
+
+/*
+ * The command name of the ended process from its /proc/<pid>/stat while it
+ * is a zombie nobody reaped (the start time says it is still that process).
+ * 0 or -1.
+ */
+static int zombie_comm(tl_remote *rm, char *out, size_t cap)
+{
+    char path[64], line[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)rm->r.peer.token.pid);
+    if (read_proc(path, line, sizeof line) <= 0)
+        return -1;
+    char *open = strchr(line, '('), *close = strrchr(line, ')');
+    if (!open || !close || close < open)
+        return -1;
+    const char *p = close + 1; /* fields 3 on; the start time is field 22 */
+    for (int field = 3; field < 22 && p; field++)
+        p = strchr(p + 1, ' ');
+    char *end;
+    unsigned long long start = p ? strtoull(p + 1, &end, 10) : 0;
+    if (!p || end == p + 1 || start != rm->r.peer.token.start)
+        return -1;
+    *close = 0;
+    tl_copy_text(out, cap, open + 1);
+    return 0;
+}
+
+/*
+ * What the process is now: 0 if it still runs; 1 if it has ended since its
+ * executable was read, and nobody reaped it (the pid named it all along: a
+ * zombie's executable cannot be read, its command name can); else -1 (the
+ * pid may name another process by now): *id unchanged.
+ */
+static int read_identity(tl_remote *rm, tl_remote_identity *id)
+{
+    tl_remote_identity now = {.pid = rm->r.peer.token.pid};
+    pid_t pid = (pid_t)now.pid;
+    exe_of(pid, now.program, sizeof now.program);
+    name_of(pid, now.name, sizeof now.name);
+    if (tl_proc_alive(&rm->r.peer.token)) {
+        *id = now;
+        return 0;
+    }
+    char comm[32];
+    if (!now.program[0] || zombie_comm(rm, comm, sizeof comm) != 0)
+        return -1;
+    if (!now.name[0])
+        tl_copy_text(now.name, sizeof now.name, comm);
+    *id = now;
+    return 1;
+}
+
+int tl_remote_joined(tl_remote *rm)
+{
+    if (atomic_load(&rm->joined))
+        return 1;
+    if (!atomic_load_explicit(&rm->announced, memory_order_acquire))
+        return 0;
+    int result = -1;
+    if (tl_xproc_remote_wait(&rm->r, 0, &result) != 0 || result != 0)
+        return 0;
+    atomic_store(&rm->joined, 1);
+    return 1;
+}
+
+int tl_remote_identity_known(tl_remote *rm, tl_remote_identity *id)
+{
+    if (rm->pending) {
+        tl_remote_identity now;
+        int runs = read_identity(rm, &now) >= 0;
+        if (runs && now.program[0] && strcmp(now.program, rm->self_exe) != 0) { /* it exec'd its program */
+            rm->id = now;
+            rm->pending = 0;
+        } else if (tl_remote_joined(rm) || tl_remote_ended(rm, NULL)) {
+            char comm[sizeof rm->self_comm];
+            if (runs) /* a fork of ours that traces without exec: it is what we are */
+                rm->id = now;
+            else if (zombie_comm(rm, comm, sizeof comm) == 0 && strcmp(comm, rm->self_comm) != 0) {
+                /* gone before we saw it exec, and it did (another command name): its program is unknown */
+                rm->id.program[0] = 0;
+                tl_copy_text(rm->id.name, sizeof rm->id.name, comm);
+            }
+            rm->pending = 0;
+        }
+    }
+    if (id)
+        *id = rm->id;
+    return !rm->pending;
+}
 
 int tl_remote_open(pid_t pid, tl_remote **out)
 {
@@ -38,6 +200,14 @@ int tl_remote_open(pid_t pid, tl_remote **out)
         free(rm);
         return e;
     }
+    /* Who it is: a child of ours running our own image is a fork that has not exec'd its program yet. */
+    rm->id.pid = rm->r.peer.token.pid;
+    read_identity(rm, &rm->id);
+    exe_of(0, rm->self_exe, sizeof rm->self_exe);
+    comm_of(0, rm->self_comm, sizeof rm->self_comm);
+    pid_t parent;
+    rm->pending = tl_proc_parent_of(pid, &parent) == 0 && parent == getpid() && rm->self_exe[0] &&
+                  strcmp(rm->id.program, rm->self_exe) == 0;
     /* Made now if the process has none yet (our child before exec): the names it opens go there. */
     rm->names_nonce = tl_ctl_names_nonce(rm->r.peer.ctl);
     if (!rm->names_nonce || tl_names_attach(rm->r.peer.euid, rm->r.peer.egid, rm->r.peer.token.pid,
@@ -68,7 +238,10 @@ int tl_remote_make_stream(tl_remote *rm, const tl_stream_params *p, tl_stream **
 
 int tl_remote_announce(tl_remote *rm, int inherited)
 {
-    return tl_xproc_remote_attach(&rm->r, &rm->b, inherited ? TL_CTL_FLAG_INHERITED : 0);
+    int e = tl_xproc_remote_attach(&rm->r, &rm->b, inherited ? TL_CTL_FLAG_INHERITED : 0);
+    if (!e) /* the log's threads may now read the acknowledgement (tl_remote_joined) */
+        atomic_store_explicit(&rm->announced, 1, memory_order_release);
+    return e;
 }
 
 int tl_remote_guard(tl_remote *rm, int (*fn)(void *), void *arg)

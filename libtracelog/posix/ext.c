@@ -53,6 +53,8 @@ int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats)
     }
     if (t->active.log)
         tl_log_get_stats(t->active.log, stats);
+    if (t->active.remote && tl_remote_joined(t->active.remote))
+        stats->flags |= TRACELOG_STATS_JOINED;
     tl_posix_release(t);
     return 0;
 }

@@ -211,6 +211,27 @@ int tl_remote_names(tl_remote *rm, tl_names **out);
 int tl_remote_ended(tl_remote *rm, tl_proc_end *end);
 /* Sleeps until the traced process ends (1) or wake_fd is readable (0). */
 int tl_remote_wait_end(tl_remote *rm, int wake_fd);
+/*
+ * 1 once the traced process has taken the stream up: its libtracelog acted
+ * on the announcement (at its next trace call, or at load after an exec).
+ * A process that never does runs no libtracelog, or makes no trace call.
+ */
+int tl_remote_joined(tl_remote *rm);
+/* The traced process as a log describes it (format-spec 5.2, `process`), and its name. */
+typedef struct tl_remote_identity {
+    uint32_t pid;
+    char program[TRACELOG_TEXT_MAX + 1]; /* its executable (/proc/<pid>/exe); "" unknown */
+    char name[TRACELOG_TEXT_MAX + 1];    /* basename of its argv[0], else its command name; "" unknown */
+} tl_remote_identity;
+/*
+ * Whether the traced process is what it will be traced as: 0 while it is
+ * our child still running our own image (a fork that has not exec'd its
+ * program yet: ptlog record, the standard's fork-exec-create examples), 1
+ * once it has exec'd, joined the stream or ended, and for every other
+ * process. Cheap enough to ask every few milliseconds (a readlink while 0).
+ * *id gets the identity as last seen (once 1: as it is).
+ */
+int tl_remote_identity_known(tl_remote *rm, tl_remote_identity *id);
 /* Marks the stream dead, tells the process to let it go, removes the buffer. Accepts NULL. */
 void tl_remote_close(tl_remote *rm);
 /*

@@ -4,10 +4,19 @@
  * background flusher of the FLUSH policy, by a sync or an exec checkpoint,
  * on a crash (crash.c) and at shutdown. Nothing outside this file touches
  * the writer.
+ *
+ * A controller's log describes the traced process (its pid, executable and
+ * name: format-spec 5.2 `process`), which its first block says. A child the
+ * controller traces from before its exec (ptlog record, the standard's
+ * fork-exec-create examples) is not its program yet: its log's writer is
+ * made once it is (it exec'd, joined the stream or ended; looked at every
+ * REMOTE_LOOK_NS), or when a write is due anyway (a flush, sync, shutdown or
+ * crash). Until then nothing is drained: the events wait in the stream.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +39,14 @@
  * learns of by looking, and drains only then.
  */
 #define REMOTE_LOOK_NS 2000000
+/*
+ * While a controller's log waits for its child to exec (writer_ready), it
+ * looks this often at first, then twice as long each time up to
+ * REMOTE_LOOK_NS: a program that ends within a millisecond of its exec is
+ * still seen running (its executable can be read), and a fork that never
+ * execs costs one look per REMOTE_LOOK_NS.
+ */
+#define EXEC_LOOK_FIRST_NS 100000
 #define CRASH_LOCK_WAIT_MS 500    /* the crash handler waits this long for another thread's flush */
 /*
  * A drain that finds a lane more than BEHIND/256 full stores its chunks
@@ -50,7 +67,9 @@ struct tl_log {
     tl_consumer consumer;
     trace_attr_t attr;          /* the stream's, as resolved at creation */
     int fd;                     /* our duplicate of the caller's descriptor */
-    tracelog_writer *writer;
+    tracelog_writer *writer;    /* NULL until made (writer_ready) */
+    int start_error;            /* the writer could not be made: what every write reports */
+    int groups_tried;           /* the flusher opened its groups (once the writer exists) */
     pthread_mutex_t lock;       /* the writer, the consumer and the fields below it */
     _Atomic uintptr_t owner;    /* pthread_self() of the lock's holder, 0 if none (the crash handler's check) */
     uint64_t flush_interval_ns; /* FLUSH policy: the flusher writes a partial chunk this often */
@@ -89,6 +108,8 @@ struct tl_log {
     int grouped;                 /* their consumers took last: `consumer` must adopt the lanes' tails */
 };
 
+static int writer_ready(tl_log *l, int force);
+
 static int errno_of(tracelog_status st, const tracelog_error *err)
 {
     switch (st) {
@@ -112,10 +133,18 @@ static tracelog_policy policy_of(int posix_policy)
 
 static uint64_t ns_of(struct timespec ts) { return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec; }
 
-static void fill_metadata(const trace_attr_t *a, const tl_clock *clock, tracelog_metadata *m)
+static void fill_metadata(const trace_attr_t *a, const tl_clock *clock, tl_remote *remote, tracelog_metadata *m)
 {
-    tracelog_metadata_init(m);
+    tracelog_metadata_init(m); /* this host; this process, unless the log is a controller's */
     tl_copy_text(m->trace_name, sizeof m->trace_name, a->__name);
+    if (remote) { /* the traced process, not its controller; named after it unless the caller named the trace */
+        tl_remote_identity id;
+        tl_remote_identity_known(remote, &id);
+        m->pid = id.pid;
+        tl_copy_text(m->program, sizeof m->program, id.program);
+        if (!a->__name[0])
+            tl_copy_text(m->trace_name, sizeof m->trace_name, id.name);
+    }
     tl_copy_text(m->generation_version, sizeof m->generation_version, a->__genversion);
     m->creation_time_ns = ns_of(a->__create_time);
     tl_copy_text(m->clock_source, sizeof m->clock_source, tl_clock_source(clock));
@@ -630,6 +659,11 @@ static int write_out(tl_log *l)
 /* Caller holds the lock. */
 static int flush_locked(tl_log *l, int explicit_call)
 {
+    int se = writer_ready(l, 1); /* a write is due: made now if it was waiting for the traced process */
+    if (se) {
+        note_error(l, se);
+        return se;
+    }
     sigset_t old;
     xfsz_block(&old);
     atomic_store(&l->flushing, 1);
@@ -690,7 +724,7 @@ int tl_log_checkpoint(tl_log *l)
     int e = flush_locked(l, 0);
     sigset_t old;
     xfsz_block(&old);
-    int ce = writer_errno(l, tracelog_writer_checkpoint(l->writer));
+    int ce = l->writer ? writer_errno(l, tracelog_writer_checkpoint(l->writer)) : 0;
     xfsz_restore(&old);
     unlock(l);
     return e ? e : ce;
@@ -805,6 +839,10 @@ void tl_log_crash_flush(tl_log *l)
 {
     if (!crash_lock(l))
         return;
+    if (writer_ready(l, 1)) {
+        unlock(l);
+        return;
+    }
     sigset_t old;
     xfsz_block(&old);
     /* Other threads may go on recording: what they record after the crash is not waited for. */
@@ -849,20 +887,39 @@ static uint64_t flusher_sleep_ns(const tl_log *l, uint64_t last_write)
     return l->remote && ns > REMOTE_LOOK_NS ? REMOTE_LOOK_NS : ns;
 }
 
-static void *flusher_main(void *arg)
+/*
+ * The flusher's groups of lanes (groups.h), once the writer exists. Not
+ * UNTIL_FULL: the chunk that fills it must end a prefix in time, which a set
+ * cut short would not. The helpers get the flusher's signal mask. Caller
+ * holds the lock.
+ */
+static void open_groups(tl_log *l)
 {
-    tl_log *l = arg;
-    block_signals();
-    /* Not UNTIL_FULL: the chunk that fills it must end a prefix in time, which a set cut short would not.
-       The helpers get the signal mask set above. */
+    l->groups_tried = 1;
     if (l->attr.__log_policy != POSIX_TRACE_UNTIL_FULL) {
         int e;
         l->groups = tl_groups_open(&l->consumer, l->remote, l->writer, &e); /* NULL: one flusher, as good */
     }
+}
+
+static void *flusher_main(void *arg)
+{
+    tl_log *l = arg;
+    block_signals();
+    lock(l);
+    if (l->writer) /* else once it is made (writer_ready) */
+        open_groups(l);
+    unlock(l);
     uint64_t last_write = tl_clock_mono_ns();
     int took = 1; /* the last drain took events (read under the lock: posix_trace_flush drains too) */
+    uint64_t exec_look_ns = EXEC_LOOK_FIRST_NS; /* while the writer waits for the traced child's exec */
+    int have_writer = 0;                       /* l->writer exists (as last seen under the lock) */
     while (!atomic_load(&l->flusher_stop)) {
         sleep_args sleep = {l, flusher_sleep_ns(l, last_write), took};
+        if (!have_writer && sleep.ns > exec_look_ns) {
+            sleep.ns = exec_look_ns;
+            exec_look_ns = exec_look_ns * 2 < REMOTE_LOOK_NS ? exec_look_ns * 2 : REMOTE_LOOK_NS;
+        }
         int woken = sleep.ns ? guarded(l, drainer_sleep, &sleep) : 1;
         if (woken == EFAULT) { /* the buffer is gone: no futex to sleep on */
             struct timespec period = {0, REMOTE_LOOK_NS};
@@ -875,6 +932,13 @@ static void *flusher_main(void *arg)
         lock(l);
         /* Looked at first: a record the process died in the middle of is then not waited for. */
         int ended = !l->end_logged && l->remote && tl_remote_ended(l->remote, NULL);
+        if (!l->groups_tried && !writer_ready(l, ended))
+            open_groups(l);
+        have_writer = l->writer != NULL;
+        if (!have_writer) { /* waiting for the traced process to be its program (or the writer failed) */
+            unlock(l);
+            continue;
+        }
         if (!woken && !ended && tl_clock_mono_ns() - last_write < l->flush_interval_ns) {
             unlock(l); /* a controller's look for the end, between two drains */
             continue;
@@ -922,6 +986,19 @@ static void *end_watch_main(void *arg)
 {
     tl_log *l = arg;
     block_signals();
+    /* A child that has not exec'd its program yet: the writer is made once it has (or at the end). */
+    struct pollfd wake = {l->end_wake_fd, POLLIN, 0};
+    for (uint64_t look_ns = EXEC_LOOK_FIRST_NS;; look_ns = look_ns * 2 < REMOTE_LOOK_NS ? look_ns * 2 : REMOTE_LOOK_NS) {
+        lock(l);
+        int ready = writer_ready(l, 0);
+        unlock(l);
+        if (ready != EAGAIN)
+            break;
+        if (poll(&wake, 1, 0) > 0)
+            return NULL; /* stopped */
+        struct timespec look = {0, (long)look_ns};
+        nanosleep(&look, NULL);
+    }
     if (tl_remote_wait_end(l->remote, l->end_wake_fd)) {
         lock(l);
         flush_locked(l, 0);
@@ -980,7 +1057,9 @@ static void free_log(tl_log *l)
 static int start_writer(tl_log *l)
 {
     tracelog_metadata meta;
-    fill_metadata(&l->attr, &l->stream->clock, &meta);
+    /* The consumer's copy of the clock: a controller's writer may be made once the traced process holds
+       the buffer, which it may have shrunk (the stream's own fields are read under the guard only). */
+    fill_metadata(&l->attr, &l->consumer.clock, l->remote, &meta);
     tracelog_writer_options opt;
     tracelog_writer_options_init(&opt);
     opt.log_policy = policy_of(l->attr.__log_policy);
@@ -1004,6 +1083,28 @@ static int start_writer(tl_log *l)
     log_new_names(l);
     xfsz_restore(&old);
     return 0;
+}
+
+/*
+ * The writer, made when the log can say whose it is: at once, but for a
+ * controller's child that has not exec'd its program yet, once it has (or
+ * joined the stream, or ended), or when force says a write is due. Caller
+ * holds the lock. 0 (l->writer exists), EAGAIN (not yet: nothing is to be
+ * written), or the error that kept it from being made (every later call
+ * gives it).
+ */
+static int writer_ready(tl_log *l, int force)
+{
+    if (l->writer)
+        return 0;
+    if (l->start_error)
+        return l->start_error;
+    if (!force && l->remote && !tl_remote_identity_known(l->remote, NULL))
+        return EAGAIN;
+    int e = start_writer(l);
+    if (e)
+        l->start_error = e;
+    return e;
 }
 
 int tl_log_open(tl_log **out, tl_stream *s, const trace_attr_t *attr, int fd, tl_remote *remote)
@@ -1032,8 +1133,8 @@ int tl_log_open(tl_log **out, tl_stream *s, const trace_attr_t *attr, int fd, tl
         if (l->batch)
             l->batch->l = l;
     }
-    if (!e)
-        e = start_writer(l);
+    if (!e && (!remote || tl_remote_identity_known(remote, NULL)))
+        e = start_writer(l); /* else made later (writer_ready): its process has not exec'd its program yet */
     if (!e && attr->__stream_policy == POSIX_TRACE_FLUSH) {
         if (pthread_create(&l->flusher, NULL, flusher_main, l) != 0)
             e = EAGAIN;
@@ -1069,9 +1170,10 @@ int tl_log_close(tl_log *l)
     sigset_t old;
     xfsz_block(&old); /* the close writes the trailer */
     int e = flush_locked(l, 0);
-    mark_unfinished_losses(l);
+    if (l->writer)
+        mark_unfinished_losses(l);
     tracelog_error err;
-    tracelog_status st = tracelog_writer_close(l->writer, &err);
+    tracelog_status st = tracelog_writer_close(l->writer, &err); /* NULL (never made): OK, e says why */
     l->writer = NULL;
     xfsz_restore(&old);
     if (!e)
