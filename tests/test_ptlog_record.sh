@@ -8,8 +8,12 @@
 # - --flush-wait: a program bursting into a small stream loses nothing.
 # - errors: a program that cannot be traced, a pid without libtracelog
 #   (exit 3, no output file left), usage errors (exit 2).
+# - the log describes the traced program, not ptlog (issue 26 item 3); a
+#   program that never takes the stream up is exit 3 with a message, its log
+#   kept, and a warning on a terminal (item 4).
 . "$(dirname "$0")/ptlog/lib.sh"
 SAMPLES=${TL_BUILD_DIR:?set TL_BUILD_DIR}/samples
+TRACED_SH=$TL_BUILD_DIR/tests/traced_sh
 
 # dump's columns: time, pid, thread, then "tid KTID" where the kernel tid is known, then the name.
 NAME='function name() { return $4 == "tid" ? $6 : $4 }'
@@ -45,6 +49,31 @@ read -r recorded written <<<"$status"
     bad "record: the log does not end with the program's end: $("$PTLOG" dump rec.ptl | tail -1)"
 expect_rc 0 "the recorded log verifies" "$PTLOG" verify -q rec.ptl
 
+# The log is the program's (issue 26 item 3: it said "process: <ptlog's pid> .../ptlog", trace name
+# "record" for the command, and Chrome named ptlog's pid): the process is the one whose events it
+# holds, with its executable; the trace is named after the program; Chrome names its pid after it.
+check_identity() { # check_identity LOG PROGRAM-PATH NAME WHAT
+    local pid prog name ipid
+    pid=$("$PTLOG" dump "$1" | awk "$NAME"' name() == "request:begin" { print $2; exit }')
+    "$PTLOG" info --json "$1" >info.json
+    read -r prog name ipid < <(python3 -c 'import json, sys
+a = json.load(open(sys.argv[1]))["attributes"]
+print(a["process"]["program"], a["trace_name"], a["process"]["pid"])' info.json)
+    [ -n "$pid" ] && [ "$ipid" = "$pid" ] && ok || bad "$4: the log's process is $ipid, the program's events have pid ${pid:-none}"
+    [ "$prog" = "$(readlink -f "$2")" ] && ok || bad "$4: the log's program is $prog, want $(readlink -f "$2")"
+    [ "$name" = "$3" ] && ok || bad "$4: trace name $name, want $3"
+    "$PTLOG" info "$1" | grep -qx "process: *$pid $(readlink -f "$2")" && ok || bad "$4: info: $("$PTLOG" info "$1" | grep '^process:')"
+    "$PTLOG" convert "$1" --to chrome -o id.chrome
+    python3 -c 'import json, sys
+names = {e["pid"]: e["args"]["name"] for e in json.load(open(sys.argv[1]))["traceEvents"] if e["name"] == "process_name"}
+assert names[int(sys.argv[2])] == "%s (pid %s)" % (sys.argv[3], sys.argv[2]), names' id.chrome "$pid" "$3" && ok ||
+        bad "$4: chrome does not name the program's pid after it"
+}
+check_identity rec.ptl "$SAMPLES/record" record "record"
+expect_rc 0 "record, LOOP stream and log" "$PTLOG" record -q --stream-policy loop --log-policy loop --log-size 1M \
+    -o recloop.ptl -- "$SAMPLES/record" own4.ptl 20
+check_identity recloop.ptl "$SAMPLES/record" record "record, LOOP"
+
 # Filters: --event keeps one type, --exclude drops one.
 expect_rc 0 "record --event" "$PTLOG" record -q --event note -o only.ptl -- "$SAMPLES/record" own2.ptl 30
 n=$("$PTLOG" dump only.ptl | awk "$NAME"' name() ~ /^request/' | wc -l)
@@ -58,25 +87,66 @@ n=$("$PTLOG" dump ex.ptl | awk "$NAME"' name() == "note"' | wc -l)
 n=$("$PTLOG" dump ex.ptl | awk "$NAME"' name() ~ /^request/' | wc -l)
 [ "$n" -gt 0 ] && ok || bad "--exclude note: no request event recorded"
 
-# The program's exit status (a program without libtracelog records nothing, and runs normally).
-expect_rc 3 "record passes the exit status on" "$PTLOG" record -q -o sh.ptl -- sh -c 'exit 3'
-"$PTLOG" dump sh.ptl | grep -q 'tracelog_process_end { how = EXITED, code = 3 }' && ok || bad "sh -c 'exit 3': end not recorded"
+# The program's exit status: traced_sh makes a trace call, then becomes sh.
+expect_rc 3 "record passes the exit status on" "$PTLOG" record -q -o sh.ptl -- "$TRACED_SH" -c 'exit 3'
+[ -s "$T/err" ] && bad "record of a traced program that exits 3: $(cat "$T/err")" || ok
+"$PTLOG" dump sh.ptl | grep -q 'tracelog_process_end { how = EXITED, code = 3 }' && ok || bad "exit 3: end not recorded"
+"$PTLOG" dump sh.ptl | grep -q ' traced_sh$' && ok || bad "exit 3: the program's event is not recorded"
 expect_rc 127 "record of a missing program" "$PTLOG" record -q -o none.ptl -- ./no-such-program
-expect_rc 255 "record passes exit status 255 on" "$PTLOG" record -q -o sh.ptl -- sh -c 'exit 255'
+expect_err 'no-such-program: No such file or directory' "record of a missing program: one message"
+expect_rc 0 "record passes exit status 0 on" "$PTLOG" record -q -o sh.ptl -- "$TRACED_SH" -c 'exit 0'
+expect_rc 255 "record passes exit status 255 on" "$PTLOG" record -q -o sh.ptl -- "$TRACED_SH" -c 'exit 255'
 "$PTLOG" dump sh.ptl | tail -1 | grep -q 'tracelog_process_end { how = EXITED, code = 255 }' && ok ||
-    bad "sh -c 'exit 255': $("$PTLOG" dump sh.ptl | tail -1)"
+    bad "exit 255: $("$PTLOG" dump sh.ptl | tail -1)"
+# The process is traced_sh's: sh is what it became after it took the stream up.
+"$PTLOG" info sh.ptl | grep -qx "process: *[0-9]* $(readlink -f "$TRACED_SH")" && ok || bad "traced_sh: $("$PTLOG" info sh.ptl | grep '^process:')"
+"$PTLOG" info sh.ptl | grep -qx "trace name: *traced_sh" && ok || bad "traced_sh: $("$PTLOG" info sh.ptl | grep '^trace name:')"
+
+# A program that never takes the stream up (issue 26 item 4: /bin/true exited 0 with a log of a start
+# and an end, though 'record --help' promises 3): exit 3 and a message naming the likely cause, and
+# how it ended; the log is still written (start and end, how it ended, whose it was).
+expect_rc 3 "record of a program without libtracelog" "$PTLOG" record -q -o true.ptl -- true
+expect_err '^ptlog: record: true made no trace call: it is not linked with libtracelog, or never called it \(exit status 0; ' \
+    "record of a program without libtracelog: message"
+"$PTLOG" dump true.ptl | awk "$NAME"' { print name() }' | grep -vx posix_trace_stop | tr '\n' ' ' >got
+[ "$(cat got)" = "posix_trace_start tracelog_process_end " ] && ok || bad "true: the log holds $(cat got)"
+"$PTLOG" dump true.ptl | tail -1 | grep -q 'tracelog_process_end { how = EXITED, code = 0 }' && ok || bad "true: the end"
+"$PTLOG" info true.ptl | grep -qx 'trace name: *true' && ok || bad "true: $("$PTLOG" info true.ptl | grep '^trace name:')"
+expect_rc 0 "the log of a program without libtracelog verifies" "$PTLOG" verify -q true.ptl
+expect_rc 3 "record -- sh -c 'exit 3' (no libtracelog)" "$PTLOG" record -q -o sh.ptl -- sh -c 'exit 3'
+expect_err '^ptlog: record: sh made no trace call: .*\(exit status 3; ' "sh -c 'exit 3': message"
+"$PTLOG" dump sh.ptl | grep -q 'tracelog_process_end { how = EXITED, code = 3 }' && ok || bad "sh -c 'exit 3': end not recorded"
+expect_rc 3 "record -- sh killed by SIGUSR1 (no libtracelog)" "$PTLOG" record -q -o sh.ptl -- sh -c 'sleep 0.2; kill -USR1 $$'
+expect_err "\\(killed by signal $(kill -l USR1); " "sh killed by SIGUSR1: message"
+# one that runs a while: its executable is in the log (the ones above may end before it is seen)
+"$PTLOG" record -q -o sleep.ptl -- sleep 0.3 2>/dev/null
+"$PTLOG" info sleep.ptl | grep -qx "process: *[0-9]* $(readlink -f "$(command -v sleep)")" && ok ||
+    bad "sleep: $("$PTLOG" info sleep.ptl | grep '^process:')"
+# On a terminal, a warning after 3 s without a trace call; none for a traced program.
+if command -v script >/dev/null; then
+    script -qec "\"$PTLOG\" record -o tty.ptl -- sleep 4.5" /dev/null >tty.txt 2>&1
+    rc=$?
+    [ "$rc" = 3 ] && ok || bad "record on a terminal of a program without libtracelog: exit $rc"
+    grep -q 'ptlog record: no trace call from sleep yet: is it linked with libtracelog?' tty.txt && ok ||
+        bad "no warning on a terminal: $(tr '\r' '\n' <tty.txt | tail -5)"
+    grep -q 'ptlog: record: sleep made no trace call' tty.txt && ok || bad "no error on a terminal: $(tr '\r' '\n' <tty.txt | tail -3)"
+    script -qec "\"$PTLOG\" record -o tty2.ptl -- \"$TRACED_SH\" -c 'sleep 4.5'" /dev/null >tty2.txt 2>&1
+    rc=$?
+    [ "$rc" = 0 ] && ok || bad "record on a terminal of a traced program: exit $rc: $(tr '\r' '\n' <tty2.txt | tail -3)"
+    grep -q 'no trace call' tty2.txt && bad "a warning for a traced program: $(tr '\r' '\n' <tty2.txt | grep 'trace call')" || ok
+fi
 # A program killed by signal N: record exits 128 + N (as a shell reports it), and the log's end says
 # SIGNALED with N itself.
 for sig in HUP KILL USR1 TERM; do
     n=$(kill -l "$sig")
-    expect_rc $((128 + n)) "record of a program killed by SIG$sig" "$PTLOG" record -q -o sig.ptl -- sh -c "kill -$sig \$\$"
+    expect_rc $((128 + n)) "record of a program killed by SIG$sig" "$PTLOG" record -q -o sig.ptl -- "$TRACED_SH" -c "kill -$sig \$\$"
     "$PTLOG" dump sig.ptl | tail -1 | grep -q "tracelog_process_end { how = SIGNALED, code = $n }" && ok ||
         bad "record, SIG$sig: the end is not SIGNALED $n: $("$PTLOG" dump sig.ptl | tail -1)"
 done
 # A program that dumps a core (core limit raised, in a directory of its own): exit 128 + SIGABRT, and
 # the end says DUMPED, not SIGNALED; where the kernel writes no core (core_pattern, hard limit 0), SIGNALED.
 mkdir cores
-(cd cores && "$PTLOG" record -q -o ../core.ptl -- sh -c 'ulimit -c unlimited 2>/dev/null || ulimit -c "$(ulimit -H -c)"
+(cd cores && "$PTLOG" record -q -o ../core.ptl -- "$TRACED_SH" -c 'ulimit -c unlimited 2>/dev/null || ulimit -c "$(ulimit -H -c)"
     echo 0 >/proc/self/coredump_filter; kill -ABRT $$')
 rc=$?
 [ "$rc" = $((128 + $(kill -l ABRT))) ] && ok || bad "record of a program that aborts: exit $rc"
@@ -103,6 +173,7 @@ wait "$apid" && ok || bad "attach: exit status $? once the program ended"
 wait "$pid"
 "$PTLOG" dump att.ptl | tail -1 | grep -q 'tracelog_process_end' && ok || bad "attach: the end is not recorded"
 expect_rc 0 "the attached log verifies" "$PTLOG" verify -q att.ptl
+check_identity att.ptl "$SAMPLES/record" record "attach"
 
 # attach with a LOOP stream: what the stream holds is written when the program ends (killed
 # here), with the end: the controller notices it, no flush is asked for.

@@ -107,10 +107,13 @@ static const command_help helps[] = {
     {"record", "ptlog record [OPTIONS] -o FILE -- PROGRAM [ARGS...]",
      "Run PROGRAM (linked with libtracelog) traced from its first event into the log\n"
      "FILE, written by ptlog: a crash of PROGRAM loses nothing it recorded, and the\n"
-     "log ends with a tracelog_process_end event saying how it ended. Counts of\n"
-     "events, written and lost are shown live on a terminal. SIGINT and SIGTERM are\n"
-     "passed to PROGRAM; the log is finished when it ends. Exit status: PROGRAM's\n"
-     "(128 + the signal if it was killed), or ptlog's own codes below.\n\n"
+     "log ends with a tracelog_process_end event saying how it ended. The log is\n"
+     "PROGRAM's: its process (pid and executable) and its name as the trace name,\n"
+     "its threads with their kernel tids (dump --tid KTID, info --threads). Counts\n"
+     "of events, written and lost are shown live on a terminal, with a warning if\n"
+     "PROGRAM has made no trace call after 3 s. SIGINT and SIGTERM are passed to\n"
+     "PROGRAM; the log is finished when it ends. Exit status: PROGRAM's (128 + the\n"
+     "signal if it was killed; 127 if it cannot be run), or ptlog's own codes below.\n\n"
      "Options:\n"
      "  -o, --output FILE       the log; - for standard output (the program's own\n"
      "                          output then goes to stderr); an existing FILE is\n"
@@ -126,12 +129,15 @@ static const command_help helps[] = {
      "                          is full rather than lose events (default 0: it\n"
      "                          never waits for ptlog)\n"
      "  -q, --quiet             no counts, no summary\n"
-     "Exit status 3: the process cannot be traced (no such process, another user's,\n"
-     "or not linked with libtracelog).\n"},
+     "Exit status 3: PROGRAM never took the trace stream up: it is not linked with\n"
+     "libtracelog, or made no trace call (the log, with its start and end, is kept).\n"},
     {"attach", "ptlog attach [OPTIONS] PID -o FILE",
      "Trace the running process PID (linked with libtracelog, having opened an event\n"
-     "type) into the log FILE until it ends or ptlog gets SIGINT or SIGTERM. The\n"
-     "options of record apply (the stream policy is flush).\n"},
+     "type) into the log FILE until it ends or ptlog gets SIGINT or SIGTERM. The log\n"
+     "is PID's (its pid, executable and name), as with record. The options of record\n"
+     "apply (the stream policy is flush). On a terminal, a warning if PID has made\n"
+     "no trace call after 3 s. Exit status 3: the process cannot be traced (no such\n"
+     "process, another user's, or not linked with libtracelog).\n"},
     {"help", "ptlog help [COMMAND]", "Show the help of ptlog or of COMMAND.\n"},
 };
 

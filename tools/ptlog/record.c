@@ -3,7 +3,11 @@
  * (posix_trace_create_withlog with another process's pid; design note
  * docs/design/cross-process.md). The traced program only needs to be
  * linked with libtracelog: ptlog writes the log, so a crash of the program
- * loses nothing it recorded, and the log ends with how it ended.
+ * loses nothing it recorded, and the log ends with how it ended. The log
+ * describes the traced program (its pid, executable and name), not ptlog.
+ * A program that never takes the stream up (not linked with libtracelog, or
+ * no trace call) is an error, exit 3, with the log still written; on a
+ * terminal ptlog says so after WARN_NS already.
  *
  *   ptlog record [OPTIONS] -o FILE -- PROGRAM [ARGS...]
  *   ptlog attach [OPTIONS] PID -o FILE
@@ -24,6 +28,7 @@
 #include "ptlog.h"
 
 #define MAX_NAMES 64
+#define WARN_NS 3000000000ull /* on a terminal: no trace call from the program after this long */
 
 typedef struct rec_opts {
     const char *output;
@@ -188,8 +193,7 @@ static int set_filter(const char *cmd, trace_id_t trid, const rec_opts *o)
 static int start_tracing(const char *cmd, pid_t pid, const rec_opts *o, int fd, trace_id_t *trid)
 {
     trace_attr_t attr;
-    posix_trace_attr_init(&attr);
-    posix_trace_attr_setname(&attr, cmd);
+    posix_trace_attr_init(&attr); /* no name: the log is named after the traced program */
     posix_trace_attr_setstreamfullpolicy(&attr, o->stream_policy);
     posix_trace_attr_setlogfullpolicy(&attr, o->log_policy);
     if (o->stream_size)
@@ -227,14 +231,37 @@ static void show_counts(trace_id_t trid, int live)
             (unsigned long long)(st.events_lost + st.log_events_lost), live ? "   " : "\n");
 }
 
-/* Until the traced process ends (ended() says so) or ptlog gets SIGINT/SIGTERM: live counts on a terminal. */
-static void wait_loop(trace_id_t trid, int quiet, int (*ended)(pid_t), pid_t pid)
+/* The traced process has taken the stream up (its libtracelog acted on it). */
+static int joined(trace_id_t trid)
 {
-    int live = !quiet && isatty(STDERR_FILENO);
+    tracelog_trace_stats st;
+    return tracelog_trace_get_stats(trid, &st) == 0 && (st.flags & TRACELOG_STATS_JOINED);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Until the traced process ends (ended() says so) or ptlog gets SIGINT/SIGTERM: live counts on a
+ * terminal, and once WARN_NS have passed without a trace call from the process, a warning (what).
+ */
+static void wait_loop(trace_id_t trid, int quiet, int (*ended)(pid_t), pid_t pid, const char *what)
+{
+    int live = !quiet && isatty(STDERR_FILENO), warned = !live;
     struct timespec tick = {0, 20000000};
+    uint64_t start = mono_ns();
     unsigned n = 0;
     while (!stop_signal && !ended(pid)) {
         nanosleep(&tick, NULL);
+        if (!warned && mono_ns() - start >= WARN_NS) {
+            warned = 1;
+            if (!joined(trid))
+                fprintf(stderr, "\r%s\n", what); /* over the counts, which go on below it */
+        }
         if (live && ++n % 25 == 0)
             show_counts(trid, 1);
     }
@@ -313,11 +340,11 @@ int ptlog_cmd_record(int argc, char **argv)
         ptlog_msg("record", "missing PROGRAM (see 'ptlog help record')");
         return PTLOG_EXIT_USAGE;
     }
-    int go[2];
+    int go[2], execd[2]; /* go: the stream exists; execd: closed by the exec, or the exec's errno */
     ptlog_out out;
     if ((rc = open_output("record", &out, &o)))
         return rc;
-    if (pipe2(go, O_CLOEXEC) != 0)
+    if (pipe2(go, O_CLOEXEC) != 0 || pipe2(execd, O_CLOEXEC) != 0)
         return ptlog_nomem();
     pid_t pid = fork();
     if (pid < 0) {
@@ -327,15 +354,20 @@ int ptlog_cmd_record(int argc, char **argv)
     if (pid == 0) { /* the program, once the stream exists: traced from its first event */
         char c;
         close(go[1]);
+        close(execd[0]);
         if (read(go[0], &c, 1) != 1)
             _exit(127);
         if (out.fd == STDOUT_FILENO) /* -o -: the log has standard output; the program writes to ours on stderr */
             dup2(STDERR_FILENO, STDOUT_FILENO);
         execvp(argv[first], argv + first);
-        fprintf(stderr, "ptlog record: %s: %s\n", argv[first], strerror(errno));
+        int e = errno;
+        fprintf(stderr, "ptlog record: %s: %s\n", argv[first], strerror(e));
+        if (write(execd[1], &e, sizeof e) != (ssize_t)sizeof e)
+            _exit(127);
         _exit(127);
     }
     close(go[0]);
+    close(execd[1]);
     catch_stop_signals();
     trace_id_t trid;
     rc = start_tracing("record", pid, &o, out.fd, &trid);
@@ -346,24 +378,50 @@ int ptlog_cmd_record(int argc, char **argv)
     if (rc) {
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
+        close(execd[0]);
         return rc;
     }
     if (write(go[1], "g", 1) != 1)
         kill(pid, SIGKILL);
     close(go[1]);
-    wait_loop(trid, o.quiet, child_ended, pid);
+    /* The exec closes execd (or the child reports why it failed): from then on the child is the program,
+       and a sync writes the log's first blocks now, with its identity, whatever the program does next. */
+    int exec_errno = 0;
+    ssize_t got;
+    while ((got = read(execd[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR && !stop_signal)
+        ;
+    int execd_ok = got == 0;
+    if (execd_ok)
+        tracelog_trace_sync(trid); /* a failure stays in the log's status: shutdown reports it */
+    close(execd[0]);
+    char warning[600];
+    snprintf(warning, sizeof warning, "ptlog record: no trace call from %.200s yet: is it linked with libtracelog?",
+             argv[first]);
+    wait_loop(trid, o.quiet, child_ended, pid, warning);
     if (stop_signal) /* Ctrl-C or a TERM for ptlog: the program gets it too, and we wait for it */
         kill(pid, stop_signal);
     while (!child_ended(pid)) {
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
+    int took_up = joined(trid);
     rc = finish("record", trid, &out, &o);
     int status = 0;
     waitpid(pid, &status, 0);
     if (rc)
         return rc;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (execd_ok && !took_up) { /* it ran, but never took the stream up: its log holds nothing of it */
+        char how[64];
+        if (WIFEXITED(status))
+            snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(status));
+        else
+            snprintf(how, sizeof how, "killed by signal %d", WTERMSIG(status));
+        ptlog_msg("record", "%s made no trace call: it is not linked with libtracelog, or never called it "
+                            "(%s; the log holds only the start and the end)", argv[first], how);
+        return PTLOG_EXIT_INPUT;
+    }
+    return code;
 }
 
 static int process_gone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
@@ -408,6 +466,9 @@ int ptlog_cmd_attach(int argc, char **argv)
     }
     if ((rc = place_output("attach", &out, attached)))
         return rc;
-    wait_loop(attached, o.quiet, attach_ended, (pid_t)pid);
+    char warning[128];
+    snprintf(warning, sizeof warning, "ptlog attach: no trace call from process %ld yet: it records nothing until it makes one",
+             pid);
+    wait_loop(attached, o.quiet, attach_ended, (pid_t)pid, warning);
     return finish("attach", attached, &out, &o);
 }
