@@ -49,8 +49,6 @@ GAPS=(
     "online,ctl-online-* ktids the POSIX reading interface gives no kernel tid (posix_trace_event_info has none)"
     "record-*,attach-*,conv-record ident the log describes ptlog, not the traced program (issue 26 item 3)"
     "record-*,ctl-online-*,conv-record ids a controller that filters opens the filtered name in the program's map before the program opens its names (ptlog record --exclude: tools/ptlog/record.c set_filter), so they get other ids than in-process"
-    "ctl-online-* end,sys posix_trace_eventid_get_name(trid, 9) is EINVAL on a controller's stream (libtracelog/posix/types.c): the tracelog_process_end that getnext hands out has no name"
-    "spawn-* run,names,ids,fields,ktids,ident a posix_spawn child sharing its parent's name map cannot open the typed names its parent opened: tracelog_eventid_open_typed gives EEXIST (libtracelog/posix/typed.c add_schema: the name is in the map, its schema there is not looked at)"
 )
 
 ASPECTS=(run names ids fields threads ktids end sys ident verify)

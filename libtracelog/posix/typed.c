@@ -58,15 +58,24 @@ const char *tl_posix_event_schema(trace_event_id_t id, const char *name)
     return !schema && id > POSIX_TRACE_UNNAMED_USEREVENT ? tl_posix_schema_of(name) : schema;
 }
 
-/* Whether the name map already holds name (opened without a schema). */
-static int name_opened(const char *name)
+/*
+ * Whether the name map already holds name without `schema` (canonical
+ * text): opened untyped, or with another schema. A name opened with this
+ * schema by another process sharing the map (a parent, through an inherited
+ * stream; a spawned child opens its parent's names again) is not.
+ */
+static int name_opened_otherwise(const char *name, const char *schema)
 {
     char have[TRACE_EVENT_NAME_MAX + 1];
     uint32_t n = tl_posix_name_count();
     for (uint32_t i = 0; i < n; i++) {
         trace_event_id_t id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + i;
-        if (tl_posix_name_of(id, have, sizeof have) == 0 && strcmp(have, name) == 0)
-            return 1;
+        if (tl_posix_name_of(id, have, sizeof have) != 0 || strcmp(have, name) != 0)
+            continue;
+        char *in_map = NULL;
+        int same = tl_names_schema_of(NULL, id, &in_map) == 0 && strcmp(in_map, schema) == 0;
+        free(in_map);
+        return !same;
     }
     return 0;
 }
@@ -77,7 +86,7 @@ static int add_schema(const char *name, const char *schema)
     const typed_name *t = find(name);
     if (t)
         return strcmp(t->schema, schema) == 0 ? 0 : EEXIST;
-    if (name_opened(name))
+    if (name_opened_otherwise(name, schema))
         return EEXIST;
     uint32_t n = atomic_load_explicit(&table_count, memory_order_relaxed);
     if (n == TABLE_MAX)

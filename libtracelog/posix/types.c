@@ -42,6 +42,9 @@ int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t event, char *
         if (name)
             tl_copy_text(event_name, TRACE_EVENT_NAME_MAX + 1, name);
         e = name ? 0 : EINVAL;
+    } else if (t->active.remote && event == TL_PROCESS_END_EVENT) {
+        /* The traced process's end, which the read functions hand out on a controller's stream. */
+        tl_copy_text(event_name, TRACE_EVENT_NAME_MAX + 1, TL_PROCESS_END_NAME);
     } else {
         tl_names *names;
         e = tl_posix_trace_names(t, &names);
