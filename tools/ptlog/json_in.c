@@ -8,6 +8,8 @@
  * else goes through jansson, which
  * also produces the error messages. Every value is checked; errors name the
  * file, line and column (syntax) or the event index and key (values).
+ * The input's buffer, positions, values' extents and plain values are
+ * json_scan.c's; this file turns them into a log's attributes and events.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -16,20 +18,12 @@
 
 #include "common/array.h"
 #include "common/text.h"
+#include "json_scan.h"
 #include "ptlog.h"
-
-#define JSON_VALUE_MAX (64u << 20) /* longest JSON Lines line or document value (README.md, Limits) */
-#define JSON_BUF_MAX (JSON_VALUE_MAX + 4096u) /* such a value, its delimiter and some slack */
-#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-#define JSON_BUF_INITIAL 64u /* fuzzing: values cross buffer refills even in small inputs */
-#else
-#define JSON_BUF_INITIAL (1u << 20)
-#endif
 
 typedef struct json_src {
     ptlog_src base;
-    ptlog_in *in;
-    int lines;
+    ptlog_json_scan scan; /* the input, its buffer and the position in it */
     tracelog_event_types *types;
     ptlog_idmap schema_of;     /* id -> index in schemas of its latest schema */
     tracelog_schema **schemas; /* every schema read (pointers stay valid until close) */
@@ -40,14 +34,6 @@ typedef struct json_src {
     uint64_t index;      /* of the next event */
     const char *last_name; /* the name the table gave last_id when an event last named it, or NULL */
     uint32_t last_id;
-    /* input buffer: bytes [0, len) of buf are input bytes [consumed, consumed + len) */
-    char *buf;
-    size_t len, pos, cap;
-    uint64_t consumed;
-    int eof;
-    size_t scanned;      /* lines: bytes after pos already searched for a newline (linear time) */
-    uint64_t line;       /* lines: number of the line last read; document: current line */
-    uint64_t line_start; /* document: input offset of the current line */
     /* document */
     int state;           /* DOC_* */
     int first_event;
@@ -63,9 +49,9 @@ enum { SEEN_FORMAT = 1, SEEN_ATTRIBUTES = 2, SEEN_TYPES = 4, SEEN_STATUS = 8, SE
 /* "FILE" or "FILE:LINE" for messages. */
 static const char *where(json_src *s, char *buf, size_t n)
 {
-    if (!s->lines)
+    if (!s->scan.lines)
         return s->base.name;
-    snprintf(buf, n, "%s:%llu", s->base.name, (unsigned long long)s->line);
+    snprintf(buf, n, "%s:%llu", s->base.name, (unsigned long long)s->scan.line);
     return buf;
 }
 
@@ -613,216 +599,7 @@ static int event_from_json(json_src *s, const json_t *o, tracelog_event *ev)
     return build_event(s, &r, ev);
 }
 
-/* ---- fast path: flat objects of known keys, plain strings, integers ------------------------ */
-
-static const char *skip_blank(const char *p, const char *end)
-{
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-        p++;
-    return p;
-}
-
-/* 1 if none of the 8 bytes at p is a quote, a backslash, a control byte or non-ASCII (0 may be wrong). */
-static int eight_plain(const char *p)
-{
-    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-    uint64_t x, quote, bslash;
-    memcpy(&x, p, 8);
-    quote = x ^ (ones * '"');
-    bslash = x ^ (ones * '\\');
-    /* (v - ones) & ~v has a high bit set where v has a zero byte; x - 0x2020... one where a byte of x is
-       below 0x20 (and maybe above it: a false alarm, then the byte loop decides); x one where it is >= 0x80 */
-    uint64_t bad = ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) | (x - ones * 0x20) | x;
-    return (bad & high) == 0;
-}
-
-/* A string without escapes, control or non-ASCII bytes; p at the opening quote. */
-static const char *plain_string(const char *p, const char *end, const char **str, size_t *len)
-{
-    const char *q = ++p;
-    while (end - q >= 8 && eight_plain(q))
-        q += 8;
-    while (q < end && *q != '"') {
-        unsigned char c = (unsigned char)*q;
-        if (c == '\\' || c < 0x20 || c >= 0x80)
-            return NULL;
-        q++;
-    }
-    if (q == end)
-        return NULL;
-    *str = p;
-    *len = (size_t)(q - p);
-    return q + 1;
-}
-
-/* The value of the 8 decimal digits at p into *out: 1, or 0 if they are not all digits. */
-static int eight_digits(const char *p, uint64_t *out)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    uint64_t x;
-    memcpy(&x, p, 8);
-    /* every byte 0x30..0x39: high nibble 3, and adding 6 does not carry into it */
-    if ((x & 0xF0F0F0F0F0F0F0F0ull) != 0x3030303030303030ull ||
-        ((x + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) != 0x3030303030303030ull)
-        return 0;
-    /* pairs, then quads, then all eight (the first digit is the low byte) */
-    x = (x & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
-    x = (x & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
-    *out = (x & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32;
-    return 1;
-#else
-    (void)p;
-    (void)out;
-    return 0;
-#endif
-}
-
-/* An integer in 0..INT64_MAX (what jansson accepts), or a plain u64 string. */
-static const char *plain_u64(const char *p, const char *end, uint64_t *v)
-{
-    if (p < end && *p == '"') {
-        const char *str;
-        size_t len;
-        const char *q = plain_string(p, end, &str, &len);
-        char tmp[32];
-        if (!q || len == 0 || len >= sizeof tmp)
-            return NULL;
-        memcpy(tmp, str, len);
-        tmp[len] = 0;
-        int base = 10;
-        const char *d = tmp;
-        if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X')) {
-            base = 16;
-            d += 2;
-        }
-        if (!*d || strspn(d, base == 16 ? "0123456789abcdefABCDEF" : "0123456789") != strlen(d))
-            return NULL;
-        errno = 0;
-        unsigned long long x = strtoull(d, NULL, base);
-        if (errno)
-            return NULL;
-        *v = x;
-        return q;
-    }
-    if (p == end || *p < '0' || *p > '9' || (*p == '0' && p + 1 < end && p[1] >= '0' && p[1] <= '9'))
-        return NULL;
-    const char *start = p;
-    uint64_t x = 0, eight;
-    while (p - start <= 8 && end - p >= 8 && eight_digits(p, &eight)) { /* 16 digits at most this way */
-        x = x * 100000000u + eight;
-        p += 8;
-    }
-    for (; p < end && *p >= '0' && *p <= '9'; p++) {
-        if (p - start == 19)
-            return NULL; /* larger than INT64_MAX: let jansson say so */
-        x = x * 10 + (uint64_t)(*p - '0');
-    }
-    if (x > INT64_MAX || (p < end && (*p == '.' || *p == 'e' || *p == 'E')))
-        return NULL; /* jansson refuses what is above INT64_MAX: let it say so, as for any other line */
-    *v = x;
-    return p;
-}
-
-/*
- * A JSON number that jansson reads without a range error: an integer of at
- * most 18 digits, or a real of at most 24 characters with an exponent of at
- * most 2 digits (below 1e123). Others go to jansson, which decides.
- */
-static const char *plain_number(const char *p, const char *end)
-{
-    const char *start = p, *digits;
-    int real = 0;
-    if (p < end && *p == '-')
-        p++;
-    if (p == end || *p < '0' || *p > '9')
-        return NULL;
-    if (*p == '0')
-        p++;
-    else
-        while (p < end && *p >= '0' && *p <= '9')
-            p++;
-    if (p < end && *p == '.') {
-        real = 1;
-        digits = ++p;
-        while (p < end && *p >= '0' && *p <= '9')
-            p++;
-        if (p == digits)
-            return NULL;
-    }
-    if (p < end && (*p == 'e' || *p == 'E')) {
-        real = 1;
-        if (++p < end && (*p == '+' || *p == '-'))
-            p++;
-        digits = p;
-        while (p < end && *p >= '0' && *p <= '9')
-            p++;
-        if (p == digits || p - digits > 2)
-            return NULL;
-    }
-    if (p - start > (real ? 24 : 18 + (*start == '-')))
-        return NULL;
-    return p;
-}
-
-#define PLAIN_MEMBERS_MAX 32 /* a larger object goes to jansson (its duplicate check) */
-
-static const char *plain_value(const char *p, const char *end, int depth);
-
-/* An object or array of plain values, without repeated keys; p at '{' or '['. */
-static const char *plain_container(const char *p, const char *end, int depth)
-{
-    char close = *p == '{' ? '}' : ']';
-    const char *keys[PLAIN_MEMBERS_MAX];
-    size_t lens[PLAIN_MEMBERS_MAX], n = 0;
-    p = skip_blank(p + 1, end);
-    if (p < end && *p == close)
-        return p + 1;
-    for (;; n++) {
-        if (close == '}') {
-            if (n == PLAIN_MEMBERS_MAX || p == end || *p != '"' || !(p = plain_string(p, end, &keys[n], &lens[n])))
-                return NULL;
-            for (size_t i = 0; i < n; i++)
-                if (lens[i] == lens[n] && memcmp(keys[i], keys[n], lens[n]) == 0)
-                    return NULL; /* jansson refuses it (JSON_REJECT_DUPLICATES): let it say so */
-            p = skip_blank(p, end);
-            if (p == end || *p++ != ':')
-                return NULL;
-            p = skip_blank(p, end);
-        }
-        if (!(p = plain_value(p, end, depth + 1)))
-            return NULL;
-        p = skip_blank(p, end);
-        if (p < end && *p == close)
-            return p + 1;
-        if (p == end || *p++ != ',')
-            return NULL;
-        p = skip_blank(p, end);
-    }
-}
-
-/* A value made of plain strings, numbers, literals, arrays and objects, nested 4 deep at most. */
-static const char *plain_value(const char *p, const char *end, int depth)
-{
-    const char *str;
-    size_t len;
-    if (p == end || depth > 4)
-        return NULL;
-    switch (*p) {
-    case '"':
-        return plain_string(p, end, &str, &len);
-    case '{':
-    case '[':
-        return plain_container(p, end, depth);
-    case 't':
-        return end - p >= 4 && memcmp(p, "true", 4) == 0 ? p + 4 : NULL;
-    case 'f':
-        return end - p >= 5 && memcmp(p, "false", 5) == 0 ? p + 5 : NULL;
-    case 'n':
-        return end - p >= 4 && memcmp(p, "null", 4) == 0 ? p + 4 : NULL;
-    default:
-        return plain_number(p, end);
-    }
-}
+/* ---- fast path: flat objects of known keys (their values read by json_scan.c) ---------------- */
 
 /* The keys of an event object that the fast path knows, by index: NUM_FIELDS integers, then these. */
 static int event_key(const char *key, size_t klen)
@@ -844,45 +621,45 @@ static const char *fast_object(const char *p, const char *end, raw_event *r)
     memset(r, 0, sizeof *r);
     if (p == end || *p++ != '{')
         return NULL;
-    p = skip_blank(p, end);
+    p = ptlog_json_skip_blank(p, end);
     if (p < end && *p == '}')
         return p + 1;
     for (;;) {
         const char *key;
         size_t klen;
-        if (p == end || *p != '"' || !(p = plain_string(p, end, &key, &klen)))
+        if (p == end || *p != '"' || !(p = ptlog_json_plain_string(p, end, &key, &klen)))
             return NULL;
-        p = skip_blank(p, end);
+        p = ptlog_json_skip_blank(p, end);
         if (p == end || *p++ != ':')
             return NULL;
-        p = skip_blank(p, end);
+        p = ptlog_json_skip_blank(p, end);
         int k = event_key(key, klen);
         if (k < 0 || (seen & (1u << k)))
             return NULL; /* unknown or repeated key */
         seen |= 1u << k;
         if (k < NUM_FIELDS) {
-            if (!(p = plain_u64(p, end, &r->v[k])))
+            if (!(p = ptlog_json_plain_u64(p, end, &r->v[k])))
                 return NULL;
             if (k == 0)
                 r->has_ts = 1;
         } else if (k == NUM_FIELDS) {
-            if (!(p = plain_u64(p, end, &r->id)))
+            if (!(p = ptlog_json_plain_u64(p, end, &r->id)))
                 return NULL;
             r->has_id = 1;
         } else if (k >= NUM_FIELDS + 3) {
-            if (!(p = plain_value(p, end, 0)))
+            if (!(p = ptlog_json_plain_value(p, end, 0)))
                 return NULL;
         } else if (end - p >= 4 && memcmp(p, "null", 4) == 0) {
             p += 4;
         } else {
             const char **str = k == NUM_FIELDS + 1 ? &r->name : &r->data;
             size_t *len = k == NUM_FIELDS + 1 ? &r->name_len : &r->data_len;
-            if (p == end || *p != '"' || !(p = plain_string(p, end, str, len)))
+            if (p == end || *p != '"' || !(p = ptlog_json_plain_string(p, end, str, len)))
                 return NULL;
         }
-        p = skip_blank(p, end);
+        p = ptlog_json_skip_blank(p, end);
         if (p < end && *p == ',') {
-            p = skip_blank(p + 1, end);
+            p = ptlog_json_skip_blank(p + 1, end);
             continue;
         }
         return p < end && *p == '}' ? p + 1 : NULL;
@@ -893,207 +670,8 @@ static const char *fast_object(const char *p, const char *end, raw_event *r)
 static int fast_parse(const char *p, size_t n, raw_event *r)
 {
     const char *end = p + n;
-    p = fast_object(skip_blank(p, end), end, r);
-    return p && skip_blank(p, end) == end;
-}
-
-/* ---- positions and syntax errors ----------------------------------------------------------------- */
-
-/* Input line/column of byte at buffer position pos (document mode). */
-static void position(const json_src *s, size_t pos, uint64_t *line, uint64_t *col)
-{
-    *line = s->line;
-    *col = s->consumed + pos - s->line_start + 1;
-}
-
-/* Moves s->pos to pos, counting lines on the way. */
-static void advance(json_src *s, size_t pos)
-{
-    if (!s->buf)
-        return; /* nothing read yet */
-    const char *p = s->buf + s->pos, *end = s->buf + pos;
-    while ((p = memchr(p, '\n', (size_t)(end - p)))) {
-        s->line++;
-        s->line_start = s->consumed + (size_t)(p - s->buf) + 1;
-        p++;
-    }
-    s->pos = pos;
-}
-
-static int syntax_at(json_src *s, uint64_t line, uint64_t col, const char *text)
-{
-    ptlog_msg(NULL, "%s:%llu:%llu: %s", s->base.name, (unsigned long long)line, (unsigned long long)col, text);
-    return PTLOG_EXIT_INPUT;
-}
-
-/* A jansson error inside a value that starts at (line0, col0). */
-static int syntax_in_value(json_src *s, const json_error_t *e, uint64_t line0, uint64_t col0)
-{
-    uint64_t line = line0 + (uint64_t)(e->line > 0 ? e->line - 1 : 0);
-    uint64_t col = e->line <= 1 ? col0 + (uint64_t)(e->column > 0 ? e->column - 1 : 0) : (uint64_t)e->column;
-    return syntax_at(s, line, col, e->text);
-}
-
-/* ---- buffer ------------------------------------------------------------------------------------------ */
-
-/* Reads more input, keeping bytes from *keep on (which moves to the start). 0, 1 at EOF, or -exit code. */
-static int refill(json_src *s, size_t *keep)
-{
-    if (s->eof)
-        return 1;
-    if (*keep > 0) {
-        memmove(s->buf, s->buf + *keep, s->len - *keep);
-        s->consumed += *keep;
-        s->len -= *keep;
-        s->pos -= *keep < s->pos ? *keep : s->pos;
-        *keep = 0;
-    }
-    if (s->len == s->cap) {
-        if (s->cap >= JSON_BUF_MAX) { /* the callers' own checks come first */
-            ptlog_msg(s->base.name, "a value longer than the limit of 64 MiB (%s)",
-                      s->lines ? "line" : "event or document member");
-            return -PTLOG_EXIT_INPUT;
-        }
-        size_t cap = s->cap ? s->cap * 2 : JSON_BUF_INITIAL;
-        if (cap > JSON_BUF_MAX)
-            cap = JSON_BUF_MAX;
-        char *p = realloc(s->buf, cap);
-        if (!p)
-            return -ptlog_nomem();
-        s->buf = p;
-        s->cap = cap;
-    }
-    long k = ptlog_in_read(s->in, s->buf + s->len, s->cap - s->len);
-    if (k < 0) {
-        ptlog_msg(s->base.name, "cannot read: %s", strerror(errno));
-        return -PTLOG_EXIT_INPUT;
-    }
-    if (k == 0) {
-        s->eof = 1;
-        return 1;
-    }
-    s->len += (size_t)k;
-    return 0;
-}
-
-/* ---- document -------------------------------------------------------------------------------------- */
-
-/* Next non-blank byte (not consumed), or -1 at the end; *err set on failure. */
-static int peek(json_src *s, int *err)
-{
-    *err = 0;
-    for (;;) {
-        size_t p = s->pos;
-        while (p < s->len && (s->buf[p] == ' ' || s->buf[p] == '\t' || s->buf[p] == '\r' || s->buf[p] == '\n'))
-            p++;
-        advance(s, p);
-        if (p < s->len)
-            return (unsigned char)s->buf[p];
-        size_t keep = s->pos;
-        int r = refill(s, &keep);
-        if (r < 0) {
-            *err = -r;
-            return -1;
-        }
-        if (r > 0)
-            return -1;
-    }
-}
-
-static int expect_char(json_src *s, const char *chars, const char *what, int *got)
-{
-    int err, c = peek(s, &err);
-    if (err)
-        return err;
-    if (c < 0 || !strchr(chars, c)) {
-        uint64_t line, col;
-        position(s, s->pos, &line, &col);
-        char text[96];
-        snprintf(text, sizeof text, c < 0 ? "unexpected end of input, expected %s" : "expected %s", what);
-        return syntax_at(s, line, col, text);
-    }
-    advance(s, s->pos + 1);
-    *got = c;
-    return 0;
-}
-
-/*
- * Finds the extent of the JSON value at the current position (strings,
- * brackets and scalars; the contents are checked later by a parser) and
- * consumes it: *start is its buffer position, *len its length.
- */
-static int scan_value(json_src *s, size_t *start, size_t *len)
-{
-    int err;
-    if (peek(s, &err) < 0) {
-        if (err)
-            return err;
-        uint64_t line, col;
-        position(s, s->pos, &line, &col);
-        return syntax_at(s, line, col, "unexpected end of input, expected a value");
-    }
-    size_t begin = s->pos, p = s->pos;
-    int depth = 0, in_str = 0, esc = 0;
-    for (;;) {
-        if (p - begin > JSON_VALUE_MAX) {
-            uint64_t line, col;
-            position(s, begin, &line, &col);
-            return syntax_at(s, line, col, "value longer than the limit of 64 MiB");
-        }
-        if (p == s->len) {
-            size_t keep = begin;
-            int r = refill(s, &keep);
-            p -= begin;
-            begin = 0;
-            if (r < 0)
-                return -r;
-            if (r > 0)
-                break; /* the end: the parser reports what is missing */
-            continue;
-        }
-        char c = s->buf[p++];
-        if (in_str) {
-            if (esc)
-                esc = 0;
-            else if (c == '\\')
-                esc = 1;
-            else if (c == '"') {
-                in_str = 0;
-                if (depth == 0)
-                    break;
-            }
-            continue;
-        }
-        if (c == '"') {
-            in_str = 1;
-        } else if (c == '{' || c == '[') {
-            depth++;
-        } else if (c == '}' || c == ']') {
-            if (depth == 0) { /* a scalar ended by its container */
-                p--;
-                break;
-            }
-            if (--depth == 0)
-                break;
-        } else if (depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n')) {
-            p--;
-            break;
-        }
-    }
-    *start = begin;
-    *len = p - begin;
-    return 0;
-}
-
-/* Parses a value of the document with jansson (errors with absolute positions). */
-static int load_value(json_src *s, size_t start, size_t len, json_t **out)
-{
-    uint64_t line, col;
-    position(s, start, &line, &col);
-    json_error_t e;
-    *out = json_loadb(s->buf + start, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &e);
-    advance(s, start + len);
-    return *out ? 0 : syntax_in_value(s, &e, line, col);
+    p = fast_object(ptlog_json_skip_blank(p, end), end, r);
+    return p && ptlog_json_skip_blank(p, end) == end;
 }
 
 static int doc_member_value(json_src *s, const char *key)
@@ -1107,16 +685,16 @@ static int doc_member_value(json_src *s, const char *key)
         if (strcmp(key, known[i].key) == 0)
             bit = known[i].bit;
     uint64_t line, col;
-    position(s, s->pos, &line, &col);
+    ptlog_json_position(&s->scan, s->scan.pos, &line, &col);
     if (bit & s->seen)
-        return syntax_at(s, line, col, "duplicate key in the document");
+        return ptlog_json_syntax_at(&s->scan, line, col, "duplicate key in the document");
     s->seen |= bit;
     if (bit == SEEN_ATTRIBUTES && s->state == DOC_TAIL) {
         ptlog_msg(s->base.name, "\"attributes\" must come before \"events\" (documents are read as a stream)");
         return PTLOG_EXIT_INPUT;
     }
     if (bit == SEEN_EVENTS) {
-        int c, rc = expect_char(s, "[", "'[' (the events array)", &c);
+        int c, rc = ptlog_json_expect_char(&s->scan, "[", "'[' (the events array)", &c);
         if (rc)
             return rc;
         s->state = DOC_EVENTS;
@@ -1125,9 +703,9 @@ static int doc_member_value(json_src *s, const char *key)
     }
     size_t start, len;
     json_t *v;
-    int rc = scan_value(s, &start, &len);
+    int rc = ptlog_json_scan_value(&s->scan, &start, &len);
     if (!rc)
-        rc = load_value(s, start, len, &v);
+        rc = ptlog_json_load_value(&s->scan, start, len, &v);
     if (rc || !bit) {
         if (!rc)
             json_decref(v);
@@ -1147,10 +725,10 @@ static int doc_member_value(json_src *s, const char *key)
 static int doc_end(json_src *s)
 {
     int err;
-    if (peek(s, &err) >= 0 || err) {
+    if (ptlog_json_peek(&s->scan, &err) >= 0 || err) {
         uint64_t line, col;
-        position(s, s->pos, &line, &col);
-        return err ? err : syntax_at(s, line, col, "unexpected data after the JSON document");
+        ptlog_json_position(&s->scan, s->scan.pos, &line, &col);
+        return err ? err : ptlog_json_syntax_at(&s->scan, line, col, "unexpected data after the JSON document");
     }
     s->state = DOC_DONE;
     return 0;
@@ -1159,7 +737,7 @@ static int doc_end(json_src *s)
 /* After a member: ',' (returns -1: another member follows) or '}' and the end. */
 static int doc_after_member(json_src *s)
 {
-    int c, rc = expect_char(s, ",}", "',' or '}'", &c);
+    int c, rc = ptlog_json_expect_char(&s->scan, ",}", "',' or '}'", &c);
     if (rc)
         return rc;
     return c == '}' ? doc_end(s) : -1;
@@ -1169,11 +747,11 @@ static int doc_after_member(json_src *s)
 static int doc_members(json_src *s, int first)
 {
     for (;;) {
-        int err, c = peek(s, &err);
+        int err, c = ptlog_json_peek(&s->scan, &err);
         if (err)
             return err;
         if (first && c == '}') {
-            advance(s, s->pos + 1);
+            ptlog_json_advance(&s->scan, s->scan.pos + 1);
             return doc_end(s);
         }
         first = 0;
@@ -1181,18 +759,19 @@ static int doc_members(json_src *s, int first)
         json_t *k;
         if (c != '"') {
             uint64_t line, col;
-            position(s, s->pos, &line, &col);
-            return syntax_at(s, line, col, c < 0 ? "unexpected end of input, expected a key" : "expected a key");
+            ptlog_json_position(&s->scan, s->scan.pos, &line, &col);
+            return ptlog_json_syntax_at(&s->scan, line, col,
+                                        c < 0 ? "unexpected end of input, expected a key" : "expected a key");
         }
-        int rc = scan_value(s, &start, &len);
+        int rc = ptlog_json_scan_value(&s->scan, &start, &len);
         if (!rc)
-            rc = load_value(s, start, len, &k);
+            rc = ptlog_json_load_value(&s->scan, start, len, &k);
         if (rc)
             return rc;
         char key[64];
         tl_copy_text(key, sizeof key, json_string_value(k)); /* longer keys are unknown ones anyway */
         json_decref(k);
-        if ((rc = expect_char(s, ":", "':'", &c)) || (rc = doc_member_value(s, key)))
+        if ((rc = ptlog_json_expect_char(&s->scan, ":", "':'", &c)) || (rc = doc_member_value(s, key)))
             return rc;
         if (s->state == DOC_EVENTS)
             return 0;
@@ -1209,14 +788,14 @@ static int doc_next(ptlog_src *base, tracelog_event *ev)
         int c, rc;
         if (s->first_event) {
             int err;
-            c = peek(s, &err);
+            c = ptlog_json_peek(&s->scan, &err);
             if (err)
                 return -err;
             if (c == ']')
-                advance(s, s->pos + 1);
+                ptlog_json_advance(&s->scan, s->scan.pos + 1);
             s->first_event = 0;
         } else {
-            if ((rc = expect_char(s, ",]", "',' or ']'", &c)))
+            if ((rc = ptlog_json_expect_char(&s->scan, ",]", "',' or ']'", &c)))
                 return -rc;
         }
         if (c == ']') {
@@ -1230,10 +809,10 @@ static int doc_next(ptlog_src *base, tracelog_event *ev)
         }
         raw_event r;
         int err;
-        if (peek(s, &err) == '{') { /* the common case: a plain event whole in the buffer, parsed in place */
-            const char *e = fast_object(s->buf + s->pos, s->buf + s->len, &r);
+        if (ptlog_json_peek(&s->scan, &err) == '{') { /* the common case: a plain event whole in the buffer, parsed in place */
+            const char *e = fast_object(s->scan.buf + s->scan.pos, s->scan.buf + s->scan.len, &r);
             if (e) {
-                advance(s, (size_t)(e - s->buf));
+                ptlog_json_advance(&s->scan, (size_t)(e - s->scan.buf));
                 rc = build_event(s, &r, ev);
                 return rc ? -rc : 1;
             }
@@ -1241,14 +820,14 @@ static int doc_next(ptlog_src *base, tracelog_event *ev)
         if (err)
             return -err;
         size_t start, len;
-        if ((rc = scan_value(s, &start, &len)))
+        if ((rc = ptlog_json_scan_value(&s->scan, &start, &len)))
             return -rc;
-        if (fast_parse(s->buf + start, len, &r)) {
-            advance(s, start + len);
+        if (fast_parse(s->scan.buf + start, len, &r)) {
+            ptlog_json_advance(&s->scan, start + len);
             rc = build_event(s, &r, ev);
         } else {
             json_t *o;
-            rc = load_value(s, start, len, &o);
+            rc = ptlog_json_load_value(&s->scan, start, len, &o);
             if (!rc) {
                 rc = event_from_json(s, o, ev);
                 json_decref(o);
@@ -1261,70 +840,14 @@ static int doc_next(ptlog_src *base, tracelog_event *ev)
 
 static int doc_start(json_src *s)
 {
-    s->line = 1;
-    int c, rc = expect_char(s, "{", "'{' (a JSON object)", &c);
+    s->scan.line = 1;
+    int c, rc = ptlog_json_expect_char(&s->scan, "{", "'{' (a JSON object)", &c);
     if (!rc)
         rc = doc_members(s, 1);
     return rc;
 }
 
 /* ---- lines ------------------------------------------------------------------------------------------ */
-
-/* A JSON Lines line longer than JSON_VALUE_MAX (without its newline). */
-static int line_too_long(json_src *s)
-{
-    ptlog_msg(NULL, "%s:%llu: line longer than the limit of 64 MiB", s->base.name, (unsigned long long)s->line + 1);
-    return PTLOG_EXIT_INPUT;
-}
-
-/*
- * Next non-blank line, as *start and *len in the buffer (*len is 0 at the
- * end). The search for its newline resumes where the last refill stopped,
- * so a long line costs linear time however small the reads (pipes).
- */
-static int next_line(json_src *s, size_t *start, size_t *len)
-{
-    for (;;) {
-        size_t from = s->pos + s->scanned;
-        char *nl = from < s->len ? memchr(s->buf + from, '\n', s->len - from) : NULL;
-        size_t end = nl ? (size_t)(nl - s->buf) : s->len;
-        if (end - s->pos > JSON_VALUE_MAX)
-            return line_too_long(s);
-        if (!nl && !s->eof) {
-            s->scanned = s->len - s->pos;
-            size_t keep = s->pos;
-            int r = refill(s, &keep);
-            if (r < 0)
-                return -r;
-            continue;
-        }
-        s->scanned = 0;
-        if (s->pos >= s->len) {
-            *len = 0;
-            return 0;
-        }
-        *start = s->pos;
-        *len = end - s->pos;
-        s->pos = nl ? end + 1 : s->len;
-        s->line++;
-        /* not a blank line? (the buffer holds no NUL terminator: stay within the line) */
-        for (size_t i = 0; i < *len; i++)
-            if (!strchr(" \t\r", s->buf[*start + i]) || s->buf[*start + i] == 0)
-                return 0;
-    }
-}
-
-static int load_line(json_src *s, size_t start, size_t len, json_t **out)
-{
-    json_error_t e;
-    *out = json_loadb(s->buf + start, len, JSON_REJECT_DUPLICATES, &e);
-    if (*out)
-        return 0;
-    char w[512];
-    snprintf(w, sizeof w, "%s:%llu:%d", s->base.name, (unsigned long long)s->line, e.column);
-    ptlog_msg(NULL, "%s: %s", w, e.text);
-    return PTLOG_EXIT_INPUT;
-}
 
 static int is_header(const json_t *o)
 {
@@ -1339,19 +862,19 @@ static int lines_next(ptlog_src *base, tracelog_event *ev)
         int rc;
         s->pending = NULL;
         if (o) {
-            s->line = s->pending_line;
+            s->scan.line = s->pending_line;
         } else {
             size_t start, len;
-            if ((rc = next_line(s, &start, &len)))
+            if ((rc = ptlog_json_next_line(&s->scan, &start, &len)))
                 return -rc;
             if (len == 0)
                 return 0;
             raw_event r;
-            if (fast_parse(s->buf + start, len, &r)) {
+            if (fast_parse(s->scan.buf + start, len, &r)) {
                 rc = build_event(s, &r, ev);
                 return rc ? -rc : 1;
             }
-            if ((rc = load_line(s, start, len, &o)))
+            if ((rc = ptlog_json_load_line(&s->scan, start, len, &o)))
                 return -rc;
         }
         /* Checked before the status line: attributes read after events were written would be lost. */
@@ -1378,10 +901,10 @@ static int lines_start(json_src *s)
 {
     size_t start, len;
     json_t *o;
-    int rc = next_line(s, &start, &len);
+    int rc = ptlog_json_next_line(&s->scan, &start, &len);
     if (rc || len == 0)
         return rc;
-    if ((rc = load_line(s, start, len, &o)))
+    if ((rc = ptlog_json_load_line(&s->scan, start, len, &o)))
         return rc;
     if (is_header(o)) {
         rc = parse_header(s, o);
@@ -1389,21 +912,7 @@ static int lines_start(json_src *s)
         return rc;
     }
     s->pending = o; /* no header: the first line is already an event */
-    s->pending_line = s->line;
-    return 0;
-}
-
-/* A UTF-8 byte-order mark at the very start is skipped, as detection does (README.md). */
-static int skip_bom(json_src *s)
-{
-    while (s->len - s->pos < 3 && !s->eof) {
-        size_t keep = s->pos;
-        int r = refill(s, &keep);
-        if (r < 0)
-            return -r;
-    }
-    if (s->len - s->pos >= 3 && memcmp(s->buf + s->pos, "\xEF\xBB\xBF", 3) == 0)
-        s->pos += 3;
+    s->pending_line = s->scan.line;
     return 0;
 }
 
@@ -1451,9 +960,9 @@ static void js_close(ptlog_src *base)
     tracelog_event_types_free(s->types);
     free_schemas(s);
     free(s->data);
-    free(s->buf);
-    ptlog_in_close(s->in);
-    free(s->in);
+    free(s->scan.buf);
+    ptlog_in_close(s->scan.in);
+    free(s->scan.in);
     free(s);
 }
 
@@ -1464,8 +973,9 @@ int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out)
         return ptlog_nomem();
     init_hex_table();
     ptlog_src *b = &s->base;
-    s->in = in;
-    s->lines = lines;
+    s->scan.in = in;
+    s->scan.name = in->name;
+    s->scan.lines = lines;
     b->name = in->name;
     b->format_major = TRACELOG_FORMAT_MAJOR;
     b->format_minor = TRACELOG_FORMAT_MINOR;
@@ -1482,16 +992,16 @@ int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out)
     b->finish = js_finish;
     b->close = js_close;
     s->types = tracelog_event_types_new();
-    int rc = s->types ? skip_bom(s) : ptlog_nomem();
+    int rc = s->types ? ptlog_json_skip_bom(&s->scan) : ptlog_nomem();
     if (!rc)
         rc = lines ? lines_start(s) : doc_start(s);
     if (rc) {
-        s->in = NULL; /* the caller still owns in on failure */
+        s->scan.in = NULL; /* the caller still owns in on failure */
         json_decref(s->pending);
         tracelog_event_types_free(s->types);
         free_schemas(s);
         free(s->data);
-        free(s->buf);
+        free(s->scan.buf);
         free(s);
         return rc;
     }

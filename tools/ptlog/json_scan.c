@@ -1,0 +1,495 @@
+/*
+ * The JSON scanner of ptlog's JSON sources (json_in.c): the input buffer
+ * (refilled as values cross its end, up to the 64 MiB limit of a value),
+ * lines and columns for syntax errors (file:line:column), the extent of a
+ * document's next value and the JSON Lines lines, each parsed by jansson,
+ * and the fast path's plain values (strings without escapes, integers,
+ * nested values of those), read in place.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_scan.h"
+#include "ptlog.h"
+
+#define JSON_VALUE_MAX (64u << 20) /* longest JSON Lines line or document value (README.md, Limits) */
+#define JSON_BUF_MAX (JSON_VALUE_MAX + 4096u) /* such a value, its delimiter and some slack */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define JSON_BUF_INITIAL 64u /* fuzzing: values cross buffer refills even in small inputs */
+#else
+#define JSON_BUF_INITIAL (1u << 20)
+#endif
+
+/* ---- positions and syntax errors ----------------------------------------------------------------- */
+
+/* Input line/column of byte at buffer position pos (document mode). */
+void ptlog_json_position(const ptlog_json_scan *s, size_t pos, uint64_t *line, uint64_t *col)
+{
+    *line = s->line;
+    *col = s->consumed + pos - s->line_start + 1;
+}
+
+/* Moves s->pos to pos, counting lines on the way. */
+void ptlog_json_advance(ptlog_json_scan *s, size_t pos)
+{
+    if (!s->buf)
+        return; /* nothing read yet */
+    const char *p = s->buf + s->pos, *end = s->buf + pos;
+    while ((p = memchr(p, '\n', (size_t)(end - p)))) {
+        s->line++;
+        s->line_start = s->consumed + (size_t)(p - s->buf) + 1;
+        p++;
+    }
+    s->pos = pos;
+}
+
+int ptlog_json_syntax_at(ptlog_json_scan *s, uint64_t line, uint64_t col, const char *text)
+{
+    ptlog_msg(NULL, "%s:%llu:%llu: %s", s->name, (unsigned long long)line, (unsigned long long)col, text);
+    return PTLOG_EXIT_INPUT;
+}
+
+/* A jansson error inside a value that starts at (line0, col0). */
+static int syntax_in_value(ptlog_json_scan *s, const json_error_t *e, uint64_t line0, uint64_t col0)
+{
+    uint64_t line = line0 + (uint64_t)(e->line > 0 ? e->line - 1 : 0);
+    uint64_t col = e->line <= 1 ? col0 + (uint64_t)(e->column > 0 ? e->column - 1 : 0) : (uint64_t)e->column;
+    return ptlog_json_syntax_at(s, line, col, e->text);
+}
+
+/* ---- buffer ------------------------------------------------------------------------------------------ */
+
+/* Reads more input, keeping bytes from *keep on (which moves to the start). 0, 1 at EOF, or -exit code. */
+static int refill(ptlog_json_scan *s, size_t *keep)
+{
+    if (s->eof)
+        return 1;
+    if (*keep > 0) {
+        memmove(s->buf, s->buf + *keep, s->len - *keep);
+        s->consumed += *keep;
+        s->len -= *keep;
+        s->pos -= *keep < s->pos ? *keep : s->pos;
+        *keep = 0;
+    }
+    if (s->len == s->cap) {
+        if (s->cap >= JSON_BUF_MAX) { /* the callers' own checks come first */
+            ptlog_msg(s->name, "a value longer than the limit of 64 MiB (%s)",
+                      s->lines ? "line" : "event or document member");
+            return -PTLOG_EXIT_INPUT;
+        }
+        size_t cap = s->cap ? s->cap * 2 : JSON_BUF_INITIAL;
+        if (cap > JSON_BUF_MAX)
+            cap = JSON_BUF_MAX;
+        char *p = realloc(s->buf, cap);
+        if (!p)
+            return -ptlog_nomem();
+        s->buf = p;
+        s->cap = cap;
+    }
+    long k = ptlog_in_read(s->in, s->buf + s->len, s->cap - s->len);
+    if (k < 0) {
+        ptlog_msg(s->name, "cannot read: %s", strerror(errno));
+        return -PTLOG_EXIT_INPUT;
+    }
+    if (k == 0) {
+        s->eof = 1;
+        return 1;
+    }
+    s->len += (size_t)k;
+    return 0;
+}
+
+/* A UTF-8 byte-order mark at the very start is skipped, as detection does (README.md). */
+int ptlog_json_skip_bom(ptlog_json_scan *s)
+{
+    while (s->len - s->pos < 3 && !s->eof) {
+        size_t keep = s->pos;
+        int r = refill(s, &keep);
+        if (r < 0)
+            return -r;
+    }
+    if (s->len - s->pos >= 3 && memcmp(s->buf + s->pos, "\xEF\xBB\xBF", 3) == 0)
+        s->pos += 3;
+    return 0;
+}
+
+/* ---- values of a document ---------------------------------------------------------------------- */
+
+/* Next non-blank byte (not consumed), or -1 at the end; *err set on failure. */
+int ptlog_json_peek(ptlog_json_scan *s, int *err)
+{
+    *err = 0;
+    for (;;) {
+        size_t p = s->pos;
+        while (p < s->len && (s->buf[p] == ' ' || s->buf[p] == '\t' || s->buf[p] == '\r' || s->buf[p] == '\n'))
+            p++;
+        ptlog_json_advance(s, p);
+        if (p < s->len)
+            return (unsigned char)s->buf[p];
+        size_t keep = s->pos;
+        int r = refill(s, &keep);
+        if (r < 0) {
+            *err = -r;
+            return -1;
+        }
+        if (r > 0)
+            return -1;
+    }
+}
+
+int ptlog_json_expect_char(ptlog_json_scan *s, const char *chars, const char *what, int *got)
+{
+    int err, c = ptlog_json_peek(s, &err);
+    if (err)
+        return err;
+    if (c < 0 || !strchr(chars, c)) {
+        uint64_t line, col;
+        ptlog_json_position(s, s->pos, &line, &col);
+        char text[96];
+        snprintf(text, sizeof text, c < 0 ? "unexpected end of input, expected %s" : "expected %s", what);
+        return ptlog_json_syntax_at(s, line, col, text);
+    }
+    ptlog_json_advance(s, s->pos + 1);
+    *got = c;
+    return 0;
+}
+
+/*
+ * Finds the extent of the JSON value at the current position (strings,
+ * brackets and scalars; the contents are checked later by a parser) and
+ * consumes it: *start is its buffer position, *len its length.
+ */
+int ptlog_json_scan_value(ptlog_json_scan *s, size_t *start, size_t *len)
+{
+    int err;
+    if (ptlog_json_peek(s, &err) < 0) {
+        if (err)
+            return err;
+        uint64_t line, col;
+        ptlog_json_position(s, s->pos, &line, &col);
+        return ptlog_json_syntax_at(s, line, col, "unexpected end of input, expected a value");
+    }
+    size_t begin = s->pos, p = s->pos;
+    int depth = 0, in_str = 0, esc = 0;
+    for (;;) {
+        if (p - begin > JSON_VALUE_MAX) {
+            uint64_t line, col;
+            ptlog_json_position(s, begin, &line, &col);
+            return ptlog_json_syntax_at(s, line, col, "value longer than the limit of 64 MiB");
+        }
+        if (p == s->len) {
+            size_t keep = begin;
+            int r = refill(s, &keep);
+            p -= begin;
+            begin = 0;
+            if (r < 0)
+                return -r;
+            if (r > 0)
+                break; /* the end: the parser reports what is missing */
+            continue;
+        }
+        char c = s->buf[p++];
+        if (in_str) {
+            if (esc)
+                esc = 0;
+            else if (c == '\\')
+                esc = 1;
+            else if (c == '"') {
+                in_str = 0;
+                if (depth == 0)
+                    break;
+            }
+            continue;
+        }
+        if (c == '"') {
+            in_str = 1;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0) { /* a scalar ended by its container */
+                p--;
+                break;
+            }
+            if (--depth == 0)
+                break;
+        } else if (depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n')) {
+            p--;
+            break;
+        }
+    }
+    *start = begin;
+    *len = p - begin;
+    return 0;
+}
+
+/* Parses a value of the document with jansson (errors with absolute positions). */
+int ptlog_json_load_value(ptlog_json_scan *s, size_t start, size_t len, json_t **out)
+{
+    uint64_t line, col;
+    ptlog_json_position(s, start, &line, &col);
+    json_error_t e;
+    *out = json_loadb(s->buf + start, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &e);
+    ptlog_json_advance(s, start + len);
+    return *out ? 0 : syntax_in_value(s, &e, line, col);
+}
+/* ---- lines ------------------------------------------------------------------------------------------ */
+
+/* A JSON Lines line longer than JSON_VALUE_MAX (without its newline). */
+static int line_too_long(ptlog_json_scan *s)
+{
+    ptlog_msg(NULL, "%s:%llu: line longer than the limit of 64 MiB", s->name, (unsigned long long)s->line + 1);
+    return PTLOG_EXIT_INPUT;
+}
+
+/*
+ * Next non-blank line, as *start and *len in the buffer (*len is 0 at the
+ * end). The search for its newline resumes where the last refill stopped,
+ * so a long line costs linear time however small the reads (pipes).
+ */
+int ptlog_json_next_line(ptlog_json_scan *s, size_t *start, size_t *len)
+{
+    for (;;) {
+        size_t from = s->pos + s->scanned;
+        char *nl = from < s->len ? memchr(s->buf + from, '\n', s->len - from) : NULL;
+        size_t end = nl ? (size_t)(nl - s->buf) : s->len;
+        if (end - s->pos > JSON_VALUE_MAX)
+            return line_too_long(s);
+        if (!nl && !s->eof) {
+            s->scanned = s->len - s->pos;
+            size_t keep = s->pos;
+            int r = refill(s, &keep);
+            if (r < 0)
+                return -r;
+            continue;
+        }
+        s->scanned = 0;
+        if (s->pos >= s->len) {
+            *len = 0;
+            return 0;
+        }
+        *start = s->pos;
+        *len = end - s->pos;
+        s->pos = nl ? end + 1 : s->len;
+        s->line++;
+        /* not a blank line? (the buffer holds no NUL terminator: stay within the line) */
+        for (size_t i = 0; i < *len; i++)
+            if (!strchr(" \t\r", s->buf[*start + i]) || s->buf[*start + i] == 0)
+                return 0;
+    }
+}
+
+int ptlog_json_load_line(ptlog_json_scan *s, size_t start, size_t len, json_t **out)
+{
+    json_error_t e;
+    *out = json_loadb(s->buf + start, len, JSON_REJECT_DUPLICATES, &e);
+    if (*out)
+        return 0;
+    char w[512];
+    snprintf(w, sizeof w, "%s:%llu:%d", s->name, (unsigned long long)s->line, e.column);
+    ptlog_msg(NULL, "%s: %s", w, e.text);
+    return PTLOG_EXIT_INPUT;
+}
+
+/* ---- plain values (the fast path): strings, integers, nested values ---------------------- */
+
+/* 1 if none of the 8 bytes at p is a quote, a backslash, a control byte or non-ASCII (0 may be wrong). */
+static int eight_plain(const char *p)
+{
+    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    uint64_t x, quote, bslash;
+    memcpy(&x, p, 8);
+    quote = x ^ (ones * '"');
+    bslash = x ^ (ones * '\\');
+    /* (v - ones) & ~v has a high bit set where v has a zero byte; x - 0x2020... one where a byte of x is
+       below 0x20 (and maybe above it: a false alarm, then the byte loop decides); x one where it is >= 0x80 */
+    uint64_t bad = ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) | (x - ones * 0x20) | x;
+    return (bad & high) == 0;
+}
+
+/* A string without escapes, control or non-ASCII bytes; p at the opening quote. */
+const char *ptlog_json_plain_string(const char *p, const char *end, const char **str, size_t *len)
+{
+    const char *q = ++p;
+    while (end - q >= 8 && eight_plain(q))
+        q += 8;
+    while (q < end && *q != '"') {
+        unsigned char c = (unsigned char)*q;
+        if (c == '\\' || c < 0x20 || c >= 0x80)
+            return NULL;
+        q++;
+    }
+    if (q == end)
+        return NULL;
+    *str = p;
+    *len = (size_t)(q - p);
+    return q + 1;
+}
+
+/* The value of the 8 decimal digits at p into *out: 1, or 0 if they are not all digits. */
+static int eight_digits(const char *p, uint64_t *out)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t x;
+    memcpy(&x, p, 8);
+    /* every byte 0x30..0x39: high nibble 3, and adding 6 does not carry into it */
+    if ((x & 0xF0F0F0F0F0F0F0F0ull) != 0x3030303030303030ull ||
+        ((x + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) != 0x3030303030303030ull)
+        return 0;
+    /* pairs, then quads, then all eight (the first digit is the low byte) */
+    x = (x & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
+    x = (x & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
+    *out = (x & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32;
+    return 1;
+#else
+    (void)p;
+    (void)out;
+    return 0;
+#endif
+}
+
+/* An integer in 0..INT64_MAX (what jansson accepts), or a plain u64 string. */
+const char *ptlog_json_plain_u64(const char *p, const char *end, uint64_t *v)
+{
+    if (p < end && *p == '"') {
+        const char *str;
+        size_t len;
+        const char *q = ptlog_json_plain_string(p, end, &str, &len);
+        char tmp[32];
+        if (!q || len == 0 || len >= sizeof tmp)
+            return NULL;
+        memcpy(tmp, str, len);
+        tmp[len] = 0;
+        int base = 10;
+        const char *d = tmp;
+        if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X')) {
+            base = 16;
+            d += 2;
+        }
+        if (!*d || strspn(d, base == 16 ? "0123456789abcdefABCDEF" : "0123456789") != strlen(d))
+            return NULL;
+        errno = 0;
+        unsigned long long x = strtoull(d, NULL, base);
+        if (errno)
+            return NULL;
+        *v = x;
+        return q;
+    }
+    if (p == end || *p < '0' || *p > '9' || (*p == '0' && p + 1 < end && p[1] >= '0' && p[1] <= '9'))
+        return NULL;
+    const char *start = p;
+    uint64_t x = 0, eight;
+    while (p - start <= 8 && end - p >= 8 && eight_digits(p, &eight)) { /* 16 digits at most this way */
+        x = x * 100000000u + eight;
+        p += 8;
+    }
+    for (; p < end && *p >= '0' && *p <= '9'; p++) {
+        if (p - start == 19)
+            return NULL; /* larger than INT64_MAX: let jansson say so */
+        x = x * 10 + (uint64_t)(*p - '0');
+    }
+    if (x > INT64_MAX || (p < end && (*p == '.' || *p == 'e' || *p == 'E')))
+        return NULL; /* jansson refuses what is above INT64_MAX: let it say so, as for any other line */
+    *v = x;
+    return p;
+}
+
+/*
+ * A JSON number that jansson reads without a range error: an integer of at
+ * most 18 digits, or a real of at most 24 characters with an exponent of at
+ * most 2 digits (below 1e123). Others go to jansson, which decides.
+ */
+static const char *plain_number(const char *p, const char *end)
+{
+    const char *start = p, *digits;
+    int real = 0;
+    if (p < end && *p == '-')
+        p++;
+    if (p == end || *p < '0' || *p > '9')
+        return NULL;
+    if (*p == '0')
+        p++;
+    else
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+    if (p < end && *p == '.') {
+        real = 1;
+        digits = ++p;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+        if (p == digits)
+            return NULL;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        real = 1;
+        if (++p < end && (*p == '+' || *p == '-'))
+            p++;
+        digits = p;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+        if (p == digits || p - digits > 2)
+            return NULL;
+    }
+    if (p - start > (real ? 24 : 18 + (*start == '-')))
+        return NULL;
+    return p;
+}
+
+#define PLAIN_MEMBERS_MAX 32 /* a larger object goes to jansson (its duplicate check) */
+
+/* An object or array of plain values, without repeated keys; p at '{' or '['. */
+static const char *plain_container(const char *p, const char *end, int depth)
+{
+    char close = *p == '{' ? '}' : ']';
+    const char *keys[PLAIN_MEMBERS_MAX];
+    size_t lens[PLAIN_MEMBERS_MAX], n = 0;
+    p = ptlog_json_skip_blank(p + 1, end);
+    if (p < end && *p == close)
+        return p + 1;
+    for (;; n++) {
+        if (close == '}') {
+            if (n == PLAIN_MEMBERS_MAX || p == end || *p != '"' || !(p = ptlog_json_plain_string(p, end, &keys[n], &lens[n])))
+                return NULL;
+            for (size_t i = 0; i < n; i++)
+                if (lens[i] == lens[n] && memcmp(keys[i], keys[n], lens[n]) == 0)
+                    return NULL; /* jansson refuses it (JSON_REJECT_DUPLICATES): let it say so */
+            p = ptlog_json_skip_blank(p, end);
+            if (p == end || *p++ != ':')
+                return NULL;
+            p = ptlog_json_skip_blank(p, end);
+        }
+        if (!(p = ptlog_json_plain_value(p, end, depth + 1)))
+            return NULL;
+        p = ptlog_json_skip_blank(p, end);
+        if (p < end && *p == close)
+            return p + 1;
+        if (p == end || *p++ != ',')
+            return NULL;
+        p = ptlog_json_skip_blank(p, end);
+    }
+}
+
+/* A value made of plain strings, numbers, literals, arrays and objects, nested 4 deep at most. */
+const char *ptlog_json_plain_value(const char *p, const char *end, int depth)
+{
+    const char *str;
+    size_t len;
+    if (p == end || depth > 4)
+        return NULL;
+    switch (*p) {
+    case '"':
+        return ptlog_json_plain_string(p, end, &str, &len);
+    case '{':
+    case '[':
+        return plain_container(p, end, depth);
+    case 't':
+        return end - p >= 4 && memcmp(p, "true", 4) == 0 ? p + 4 : NULL;
+    case 'f':
+        return end - p >= 5 && memcmp(p, "false", 5) == 0 ? p + 5 : NULL;
+    case 'n':
+        return end - p >= 4 && memcmp(p, "null", 4) == 0 ? p + 4 : NULL;
+    default:
+        return plain_number(p, end);
+    }
+}
