@@ -47,7 +47,6 @@ export TRACELOG_FLUSH_INTERVAL_MS=5
 GAPS=(
     "* threads no log carries thread names: format 1.1's THREADS block has no name (issue 26 item 6)"
     "online,ctl-online-* ktids the POSIX reading interface gives no kernel tid (posix_trace_event_info has none)"
-    "record-*,attach-*,conv-record ident the log describes ptlog, not the traced program (issue 26 item 3)"
     "record-*,ctl-online-*,conv-record ids a controller that filters opens the filtered name in the program's map before the program opens its names (ptlog record --exclude: tools/ptlog/record.c set_filter), so they get other ids than in-process"
 )
 
