@@ -1,6 +1,7 @@
 /*
- * The .ptl format v1: file header and block framing (format-spec/ptl-format.md
- * sections 3 and 4). Pure encoding and decoding of bytes in memory; no I/O.
+ * The .ptl format, major version 1 (1.0 and 1.1): file header and block
+ * framing (format-spec/ptl-format.md sections 3 and 4). Pure encoding and
+ * decoding of bytes in memory; no I/O.
  */
 #ifndef TRACELOG_FORMAT_H
 #define TRACELOG_FORMAT_H
