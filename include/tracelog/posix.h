@@ -132,7 +132,8 @@ typedef struct tracelog_trace_stats {
  * flags: a stream created for another process (posix_trace_create with its
  * pid) that the process has taken up: its libtracelog acted on the
  * controller's announcement (at its next trace call, or at load after an
- * exec; docs/design/cross-process.md, section 4). A process that never does
+ * exec; docs/design/cross-process.md, section 4), or it recorded into the
+ * stream (should it have overwritten its answer since). A process that never does
  * runs no libtracelog (a child the controller made the rendezvous for, then
  * exec'd into a program without it) or makes no trace call. Never set for a
  * stream of the caller's own.

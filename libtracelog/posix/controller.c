@@ -152,14 +152,25 @@ static int read_identity(tl_remote *rm, tl_remote_identity *id)
     return 1;
 }
 
+/* Under the guard: 1 if a producer wrote one of the stream's user lanes (only the traced process does). */
+static int user_lanes_written(void *arg)
+{
+    const tl_stream *s = arg;
+    uint32_t nlanes = s->nlanes; /* the buffer's word: any value only bounds a mask */
+    uint64_t user = nlanes >= 64 ? ~0ull : (1ull << nlanes) - 1;
+    return (atomic_load(&((tl_stream *)s)->used_lanes) & user) != 0;
+}
+
 int tl_remote_joined(tl_remote *rm)
 {
     if (atomic_load(&rm->joined))
         return 1;
     if (!atomic_load_explicit(&rm->announced, memory_order_acquire))
         return 0;
+    /* Its answer in the control object, or, should it have scribbled over that since, its events. */
     int result = -1;
-    if (tl_xproc_remote_wait(&rm->r, 0, &result) != 0 || result != 0)
+    if ((tl_xproc_remote_wait(&rm->r, 0, &result) != 0 || result != 0) &&
+        tl_remote_guard(rm, user_lanes_written, rm->stream) != 1)
         return 0;
     atomic_store(&rm->joined, 1);
     return 1;

@@ -932,6 +932,8 @@ static void *flusher_main(void *arg)
         lock(l);
         /* Looked at first: a record the process died in the middle of is then not waited for. */
         int ended = !l->end_logged && l->remote && tl_remote_ended(l->remote, NULL);
+        if (l->remote) /* latched as soon as seen: the process may scribble over its answer later */
+            tl_remote_joined(l->remote);
         if (!l->groups_tried && !writer_ready(l, ended))
             open_groups(l);
         have_writer = l->writer != NULL;
