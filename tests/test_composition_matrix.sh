@@ -39,7 +39,7 @@ BUILD=${TL_BUILD_DIR:?set TL_BUILD_DIR}
 PROG=$BUILD/tests/matrix_prog
 NORM=$BUILD/tests/matrix_norm
 # Several timed writes of the flusher within the workload (in-process, ptlog, the parents).
-export TRACELOG_FLUSH_INTERVAL_MS=5
+export TRACELOG_FLUSH_INTERVAL_MS=2
 
 # Cells expected to differ today: "ROWS ASPECTS why", ROWS a comma-separated
 # list of globs over the rows, ASPECTS a comma-separated list of columns.

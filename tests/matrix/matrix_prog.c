@@ -80,7 +80,7 @@
 
 extern char **environ;
 
-#define WORKER_ITERATIONS 1000
+#define WORKER_ITERATIONS 500
 #define NAMED_THREAD "mx-named"
 #define PROCESS_END ((trace_event_id_t)9) /* tracelog_process_end, <trace.h> P23 */
 
@@ -183,8 +183,8 @@ static void *worker(void *arg)
             posix_trace_event(ids[EV_NOTE], text, (size_t)n);
             record_msg(w, text);
         }
-        if (i % 50 == 49) { /* spread the events over several of the flusher's writes */
-            struct timespec pause = {0, 200000};
+        if (i % 25 == 24) { /* spread the events over several of the flusher's writes */
+            struct timespec pause = {0, 1000000};
             nanosleep(&pause, NULL);
         }
     }
