@@ -28,10 +28,13 @@
  *                        to OUT with the native writer (below)
  *   ctl-online OUT ENDING  a controller: forks a child that execs `bare
  *                        ENDING`, traces it with a stream without log
- *                        (posix_trace_create with its pid; the filter's name
- *                        opened with posix_trace_trid_eventid_open, as ptlog
- *                        record does), reads it online until
- *                        tracelog_process_end (id 9) and writes OUT likewise
+ *                        (posix_trace_create with its pid; every name of the
+ *                        program opened first, in its order, with
+ *                        posix_trace_trid_eventid_open and
+ *                        tracelog_trid_eventid_open_typed, so that they have
+ *                        the ids the program would give them), reads it
+ *                        online until tracelog_process_end (id 9) and writes
+ *                        OUT likewise
  *   fork OUT ENDING      an INHERITED stream with log (LOOP stream, APPEND
  *                        log); a forked child does the workload and ENDING;
  *                        the parent flushes once it has reaped it. (Not
@@ -477,8 +480,11 @@ static int run_ctl_online(const char *argv0, const char *out, const char *ending
     trace_id_t trid;
     check("posix_trace_create(pid)", posix_trace_create(pid, &attr, &trid));
     posix_trace_attr_destroy(&attr);
-    /* As ptlog record does: the name the filter needs, opened in the traced process's map. */
-    check("posix_trace_trid_eventid_open", posix_trace_trid_eventid_open(trid, names[EV_NOISE].name, &ids[EV_NOISE]));
+    /* A controller that knows the program: its names, in its order, opened in its map before it runs. */
+    for (int i = 0; i < EV_COUNT; i++)
+        check(names[i].name, names[i].schema
+                                 ? tracelog_trid_eventid_open_typed(trid, names[i].name, names[i].schema, &ids[i])
+                                 : posix_trace_trid_eventid_open(trid, names[i].name, &ids[i]));
     set_filter(trid);
     online_open(&the_online, trid, out);
     check("posix_trace_start", posix_trace_start(trid));
