@@ -87,6 +87,17 @@ static char *fmt(const char *f, ...)
     return n < 0 ? NULL : s;
 }
 
+/* push, unless s holds the same text already (a thread's name comes with each of its events). */
+static void push_once(strv *s, char *line)
+{
+    for (size_t i = 0; line && i < s->n; i++)
+        if (strcmp(s->v[i], line) == 0) {
+            free(line);
+            return;
+        }
+    push(s, line);
+}
+
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static void write_sorted(const char *prefix, const char *aspect, strv *s)
@@ -195,9 +206,9 @@ static void thread_names_of(json_t *list)
         json_t *k = json_object_get(e, "ktid");
         unsigned r = rank_of(pid, tid, json_is_integer(k) ? json_integer_value(k) : 0, 0);
         if (r != UINT32_MAX)
-            push(&threads_out, fmt("R%02u %s", r, json_string_value(n)));
+            push_once(&threads_out, fmt("R%02u %s", r, json_string_value(n)));
         else
-            push(&threads_out, fmt("R?? %s (a thread without user events)", json_string_value(n)));
+            push_once(&threads_out, fmt("R?? %s (a thread without user events)", json_string_value(n)));
         free(pid);
         free(tid);
     }
@@ -279,7 +290,7 @@ static void event(json_t *ev)
                           json_is_string(size) ? " size=" : "", json_is_string(size) ? json_string_value(size) : ""));
     free(ftext);
     if (tname)
-        push(&threads_out, fmt("R%02u %s", r, tname));
+        push_once(&threads_out, fmt("R%02u %s", r, tname));
     free(pid);
     free(tid);
     free(name);
