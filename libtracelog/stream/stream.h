@@ -405,7 +405,8 @@ typedef struct tl_consumer {
     uint64_t garbage_ts[TL_MAX_LANES + 1];  /* and the stamp of the last event before it */
     uint64_t deferred[TL_MAX_LANES + 1];    /* position + 1 of the record each lane deferred last */
     uint64_t deferred_in[TL_MAX_LANES + 1]; /* and the batch that deferred it */
-    uint64_t deferred_at[TL_MAX_LANES + 1]; /* and when (CLOCK_MONOTONIC ns) */
+    uint64_t deferred_pub[TL_MAX_LANES + 1]; /* and that batch's published watermark (a stamp), */
+    uint64_t deferred_at[TL_MAX_LANES + 1];  /* and when (CLOCK_MONOTONIC ns) */
     uint64_t stuck[TL_MAX_LANES + 1];       /* position + 1 of an uncommitted record each lane waits for */
     uint64_t stuck_in[TL_MAX_LANES + 1];    /* the batch that first waited for it */
     uint64_t stuck_since[TL_MAX_LANES + 1]; /* when a later batch still found it uncommitted (0: not yet) */
@@ -486,8 +487,9 @@ void tl_consumer_set_floor(tl_consumer *c);
 /*
  * How far a record's timestamp may lie after a watermark taken later on
  * another CPU: the skew of their clocks (defer() in consume.c). A record
- * further ahead of a later batch's watermark, or deferred for longer than
- * that (a clock in a scribbled header may not advance), is garbage.
+ * further ahead of a later batch's watermark, or still ahead once the
+ * watermarks moved by that much since it was first deferred (or a second
+ * passed: a clock in a scribbled header may not advance), is garbage.
  */
 #define TL_CLOCK_SKEW_NS 1000000ull
 
