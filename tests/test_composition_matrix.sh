@@ -48,7 +48,6 @@ GAPS=(
     "* threads no log carries thread names: format 1.1's THREADS block has no name (issue 26 item 6)"
     "online,ctl-online-* ktids the POSIX reading interface gives no kernel tid (posix_trace_event_info has none)"
     "record-*,conv-record ids a controller that filters opens the filtered name in the program's map before the program opens its names (ptlog record --exclude: tools/ptlog/record.c set_filter), so they get other ids than in-process"
-    "ctl-online-* ids tracelog_trid_eventid_open_typed on a controller's stream opens the name in the controller's own map, not the traced program's (libtracelog/posix/typed.c): the program's typed names come after the controller's untyped ones, and the id it returns names another event in the program's map"
 )
 
 ASPECTS=(run names ids fields threads ktids end sys ident verify)

@@ -155,6 +155,12 @@ uint32_t tl_names_count(const tl_names *m);
 int tl_names_name_of(const tl_names *m, trace_event_id_t id, char *out, size_t cap);
 int tl_names_open(tl_names *m, const char *name, trace_event_id_t *id);
 /*
+ * Opens name with its schema (canonical text) in another process's map m:
+ * the id it has there, or a new one; EEXIST if the name is there untyped or
+ * with another schema; EAGAIN (its lock), ENAMETOOLONG.
+ */
+int tl_names_open_typed(tl_names *m, const char *name, const char *schema, trace_event_id_t *id);
+/*
  * The schema text the map holds for user id (m NULL: the process's own), a
  * new string the caller frees and must parse as untrusted input: 0, ENOENT
  * (none), EINVAL (its place in the map is out of bounds), ENOMEM.

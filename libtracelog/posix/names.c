@@ -776,6 +776,30 @@ int tl_names_open(tl_names *m, const char *name, trace_event_id_t *id)
     return 0;
 }
 
+int tl_names_open_typed(tl_names *m, const char *name, const char *schema, trace_event_id_t *id)
+{
+    size_t len = strnlen(name, NAME_BYTES);
+    if (len > TRACE_EVENT_NAME_MAX)
+        return ENAMETOOLONG;
+    if (take_lock(m, REMOTE_LOCK_WAIT_NS))
+        return EAGAIN;
+    uint32_t n = count_of(m), i = 0;
+    while (i < n && strncmp(m->names[i], name, NAME_BYTES) != 0)
+        i++;
+    int e = 0;
+    if (i < n) { /* opened before: with this schema, or it is another event type */
+        char *have = NULL;
+        e = schema_copy(m, i, &have) == 0 && strcmp(have, schema) == 0 ? 0 : EEXIST;
+        free(have);
+        if (!e)
+            *id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + i;
+    } else {
+        map_name_open(m, name, len, schema, id);
+    }
+    unlock(m);
+    return e;
+}
+
 int posix_trace_eventid_open(const char *restrict event_name, trace_event_id_t *restrict event_id)
 {
     /* An instrumented process: from now on a controller can find it (design note, section 3.2). */

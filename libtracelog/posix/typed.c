@@ -132,6 +132,29 @@ int tracelog_eventid_open_typed(const char *name, const char *schema, trace_even
     return open_typed(name, schema, id);
 }
 
+/*
+ * A controller's stream: the name goes into the traced process's map, with
+ * its schema, so that its id is the one the process records with and the
+ * log decodes it (it went into the controller's own map: a filter on the id
+ * it gave hit another event type).
+ */
+static int open_typed_remote(tl_trace *t, const char *name, const char *schema, trace_event_id_t *id)
+{
+    if (!name || !schema || !id)
+        return EINVAL;
+    tl_names *names;
+    int e = tl_posix_trace_names(t, &names);
+    if (e)
+        return e;
+    tracelog_schema *s;
+    tracelog_status st = tracelog_schema_parse(schema, &s, NULL);
+    if (st != TRACELOG_OK)
+        return st == TRACELOG_E_NOMEM ? ENOMEM : EINVAL;
+    e = tl_names_open_typed(names, name, tracelog_schema_text(s), id);
+    tracelog_schema_free(s);
+    return e;
+}
+
 int tracelog_trid_eventid_open_typed(trace_id_t trid, const char *name, const char *schema,
                                      trace_event_id_t *id)
 {
@@ -139,7 +162,7 @@ int tracelog_trid_eventid_open_typed(trace_id_t trid, const char *name, const ch
     int e = tl_posix_acquire(trid, TL_ACTIVE_KINDS, &t);
     if (e)
         return e;
-    e = open_typed(name, schema, id);
+    e = t->active.remote ? open_typed_remote(t, name, schema, id) : open_typed(name, schema, id);
     tl_posix_release(t);
     return e;
 }
