@@ -6,11 +6,12 @@
  * controller's own map: the controller's id named another event type of
  * the process (a filter on it hit the wrong events).
  *
- * The controller here has names of its own first (its map's ids differ from
- * the child's); the child, traced from before its first trace call, opens
- * an untyped name, waits for the controller's typed open, then opens the
- * same name with the same schema (it must get the controller's id, not
- * EEXIST), and records one event with it.
+ * The controller here has names of its own (its map's ids differ from the
+ * child's), opened after the fork so that the child's copy of the map has
+ * none; the child, traced from before its first trace call, waits for the
+ * controller's typed open, opens an untyped name, then the typed name with
+ * the same schema (it must get the controller's id, not EEXIST), and
+ * records one event with it.
  */
 #define _GNU_SOURCE
 
@@ -37,9 +38,9 @@ struct job {
 static void child_main(int up, int down)
 {
     trace_event_id_t first, typed;
-    posix_trace_eventid_open("child: first", &first);
     if (xp_recv(down, 10000) != 'g')
         _exit(2);
+    posix_trace_eventid_open("child: first", &first);
     int e = tracelog_eventid_open_typed("ctl: typed", SCHEMA, &typed);
     xp_send_id(up, e ? UINT32_MAX : (uint32_t)typed);
     struct job j = {.job = 77, .prio = 1};
@@ -51,9 +52,6 @@ static void child_main(int up, int down)
 
 static void test_typed_name_in_the_traced_process(void)
 {
-    trace_event_id_t own1, own2;
-    CHECK_ERR(posix_trace_eventid_open("parent: a", &own1), 0);
-    CHECK_ERR(posix_trace_eventid_open("parent: b", &own2), 0);
     int up[2], down[2];
     CHECK(pipe(up) == 0 && pipe(down) == 0);
     pid_t pid = fork();
@@ -64,6 +62,9 @@ static void test_typed_name_in_the_traced_process(void)
     }
     close(up[1]);
     close(down[0]);
+    trace_event_id_t own1, own2;
+    CHECK_ERR(posix_trace_eventid_open("parent: a", &own1), 0);
+    CHECK_ERR(posix_trace_eventid_open("parent: b", &own2), 0);
     int fd = tl_test_tmpfd();
     trace_id_t t;
     CHECK_ERR(posix_trace_create_withlog(pid, NULL, fd, &t), 0);
