@@ -55,14 +55,20 @@ static ssize_t read_proc(const char *path, char *buf, size_t cap)
     return n;
 }
 
+/* "/proc/<pid>/<leaf>" (pid 0: "/proc/self/<leaf>"). */
+static void proc_path(char out[64], pid_t pid, const char *leaf)
+{
+    if (pid)
+        snprintf(out, 64, "/proc/%d/%s", (int)pid, leaf);
+    else
+        snprintf(out, 64, "/proc/self/%s", leaf);
+}
+
 /* /proc/<pid>/exe (pid 0: our own); "" when it cannot be read (a zombie's, another user's). */
 static void exe_of(pid_t pid, char *out, size_t cap)
 {
     char path[64];
-    if (pid)
-        snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
-    else
-        snprintf(path, sizeof path, "/proc/self/exe");
+    proc_path(path, pid, "exe");
     ssize_t n = readlink(path, out, cap - 1);
     out[n > 0 ? n : 0] = 0;
 }
@@ -71,10 +77,7 @@ static void exe_of(pid_t pid, char *out, size_t cap)
 static void comm_of(pid_t pid, char *out, size_t cap)
 {
     char path[64];
-    if (pid)
-        snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-    else
-        snprintf(path, sizeof path, "/proc/self/comm");
+    proc_path(path, pid, "comm");
     if (read_proc(path, out, cap) < 0)
         out[0] = 0;
     out[strcspn(out, "\n")] = 0;
