@@ -911,10 +911,11 @@ static int stop_waiting(tl_consumer *c, uint64_t *prev, uint64_t *looked)
     return c->producers_gone || c->stall_ns > TL_PRODUCER_STALL_NS;
 }
 
-tl_take tl_consumer_take_wait(tl_consumer *c, tracelog_event *ev)
+/* A producer is mid-record: spin, then yield, until it is done or stop_waiting says to go on without it. */
+static tl_take take_waiting(tl_consumer *c, tracelog_event *ev)
 {
     uint64_t prev = 0, looked = 0;
-    for (unsigned spins = 0;; spins++) {
+    for (unsigned spins = 1;; spins++) {
         int force = spins >= 64 && stop_waiting(c, &prev, &looked);
         tl_take r = tl_consumer_take(c, ev, force);
         if (r != TL_TAKE_WAIT)
@@ -922,6 +923,12 @@ tl_take tl_consumer_take_wait(tl_consumer *c, tracelog_event *ev)
         if (spins >= 64)
             sched_yield();
     }
+}
+
+tl_take tl_consumer_take_wait(tl_consumer *c, tracelog_event *ev)
+{
+    tl_take r = tl_consumer_take(c, ev, 0); /* the common case: nothing to wait for */
+    return r != TL_TAKE_WAIT ? r : take_waiting(c, ev);
 }
 
 int tl_consumer_take_unmarked_loss(tl_consumer *c, tracelog_event *ev)
