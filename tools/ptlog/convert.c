@@ -1,5 +1,9 @@
 /* ptlog convert, filter, merge and dump: any source to any sink, through a temp file. */
+#include "live.h"
 #include "ptlog.h"
+
+/* Input from a pipe: what was output goes out whenever the input has nothing more yet (live.h). */
+static void flush_out(void *out) { ptlog_out_flush(out); }
 
 int ptlog_convert_src(ptlog_src *src, ptlog_format to, const char *out_path, ptlog_select *sel,
                       const ptlog_dump_opts *text)
@@ -10,6 +14,7 @@ int ptlog_convert_src(ptlog_src *src, ptlog_format to, const char *out_path, ptl
         src->close(src);
         return rc;
     }
+    ptlog_in_on_wait(flush_out, &out);
     switch (to) {
     case PTLOG_FMT_JSON:
     case PTLOG_FMT_JSONL:
@@ -28,6 +33,7 @@ int ptlog_convert_src(ptlog_src *src, ptlog_format to, const char *out_path, ptl
         rc = PTLOG_EXIT_USAGE;
         break;
     }
+    ptlog_in_on_wait(NULL, NULL);
     src->close(src);
     if (rc > PTLOG_EXIT_LOSS) {
         ptlog_out_abort(&out);

@@ -24,6 +24,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <poll.h>
+
+#include "live.h"
 #include "ptlog.h"
 
 static const unsigned char ptl_magic[8] = {0x8B, 'P', 'T', 'L', '\r', '\n', 0x1A, '\n'};
@@ -33,6 +36,24 @@ static const unsigned char ptl_magic[8] = {0x8B, 'P', 'T', 'L', '\r', '\n', 0x1A
 const char *ptlog_display_name(const char *path)
 {
     return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+/* ptlog_in_on_wait's hook: flushes the output before a read of a pipe would block. */
+static void (*wait_hook)(void *ctx);
+static void *wait_ctx;
+
+void ptlog_in_on_wait(void (*fn)(void *ctx), void *ctx)
+{
+    wait_hook = fn;
+    wait_ctx = ctx;
+}
+
+/* The bytes a pipe's head needs: a .ptl log is known from its first 64 (magic, ring geometry). */
+#define PTL_HEAD_ENOUGH 64
+
+static int head_decided(const ptlog_in *in)
+{
+    return !in->seekable && in->head_len >= PTL_HEAD_ENOUGH && memcmp(in->head, ptl_magic, sizeof ptl_magic) == 0;
 }
 
 static long read_some(int fd, void *buf, size_t n)
@@ -72,8 +93,9 @@ int ptlog_in_open(ptlog_in *in, const char *path)
     }
     in->seekable = S_ISREG(st.st_mode) && lseek(in->fd, 0, SEEK_CUR) >= 0;
     in->size = in->seekable ? (uint64_t)st.st_size : 0;
-    /* Fill the head: pread on files (the reader also reads with pread from 0). */
-    while (in->head_len < sizeof in->head) {
+    /* Fill the head: pread on files (the reader also reads with pread from 0). A pipe's
+       .ptl log is not held back for 4 KiB: its writer may be slow to send them (live reading). */
+    while (in->head_len < sizeof in->head && !head_decided(in)) {
         long k = in->seekable ? (long)pread(in->fd, in->head + in->head_len, sizeof in->head - in->head_len,
                                             (off_t)in->head_len)
                               : read_some(in->fd, in->head + in->head_len, sizeof in->head - in->head_len);
@@ -116,6 +138,11 @@ long ptlog_in_read(ptlog_in *in, void *buf, size_t n)
                 in->head_pos += (size_t)k;
             return (long)k;
         }
+    }
+    if (wait_hook) { /* nothing to read yet: what was output so far goes out before we block */
+        struct pollfd p = {in->fd, POLLIN, 0};
+        if (poll(&p, 1, 0) == 0)
+            wait_hook(wait_ctx);
     }
     return read_some(in->fd, buf, n);
 }
@@ -200,6 +227,8 @@ ptlog_format ptlog_format_parse(const char *name)
         return PTLOG_FMT_JSONL;
     if (strcmp(name, "chrome") == 0)
         return PTLOG_FMT_CHROME;
+    if (strcmp(name, "perfetto") == 0)
+        return PTLOG_FMT_PERFETTO;
     return PTLOG_FMT_AUTO;
 }
 
@@ -210,6 +239,7 @@ const char *ptlog_format_name(ptlog_format f)
     case PTLOG_FMT_JSON: return "json";
     case PTLOG_FMT_JSONL: return "jsonl";
     case PTLOG_FMT_CHROME: return "chrome";
+    case PTLOG_FMT_PERFETTO: return "perfetto";
     case PTLOG_FMT_TEXT: return "text";
     case PTLOG_FMT_AUTO: break;
     }
