@@ -7,14 +7,14 @@
  *     log knows it (as top, perf and gdb show it), else a small number per
  *     process (1, 2, ... in order of appearance, skipping the numbers taken):
  *     consumers need integers below 2^31, and a pthread_t is a pointer
- *     (Perfetto turned such tids into 0, putting every thread on one track).
- *     A kernel tid that another thread of the process already shows as its
- *     tid gets a small number too. The pthread_t is kept in args.pthread and
- *     in the thread's name;
+ *     (Perfetto turned such tids into 0, putting every thread on one track);
+ *     tracks.c picks them. The pthread_t is kept in args.pthread and in the
+ *     thread's name;
  *   - an event named "X:begin" or "X.begin" opens a duration slice "X" (ph
  *     "B") on its thread and "X:end" (resp. "X.end") closes it (ph "E") when
- *     the innermost open slice of that thread is "X" with that separator; an end that matches no open slice, or a begin past
- *     MAX_DEPTH open slices, is an instant event with its full name; slices
+ *     the innermost open slice of that thread is "X" with that separator (tracks.c); an end that matches
+ *     no open slice, or a begin past PTLOG_TRACKS_MAX_DEPTH open slices, is
+ *     an instant event with its full name; slices
  *     still open at the end are closed at the last timestamp with
  *     args.unfinished, so that B and E always balance per thread;
  *   - every other event is an instant event (ph "i", scope "t");
@@ -29,38 +29,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/array.h"
 #include "ptlog.h"
-
-#define MAX_DEPTH 256 /* open slices per thread; deeper ones become instant events */
-
-typedef struct chrome_thread {
-    uint64_t pthread;
-    uint32_t ktid;     /* kernel thread id, 0 unknown */
-    uint32_t tid;      /* as written */
-    uint32_t *open;    /* event ids of the open slices, innermost last */
-    size_t nopen, cap;
-} chrome_thread;
-
-typedef struct chrome_process {
-    uint32_t pid;      /* as recorded */
-    uint32_t out_pid;  /* as written: below 2^31 */
-    uint32_t nthreads;
-    uint32_t next_tid;        /* the next small number to try for a thread without kernel tid */
-    ptlog_idmap thread_index; /* pthread -> index in threads (its latest thread) */
-    ptlog_idmap tids_taken;   /* tids written for this process */
-    chrome_thread *threads;
-    size_t cap;
-} chrome_process;
 
 typedef struct chrome_writer {
     ptlog_out *out;
     ptlog_src *src;
     const ptlog_select *sel;
-    ptlog_idmap process_index; /* pid -> index in processes */
-    chrome_process *processes;
-    size_t nprocesses, cap;
-    uint32_t big_pids;         /* pids above INT32_MAX renumbered so far */
+    ptlog_tracks tracks;
     uint64_t count;
     uint64_t last_ts;
 } chrome_writer;
@@ -85,7 +60,7 @@ static void put_hex(ptlog_out *out, uint64_t v)
 }
 
 /* ,"pid":P,"tid":T */
-static void put_ids(ptlog_out *out, const chrome_process *p, const chrome_thread *t)
+static void put_ids(ptlog_out *out, const ptlog_track_process *p, const ptlog_track_thread *t)
 {
     ptlog_out_puts(out, ",\"pid\":");
     put_num(out, p->out_pid);
@@ -93,7 +68,7 @@ static void put_ids(ptlog_out *out, const chrome_process *p, const chrome_thread
     put_num(out, t ? t->tid : 0);
 }
 
-static void name_process(chrome_writer *c, const chrome_process *p)
+static void name_process(chrome_writer *c, const ptlog_track_process *p)
 {
     const tracelog_metadata *m = &c->src->meta;
     char text[TRACELOG_TEXT_MAX + 64];
@@ -111,7 +86,7 @@ static void name_process(chrome_writer *c, const chrome_process *p)
     ptlog_out_puts(c->out, "}}");
 }
 
-static void name_thread(chrome_writer *c, const chrome_process *p, const chrome_thread *t)
+static void name_thread(chrome_writer *c, const ptlog_track_process *p, const ptlog_track_thread *t)
 {
     sep(c);
     ptlog_out_puts(c->out, "{\"name\":\"thread_name\",\"ph\":\"M\"");
@@ -121,96 +96,13 @@ static void name_thread(chrome_writer *c, const chrome_process *p, const chrome_
     ptlog_out_puts(c->out, "\"}}");
 }
 
-/* The process of pid, created (and named) on first use; NULL when out of memory. */
-static chrome_process *process_of(chrome_writer *c, uint32_t pid)
+/* The "M" events naming a new process or thread. */
+static int on_new_track(void *ctx, const ptlog_track_process *p, const ptlog_track_thread *t)
 {
-    size_t i = ptlog_idmap_get(&c->process_index, pid);
-    if (i != SIZE_MAX)
-        return &c->processes[i];
-    chrome_process *v = tl_grow(c->processes, &c->cap, c->nprocesses + 1, sizeof *v);
-    if (!v)
-        return NULL;
-    c->processes = v;
-    if (ptlog_idmap_put(&c->process_index, pid, c->nprocesses))
-        return NULL;
-    chrome_process *p = &c->processes[c->nprocesses++];
-    memset(p, 0, sizeof *p);
-    p->pid = pid;
-    /* Only a JSON input can hold such a pid (Linux pids are below 2^22): its name keeps the real one. */
-    p->out_pid = pid <= INT32_MAX ? pid : INT32_MAX - c->big_pids++;
-    name_process(c, p);
-    return p;
-}
-
-/* The tid an event's new thread is written with: its kernel tid unless taken, else the next free small number. */
-static int pick_tid(chrome_process *p, uint32_t ktid, uint32_t *tid)
-{
-    uint32_t t = ktid && ktid <= INT32_MAX && ptlog_idmap_get(&p->tids_taken, ktid) == SIZE_MAX ? ktid : 0;
-    while (!t) {
-        uint32_t n = ++p->next_tid;
-        if (ptlog_idmap_get(&p->tids_taken, n) == SIZE_MAX)
-            t = n;
-    }
-    *tid = t;
-    return ptlog_idmap_put(&p->tids_taken, t, 1);
-}
-
-/*
- * The thread of an event, created (and named) on first use; NULL when out of
- * memory. A pthread_t seen again with another kernel tid is a new thread
- * (the value was reused).
- */
-static chrome_thread *thread_of(chrome_writer *c, chrome_process *p, const tracelog_event *ev)
-{
-    size_t i = ptlog_idmap_get(&p->thread_index, ev->tid);
-    if (i != SIZE_MAX && (!ev->kernel_tid || !p->threads[i].ktid || p->threads[i].ktid == ev->kernel_tid))
-        return &p->threads[i];
-    chrome_thread *v = tl_grow(p->threads, &p->cap, p->nthreads + 1, sizeof *v);
-    if (!v)
-        return NULL;
-    p->threads = v;
-    if (ptlog_idmap_put(&p->thread_index, ev->tid, p->nthreads))
-        return NULL;
-    chrome_thread *t = &p->threads[p->nthreads++];
-    memset(t, 0, sizeof *t);
-    t->pthread = ev->tid;
-    t->ktid = ev->kernel_tid;
-    if (pick_tid(p, t->ktid, &t->tid))
-        return NULL;
-    name_thread(c, p, t);
-    return t;
-}
-
-/*
- * Length of X in "X:WORD" or "X.WORD" (word "begin" or "end"), and its
- * separator in *sep; 0 if name is not of that form (or is only the suffix).
- */
-static size_t base_len(const char *name, const char *word, char *sep)
-{
-    size_t n = strlen(name), k = strlen(word);
-    if (n <= k + 1 || strcmp(name + n - k, word) != 0 || (name[n - k - 1] != ':' && name[n - k - 1] != '.'))
-        return 0;
-    *sep = name[n - k - 1];
-    return n - k - 1;
-}
-
-/* Does the innermost open slice of t have the base name and separator of an "X:end" / "X.end" event? */
-static int closes_innermost(chrome_writer *c, const chrome_thread *t, const char *name, size_t n, char sep)
-{
-    if (!t->nopen)
-        return 0;
-    const char *open = c->src->type_name(c->src, t->open[t->nopen - 1]);
-    char open_sep;
-    return open && base_len(open, "begin", &open_sep) == n && open_sep == sep && memcmp(open, name, n) == 0;
-}
-
-static int push_slice(chrome_thread *t, uint32_t id)
-{
-    uint32_t *v = tl_grow(t->open, &t->cap, t->nopen + 1, sizeof *v);
-    if (!v)
-        return -1;
-    t->open = v;
-    t->open[t->nopen++] = id;
+    if (t)
+        name_thread(ctx, p, t);
+    else
+        name_process(ctx, p);
     return 0;
 }
 
@@ -272,8 +164,8 @@ static int chrome_event(void *ctx, const tracelog_event *ev, const char *name)
 {
     chrome_writer *c = ctx;
     ptlog_out *out = c->out;
-    chrome_process *p = process_of(c, ev->pid);
-    chrome_thread *t = p ? thread_of(c, p, ev) : NULL;
+    ptlog_track_process *p = ptlog_tracks_process(&c->tracks, ev->pid);
+    ptlog_track_thread *t = p ? ptlog_tracks_thread(&c->tracks, p, ev) : NULL;
     if (!t)
         return ptlog_nomem();
     char unknown[32];
@@ -282,18 +174,10 @@ static int chrome_event(void *ctx, const tracelog_event *ev, const char *name)
         unknown[6 + ptlog_fmt_u64(ev->event_id, unknown + 6)] = 0;
         name = unknown;
     }
-    size_t n = strlen(name), k;
-    char ph = 'i', sepc;
-    if ((k = base_len(name, "begin", &sepc)) && t->nopen < MAX_DEPTH) {
-        if (push_slice(t, ev->event_id))
-            return ptlog_nomem();
-        ph = 'B';
-        n = k;
-    } else if ((k = base_len(name, "end", &sepc)) && closes_innermost(c, t, name, k, sepc)) {
-        t->nopen--;
-        ph = 'E';
-        n = k;
-    }
+    size_t n;
+    int ph = ptlog_tracks_slice(&c->tracks, t, ev, name, &n);
+    if (ph < 0)
+        return ptlog_nomem();
     if (ev->timestamp_ns > c->last_ts)
         c->last_ts = ev->timestamp_ns;
     sep(c);
@@ -308,41 +192,18 @@ static int chrome_event(void *ctx, const tracelog_event *ev, const char *name)
     return 0;
 }
 
-/* Closes the slices still open, innermost first, at the last timestamp of the trace. */
-static void close_open_slices(chrome_writer *c)
+/* An E for a slice still open at the end, at the last timestamp of the trace. */
+static void close_slice(void *ctx, const ptlog_track_process *p, const ptlog_track_thread *t, const char *name,
+                        size_t n)
 {
-    for (size_t i = 0; i < c->nprocesses; i++) {
-        chrome_process *p = &c->processes[i];
-        for (size_t j = 0; j < p->nthreads; j++) {
-            chrome_thread *t = &p->threads[j];
-            while (t->nopen) {
-                const char *name = c->src->type_name(c->src, t->open[--t->nopen]);
-                char sepc;
-                size_t n = name ? base_len(name, "begin", &sepc) : 0;
-                sep(c);
-                ptlog_out_puts(c->out, "{\"name\":");
-                ptlog_json_string(c->out, name ? name : "", n);
-                ptlog_out_puts(c->out, ",\"ph\":\"E\",\"ts\":");
-                put_ts(c, c->last_ts);
-                put_ids(c->out, p, t);
-                ptlog_out_puts(c->out, ",\"args\":{\"unfinished\":true}}");
-            }
-        }
-    }
-}
-
-static void free_writer(chrome_writer *c)
-{
-    for (size_t i = 0; i < c->nprocesses; i++) {
-        chrome_process *p = &c->processes[i];
-        for (size_t j = 0; j < p->nthreads; j++)
-            free(p->threads[j].open);
-        free(p->threads);
-        ptlog_idmap_free(&p->thread_index);
-        ptlog_idmap_free(&p->tids_taken);
-    }
-    free(c->processes);
-    ptlog_idmap_free(&c->process_index);
+    chrome_writer *c = ctx;
+    sep(c);
+    ptlog_out_puts(c->out, "{\"name\":");
+    ptlog_json_string(c->out, name, n);
+    ptlog_out_puts(c->out, ",\"ph\":\"E\",\"ts\":");
+    put_ts(c, c->last_ts);
+    put_ids(c->out, p, t);
+    ptlog_out_puts(c->out, ",\"args\":{\"unfinished\":true}}");
 }
 
 int ptlog_write_chrome(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
@@ -352,10 +213,11 @@ int ptlog_write_chrome(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
     c.out = out;
     c.src = src;
     c.sel = sel;
+    ptlog_tracks_init(&c.tracks, src, on_new_track, &c);
     ptlog_out_puts(out, "{\"traceEvents\":[");
     int rc = ptlog_src_events(src, sel, chrome_event, &c);
     if (rc <= PTLOG_EXIT_LOSS)
-        close_open_slices(&c);
+        ptlog_tracks_close_open(&c.tracks, close_slice, &c);
     ptlog_out_puts(out, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"trace_name\":");
     ptlog_json_string(out, src->meta.trace_name, strlen(src->meta.trace_name));
     ptlog_out_puts(out, ",\"origin_ns\":");
@@ -364,6 +226,6 @@ int ptlog_write_chrome(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
     ptlog_out_puts(out, ",\"origin\":\"");
     ptlog_out_puts(out, c.count ? ptlog_iso_utc(sel->origin, iso) : "");
     ptlog_out_puts(out, "\"}}\n");
-    free_writer(&c);
+    ptlog_tracks_free(&c.tracks);
     return rc;
 }

@@ -83,10 +83,11 @@ static const command_help helps[] = {
      "Options:\n"
      "  -q, --quiet      print only the problems\n"},
     {"convert", "ptlog convert [OPTIONS] IN --to FORMAT [-o OUT]",
-     "Convert between .ptl, JSON, JSON Lines and (output only) the Chrome trace format.\n"
+     "Convert between .ptl, JSON, JSON Lines and (output only) the Chrome trace format\n"
+     "and Perfetto's protobuf trace.\n"
      "The input format is detected, or given with --from.\n\n"
      "Options:\n"
-     "  --to FORMAT      json, jsonl, chrome or ptl (required)\n"
+     "  --to FORMAT      json, jsonl, chrome, perfetto or ptl (required)\n"
      "  --from FORMAT    ptl, json or jsonl (default: detected)\n"
      "  -o, --output OUT output file (default: standard output); written to a\n"
      "                   temporary file renamed into place only on success\n"
@@ -101,7 +102,7 @@ static const command_help helps[] = {
      "timestamp order. Event types are unified by name; the attributes are those of\n"
      "the first input.\n\n"
      "Options:\n"
-     "  --to FORMAT      ptl (default), json, jsonl or chrome\n"
+     "  --to FORMAT      ptl (default), json, jsonl, chrome or perfetto\n"
      "  -o, --output OUT output file (- for standard output; required for ptl)\n"
      "The event selection options of filter also apply.\n"},
     {"record", "ptlog record [OPTIONS] -o FILE -- PROGRAM [ARGS...]",
@@ -237,9 +238,9 @@ typedef struct args {
 static int parse_format(const char *cmd, const char *opt, const char *arg, ptlog_format *f, int output)
 {
     *f = ptlog_format_parse(arg);
-    if (*f == PTLOG_FMT_AUTO || (!output && *f == PTLOG_FMT_CHROME))
+    if (*f == PTLOG_FMT_AUTO || (!output && (*f == PTLOG_FMT_CHROME || *f == PTLOG_FMT_PERFETTO)))
         return usage_error(cmd, "%s: unknown format '%s' (expected %s)", opt, arg,
-                           output ? "json, jsonl, chrome or ptl" : "ptl, json or jsonl");
+                           output ? "json, jsonl, chrome, perfetto or ptl" : "ptl, json or jsonl");
     return 0;
 }
 
@@ -364,12 +365,18 @@ static int check_output_not_input(const args *a, char *const *inputs, size_t n)
     return 0;
 }
 
-/* Binary output is never sent to a terminal by accident. */
+/* Binary output (.ptl, Perfetto) is never sent to a terminal by accident. */
 static int check_binary_output(const args *a)
 {
     if ((!a->output || strcmp(a->output, "-") == 0) && isatty(STDOUT_FILENO))
-        return usage_error(a->cmd, "refusing to write a binary .ptl log to a terminal; use -o FILE");
+        return usage_error(a->cmd, "refusing to write a binary %s to a terminal; use -o FILE",
+                           a->to == PTLOG_FMT_PERFETTO ? "Perfetto trace" : ".ptl log");
     return 0;
+}
+
+static int is_binary(ptlog_format f)
+{
+    return f == PTLOG_FMT_PTL || f == PTLOG_FMT_PERFETTO;
 }
 
 static int run_dump(int argc, char **argv, args *a)
@@ -453,8 +460,8 @@ static int run_convert(int argc, char **argv, args *a)
     if ((rc = need_one_input(a)))
         return rc;
     if (a->to == PTLOG_FMT_AUTO)
-        return usage_error(a->cmd, "missing --to FORMAT (json, jsonl, chrome or ptl)");
-    if (a->to == PTLOG_FMT_PTL && (rc = check_binary_output(a)))
+        return usage_error(a->cmd, "missing --to FORMAT (json, jsonl, chrome, perfetto or ptl)");
+    if (is_binary(a->to) && (rc = check_binary_output(a)))
         return rc;
     if ((rc = check_output_not_input(a, a->pos, 1)))
         return rc;
@@ -505,7 +512,7 @@ static int run_merge(int argc, char **argv, args *a)
         stdin_count += strcmp(a->pos[i], "-") == 0;
     if (stdin_count > 1)
         return usage_error(a->cmd, "standard input (-) can be given only once");
-    if ((a->to == PTLOG_FMT_PTL && (rc = check_binary_output(a))) ||
+    if ((is_binary(a->to) && (rc = check_binary_output(a))) ||
         (rc = check_output_not_input(a, a->pos, a->npos)))
         return rc;
     return ptlog_cmd_merge(a->pos, a->npos, a->to, a->output, &a->sel);

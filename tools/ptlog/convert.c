@@ -23,6 +23,9 @@ int ptlog_convert_src(ptlog_src *src, ptlog_format to, const char *out_path, ptl
     case PTLOG_FMT_CHROME:
         rc = ptlog_write_chrome(src, &out, sel);
         break;
+    case PTLOG_FMT_PERFETTO:
+        rc = ptlog_write_perfetto(src, &out, sel);
+        break;
     case PTLOG_FMT_PTL:
         rc = ptlog_write_ptl(src, &out, sel);
         break;

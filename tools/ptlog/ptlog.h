@@ -304,6 +304,8 @@ struct ptlog_src {
     size_t (*type_count)(ptlog_src *s);
     void (*type_at)(ptlog_src *s, size_t i, uint32_t *id, const char **name);
     void (*get_status)(ptlog_src *s, tracelog_log_status *st);
+    /* Name of ev's thread, or NULL (unknown, or a source without thread names: the member is NULL). */
+    const char *(*thread_name)(ptlog_src *s, const tracelog_event *ev);
     /* Next event is the first with ts >= ns. 0, or -1 if not possible (then filter). */
     int (*seek_time)(ptlog_src *s, uint64_t ns);
     /* After the last event: warns about damage; PTLOG_EXIT_OK or PTLOG_EXIT_LOSS. */
@@ -318,10 +320,11 @@ typedef enum ptlog_format {
     PTLOG_FMT_JSON,
     PTLOG_FMT_JSONL,
     PTLOG_FMT_CHROME,
+    PTLOG_FMT_PERFETTO, /* an output only */
     PTLOG_FMT_TEXT /* dump's lines: an output only, not a --from or --to name */
 } ptlog_format;
 
-/* Parses a format name ("ptl", "json", "jsonl", "chrome"); PTLOG_FMT_AUTO if unknown. */
+/* Parses a format name ("ptl", "json", "jsonl", "chrome", "perfetto"); PTLOG_FMT_AUTO if unknown. */
 ptlog_format ptlog_format_parse(const char *name);
 const char *ptlog_format_name(ptlog_format f);
 
@@ -485,6 +488,68 @@ void ptlog_json_u64(ptlog_out *out, uint64_t v);
 void ptlog_json_field_members(ptlog_out *out, const tracelog_fields *f, const char *key_prefix, int comma);
 /* chrome.c */
 int ptlog_write_chrome(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
+/* perfetto.c: Perfetto's protobuf trace (tools/ptlog/README.md, "Perfetto trace"). */
+int ptlog_write_perfetto(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
+
+/* ---- processes, threads and slices of the trace viewers' outputs (tracks.c) ---------- */
+
+#define PTLOG_TRACKS_MAX_DEPTH 256 /* open slices per thread; deeper begins are instant events */
+
+typedef struct ptlog_track_thread {
+    uint64_t pthread;
+    uint32_t ktid;     /* kernel thread id, 0 unknown */
+    uint32_t tid;      /* as written: the kernel tid, or a small number unique in the process */
+    uint32_t serial;   /* 1, 2, ... over processes and threads, in order of creation */
+    uint32_t *open;    /* event ids of the open slices, innermost last */
+    size_t nopen, cap;
+} ptlog_track_thread;
+
+typedef struct ptlog_track_process {
+    uint32_t pid;      /* as recorded */
+    uint32_t out_pid;  /* as written: below 2^31 */
+    uint32_t serial;
+    uint32_t nthreads;
+    uint32_t next_tid;        /* the next small number to try for a thread without kernel tid */
+    ptlog_idmap thread_index; /* pthread -> index in threads (its latest thread) */
+    ptlog_idmap tids_taken;   /* tids written for this process */
+    ptlog_track_thread *threads;
+    size_t cap;
+} ptlog_track_process;
+
+/* Called once per new process (thread NULL) and thread, before its first event; non-zero: out of memory. */
+typedef int (*ptlog_track_fn)(void *ctx, const ptlog_track_process *p, const ptlog_track_thread *t);
+/* A slice still open at the end: its base name name[0..n) ("" if its type has no name). */
+typedef void (*ptlog_close_fn)(void *ctx, const ptlog_track_process *p, const ptlog_track_thread *t,
+                               const char *name, size_t n);
+
+typedef struct ptlog_tracks {
+    ptlog_src *src;
+    ptlog_track_fn on_new;
+    void *ctx;
+    ptlog_idmap process_index; /* pid -> index in processes */
+    ptlog_track_process *processes; /* moves as it grows: pointers are valid until the next new process */
+    size_t nprocesses, cap;
+    uint32_t big_pids;         /* pids above INT32_MAX renumbered so far */
+    uint32_t serials;
+} ptlog_tracks;
+
+void ptlog_tracks_init(ptlog_tracks *t, ptlog_src *src, ptlog_track_fn on_new, void *ctx);
+/* The process of pid, created on first use; NULL when out of memory. */
+ptlog_track_process *ptlog_tracks_process(ptlog_tracks *t, uint32_t pid);
+/* The thread of ev in p, created on first use; NULL when out of memory. */
+ptlog_track_thread *ptlog_tracks_thread(ptlog_tracks *t, ptlog_track_process *p, const tracelog_event *ev);
+/* Length of X in "X:WORD" or "X.WORD", its separator in *sep; 0 if name is not of that form. */
+size_t ptlog_slice_base_len(const char *name, const char *word, char *sep);
+/*
+ * What ev (of type name, not NULL) does on its thread: 'B' opens a slice,
+ * 'E' closes the innermost one, 'i' is an instant; *len is the length of the
+ * name to show (the base name of a slice). -1 when out of memory.
+ */
+int ptlog_tracks_slice(ptlog_tracks *t, ptlog_track_thread *th, const tracelog_event *ev, const char *name,
+                       size_t *len);
+/* Calls fn for every slice still open, innermost first, and closes it. */
+void ptlog_tracks_close_open(ptlog_tracks *t, ptlog_close_fn fn, void *ctx);
+void ptlog_tracks_free(ptlog_tracks *t);
 
 /* fields.c: typed payloads (README.md, "Typed events"). */
 typedef void (*ptlog_name_writer)(void *ctx, uint32_t id, const char *name);
