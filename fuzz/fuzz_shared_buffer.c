@@ -18,7 +18,7 @@
  *  - the same once told the producers are gone (tl_consumer_producers_gone:
  *    uncommitted records skipped up to the lane's head), after a first drain;
  *  - the same, first, for consumers over alternate lanes drained in cycles
- *    bounded a few hundred bytes into each lane (posix/groups.c: a
+ *    bounded a few hundred bytes into each lane (recorder/groups.c: a
  *    controller's flusher by groups; tl_consumer_bound, whose scan for a
  *    record start reads any bytes), and at most 64 cycles.
  */

@@ -437,7 +437,7 @@ static void test_no_event_lost_while_a_stream_is_mapped(void) { race_rounds(64u 
 
 /*
  * A controller's flusher drains another process's lanes by groups too
- * (posix/groups.c, each group under the buffer's SIGBUS guard): the child's
+ * (recorder/groups.c, each group under the buffer's SIGBUS guard): the child's
  * two threads record into small lanes at once, the stream waits for room
  * (the controller asks it to), and the log holds every event once, each
  * thread's in order, timestamps never going back; with two CPUs, chunks in

@@ -218,7 +218,7 @@ static void test_fork_child(void)
     pt_shutdown(t);
 }
 
-/* The log writer gets the id (the tracelog_event of posix/log.c); the file keeps it once the writer does. */
+/* The log writer gets the id (the tracelog_event of recorder/drain.c); the file keeps it once the writer does. */
 static void test_log(void)
 {
     int fd = tl_test_tmpfd();

@@ -1014,7 +1014,7 @@ static void test_small_lane_wakes_flusher(void)
 /*
  * Several threads recording at once into a FLUSH stream with an APPEND log:
  * the flusher drains the lanes by groups, one cycle a merge set
- * (format-spec 6.10, posix/groups.h). Read back, every thread's events are
+ * (format-spec 6.10, recorder/groups.h). Read back, every thread's events are
  * there, once and in order, and the log's events come out in timestamp
  * order. Where the process may use two CPUs, the log has merge sets.
  */

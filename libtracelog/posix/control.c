@@ -41,7 +41,7 @@ static tl_consumer *recorder(tl_trace *t)
 {
     if (!t->active.remote)
         return NULL;
-    return t->active.log ? tl_log_recorder(t->active.log) : &t->active.consumer;
+    return t->active.log ? tl_recorder_consumer(t->active.log) : &t->active.consumer;
 }
 
 static void record_system(tl_trace *t, trace_event_id_t id, const void *data, size_t len, uint64_t caller)
@@ -88,7 +88,7 @@ static int consumer_overruns(tl_trace *t, void *out)
 uint64_t tl_posix_overruns(tl_trace *t)
 {
     if (t->active.log)
-        return tl_log_overruns(t->active.log);
+        return tl_recorder_overruns(t->active.log);
     uint64_t n;
     if (guarded(t, consumer_overruns, &n) == EFAULT)
         return t->active.overruns_seen + 1;
@@ -96,7 +96,7 @@ uint64_t tl_posix_overruns(tl_trace *t)
     return n;
 }
 
-/* Another process than ours: a stream it records into and we control (controller.c). */
+/* Another process than ours: a stream it records into and we control (xproc/traced.c). */
 static int is_other_process(pid_t pid) { return pid != 0 && pid != getpid(); }
 
 /*
@@ -193,10 +193,10 @@ static int make_stream(tl_trace *t, int with_log, int fd)
     /* What each thread's buffer actually holds (POSIX: report the size used). */
     t->attr.__stream_size = tl_stream_lane_size(t->active.stream);
     if (with_log)
-        return tl_log_open(&t->active.log, t->active.stream, &t->attr, fd, t->active.remote);
+        return tl_log_open(t, fd);
     if (tl_consumer_init(&t->active.consumer, t->active.stream))
         return ENOMEM;
-    tl_remote_watch_consumer(t->active.remote, &t->active.consumer, &t->attr);
+    tl_remote_watch_consumer(t->active.remote, &t->active.consumer, t->attr.__inheritance == POSIX_TRACE_INHERITED);
     return 0;
 }
 
@@ -205,6 +205,7 @@ static void free_trace(tl_trace *t)
     if (t->active.stream && !t->active.log)
         tl_remote_consumer_free(t->active.remote, &t->active.consumer);
     if (t->active.remote) {
+        tl_posix_remote_names_release(t->active.remote, &t->active.remote_names);
         tl_remote_close(t->active.remote); /* the stream lives in its buffer */
     } else if (t->active.named.name[0]) {
         if (t->active.stream)
@@ -239,6 +240,8 @@ static int create(pid_t pid, const trace_attr_t *attr, int with_log, int fd, tra
     pthread_mutex_init(&t->read_lock, NULL);
     t->kind = with_log ? TL_ACTIVE_LOG : TL_ACTIVE;
     int e = is_other_process(pid) ? tl_remote_open(pid, &t->active.remote) : 0;
+    if (!e && t->active.remote) /* made now if it has none (our child before exec): the names it opens go there */
+        tl_posix_remote_names(t->active.remote, &t->active.remote_names);
     if (!e)
         e = resolve_attr(attr, with_log, t->active.remote != NULL, &t->attr);
     if (!e && with_log)
@@ -308,7 +311,7 @@ static int stop_stream(tl_trace *t, uint64_t caller)
     int automatic = 0;
     tracelog_event stop = tl_posix_system_event(POSIX_TRACE_STOP, &automatic, sizeof automatic, caller);
     if (t->active.log)
-        return tl_log_stop(t->active.log, &stop);
+        return tl_recorder_stop(t->active.log, &stop);
     return guarded(t, stop_op, &stop) == 1;
 }
 
@@ -345,7 +348,7 @@ int posix_trace_clear(trace_id_t trid)
     /* The log is left as it is: POSIX leaves APPEND unspecified, and what was
        already flushed is never destroyed by tracelog (format-spec: durability). */
     if (t->active.log)
-        tl_log_clear(t->active.log);
+        tl_recorder_clear(t->active.log);
     else
         guarded(t, clear_op, NULL);
     atomic_store(&t->active.overruns_reported, tl_posix_overruns(t));
@@ -443,7 +446,7 @@ int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)
     si->posix_stream_overrun_status = overruns > reported ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
     si->posix_stream_flush_status = POSIX_TRACE_NOT_FLUSHING;
     if (t->active.log)
-        tl_log_get_status(t->active.log, si);
+        tl_log_get_status(t, si);
     tl_posix_release(t);
     return 0;
 }

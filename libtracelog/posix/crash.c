@@ -35,7 +35,7 @@ static const int fatal[NFATAL] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
 
 /* Changed under watch_lock; read by the handler. */
 static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic(tl_log *) watched[TRACE_SYS_MAX];
+static _Atomic(tl_recorder *) watched[TRACE_SYS_MAX];
 static int nwatched;
 static struct sigaction previous[NFATAL]; /* what was there before ours */
 static int installed[NFATAL];             /* ours is in the chain (maybe under a later handler) */
@@ -102,9 +102,9 @@ static void write_logs(void)
 {
     arm_guard();
     for (int i = 0; i < TRACE_SYS_MAX; i++) {
-        tl_log *l = atomic_load(&watched[i]);
+        tl_recorder *l = atomic_load(&watched[i]);
         if (l)
-            tl_log_crash_flush(l);
+            tl_recorder_crash_flush(l);
     }
     disarm_guard();
 }
@@ -216,7 +216,7 @@ static void uninstall(void)
     }
 }
 
-void tl_posix_crash_watch(tl_log *l)
+void tl_posix_crash_watch(tl_recorder *l)
 {
     pthread_mutex_lock(&watch_lock);
     for (int i = 0; i < TRACE_SYS_MAX; i++) {
@@ -230,7 +230,7 @@ void tl_posix_crash_watch(tl_log *l)
     pthread_mutex_unlock(&watch_lock);
 }
 
-void tl_posix_crash_unwatch(tl_log *l)
+void tl_posix_crash_unwatch(tl_recorder *l)
 {
     pthread_mutex_lock(&watch_lock);
     for (int i = 0; i < TRACE_SYS_MAX; i++) {

@@ -26,7 +26,7 @@ int tracelog_prepare_exec(void)
             continue;
         if (tl_posix_running(t) && posix_trace_stop(trids[i]) == 0)
             stopped[nstopped++] = trids[i];
-        tl_log_checkpoint(t->active.log);
+        tl_recorder_checkpoint(t->active.log);
         tl_posix_release(t);
     }
     pthread_mutex_unlock(&exec_lock);

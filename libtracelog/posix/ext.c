@@ -9,16 +9,28 @@ int tracelog_trace_sync(trace_id_t trid)
     int e = tl_posix_acquire(trid, 1u << TL_ACTIVE_LOG, &t);
     if (e)
         return e;
-    e = tl_log_sync(t->active.log);
+    e = tl_recorder_sync(t->active.log);
     tl_posix_release(t);
     return e;
 }
 
-void tl_posix_consumer_stats(const tl_consumer *c, tracelog_trace_stats *st)
+static void consumer_stats(const tl_consumer *c, tracelog_trace_stats *st)
 {
     st->events_lost = tl_consumer_overruns(c);
     st->events_buffered = tl_consumer_buffered(c);
     st->lanes = tl_consumer_lanes(c);
+}
+
+/* The recorder's figures: the lanes as its consumer saw them, then the log's. */
+static void log_stats(tl_recorder *r, tracelog_trace_stats *st)
+{
+    tl_recorder_stats rs;
+    tl_recorder_get_stats(r, &rs);
+    st->events_lost = rs.events_lost;
+    st->events_buffered = rs.events_buffered;
+    st->lanes = rs.lanes;
+    st->log_events_written = rs.log_events_written;
+    st->log_events_lost = rs.log_events_lost;
 }
 
 typedef struct stats_args {
@@ -31,7 +43,7 @@ static int read_stats(void *arg)
     stats_args *a = arg;
     a->st->events_delivered = tl_stream_delivered(a->t->active.stream);
     if (!a->t->active.log)
-        tl_posix_consumer_stats(&a->t->active.consumer, a->st);
+        consumer_stats(&a->t->active.consumer, a->st);
     return 0;
 }
 
@@ -52,7 +64,7 @@ int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats)
         stats->lanes = tl_consumer_lanes(&t->active.consumer);
     }
     if (t->active.log)
-        tl_log_get_stats(t->active.log, stats);
+        log_stats(t->active.log, stats);
     if (t->active.remote && tl_remote_joined(t->active.remote))
         stats->flags |= TRACELOG_STATS_JOINED;
     tl_posix_release(t);

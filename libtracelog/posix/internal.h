@@ -1,6 +1,6 @@
 /*
  * The POSIX layer's own interface: trace handles (registry.c), the name map
- * (names.c), logs (log.c), fatal signals (crash.c), the process's fork and
+ * (names.c), logs (log.c, over recorder/), fatal signals (crash.c), the process's fork and
  * exit hooks (process.c), and the trace point's helpers (event.c). The
  * standard's functions are spread over the files by concern: attr.c,
  * control.c, event.c, eventset.c, log.c, read.c, prerecorded.c, ext.c,
@@ -13,9 +13,11 @@
 #include <stdatomic.h>
 #include <trace.h>
 
+#include "recorder/recorder.h"
 #include "stream/stream.h"
 #include "xproc/attach.h"
 #include "xproc/remote.h"
+#include "xproc/traced.h"
 #include "xproc/watch.h"
 #include "tracelog/posix.h"
 #include "tracelog/reader.h"
@@ -37,8 +39,6 @@ typedef enum tl_kind { TL_ACTIVE, TL_ACTIVE_LOG, TL_PRERECORDED } tl_kind;
 #define TL_ACTIVE_KINDS (1u << TL_ACTIVE | 1u << TL_ACTIVE_LOG)
 #define TL_ANY_KIND (TL_ACTIVE_KINDS | 1u << TL_PRERECORDED)
 
-typedef struct tl_log tl_log;       /* a stream's log: log.c */
-typedef struct tl_remote tl_remote; /* another process's stream, as its controller holds it: controller.c */
 typedef struct tl_names tl_names;   /* an event-name map: names.c */
 
 /* The system event a controller's log ends with when the traced process ended (design note, section 7). */
@@ -60,8 +60,10 @@ typedef struct tl_trace {
         tl_stream *stream;
         tl_consumer consumer;  /* without log: what the getnext functions read with */
         _Atomic uint64_t overruns_reported;
-        tl_log *log;           /* with log: it drains the stream with a consumer of its own */
+        tl_recorder *log;      /* with log: it drains the stream with a consumer of its own */
+        _Atomic uint64_t log_overruns_reported;
         tl_remote *remote;     /* pid != 0: the stream is in a buffer another process records into */
+        tl_names *remote_names; /* its process's names (tl_posix_remote_names) */
         tl_xproc_buffer named; /* pid 0, INHERITED: the stream's buffer has a name that spawned children open */
         int end_seen;          /* remote, without log: 1 once its process ended, 2 once the end was read,
                                   3 its buffer was lost (the OVERFLOW to be read first: read.c) */
@@ -181,116 +183,39 @@ void tl_posix_event_after_fork_child(void); /* the child's threads get lanes and
 /* A system event as the calling thread records it (its pid and ids), from program address caller. */
 tracelog_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len, uint64_t caller);
 
-/* ---- another process's stream (controller.c) ------------------------------------------ */
+/* ---- another process's stream: xproc/traced.h; its names (names.c) ---------------- */
 
-/* ESRCH, EPERM, ENOTSUP (no libtracelog there), ENOSYS (no pidfd), ENOMEM, or 0. */
-int tl_remote_open(pid_t pid, tl_remote **out);
-/* Lays the stream out in a named buffer made for the traced process. */
-int tl_remote_make_stream(tl_remote *rm, const tl_stream_params *p, tl_stream **s);
-/* Tells the traced process to record into it (at its next trace call). 0, EAGAIN or ESRCH. */
-int tl_remote_announce(tl_remote *rm, int inherited);
 /*
- * Runs fn(arg) under the SIGBUS guard of the stream's buffer (design note,
- * section 9, item 11): fn's result, or EFAULT once the traced process has
- * shrunk the object (then, and for every later call without running fn: the
- * buffer is replaced by zero-filled private memory, so that nothing reading
- * it afterwards can fault). fn must take no lock and allocate nothing.
- * rm NULL (a stream of our own): fn(arg), unguarded.
+ * The traced process's named map, attached once into *cache (made if it
+ * has none yet: our child before its exec opens its names there), again if
+ * it moved (the process joined its parent's map since): 0, or EAGAIN while
+ * there is none we can read. The caller serialises the calls on one cache.
  */
-int tl_remote_guard(tl_remote *rm, int (*fn)(void *), void *arg);
-/* tl_consumer_free (it gives the lanes' room back in the buffer) under the guard; rm may be NULL. */
-void tl_remote_consumer_free(tl_remote *rm, tl_consumer *c);
-/*
- * A consumer of rm's stream (NULL: a stream of our own, nothing to do),
- * made before the stream is announced: it raises events stamped before its
- * birth (tl_consumer_set_floor), and stops waiting for records in flight
- * once the traced process has ended, unless the stream is inherited (its
- * children may still record).
- */
-void tl_remote_watch_consumer(tl_remote *rm, tl_consumer *c, const trace_attr_t *attr);
-/* 1 once tl_remote_guard saw the buffer shrunk (rm may be NULL: 0). */
-int tl_remote_faulted(const tl_remote *rm);
-pid_t tl_remote_pid(const tl_remote *rm);
-/* The traced process's names (0), or EAGAIN while it has no named map we can read. */
-int tl_remote_names(tl_remote *rm, tl_names **out);
-/* 1 once the traced process has ended, with how (never waits, never reaps). */
-int tl_remote_ended(tl_remote *rm, tl_proc_end *end);
-/* Sleeps until the traced process ends (1) or wake_fd is readable (0). */
-int tl_remote_wait_end(tl_remote *rm, int wake_fd);
-/*
- * 1 once the traced process has taken the stream up: its libtracelog acted
- * on the announcement (at its next trace call, or at load after an exec).
- * A process that never does runs no libtracelog, or makes no trace call.
- */
-int tl_remote_joined(tl_remote *rm);
-/* The traced process as a log describes it (format-spec 5.2, `process`), and its name. */
-typedef struct tl_remote_identity {
-    uint32_t pid;
-    char program[TRACELOG_TEXT_MAX + 1]; /* its executable (/proc/<pid>/exe); "" unknown */
-    char name[TRACELOG_TEXT_MAX + 1];    /* basename of its argv[0], else its command name; "" unknown */
-} tl_remote_identity;
-/*
- * Whether the traced process is what it will be traced as: 0 while it is
- * our child still running our own image (a fork that has not exec'd its
- * program yet: ptlog record, the standard's fork-exec-create examples), 1
- * once it has exec'd, joined the stream or ended, and for every other
- * process. Cheap enough to ask every few milliseconds (a readlink while 0).
- * *id gets the identity as last seen (once 1: as it is).
- */
-int tl_remote_identity_known(tl_remote *rm, tl_remote_identity *id);
-/* Marks the stream dead, tells the process to let it go, removes the buffer. Accepts NULL. */
-void tl_remote_close(tl_remote *rm);
-/*
- * The traced process of stream s has ended: s is stopped, and c (the
- * stream's consumer) counts a record it died in the middle of as lost at
- * once (unless the stream is inherited: a child may still be recording).
- */
-void tl_posix_end_seen(tl_stream *s, tl_consumer *c, const trace_attr_t *attr);
+int tl_posix_remote_names(const tl_remote *rm, tl_names **cache);
+/* Detaches *cache; removes the map if its process is gone (a killed process cannot). */
+void tl_posix_remote_names_release(tl_remote *rm, tl_names **cache);
 /* The names a handle's stream uses: 0 with *out (NULL: this process's own), or EAGAIN. */
 int tl_posix_trace_names(tl_trace *t, tl_names **out);
 
-/* ---- logs (log.c) ---------------------------------------------------------------------- */
+/* ---- logs (log.c): the recorder (recorder/recorder.h) as the standard sees it ---------- */
 
 /*
- * A stream's log: its writer on a duplicate of fd, a consumer of the stream,
- * with the FLUSH policy the flusher thread, and for a controller's log of
- * another policy a thread that logs the traced process's end when it
- * comes. Every function is thread-safe (one lock, never held by another
- * log's call). Errors are error numbers.
+ * t's log, on a duplicate of fd: the recorder, with the FLUSH policy its
+ * flusher thread, watched by the fatal-signal handlers. An errno or 0.
  */
-int tl_log_open(tl_log **out, tl_stream *s, const trace_attr_t *attr, int fd, tl_remote *remote);
-/* posix_trace_flush (explicit_call: FLUSH_START and FLUSH_STOP are recorded) and the other full flushes. */
-int tl_log_flush(tl_log *l, int explicit_call);
-/* A flush, then fdatasync (tracelog_trace_sync). */
-int tl_log_sync(tl_log *l);
-/* A flush and a trailer, the writer kept open: the log reads back complete (exec). */
-int tl_log_checkpoint(tl_log *l);
-/* The last flush, the losses no later event marked, the trailer; frees l. */
-int tl_log_close(tl_log *l);
-/* Frees l, writing nothing more (the stream could not be created after all). */
-void tl_log_abandon(tl_log *l);
-/* posix_trace_stop and shutdown: the stream stopped under the log's lock (a STOP never follows the traced process's end).
-   1 if it was running (tl_stream_stop). */
-int tl_log_stop(tl_log *l, const tracelog_event *marker);
-/* posix_trace_clear: forgets the stream's events (the log keeps what it has). */
-void tl_log_clear(tl_log *l);
+int tl_log_open(tl_trace *t, int fd);
+/* Closes (the last flush, the trailer) or abandons (writing nothing more) the log of a stream. */
+int tl_log_close(tl_recorder *r);
+void tl_log_abandon(tl_recorder *r);
 /* Fills the flush and log fields of si, resetting what the standard resets when read. */
-void tl_log_get_status(tl_log *l, struct posix_trace_status_info *si);
-/* The lane statistics by the log's consumer (its checked geometry), then the log's. */
-void tl_log_get_stats(tl_log *l, tracelog_trace_stats *st);
-/* Sum of the lanes' overrun counters, over the log consumer's lane count. */
-uint64_t tl_log_overruns(tl_log *l);
-/* What a controller's system events go through (tl_stream_start): the log's consumer; NULL for a log of our own. */
-tl_consumer *tl_log_recorder(tl_log *l);
-/* The fatal-signal handler's flush (crash.c): the events recorded until now, then the partial chunk. */
-void tl_log_crash_flush(tl_log *l);
+void tl_log_get_status(tl_trace *t, struct posix_trace_status_info *si);
 /* POSIX_TRACE_FULL or NOT_FULL for a log with these counters (a LOOP log that wrapped is full). */
 int tl_posix_log_full_status(int log_policy, const tracelog_log_status *ls);
 
 /* ---- fatal signals (crash.c): handlers installed while a log is watched ----------------- */
 
-void tl_posix_crash_watch(tl_log *l);
-void tl_posix_crash_unwatch(tl_log *l);
+void tl_posix_crash_watch(tl_recorder *r);
+void tl_posix_crash_unwatch(tl_recorder *r);
 void tl_posix_crash_after_fork_child(void); /* a child has no log of its own */
 
 /* ---- reading and statistics (read.c, ext.c) ------------------------------------------------- */
@@ -300,11 +225,6 @@ void tl_posix_crash_after_fork_child(void); /* a child has no log of its own */
  * seen to have ended (stopped, the end to be read after its events). Caller holds read_lock.
  */
 int tl_posix_notice_end(tl_trace *t);
-/*
- * events_lost, events_buffered and lanes by consumer c: over its own copy
- * of the geometry, never the mapping's, which a traced process can change.
- */
-void tl_posix_consumer_stats(const tl_consumer *c, tracelog_trace_stats *st);
 /* The stream's overruns (log or consumer), and whether it runs: read under the buffer's guard (control.c). */
 uint64_t tl_posix_overruns(tl_trace *t);
 int tl_posix_running(tl_trace *t);

@@ -807,3 +807,26 @@ int posix_trace_eventid_open(const char *restrict event_name, trace_event_id_t *
         tl_posix_names_share(); /* ... and read our names */
     return tl_posix_name_open(event_name, event_id);
 }
+
+int tl_posix_remote_names(const tl_remote *rm, tl_names **cache)
+{
+    if (*cache && tl_names_moved(*cache)) { /* it joined its parent's map since */
+        tl_names_detach(*cache);
+        *cache = NULL;
+    }
+    tl_remote_names_at at;
+    tl_remote_names_key(rm, &at);
+    if (!*cache && (!at.nonce || tl_names_attach(at.euid, at.egid, at.pid, at.start, at.nonce, cache)))
+        *cache = NULL;
+    return *cache ? 0 : EAGAIN;
+}
+
+void tl_posix_remote_names_release(tl_remote *rm, tl_names **cache)
+{
+    tl_remote_names_at at;
+    tl_remote_names_key(rm, &at);
+    if (tl_remote_ended(rm, NULL))
+        tl_names_sweep(at.euid, at.pid, at.start, at.nonce);
+    tl_names_detach(*cache);
+    *cache = NULL;
+}

@@ -66,7 +66,7 @@ int tl_posix_notice_end(tl_trace *t)
     tl_proc_end end;
     if (!t->active.remote || t->active.log || t->active.end_seen || !tl_remote_ended(t->active.remote, &end))
         return 0;
-    tl_posix_end_seen(t->active.stream, &t->active.consumer, &t->attr);
+    tl_remote_end_seen(t->active.stream, &t->active.consumer, t->attr.__inheritance == POSIX_TRACE_INHERITED);
     t->active.end_data[0] = end.how;
     t->active.end_data[1] = end.code;
     t->active.end_seen = 1;

@@ -60,7 +60,11 @@ int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t event, char *
 int tl_posix_trace_names(tl_trace *t, tl_names **out)
 {
     *out = NULL;
-    return t->active.remote ? tl_remote_names(t->active.remote, out) : 0;
+    if (!t->active.remote)
+        return 0;
+    int e = tl_posix_remote_names(t->active.remote, &t->active.remote_names);
+    *out = t->active.remote_names;
+    return e;
 }
 
 /* The n-th id of an active stream's type list: system ids, the unnamed user event, then user names. */

@@ -513,7 +513,7 @@ void tl_stream_count_lost(tl_stream *s, uint32_t lane) { atomic_fetch_add(&lanes
 
 void tl_stream_wake_drainer_early(tl_stream *s, tl_lane *l, uint64_t cap)
 {
-    int cpu = sched_getcpu(); /* where its flusher had best run (posix/groups.c): once per eighth of the lane */
+    int cpu = sched_getcpu(); /* where its flusher had best run (recorder/groups.c): once per eighth of the lane */
     if (cpu >= 0 && atomic_load_explicit(&l->cpu, memory_order_relaxed) != (uint32_t)cpu + 1)
         atomic_store_explicit(&l->cpu, (uint32_t)cpu + 1, memory_order_relaxed);
     uint64_t used = atomic_load_explicit(&l->head, memory_order_relaxed) -

@@ -36,7 +36,7 @@ tracelog_status tl_writer_create_io(const tl_io *io, const tracelog_metadata *me
 /*
  * raw != 0: the chunks written from now on are stored uncompressed (as with
  * compression level 0), until called again with 0. For a flusher that falls
- * behind its producers (posix/log.c): bigger chunks rather than lost events.
+ * behind its producers (recorder/drain.c): bigger chunks rather than lost events.
  */
 void tl_writer_set_raw(tracelog_writer *w, int raw);
 

@@ -1,12 +1,13 @@
 /*
- * The controller's side of a stream made for another process
- * (posix_trace_create with pid != 0; design note
- * docs/design/cross-process.md, sections 3.4, 4, 5 and 7): the stream is laid
- * out in a named buffer the traced process maps at its next trace call, its
- * names are read from the traced process's named map, and the process is
- * watched through a pidfd so that the log records how it ended. A log
+ * The traced process as its controller holds it (posix_trace_create with
+ * pid != 0; design note docs/design/cross-process.md, sections 3.4, 4, 5 and
+ * 7): the stream is laid out in a named buffer the traced process maps at
+ * its next trace call, read under a SIGBUS guard, and the process is
+ * watched through a pidfd so that a log records how it ended. A log
  * describes the traced process, not its controller (its pid, executable and
- * name, read from /proc; tl_remote_identity_known).
+ * name, read from /proc; tl_remote_identity_known). Its event names are the
+ * POSIX layer's business: the key to its named map is here
+ * (tl_remote_names_key).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,16 +18,15 @@
 #include <unistd.h>
 
 #include "common/text.h"
-#include "posix/internal.h"
 #include "xproc/guard.h"
 #include "xproc/proc.h"
 #include "xproc/remote.h"
+#include "xproc/traced.h"
 
 struct tl_remote {
     tl_xproc_remote r;
     tl_xproc_buffer b;
     tl_stream *stream; /* laid out in b */
-    tl_names *names;   /* the traced process's map, once it exists */
     uint64_t names_nonce; /* in its name: read once from the control object (0: none could be made) */
     int ended;
     tl_proc_end end;
@@ -222,11 +222,7 @@ int tl_remote_open(pid_t pid, tl_remote **out)
     pid_t parent;
     rm->pending = tl_proc_parent_of(pid, &parent) == 0 && parent == getpid() && rm->self_exe[0] &&
                   strcmp(rm->id.program, rm->self_exe) == 0;
-    /* Made now if the process has none yet (our child before exec): the names it opens go there. */
     rm->names_nonce = tl_ctl_names_nonce(rm->r.peer.ctl);
-    if (!rm->names_nonce || tl_names_attach(rm->r.peer.euid, rm->r.peer.egid, rm->r.peer.token.pid,
-                                            rm->r.peer.token.start, rm->names_nonce, &rm->names))
-        rm->names = NULL; /* tried again when names are needed */
     *out = rm;
     return 0;
 }
@@ -278,19 +274,10 @@ int tl_remote_faulted(const tl_remote *rm) { return rm && atomic_load(&rm->fault
 
 pid_t tl_remote_pid(const tl_remote *rm) { return (pid_t)rm->r.peer.token.pid; }
 
-int tl_remote_names(tl_remote *rm, tl_names **out)
+void tl_remote_names_key(const tl_remote *rm, tl_remote_names_at *key)
 {
-    if (rm->names && tl_names_moved(rm->names)) { /* it joined its parent's map since */
-        tl_names_detach(rm->names);
-        rm->names = NULL;
-    }
-    if (!rm->names) {
-        const tl_ctl_peer *p = &rm->r.peer;
-        if (!rm->names_nonce || tl_names_attach(p->euid, p->egid, p->token.pid, p->token.start, rm->names_nonce, &rm->names))
-            rm->names = NULL;
-    }
-    *out = rm->names;
-    return rm->names ? 0 : EAGAIN;
+    const tl_ctl_peer *p = &rm->r.peer;
+    *key = (tl_remote_names_at){p->euid, p->egid, p->token.pid, p->token.start, rm->names_nonce};
 }
 
 int tl_remote_ended(tl_remote *rm, tl_proc_end *end)
@@ -330,10 +317,6 @@ void tl_remote_close(tl_remote *rm)
         return;
     if (rm->stream) /* a producer still mapping it records nothing more */
         tl_remote_guard(rm, end_stream, rm->stream);
-    const tl_ctl_peer *p = &rm->r.peer;
-    if (tl_xproc_remote_ended(&rm->r, 0))
-        tl_names_sweep(p->euid, p->token.pid, p->token.start, rm->names_nonce);
-    tl_names_detach(rm->names);
     tl_xproc_remote_close(&rm->r);
     if (rm->guarded)
         tl_guard_unregister(rm->b.map);
@@ -344,20 +327,20 @@ void tl_remote_close(tl_remote *rm)
 /* Thread-safe (a poll of the pidfd): the flusher's groups wait in their own threads. */
 static int producers_ended(void *rm) { return tl_xproc_remote_ended(&((tl_remote *)rm)->r, 0); }
 
-void tl_remote_watch_consumer(tl_remote *rm, tl_consumer *c, const trace_attr_t *attr)
+void tl_remote_watch_consumer(tl_remote *rm, tl_consumer *c, int inherited)
 {
     /* Its forked children may still record into an inherited stream: their records in flight are waited for. */
     if (!rm)
         return;
     tl_consumer_set_floor(c); /* made before the process learns the buffer's name */
-    if (attr->__inheritance != POSIX_TRACE_INHERITED)
+    if (!inherited)
         tl_consumer_watch_producers(c, producers_ended, rm);
 }
 
-void tl_posix_end_seen(tl_stream *s, tl_consumer *c, const trace_attr_t *attr)
+void tl_remote_end_seen(tl_stream *s, tl_consumer *c, int inherited)
 {
     tl_stream_stop(s, NULL, NULL); /* nothing recorded after the end: a controller's STOP came before */
     /* Its forked children may still record into an inherited stream: their records in flight are waited for. */
-    if (attr->__inheritance != POSIX_TRACE_INHERITED)
+    if (!inherited)
         tl_consumer_producers_gone(c);
 }

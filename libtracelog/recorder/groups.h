@@ -9,19 +9,20 @@
  * of a program recording from several threads: it spent about 30 ns per
  * event on one CPU (bench/README.md, "a flusher per group of lanes").
  *
- * Only the lead calls these functions, holding the log's lock; nothing else
+ * Only the lead calls these functions, holding the recorder's lock; nothing else
  * may take from the stream during a cycle (tl_groups_cycle). The log's own consumer
  * (which every other drain uses: posix_trace_flush, close, a crash) and the
  * groups' consumers take turns: whichever takes after the other first
  * adopts the other's positions (tl_groups_take_over, tl_groups_hand_back).
  */
-#ifndef TRACELOG_POSIX_GROUPS_H
-#define TRACELOG_POSIX_GROUPS_H
+#ifndef TRACELOG_RECORDER_GROUPS_H
+#define TRACELOG_RECORDER_GROUPS_H
 
 #include <stdint.h>
 
 #include "stream/stream.h"
 #include "tracelog/writer.h"
+#include "xproc/traced.h"
 
 typedef struct tl_groups tl_groups;
 
@@ -34,7 +35,6 @@ typedef struct tl_groups tl_groups;
  * caller's signal mask and CPU set. *err ENOMEM or EAGAIN (a thread could
  * not be made).
  */
-typedef struct tl_remote tl_remote;
 tl_groups *tl_groups_open(const tl_consumer *model, tl_remote *rm, tracelog_writer *w, int *err);
 void tl_groups_close(tl_groups *g);
 

@@ -10,9 +10,9 @@
 
 #include <string.h>
 
-#include "posix/groups.h"
-#include "posix/internal.h"
+#include "recorder/groups.h"
 #include "writer/set.h"
+#include "xproc/traced.h"
 
 #define GROUPS_MAX 8
 /*

@@ -1,5 +1,5 @@
 /*
- * The errors of a flusher split over groups of lanes (posix/groups.h): a
+ * The errors of a flusher split over groups of lanes (recorder/groups.h): a
  * cycle returns the writer's first error, the set's (a chunk that could not
  * be written) before any group's, and within a group the first of its
  * errors, whatever came after it; a group without error never hides
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "posix/groups.h"
+#include "recorder/groups.h"
 #include "stream/produce.h"
 #include "stream/stream.h"
 #include "tl_test.h"
