@@ -10,8 +10,8 @@
  * event on one CPU (bench/README.md, "a flusher per group of lanes").
  *
  * Only the lead calls these functions, holding the recorder's lock; nothing else
- * may take from the stream during a cycle (tl_groups_cycle). The log's own consumer
- * (which every other drain uses: posix_trace_flush, close, a crash) and the
+ * may take from the stream during a cycle (tl_groups_cycle). The recorder's own consumer
+ * (which every other drain uses: an explicit flush, close, a crash) and the
  * groups' consumers take turns: whichever takes after the other first
  * adopts the other's positions (tl_groups_take_over, tl_groups_hand_back).
  */

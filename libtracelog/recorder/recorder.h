@@ -60,7 +60,7 @@ typedef struct tl_recorder_params {
 int tl_recorder_open(tl_recorder **out, tl_stream *s, const tl_recorder_params *p);
 /*
  * Drains the stream and writes the log out (status, partial chunk). An
- * explicit flush (posix_trace_flush) passes markers to record into the
+ * explicit flush (a program's call, not the flusher's) passes markers to record into the
  * stream before the drain (before) and after it (after, written by the next
  * flush); NULL for none.
  */

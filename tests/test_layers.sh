@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The layering libtracelog/README.md states, checked on the sources: which
+# folders each folder's files may include, that a folder's internal.h is
+# included only inside that folder, that the recorder knows nothing of
+# POSIX, and that ptlog uses the public headers only (plus two header-only
+# helpers of common/, which define no symbol and link nothing).
+set -u
+root=${TL_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$root" || exit 1
+
+declare -A allowed=(
+    [common]="common"
+    [format]="common format"
+    [writer]="common format writer"
+    [reader]="common format reader"
+    [stream]="common stream"
+    [xproc]="common stream xproc"
+    [recorder]="common stream writer xproc recorder"
+    [posix]="common format stream xproc recorder posix"
+)
+failures=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+
+# Every folder of libtracelog/ has a row: a new layer must be placed.
+for dir in libtracelog/*/; do
+    folder=$(basename "$dir")
+    [[ -n ${allowed[$folder]+set} ]] || fail "libtracelog/$folder/ is in no layer of this script (and README.md)"
+done
+
+# Includes of the project's private headers: "folder/file.h".
+for folder in "${!allowed[@]}"; do
+    for file in libtracelog/"$folder"/*.[ch]; do
+        [[ -e $file ]] || continue
+        while IFS= read -r inc; do
+            target=${inc%%/*}
+            [[ $target == tracelog ]] && continue # the public headers: include/tracelog/
+            [[ " ${allowed[$folder]} " == *" $target "* ]] ||
+                fail "$file includes \"$inc\": $folder/ may include only ${allowed[$folder]}"
+            if [[ ${inc#*/} == internal.h && $target != "$folder" ]]; then
+                fail "$file includes \"$inc\": only $target/ includes its internal.h"
+            fi
+        done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_.]*\)".*/\1/p' "$file")
+    done
+done
+
+# The recorder drains any stream into any log: no POSIX in it.
+if grep -n 'POSIX_\|trace_attr_t\|<trace\.h>\|posix_trace_' libtracelog/recorder/*.[ch]; then
+    fail "libtracelog/recorder/ names POSIX (above)"
+fi
+
+# ptlog is a program like any other: public headers, and the header-only helpers.
+while IFS=: read -r file inc; do
+    case $inc in
+        common/array.h | common/text.h) ;;
+        *) fail "$file includes \"$inc\": ptlog uses the public API (include/) only" ;;
+    esac
+done < <(grep -o '^#include "[a-z_]*/[a-z_.]*"' tools/ptlog/*.[ch] | sed 's/#include "\(.*\)"/\1/' |
+    grep -v ':tracelog/')
+for helper in libtracelog/common/array.h libtracelog/common/text.h; do
+    if grep -n '^[a-z].*(' "$helper" | grep -v 'static inline'; then
+        fail "$helper has a function that is not static inline: ptlog may no longer include it"
+    fi
+done
+
+# The check itself must see something: a broken pattern would pass everything.
+count=$(grep -h '^#include "[a-z_]*/' libtracelog/*/*.[ch] | wc -l)
+((count > 100)) || fail "only $count private includes found: the patterns are broken"
+
+if ((failures)); then
+    echo "$failures layering failures"
+    exit 1
+fi
+echo "layers ok: $count private includes checked"
