@@ -3,7 +3,8 @@
  * docs/design/cross-process.md, section 3.4): process tokens that survive
  * command names with spaces and parentheses and tell a process from a later
  * one with the same pid, zombies and reaped pids as ESRCH, and the
- * permission rule, also as other users (root only; skipped otherwise).
+ * permission rule, also as other users (root only; skipped otherwise);
+ * thread names (comm) read as the untrusted bytes they are.
  */
 #define _GNU_SOURCE
 
@@ -13,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <pthread.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "posix_helpers.h"
@@ -241,11 +244,82 @@ static void test_may_trace_as_other_users(void)
     close(down);
 }
 
+typedef struct named_thread {
+    const char *name;
+    pid_t ktid;
+    int up[2], down[2];
+} named_thread;
+
+/* Names itself, says its kernel tid, and waits to be let go. */
+static void *run_named(void *arg)
+{
+    named_thread *t = arg;
+    prctl(PR_SET_NAME, t->name, 0, 0, 0);
+    t->ktid = (pid_t)syscall(SYS_gettid);
+    xp_send(t->up[1], 'r');
+    xp_recv(t->down[0], 10000);
+    return NULL;
+}
+
+/* The comm of a thread that named itself `name`, read while it runs; its kernel tid in *ktid. */
+static void comm_of_thread(const char *name, char *buf, size_t cap, int *rc, pid_t *ktid)
+{
+    named_thread t = {.name = name};
+    if (pipe(t.up) || pipe(t.down))
+        TL_DIE("pipe");
+    pthread_t th;
+    if (pthread_create(&th, NULL, run_named, &t))
+        TL_DIE("pthread_create");
+    CHECK_EQ_INT(xp_recv(t.up[0], 10000), 'r');
+    *rc = tl_proc_thread_comm(getpid(), t.ktid, buf, cap);
+    *ktid = t.ktid;
+    xp_send(t.down[1], 'q');
+    pthread_join(th, NULL);
+    close(t.up[0]), close(t.up[1]), close(t.down[0]), close(t.down[1]);
+}
+
+static void test_thread_comm(void)
+{
+    char buf[65];
+    int rc;
+    pid_t ktid;
+    comm_of_thread("worker-1", buf, sizeof buf, &rc, &ktid);
+    CHECK_ERR(rc, 0);
+    CHECK_STR_EQ(buf, "worker-1");
+    /* The kernel keeps the bytes as given: escapes, a byte that is not UTF-8, a newline inside. */
+    comm_of_thread("a\x1b[31m\xff\nb", buf, sizeof buf, &rc, &ktid);
+    CHECK_ERR(rc, 0);
+    CHECK_STR_EQ(buf, "a\x1b[31m\xff\nb");
+    /* 15 bytes at most (TASK_COMM_LEN), cut by the kernel. */
+    comm_of_thread("0123456789abcdefghij", buf, sizeof buf, &rc, &ktid);
+    CHECK_ERR(rc, 0);
+    CHECK_STR_EQ(buf, "0123456789abcde");
+    /* A small buffer: cut before a UTF-8 sequence, not inside it ("ab" + U+00E9). */
+    comm_of_thread("ab\xc3\xa9", buf, 4, &rc, &ktid);
+    CHECK_ERR(rc, 0);
+    CHECK_STR_EQ(buf, "ab");
+    comm_of_thread("xy", buf, 1, &rc, &ktid);
+    CHECK_ERR(rc, 0);
+    CHECK_STR_EQ(buf, "");
+    /* The thread has ended (joined): its task is gone. */
+    CHECK_ERR(tl_proc_thread_comm(getpid(), ktid, buf, sizeof buf), ESRCH);
+    CHECK_STR_EQ(buf, "");
+    /* ktid 0: the process's comm; pid 0: this process. */
+    char self[65], own[65];
+    CHECK_ERR(tl_proc_thread_comm(getpid(), 0, self, sizeof self), 0);
+    CHECK_ERR(tl_proc_thread_comm(0, 0, own, sizeof own), 0);
+    CHECK_STR_EQ(self, own);
+    CHECK(strlen(self) > 0 && strlen(self) <= 15 && !strchr(self, '\n'));
+    CHECK_ERR(tl_proc_thread_comm(-1, 0, buf, sizeof buf), ESRCH);
+    CHECK_ERR(tl_proc_thread_comm(getpid(), 0, buf, 0), EINVAL);
+}
+
 int main(void)
 {
     pt_watchdog(120);
     PT_RUN(test_token_of_self);
     PT_RUN(test_token_with_hostile_command_name);
+    PT_RUN(test_thread_comm);
     PT_RUN(test_zombie_and_reaped_are_gone);
     PT_RUN(test_dead_token_is_not_alive);
     PT_RUN(test_boot_id);

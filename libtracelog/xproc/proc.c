@@ -82,6 +82,37 @@ static int read_stat(pid_t pid, char *line, size_t cap)
     return n < 0 ? gone_or((int)-n) : 0;
 }
 
+/* Longest comm a kernel shows (64 bytes for some kernel threads; 15 for threads of programs) and its newline. */
+#define COMM_READ_MAX 80
+
+int tl_proc_thread_comm(pid_t pid, pid_t ktid, char *buf, size_t cap)
+{
+    if (!buf || cap == 0)
+        return EINVAL;
+    buf[0] = 0;
+    if (pid < 0 || ktid < 0)
+        return ESRCH;
+    char path[96], text[COMM_READ_MAX + 1];
+    int at = pid ? snprintf(path, sizeof path, "/proc/%d", (int)pid) : snprintf(path, sizeof path, "/proc/self");
+    if (ktid)
+        at += snprintf(path + at, sizeof path - (size_t)at, "/task/%d", (int)ktid);
+    snprintf(path + at, sizeof path - (size_t)at, "/comm");
+    ssize_t n = read_small(path, text, sizeof text);
+    if (n < 0)
+        return gone_or((int)-n);
+    size_t len = strnlen(text, (size_t)n); /* never a NUL in a comm, but the text is not ours */
+    if (len > 0 && text[len - 1] == '\n')
+        len--;
+    if (len > cap - 1) { /* cut before a UTF-8 continuation byte, not inside a character */
+        len = cap - 1;
+        while (len > 0 && ((unsigned char)text[len] & 0xC0) == 0x80)
+            len--;
+    }
+    memcpy(buf, text, len);
+    buf[len] = 0;
+    return 0;
+}
+
 int tl_proc_parent_of(pid_t pid, pid_t *ppid)
 {
     char line[1024];

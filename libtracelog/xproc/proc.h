@@ -34,6 +34,19 @@ uint64_t tl_proc_token_pack(const tl_proc_token *t);
 /* 1 if the packed token names a live process. */
 int tl_proc_packed_alive(uint64_t packed);
 
+/*
+ * The name of thread ktid of process pid (its comm, as pthread_setname_np or
+ * prctl(PR_SET_NAME) set it), from /proc/<pid>/task/<ktid>/comm; ktid 0:
+ * the process's, /proc/<pid>/comm; pid 0: this process. Into buf (cap >= 1
+ * bytes, NUL-terminated) without the kernel's newline, at most cap - 1
+ * bytes, cut before a UTF-8 sequence rather than inside it. The text is the
+ * traced program's choice: any bytes but NUL, control characters included,
+ * so a caller that shows it escapes it. Reads at most 80 bytes, no
+ * allocation. 0; ESRCH (no such process or thread: it ended), EPERM or EIO,
+ * with buf "".
+ */
+int tl_proc_thread_comm(pid_t pid, pid_t ktid, char *buf, size_t cap);
+
 /* The kernel's boot id (16 bytes). 0 or an errno. */
 int tl_proc_boot_id(uint8_t out[16]);
 
