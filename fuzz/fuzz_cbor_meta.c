@@ -139,22 +139,37 @@ static void check_status(const uint8_t *data, size_t size)
 
 typedef struct thread_list {
     tl_thread_def d[64];
+    char name[64][TL_THREAD_NAME_MAX + 1]; /* "": none kept */
     size_t n;
 } thread_list;
 
-static tracelog_status collect_thread(void *ctx, const tl_thread_def *d)
+static tracelog_status collect_thread(void *ctx, const tl_thread_entry *e)
 {
     thread_list *l = ctx;
-    FUZZ_ASSERT(d->ktid != 0, "a thread entry with kernel tid 0 was accepted");
+    FUZZ_ASSERT(e->d.ktid != 0, "a thread entry with kernel tid 0 was accepted");
+    FUZZ_ASSERT(!(e->name && e->name_bad), "a name both kept and ignored");
+    FUZZ_ASSERT(!e->name || !tl_thread_name_invalid(e->name, e->name_len), "an invalid thread name was kept");
     if (l->n == 64)
         return TRACELOG_E_LIMIT; /* the sink's status comes back */
-    l->d[l->n++] = *d;
+    l->d[l->n] = e->d;
+    memset(l->name[l->n], 0, sizeof l->name[l->n]);
+    if (e->name)
+        memcpy(l->name[l->n], e->name, e->name_len);
+    l->n++;
     return TRACELOG_OK;
+}
+
+static void encode_threads(const thread_list *l, tl_buf *out)
+{
+    FUZZ_ASSERT(tl_cbor_put_array(out, l->n) == 0);
+    for (size_t i = 0; i < l->n; i++)
+        FUZZ_ASSERT(tl_threads_encode_entry(&l->d[i], l->name[i], out) == TRACELOG_OK);
 }
 
 static void check_threads(const uint8_t *data, size_t size)
 {
-    thread_list a = {.n = 0}, b = {.n = 0};
+    static thread_list a, b;
+    a.n = b.n = 0;
     const char *why = NULL;
     tl_cbor_in in = {data, data + size};
     tracelog_status st = tl_threads_decode(&in, collect_thread, &a, &why);
@@ -166,17 +181,18 @@ static void check_threads(const uint8_t *data, size_t size)
         return;
     }
     tl_buf e1 = {0}, e2 = {0};
-    FUZZ_ASSERT(tl_cbor_put_array(&e1, a.n) == 0);
-    for (size_t i = 0; i < a.n; i++)
-        FUZZ_ASSERT(tl_threads_encode_entry(&a.d[i], &e1) == TRACELOG_OK);
+    encode_threads(&a, &e1);
     tl_cbor_in in2 = {e1.data, e1.data + e1.len};
     st = tl_threads_decode(&in2, collect_thread, &b, &why);
     FUZZ_ASSERT(st == TRACELOG_OK, "re-encoded threads do not decode: %s", why);
     FUZZ_ASSERT(in2.p == e1.data + e1.len, "re-encoded threads: bytes left over");
-    FUZZ_ASSERT(a.n == b.n && memcmp(a.d, b.d, a.n * sizeof *a.d) == 0, "threads changed through encode/decode");
-    FUZZ_ASSERT(tl_cbor_put_array(&e2, b.n) == 0);
-    for (size_t i = 0; i < b.n; i++)
-        FUZZ_ASSERT(tl_threads_encode_entry(&b.d[i], &e2) == TRACELOG_OK);
+    FUZZ_ASSERT(a.n == b.n, "threads changed through encode/decode");
+    for (size_t i = 0; i < a.n; i++)
+        FUZZ_ASSERT(a.d[i].pid == b.d[i].pid && a.d[i].tid == b.d[i].tid && a.d[i].ktid == b.d[i].ktid &&
+                        a.d[i].name == 0 && b.d[i].name == 0,
+                    "thread %zu changed through encode/decode", i);
+    FUZZ_ASSERT(memcmp(a.name, b.name, a.n * sizeof *a.name) == 0, "thread names changed through encode/decode");
+    encode_threads(&b, &e2);
     FUZZ_ASSERT(e1.len == e2.len && memcmp(e1.data, e2.data, e1.len) == 0, "threads encoding not canonical");
     tl_buf_free(&e1);
     tl_buf_free(&e2);

@@ -79,6 +79,7 @@ typedef struct log_spec {
     int abandon; /* 1: no close (no trailer), as after a crash */
     int typed;   /* 1: types with payload schemas (format 1.1) */
     int style;   /* STYLE_*: what the events look like */
+    int named;   /* 1: threads named, and renamed every 50 events (format 1.2) */
 } log_spec;
 
 enum {
@@ -174,6 +175,11 @@ static uint8_t *write_log(const log_spec *s, size_t *len)
             tracelog_writer_define_event(w, 7, "late type");
         ts += rnd() % 5000;
         tracelog_event ev = style_event(s->style, i, ts, payload);
+        if (s->named && ev.kernel_tid && i % 50 < 2) {
+            char name[16];
+            snprintf(name, sizeof name, "worker-%d", i / 50);
+            tracelog_writer_name_thread(w, ev.pid, ev.tid, ev.kernel_tid, name);
+        }
         tracelog_writer_append(w, &ev); /* UNTIL_FULL: LOG_FULL once full, as intended */
         if (i % 37 == 36) {
             tracelog_log_status st = {(uint64_t)i + 1, 0, (uint64_t)i / 50, 0, 0, 0, 0, 0};
@@ -279,19 +285,21 @@ static void log_variants(const log_spec *s)
 static void logs(void)
 {
     static const log_spec specs[] = {
-        {"append-raw", TRACELOG_POLICY_APPEND, 0, 0, 70, 0, 0, STYLE_MIXED},
-        {"append-zstd", TRACELOG_POLICY_APPEND, 1, 0, 200, 0, 0, STYLE_MIXED},
-        {"append-abandoned", TRACELOG_POLICY_APPEND, 1, 0, 100, 1, 0, STYLE_MIXED},
-        {"append-typed", TRACELOG_POLICY_APPEND, 0, 0, 60, 0, 1, STYLE_MIXED},
-        {"untilfull-raw", TRACELOG_POLICY_UNTIL_FULL, 0, 6000, 150, 0, 0, STYLE_MIXED},
-        {"untilfull-zstd", TRACELOG_POLICY_UNTIL_FULL, 1, 5000, 300, 0, 0, STYLE_MIXED},
-        {"loop-raw", TRACELOG_POLICY_LOOP, 0, 8192, 300, 0, 0, STYLE_MIXED},
-        {"loop-zstd", TRACELOG_POLICY_LOOP, 1, 8192, 900, 0, 0, STYLE_MIXED},
-        {"loop-abandoned", TRACELOG_POLICY_LOOP, 1, 8192, 400, 1, 0, STYLE_MIXED},
-        {"keyed-keys300-raw", TRACELOG_POLICY_APPEND, 0, 0, 300, 0, 0, STYLE_KEYS},
-        {"keyed-text-zstd", TRACELOG_POLICY_APPEND, 1, 0, 300, 0, 0, STYLE_TEXT},
-        {"keyed-planes-raw", TRACELOG_POLICY_APPEND, 0, 0, 150, 0, 0, STYLE_PLANES},
-        {"keyed-planes-zstd", TRACELOG_POLICY_APPEND, 1, 0, 300, 0, 0, STYLE_PLANES},
+        {"append-raw", TRACELOG_POLICY_APPEND, 0, 0, 70, 0, 0, STYLE_MIXED, 0},
+        {"append-zstd", TRACELOG_POLICY_APPEND, 1, 0, 200, 0, 0, STYLE_MIXED, 0},
+        {"append-abandoned", TRACELOG_POLICY_APPEND, 1, 0, 100, 1, 0, STYLE_MIXED, 0},
+        {"append-typed", TRACELOG_POLICY_APPEND, 0, 0, 60, 0, 1, STYLE_MIXED, 0},
+        {"untilfull-raw", TRACELOG_POLICY_UNTIL_FULL, 0, 6000, 150, 0, 0, STYLE_MIXED, 0},
+        {"untilfull-zstd", TRACELOG_POLICY_UNTIL_FULL, 1, 5000, 300, 0, 0, STYLE_MIXED, 0},
+        {"loop-raw", TRACELOG_POLICY_LOOP, 0, 8192, 300, 0, 0, STYLE_MIXED, 0},
+        {"loop-zstd", TRACELOG_POLICY_LOOP, 1, 8192, 900, 0, 0, STYLE_MIXED, 0},
+        {"loop-abandoned", TRACELOG_POLICY_LOOP, 1, 8192, 400, 1, 0, STYLE_MIXED, 0},
+        {"keyed-keys300-raw", TRACELOG_POLICY_APPEND, 0, 0, 300, 0, 0, STYLE_KEYS, 0},
+        {"keyed-text-zstd", TRACELOG_POLICY_APPEND, 1, 0, 300, 0, 0, STYLE_TEXT, 0},
+        {"keyed-planes-raw", TRACELOG_POLICY_APPEND, 0, 0, 150, 0, 0, STYLE_PLANES, 0},
+        {"keyed-planes-zstd", TRACELOG_POLICY_APPEND, 1, 0, 300, 0, 0, STYLE_PLANES, 0},
+        {"append-named", TRACELOG_POLICY_APPEND, 1, 0, 200, 0, 0, STYLE_MIXED, 1},
+        {"loop-named", TRACELOG_POLICY_LOOP, 0, 8192, 300, 0, 0, STYLE_MIXED, 1},
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         log_variants(&specs[i]);
@@ -299,7 +307,7 @@ static void logs(void)
     put_both("empty", "", 0);
     put_both("magic-only", "\x8bPTL\r\n\x1a\n", 8);
     size_t len;
-    log_spec tiny = {"tiny", TRACELOG_POLICY_APPEND, 0, 0, 0, 0, 0, STYLE_MIXED};
+    log_spec tiny = {"tiny", TRACELOG_POLICY_APPEND, 0, 0, 0, 0, 0, STYLE_MIXED, 0};
     uint8_t *log = write_log(&tiny, &len);
     put_both("no-events.ptl", log, len);
     put_both("header-only.ptl", log, 64);
@@ -314,8 +322,8 @@ static void logs(void)
 static void merge_seeds(void)
 {
     static const log_spec specs[] = {
-        {"merge-append-raw", TRACELOG_POLICY_APPEND, 0, 0, 150, 0, 0, STYLE_MIXED},
-        {"merge-append-zstd", TRACELOG_POLICY_APPEND, 1, 0, 400, 0, 0, STYLE_MIXED},
+        {"merge-append-raw", TRACELOG_POLICY_APPEND, 0, 0, 150, 0, 0, STYLE_MIXED, 0},
+        {"merge-append-zstd", TRACELOG_POLICY_APPEND, 1, 0, 400, 0, 0, STYLE_MIXED, 0},
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         size_t len, need;
@@ -510,13 +518,37 @@ static void cbor_seeds(void)
     tl_status_encode(&dropped, &b);
     put_file("cbor_meta", "status-1.1-dropped", b.data, b.len);
     b.len = 0;
-    const tl_thread_def threads[] = {{0x7f0000001000ull, 4242, 4242}, {0x7f0000002000ull, 4242, 4250},
-                                     {UINT64_MAX, UINT32_MAX, UINT32_MAX}};
+    const tl_thread_def threads[] = {{0x7f0000001000ull, 4242, 4242, 0}, {0x7f0000002000ull, 4242, 4250, 0},
+                                     {UINT64_MAX, UINT32_MAX, UINT32_MAX, 0}};
     tl_cbor_put_array(&b, 3);
     for (size_t i = 0; i < 3; i++)
-        tl_threads_encode_entry(&threads[i], &b);
+        tl_threads_encode_entry(&threads[i], NULL, &b);
     put_file("cbor_meta", "threads-1.1", b.data, b.len);
     b.len = 0;
+    /* format 1.2: names; a rename (same thread, new name); the longest name; names ignored (the
+       entries stay valid): too long, not text, with a NUL, empty */
+    static const char *const names[] = {"main", "worker-1", "worker-1b", "0123456789012345678901234567890123456789"
+                                        "012345678901234567890123"};
+    tl_cbor_put_array(&b, 4);
+    for (size_t i = 0; i < 4; i++)
+        tl_threads_encode_entry(&threads[i < 3 ? i : 1], names[i], &b);
+    put_file("cbor_meta", "threads-1.2-names", b.data, b.len);
+    b.len = 0;
+    static const uint8_t bad_names[] = {
+        0x84,
+        0xa4, 0x63, 'p', 'i', 'd', 0x01, 0x63, 't', 'i', 'd', 0x07, 0x64, 'k', 't', 'i', 'd', 0x0a,
+        0x64, 'n', 'a', 'm', 'e', 0x78, 0x41, /* 65 bytes: one too many */
+        'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a',
+        'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a',
+        'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a',
+        0xa4, 0x63, 'p', 'i', 'd', 0x01, 0x63, 't', 'i', 'd', 0x08, 0x64, 'k', 't', 'i', 'd', 0x0b,
+        0x64, 'n', 'a', 'm', 'e', 0x82, 0x01, 0x02, /* not text */
+        0xa4, 0x63, 'p', 'i', 'd', 0x01, 0x63, 't', 'i', 'd', 0x09, 0x64, 'k', 't', 'i', 'd', 0x0c,
+        0x64, 'n', 'a', 'm', 'e', 0x63, 'a', 0x00, 'b', /* a NUL */
+        0xa5, 0x63, 'p', 'i', 'd', 0x01, 0x63, 't', 'i', 'd', 0x0a, 0x64, 'k', 't', 'i', 'd', 0x0d,
+        0x64, 'n', 'a', 'm', 'e', 0x60, /* empty, then a valid one: the last value wins */
+        0x64, 'n', 'a', 'm', 'e', 0x64, 0xff, 0x1b, '\n', 'x'}; /* not UTF-8, control bytes: kept as they are */
+    put_file("cbor_meta", "threads-1.2-bad-names", bad_names, sizeof bad_names);
 
     /* Hand-made oddities: an unknown key with a nested value, an indefinite
        map, deep nesting, a string claiming 2^64-1 bytes, a tag. */

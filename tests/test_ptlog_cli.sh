@@ -17,7 +17,7 @@ for c in dump info verify convert filter merge; do
     expect_same "$c --help == help $c" help.txt "$T/out"
 done
 expect_rc 0 "--version" "$PTLOG" --version
-grep -Eq '^ptlog [0-9]+\.[0-9]+\.[0-9]+ .*format 1\.1$' "$T/out" && ok || bad "--version: $(cat "$T/out")"
+grep -Eq '^ptlog [0-9]+\.[0-9]+\.[0-9]+ .*format 1\.2$' "$T/out" && ok || bad "--version: $(cat "$T/out")"
 
 # Exit code 2: usage errors, one line each.
 expect_rc 2 "no command" "$PTLOG"

@@ -32,7 +32,10 @@ EOF
 fi
 expect_rc 0 "jsonl back to .ptl" "$PTLOG" convert a.jsonl --to ptl -o b.ptl
 expect_rc 0 "and to jsonl again" "$PTLOG" convert b.ptl --to jsonl -o b.jsonl
-expect_same "ptl -> jsonl -> ptl -> jsonl keeps every ktid" a.jsonl b.jsonl
+# The copy is a log of the writer's format (ptl_minor), the rest is the same.
+sed 's/"ptl_minor":[0-9]*//' a.jsonl >a.norm
+sed 's/"ptl_minor":[0-9]*//' b.jsonl >b.norm
+expect_same "ptl -> jsonl -> ptl -> jsonl keeps every ktid" a.norm b.norm
 expect_rc 0 "convert to json" "$PTLOG" convert "$GOLDEN/threads.ptl" --to json -o a.json
 expect_rc 0 "json back to .ptl" "$PTLOG" convert a.json --to ptl -o c.ptl
 expect_rc 0 "dump the copy" "$PTLOG" dump --hex c.ptl

@@ -6,6 +6,10 @@
  * definition; logs of format 1.0 read with kernel tid 0; malformed THREADS
  * blocks are reported (BAD_THREADS, ignored as a whole) and never crash; a LOOP log that runs out of room
  * for definitions counts and reports them, and keeps room for names.
+ * Thread names (format 1.2): given to the writer, renamed without ending a
+ * chunk, written once, read back per event and per definition, on a file
+ * and on a pipe; bad names are ignored with BAD_THREAD_NAME; a 1.1 log
+ * reads without names.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -468,6 +472,278 @@ static void test_loop_full_of_threads(void)
     close(fd);
 }
 
+/* ---- thread names (format 1.2) ------------------------------------------------- */
+
+typedef struct mem_src {
+    const uint8_t *p;
+    size_t len, pos;
+} mem_src;
+
+static long mem_read(void *ctx, void *buf, size_t n)
+{
+    mem_src *m = ctx;
+    size_t k = m->len - m->pos < n ? m->len - m->pos : n;
+    memcpy(buf, m->p + m->pos, k);
+    m->pos += k;
+    return (long)k;
+}
+
+/* The thread name of each event of the log in file[0..len) ("-" for none), read from fd or, piped, from memory. */
+static size_t read_names(int fd, const uint8_t *file, size_t len, int piped, char (*names)[80], size_t max)
+{
+    tracelog_reader *r;
+    mem_src m = {file, len, 0};
+    lseek(fd, 0, SEEK_SET);
+    tracelog_status st = piped ? tracelog_reader_open_read(mem_read, &m, NULL, &r, NULL)
+                               : tracelog_reader_open(fd, NULL, &r, NULL);
+    if (!CHECK_STATUS(st, TRACELOG_OK))
+        return 0;
+    size_t n = 0;
+    tracelog_event ev;
+    while (n < max && tracelog_reader_next(r, &ev) == TRACELOG_OK) {
+        const char *t = tracelog_reader_event_thread_name(r, &ev);
+        snprintf(names[n++], sizeof names[0], "%u:%s", ev.kernel_tid, t ? t : "-");
+    }
+    CHECK_EQ(tracelog_reader_problem_count(r), 0);
+    tracelog_reader_close(r);
+    return n;
+}
+
+static void check_names(int fd, const char *const *want, size_t n)
+{
+    size_t len;
+    uint8_t *file = tl_test_fd_slurp(fd, &len);
+    for (int piped = 0; piped < 2; piped++) {
+        char got[32][80];
+        size_t k = read_names(fd, file, len, piped, got, 32);
+        CHECK_EQ(k, n);
+        for (size_t i = 0; i < k && i < n; i++)
+            CHECK_MSG(strcmp(got[i], want[i]) == 0, "%s: event %zu: %s, want %s", piped ? "pipe" : "file", i,
+                      got[i], want[i]);
+    }
+    free(file);
+}
+
+/*
+ * Names given before and between events; a rename in the middle of a chunk
+ * (no new chunk: the chunk's earlier events read the new name); the same name
+ * again writes nothing; a reused handle is a new thread, without a name; ""
+ * takes a name away.
+ */
+static void test_names(void)
+{
+    int fd = tl_test_tmpfd();
+    tracelog_writer *w = new_writer(fd, TRACELOG_POLICY_APPEND, 0);
+    tracelog_writer_define_event(w, 1, "e");
+    CHECK_STATUS(tracelog_writer_name_thread(w, 1, 100, 10, "main"), TRACELOG_OK);
+    CHECK_STATUS(tracelog_writer_append(w, &(tracelog_event){.timestamp_ns = 1, .event_id = 1, .pid = 1, .tid = 100,
+                                                             .kernel_tid = 10}),
+                 TRACELOG_OK);
+    CHECK_STATUS(tracelog_writer_name_thread(w, 1, 200, 20, "worker-1"), TRACELOG_OK);
+    tracelog_event evs[] = {ev_of(2, 1, 200, 20), ev_of(3, 1, 100, 0), ev_of(4, 1, 300, 30)};
+    for (size_t i = 0; i < 3; i++)
+        CHECK_STATUS(tracelog_writer_append(w, &evs[i]), TRACELOG_OK);
+    CHECK_STATUS(tracelog_writer_name_thread(w, 1, 200, 20, "worker-1b"), TRACELOG_OK); /* a rename */
+    CHECK_STATUS(tracelog_writer_name_thread(w, 1, 200, 20, "worker-1b"), TRACELOG_OK); /* nothing */
+    CHECK_STATUS(tracelog_writer_flush(w), TRACELOG_OK);
+    CHECK_STATUS(tracelog_writer_name_thread(w, 1, 100, 10, "main"), TRACELOG_OK);      /* nothing */
+    tracelog_event later[] = {ev_of(5, 1, 200, 20), ev_of(6, 1, 100, 11) /* reused handle */,
+                              ev_of(7, 1, 300, 30)};
+    for (size_t i = 0; i < 3; i++)
+        CHECK_STATUS(tracelog_writer_append(w, &later[i]), TRACELOG_OK);
+    CHECK_STATUS(tracelog_writer_name_thread(w, 1, 300, 30, "io"), TRACELOG_OK);
+    CHECK_STATUS(tracelog_writer_flush(w), TRACELOG_OK);
+    CHECK_STATUS(tracelog_writer_name_thread(w, 1, 300, 30, ""), TRACELOG_OK); /* no name any more */
+    CHECK_STATUS(tracelog_writer_append(w, &later[2]), TRACELOG_OK);
+    /* Refused, and the writer goes on. */
+    char long_name[TRACELOG_THREAD_NAME_MAX + 2];
+    memset(long_name, 'x', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = 0;
+    CHECK_STATUS(tracelog_writer_name_thread(w, 1, 300, 30, long_name), TRACELOG_E_INVAL);
+    long_name[TRACELOG_THREAD_NAME_MAX] = 0;
+    CHECK_STATUS(tracelog_writer_name_thread(w, 1, 400, 40, long_name), TRACELOG_OK); /* 64 bytes: fits */
+    CHECK_STATUS(tracelog_writer_name_thread(w, 1, 300, 0, "x"), TRACELOG_E_INVAL);
+    CHECK_STATUS(tracelog_writer_name_thread(w, 1, 300, 30, NULL), TRACELOG_E_INVAL);
+    CHECK_STATUS(tracelog_writer_name_thread(NULL, 1, 300, 30, "x"), TRACELOG_E_INVAL);
+    CHECK_STATUS(tracelog_writer_append(w, &(tracelog_event){.timestamp_ns = 9, .event_id = 1, .pid = 1, .tid = 400}),
+                 TRACELOG_OK);
+    tracelog_error err;
+    CHECK_STATUS(tracelog_writer_close(w, &err), TRACELOG_OK);
+
+    static const char *const want[] = {"10:main", "20:worker-1b", "10:main", "30:-", /* chunk 1 */
+                                       "20:worker-1b", "11:-", "30:io",              /* chunks 2, 3 */
+                                       "30:-", "40:xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"};
+    check_names(fd, want, sizeof want / sizeof *want);
+
+    tl_test_readout r;
+    tl_test_read_fd(fd, NULL, &r);
+    CHECK_EQ(r.info.chunks, 4); /* at the flushes, the reused handle (before its event), the close; not the rename */
+    CHECK_EQ(r.info.format_minor, 2);
+    CHECK_EQ(r.nproblems, 0);
+    tl_test_readout_free(&r);
+    /* The definitions: one per name given or thread seen, in order; the repeated names wrote nothing. */
+    const struct { uint64_t tid; uint32_t ktid; const char *name; } defs[] = {
+        {100, 10, "main"}, {200, 20, "worker-1"}, {300, 30, NULL}, {200, 20, "worker-1b"},
+        {100, 11, NULL},   {300, 30, "io"},       {300, 30, NULL}, {400, 40, long_name}};
+    tracelog_reader *rd;
+    lseek(fd, 0, SEEK_SET);
+    if (CHECK_STATUS(tracelog_reader_open(fd, NULL, &rd, NULL), TRACELOG_OK)) {
+        size_t n = sizeof defs / sizeof *defs;
+        CHECK_EQ(tracelog_reader_thread_count(rd), n);
+        for (size_t i = 0; i < n && i < tracelog_reader_thread_count(rd); i++) {
+            uint64_t tid;
+            uint32_t ktid;
+            tracelog_reader_thread(rd, i, NULL, &tid, &ktid);
+            const char *name = tracelog_reader_thread_name(rd, i);
+            CHECK_MSG(tid == defs[i].tid && ktid == defs[i].ktid &&
+                          (name && defs[i].name ? strcmp(name, defs[i].name) == 0 : name == defs[i].name),
+                      "definition %zu: %llu %u %s", i, (unsigned long long)tid, ktid, name ? name : "(none)");
+        }
+        CHECK(tracelog_reader_thread_name(rd, n) == NULL);
+        CHECK(tracelog_reader_event_thread_name(rd, NULL) == NULL);
+        tracelog_reader_close(rd);
+    }
+    CHECK(tracelog_reader_thread_name(NULL, 0) == NULL);
+    close(fd);
+}
+
+/* LOOP: renames go to the durable region like any definition; those that do not fit are counted. */
+static void test_names_loop(void)
+{
+    int fd = tl_test_tmpfd();
+    tracelog_writer *w = new_writer(fd, TRACELOG_POLICY_LOOP, 1); /* the smallest durable region */
+    tracelog_writer_define_event(w, 1, "e");
+    enum { RENAMES = 1000 };
+    char name[32];
+    for (uint32_t i = 0; i < RENAMES; i++) {
+        snprintf(name, sizeof name, "worker-%u", i);
+        CHECK_STATUS(tracelog_writer_name_thread(w, 7, 0x7f00, 700, name), TRACELOG_OK);
+        tracelog_event ev = ev_of(1000 + i, 7, 0x7f00, 700);
+        tracelog_writer_append(w, &ev);
+        if (i % 20 == 19)
+            tracelog_writer_flush(w);
+    }
+    CHECK_STATUS(tracelog_writer_define_event(w, 2, "defined.after.the.renames"), TRACELOG_OK);
+    tracelog_log_status st;
+    tracelog_writer_flush(w);
+    tracelog_writer_get_status(w, &st);
+    tracelog_error err;
+    CHECK_STATUS(tracelog_writer_close(w, &err), TRACELOG_OK);
+    CHECK(st.threads_dropped > 0);
+    CHECK_EQ(st.types_dropped, 0);
+
+    tracelog_reader *rd;
+    lseek(fd, 0, SEEK_SET);
+    if (!CHECK_STATUS(tracelog_reader_open(fd, NULL, &rd, NULL), TRACELOG_OK))
+        return;
+    size_t kept = tracelog_reader_thread_count(rd);
+    CHECK_EQ(kept + st.threads_dropped, RENAMES); /* every rename written or counted */
+    CHECK(kept > 50);
+    const char *last_kept = tracelog_reader_thread_name(rd, kept - 1);
+    snprintf(name, sizeof name, "worker-%zu", kept - 1);
+    CHECK_MSG(last_kept && strcmp(last_kept, name) == 0, "last definition kept: %s", last_kept ? last_kept : "-");
+    CHECK(tracelog_reader_event_name(rd, 2) != NULL);
+    /* Every event surviving in the ring has the thread's kernel tid and the last name that fitted. */
+    tracelog_event ev;
+    size_t wrong = 0, events = 0;
+    while (tracelog_reader_next(rd, &ev) == TRACELOG_OK) {
+        const char *t = tracelog_reader_event_thread_name(rd, &ev);
+        wrong += ev.kernel_tid != 700 || !t || strcmp(t, name) != 0;
+        events++;
+    }
+    CHECK(events > 0);
+    CHECK_EQ(wrong, 0);
+    tracelog_reader_close(rd);
+    close(fd);
+}
+
+/* Names a reader ignores (not text, too long, a NUL, empty): the definitions still give kernel tids. */
+static void p_bad_names(tl_buf *b)
+{
+    tl_cbor_put_array(b, 3);
+    tl_cbor_put_map(b, 4);
+    tl_cbor_put_text(b, "pid"), tl_cbor_put_uint(b, 1);
+    tl_cbor_put_text(b, "tid"), tl_cbor_put_uint(b, 1);
+    tl_cbor_put_text(b, "ktid"), tl_cbor_put_uint(b, 5);
+    tl_cbor_put_text(b, "name"), tl_cbor_put_uint(b, 3);
+    tl_cbor_put_map(b, 4);
+    tl_cbor_put_text(b, "pid"), tl_cbor_put_uint(b, 1);
+    tl_cbor_put_text(b, "tid"), tl_cbor_put_uint(b, 2);
+    tl_cbor_put_text(b, "ktid"), tl_cbor_put_uint(b, 6);
+    tl_cbor_put_text(b, "name");
+    tl_cbor_put_text(b, "01234567890123456789012345678901234567890123456789012345678901234"); /* 65 */
+    tl_cbor_put_map(b, 4);
+    tl_cbor_put_text(b, "pid"), tl_cbor_put_uint(b, 1);
+    tl_cbor_put_text(b, "tid"), tl_cbor_put_uint(b, 3);
+    tl_cbor_put_text(b, "ktid"), tl_cbor_put_uint(b, 7);
+    tl_cbor_put_text(b, "name"), tl_cbor_put_text(b, "");
+}
+
+static void test_bad_names(void)
+{
+    crafted c;
+    craft_start(&c);
+    tl_buf p = {0};
+    p_bad_names(&p);
+    craft_block(&c, TL_BLOCK_THREADS, p.data, p.len);
+    uint64_t threads_block = c.last_block;
+    craft_chunk(&c, 100);
+    tl_buf_free(&p);
+    tracelog_reader *r;
+    mem_src m = {c.file.data, c.file.len, 0};
+    if (CHECK_STATUS(tracelog_reader_open_read(mem_read, &m, NULL, &r, NULL), TRACELOG_OK)) {
+        tracelog_event ev;
+        size_t n = 0;
+        while (tracelog_reader_next(r, &ev) == TRACELOG_OK) {
+            CHECK_EQ(ev.kernel_tid, 4 + ev.tid);
+            CHECK(tracelog_reader_event_thread_name(r, &ev) == NULL);
+            n++;
+        }
+        CHECK_EQ(n, 3);
+        tracelog_problem pr;
+        if (CHECK_EQ(tracelog_reader_problem_count(r), 1)) { /* one per block */
+            tracelog_reader_problem(r, 0, &pr);
+            CHECK_STR_EQ(tracelog_reader_problem_condition(r, 0), "BAD_THREAD_NAME");
+            CHECK_EQ(pr.offset, threads_block);
+            CHECK(strstr(pr.message, "not text") != NULL);
+        }
+        tracelog_reader_close(r);
+    }
+    tl_buf_free(&c.file);
+}
+
+/* A 1.1 log (crafted: minor 1, definitions without names) reads without names, by the 1.2 reader. */
+static void test_names_in_1_1_log(void)
+{
+    crafted c;
+    craft_start(&c);
+    tl_buf p = {0};
+    p_three(&p);
+    craft_block(&c, TL_BLOCK_THREADS, p.data, p.len);
+    craft_chunk(&c, 100);
+    tl_buf_free(&p);
+    tracelog_reader *r;
+    mem_src m = {c.file.data, c.file.len, 0};
+    if (CHECK_STATUS(tracelog_reader_open_read(mem_read, &m, NULL, &r, NULL), TRACELOG_OK)) {
+        tracelog_event ev;
+        size_t n = 0;
+        while (tracelog_reader_next(r, &ev) == TRACELOG_OK) {
+            CHECK_EQ(ev.kernel_tid, 4 + ev.tid);
+            CHECK(tracelog_reader_event_thread_name(r, &ev) == NULL);
+            n++;
+        }
+        CHECK_EQ(n, 3);
+        tracelog_reader_info info;
+        tracelog_reader_get_info(r, &info);
+        CHECK_EQ(info.format_minor, 1);
+        CHECK_EQ(tracelog_reader_thread_count(r), 3);
+        CHECK(tracelog_reader_thread_name(r, 0) == NULL);
+        CHECK_EQ(tracelog_reader_problem_count(r), 0);
+        tracelog_reader_close(r);
+    }
+    tl_buf_free(&c.file);
+}
+
 int main(void)
 {
     TL_TEST_RUN(test_reuse);
@@ -475,5 +751,9 @@ int main(void)
     TL_TEST_RUN(test_format_10);
     TL_TEST_RUN(test_crafted);
     TL_TEST_RUN(test_loop_full_of_threads);
+    TL_TEST_RUN(test_names);
+    TL_TEST_RUN(test_names_loop);
+    TL_TEST_RUN(test_bad_names);
+    TL_TEST_RUN(test_names_in_1_1_log);
     return tl_test_finish();
 }

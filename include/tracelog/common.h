@@ -33,7 +33,7 @@ extern "C" {
 
 /* Version of the .ptl format this library writes (format-spec/ptl-format.md). */
 #define TRACELOG_FORMAT_MAJOR 1
-#define TRACELOG_FORMAT_MINOR 1
+#define TRACELOG_FORMAT_MINOR 2
 
 /* Run-time library version: TRACELOG_VERSION_NUMBER of the library actually linked. */
 TRACELOG_API unsigned tracelog_version_number(void);

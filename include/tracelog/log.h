@@ -17,6 +17,12 @@ extern "C" {
 #define TRACELOG_TEXT_MAX 255
 
 /*
+ * Longest thread name a log holds (bytes, without the NUL; format 1.2,
+ * format-spec 5.7). Linux thread names (comm) have at most 15.
+ */
+#define TRACELOG_THREAD_NAME_MAX 64
+
+/*
  * Stream attributes and origin of a log (format-spec: METADATA block).
  * A plain value type: copy it freely. Text fields are NUL-terminated UTF-8.
  */

@@ -140,6 +140,29 @@ TRACELOG_API size_t tracelog_reader_thread_count(const tracelog_reader *r);
 TRACELOG_API tracelog_status tracelog_reader_thread(const tracelog_reader *r, size_t index, uint32_t *pid,
                                                     uint64_t *tid, uint32_t *kernel_tid);
 
+/*
+ * The name definition `index` gives its thread (format 1.2: its comm, as
+ * pthread_setname_np set it), NULL when it gives none (logs before 1.2, a
+ * thread never named, a name the reader ignored and reported as a problem
+ * BAD_THREAD_NAME) or past the end. A thread renamed has a definition per
+ * name, with the same pid, tid and kernel tid. The bytes are the log's:
+ * 1..TRACELOG_THREAD_NAME_MAX bytes without NUL, not necessarily UTF-8 or
+ * printable (escape them to show them). Borrowed: valid until
+ * tracelog_reader_close.
+ */
+TRACELOG_API const char *tracelog_reader_thread_name(const tracelog_reader *r, size_t index);
+
+/*
+ * The name of the thread of ev, the event tracelog_reader_next() returned
+ * last (format 1.2): the name of the definition that gave it ev->kernel_tid,
+ * so NULL whenever ev->kernel_tid is 0, and NULL when that definition gives
+ * no name. As with kernel tids, a rename applies from the chunk after its
+ * THREADS block, so events recorded shortly before a rename may show the
+ * new name. Borrowed, as tracelog_reader_thread_name. Cheap enough to call
+ * per event (one hash lookup).
+ */
+TRACELOG_API const char *tracelog_reader_event_thread_name(const tracelog_reader *r, const tracelog_event *ev);
+
 /* Summary of the log (from the header scan; events counted from chunk headers). */
 typedef struct tracelog_reader_info {
     uint16_t format_major, format_minor;

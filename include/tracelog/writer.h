@@ -88,13 +88,39 @@ TRACELOG_API tracelog_status tracelog_writer_define_event_schema(tracelog_writer
 /*
  * Buffers one event (payload copied). Writes a chunk when the buffer is full.
  * ev->kernel_tid, when not 0, goes to the log's thread table once per thread
- * (format 1.1, format-spec 5.6), not with every event; a (pid, tid) seen
+ * (format 1.1, format-spec 5.7), not with every event; a (pid, tid) seen
  * again with another kernel tid (a reused pthread_t) ends the chunk in
  * progress, so that every event reads back with its own.
  * Errors: TRACELOG_E_INVAL (payload larger than the chunk size), TRACELOG_E_LOG_FULL
  * (UNTIL_FULL log is full: the event is counted as a log overrun), TRACELOG_E_IO.
  */
 TRACELOG_API tracelog_status tracelog_writer_append(tracelog_writer *w, const tracelog_event *ev);
+
+/*
+ * Names thread (pid, tid) whose kernel tid is kernel_tid (not 0), as its
+ * events give them (format 1.2, format-spec 5.7): name is its display name,
+ * e.g. its comm (pthread_setname_np), copied; "" says it has none. The name
+ * goes, with the kernel tid, into the THREADS block written before the next
+ * chunk (a LOOP log: into the durable region, where a definition that does
+ * not fit is counted in threads_dropped, as for tracelog_writer_append).
+ * Giving a thread the name it has writes nothing, so a caller may give it
+ * at every flush. A new name for the same thread (a rename) is a new
+ * definition and does not end the chunk in progress: that chunk's earlier
+ * events of the thread read back with the new name. A (pid, tid) named
+ * with another kernel tid than it had is a new thread (a reused pthread_t):
+ * as in tracelog_writer_append, the chunk in progress ends first. Events
+ * appended later with kernel_tid 0 or the same kernel tid keep the name; one
+ * with another kernel tid is a new thread, without a name.
+ * The bytes of name are written as given (text of any encoding but NUL: a
+ * reader escapes what it cannot show), so a caller passing another
+ * process's comm passes untrusted text that the log keeps, not runs.
+ * Errors: TRACELOG_E_INVAL (NULL w or name, kernel_tid 0, name longer than
+ * TRACELOG_THREAD_NAME_MAX bytes; the writer stays usable), TRACELOG_E_NOMEM,
+ * TRACELOG_E_IO or the error that poisoned the writer. Not thread-safe, as
+ * every writer call.
+ */
+TRACELOG_API tracelog_status tracelog_writer_name_thread(tracelog_writer *w, uint32_t pid, uint64_t tid,
+                                                         uint32_t kernel_tid, const char *name);
 
 /*
  * UNTIL_FULL logs: once the log is full, writes ev in a chunk of its own

@@ -78,6 +78,7 @@ struct tracelog_reader {
        made before the last chunk of the set being read (6.10): by seq on a
        seekable file, by arrival on a pipe. */
     tl_thread_map threads;
+    tl_thread_names names;  /* of the definitions (format 1.2) */
     thread_def_at *defs;
     size_t ndefs, defs_cap, next_def;
     uint64_t threads_seq;  /* the map holds the definitions made before this seq */

@@ -26,8 +26,7 @@ static tracelog_status sync_threads(tracelog_reader *r, uint64_t seq)
     }
     r->cache.ktid = 0;
     for (; r->next_def < r->ndefs && r->defs[r->next_def].seq < seq; r->next_def++) {
-        const tl_thread_def *d = &r->defs[r->next_def].d;
-        if (tl_thread_map_set(&r->threads, d->pid, d->tid, d->ktid))
+        if (tl_thread_map_put(&r->threads, &r->defs[r->next_def].d))
             return TRACELOG_E_NOMEM; /* tried again with the same chunk */
     }
     r->threads_seq = seq;
@@ -39,8 +38,7 @@ static tracelog_status apply_defs(tracelog_reader *r, size_t upto)
 {
     r->cache.ktid = 0;
     for (; r->next_def < upto; r->next_def++) {
-        const tl_thread_def *d = &r->defs[r->next_def].d;
-        if (tl_thread_map_set(&r->threads, d->pid, d->tid, d->ktid))
+        if (tl_thread_map_put(&r->threads, &r->defs[r->next_def].d))
             return TRACELOG_E_NOMEM; /* tried again by the next call */
     }
     return TRACELOG_OK;
@@ -54,7 +52,7 @@ static inline uint32_t kernel_tid_cached(tracelog_reader *r, tl_thread_def *cach
         uint32_t k = tl_thread_map_get(&r->threads, ev->pid, ev->tid);
         if (!k)
             return 0;
-        *cache = (tl_thread_def){ev->tid, ev->pid, k};
+        *cache = (tl_thread_def){ev->tid, ev->pid, k, 0};
     }
     return cache->ktid;
 }

@@ -102,6 +102,7 @@ static void free_reader(tracelog_reader *r)
 {
     tl_event_types_clear(&r->types);
     tl_thread_map_free(&r->threads);
+    tl_thread_names_free(&r->names);
     free(r->defs);
     free(r->ignored);
     free(r->chunks);
@@ -305,6 +306,22 @@ tracelog_status tracelog_reader_thread(const tracelog_reader *r, size_t index, u
     if (kernel_tid)
         *kernel_tid = d->ktid;
     return TRACELOG_OK;
+}
+
+const char *tracelog_reader_thread_name(const tracelog_reader *r, size_t index)
+{
+    if (index >= tracelog_reader_thread_count(r))
+        return NULL;
+    return tl_thread_names_get(&r->names, r->defs[index].d.name);
+}
+
+const char *tracelog_reader_event_thread_name(const tracelog_reader *r, const tracelog_event *ev)
+{
+    if (!r || !ev || !ev->kernel_tid)
+        return NULL;
+    /* The map holds the definitions that gave ev its kernel tid (those before its set's last chunk). */
+    const tl_thread_def *d = tl_thread_map_find(&r->threads, ev->pid, ev->tid);
+    return d && d->ktid == ev->kernel_tid ? tl_thread_names_get(&r->names, d->name) : NULL;
 }
 
 size_t tracelog_reader_problem_count(const tracelog_reader *r) { return r ? r->nproblems : 0; }

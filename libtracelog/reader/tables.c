@@ -150,21 +150,40 @@ static tracelog_status add_type(void *ctx, uint32_t id, const char *name, size_t
 
 typedef struct threads_block {
     tracelog_reader *r;
-    uint64_t seq;
+    uint64_t seq, off;
+    uint64_t entry;     /* index of the entry being applied */
+    int name_reported;  /* a block's ignored names are one problem */
 } threads_block;
 
-/* Keeps a definition; it applies from the set whose last chunk comes after it (6.10). */
-static tracelog_status add_thread(void *ctx, const tl_thread_def *d)
+/* An ignored name leaves its definition valid (spec 5.7): what a 1.1 reader, which skips the key, reads too. */
+static void bad_name(threads_block *b, const tl_thread_entry *e)
 {
-    tracelog_reader *r = ((threads_block *)ctx)->r;
+    if (b->name_reported)
+        return;
+    b->name_reported = 1;
+    tl_reader_problem(b->r, TL_COND_BAD_THREAD_NAME, b->off, 0, "threads: entry %llu (pid %u, ktid %u): name %s: ignored",
+                      (unsigned long long)b->entry, e->d.pid, e->d.ktid, e->name_bad);
+}
+
+/* Keeps a definition; it applies from the set whose last chunk comes after it (6.10). */
+static tracelog_status add_thread(void *ctx, const tl_thread_entry *e)
+{
+    threads_block *b = ctx;
+    tracelog_reader *r = b->r;
     if (r->ndefs >= r->opt.max_threads)
         return TRACELOG_E_LIMIT;
     thread_def_at *p = tl_grow(r->defs, &r->defs_cap, r->ndefs + 1, sizeof *p);
     if (!p)
         return TRACELOG_E_NOMEM;
     r->defs = p;
-    r->defs[r->ndefs] = (thread_def_at){*d, ((threads_block *)ctx)->seq, r->ndefs};
+    tl_thread_def d = e->d;
+    if (e->name && !(d.name = tl_thread_names_intern(&r->names, e->name, e->name_len)))
+        return TRACELOG_E_NOMEM;
+    if (e->name_bad)
+        bad_name(b, e);
+    r->defs[r->ndefs] = (thread_def_at){d, b->seq, r->ndefs};
     r->ndefs++;
+    b->entry++;
     return TRACELOG_OK;
 }
 
@@ -251,9 +270,9 @@ static void keep_status(tracelog_reader *r, const tracelog_log_status *st, uint6
     }
 }
 
-static tracelog_status check_thread(void *ctx, const tl_thread_def *d)
+static tracelog_status check_thread(void *ctx, const tl_thread_entry *e)
 {
-    (void)ctx, (void)d;
+    (void)ctx, (void)e;
     return TRACELOG_OK;
 }
 
@@ -265,7 +284,7 @@ void tl_reader_take_threads(tracelog_reader *r, uint64_t off, uint64_t seq)
         return;
     /* Valid as a whole or not at all, as EVENT_TYPES: check every entry before applying any. */
     tl_cbor_in check = in;
-    threads_block b = {r, seq};
+    threads_block b = {r, seq, off, 0, 0};
     tracelog_status st = tl_threads_decode(&check, check_thread, NULL, &why);
     if (st == TRACELOG_OK)
         st = tl_threads_decode(&in, add_thread, &b, &why);

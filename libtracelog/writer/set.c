@@ -145,3 +145,11 @@ tracelog_status tl_set_end(tl_set *s)
     pthread_mutex_unlock(&s->lock);
     return st;
 }
+
+tracelog_status tl_set_name_thread(tl_set *s, uint32_t pid, uint64_t tid, uint32_t kernel_tid, const char *name)
+{
+    pthread_mutex_lock(&s->lock);
+    tracelog_status st = tracelog_writer_name_thread(s->w, pid, tid, kernel_tid, name);
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}

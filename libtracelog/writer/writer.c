@@ -41,7 +41,8 @@ struct tracelog_writer {
     uint32_t *defined;    /* the ids of types, in definition order */
     size_t ndefined, defined_cap, types_written;
 
-    tl_thread_map threads;   /* (pid, tid) -> kernel tid, as defined so far (format 1.1) */
+    tl_thread_map threads;   /* (pid, tid) -> its current definition (format 1.1) */
+    tl_thread_names names;   /* of the definitions (format 1.2) */
     tl_thread_def *pending;  /* definitions not written yet, in order */
     size_t npending, pending_cap;
     tl_thread_def last_thread; /* of the last event: most events skip the lookup */
@@ -271,7 +272,7 @@ static tracelog_status encode_type(const tracelog_writer *w, size_t i, tl_buf *o
 
 static tracelog_status encode_thread(const tracelog_writer *w, size_t i, tl_buf *out)
 {
-    return tl_threads_encode_entry(&w->pending[i], out);
+    return tl_threads_encode_entry(&w->pending[i], tl_thread_names_get(&w->names, w->pending[i].name), out);
 }
 
 /* Ring: how many of a batch's n entries fit, as one block, in the durable region below limit (w->block is scratch). */
@@ -671,7 +672,7 @@ tracelog_status tracelog_writer_define_event_schema(tracelog_writer *w, uint32_t
  * Keeps the thread table up to date with ev's kernel tid (0: unknown, no
  * change). pthread_t values are reused: a thread handle seen with another
  * kernel tid ends the chunk in progress, since a definition applies to the
- * chunks after it (format-spec 5.6). Once per thread, not per event.
+ * chunks after it (format-spec 5.7). Once per thread, not per event.
  */
 static tracelog_status note_other_thread(tracelog_writer *w, const tracelog_event *ev);
 
@@ -684,31 +685,74 @@ static inline tracelog_status note_thread(tracelog_writer *w, const tracelog_eve
     return note_other_thread(w, ev);
 }
 
-static tracelog_status note_other_thread(tracelog_writer *w, const tracelog_event *ev)
+/*
+ * Makes d the definition of its (pid, tid), written before the next chunk.
+ * A handle that had another kernel tid (reused) first ends the chunk in
+ * progress, since a definition applies to whole chunks; a rename of the
+ * same thread does not (names are for display: the chunk's earlier events
+ * may read back with the new name). Beyond the definitions a reader keeps,
+ * counted and not written; the map still learns it, so that the thread's
+ * next events are not counted again.
+ */
+static tracelog_status define_thread(tracelog_writer *w, const tl_thread_def *d, uint32_t known)
 {
-    uint32_t known = tl_thread_map_get(&w->threads, ev->pid, ev->tid);
-    if (known != ev->kernel_tid && w->thread_defs >= TL_LOG_THREADS_MAX) {
-        /* More than a reader keeps: counted and reported, not written. The
-           map still learns it, so that its next events are not counted again. */
-        if (tl_thread_map_set(&w->threads, ev->pid, ev->tid, ev->kernel_tid))
+    if (w->thread_defs >= TL_LOG_THREADS_MAX) {
+        if (tl_thread_map_put(&w->threads, d))
             return TRACELOG_E_NOMEM;
         w->status.threads_dropped++;
         w->status_dirty = 1;
-    } else if (known != ev->kernel_tid) {
-        tracelog_status st = known ? emit_chunk(w) : TRACELOG_OK;
+        return TRACELOG_OK;
+    }
+    tracelog_status st = known && known != d->ktid ? emit_chunk(w) : TRACELOG_OK;
+    if (st != TRACELOG_OK)
+        return st;
+    tl_thread_def *p = tl_grow(w->pending, &w->pending_cap, w->npending + 1, sizeof *p);
+    if (!p)
+        return TRACELOG_E_NOMEM;
+    w->pending = p;
+    if (tl_thread_map_put(&w->threads, d))
+        return TRACELOG_E_NOMEM;
+    w->pending[w->npending++] = *d;
+    w->thread_defs++;
+    return TRACELOG_OK;
+}
+
+static tracelog_status note_other_thread(tracelog_writer *w, const tracelog_event *ev)
+{
+    uint32_t known = tl_thread_map_get(&w->threads, ev->pid, ev->tid);
+    if (known != ev->kernel_tid) {
+        /* A new thread: it has no name until one is given. */
+        tl_thread_def d = {ev->tid, ev->pid, ev->kernel_tid, 0};
+        tracelog_status st = define_thread(w, &d, known);
         if (st != TRACELOG_OK)
             return st;
-        tl_thread_def *p = tl_grow(w->pending, &w->pending_cap, w->npending + 1, sizeof *p);
-        if (!p)
-            return TRACELOG_E_NOMEM;
-        w->pending = p;
-        if (tl_thread_map_set(&w->threads, ev->pid, ev->tid, ev->kernel_tid))
-            return TRACELOG_E_NOMEM;
-        w->pending[w->npending++] = (tl_thread_def){ev->tid, ev->pid, ev->kernel_tid};
-        w->thread_defs++;
     }
-    w->last_thread = (tl_thread_def){ev->tid, ev->pid, ev->kernel_tid};
+    w->last_thread = (tl_thread_def){ev->tid, ev->pid, ev->kernel_tid, 0};
     return TRACELOG_OK;
+}
+
+tracelog_status tracelog_writer_name_thread(tracelog_writer *w, uint32_t pid, uint64_t tid, uint32_t kernel_tid,
+                                            const char *name)
+{
+    if (!w || !name || !kernel_tid)
+        return TRACELOG_E_INVAL;
+    size_t len = strlen(name);
+    if (len > TL_THREAD_NAME_MAX)
+        return TRACELOG_E_INVAL;
+    if (w->error.code != TRACELOG_OK)
+        return w->error.code;
+    const tl_thread_def *cur = tl_thread_map_find(&w->threads, pid, tid);
+    const char *cur_name = cur ? tl_thread_names_get(&w->names, cur->name) : NULL;
+    if (cur && cur->ktid == kernel_tid && strcmp(cur_name ? cur_name : "", name) == 0)
+        return TRACELOG_OK;
+    tl_thread_def d = {tid, pid, kernel_tid, len ? tl_thread_names_intern(&w->names, name, len) : 0};
+    if (len && !d.name)
+        return TRACELOG_E_NOMEM;
+    tracelog_status st = define_thread(w, &d, cur ? cur->ktid : 0);
+    if (st == TRACELOG_E_LOG_FULL) /* the chunk it ended was counted as lost; the thread is defined */
+        st = define_thread(w, &d, 0);
+    w->last_thread = (tl_thread_def){0, 0, 0, 0}; /* the next event looks its thread up again */
+    return st;
 }
 
 void tl_writer_chunk_params(const tracelog_writer *w, uint32_t *limit, int *level)
@@ -873,6 +917,7 @@ static void free_writer(tracelog_writer *w)
     tl_event_types_clear(&w->types);
     free(w->defined);
     tl_thread_map_free(&w->threads);
+    tl_thread_names_free(&w->names);
     free(w->pending);
     tl_chunk_builder_free(&w->chunk);
     tl_buf_free(&w->payload);

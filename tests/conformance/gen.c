@@ -709,7 +709,7 @@ void vec_end(void)
 {
     if (V.want.open) { /* a file that is not read has no events */
         for (size_t i = 0; i < V.want.nevents; i++)
-            free(V.want.events[i].payload);
+            vec_event_free(&V.want.events[i]);
         V.want.nevents = 0;
     } else {
         if (!V.have_meta)

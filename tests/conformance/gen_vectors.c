@@ -1892,6 +1892,101 @@ static void threads_vectors(void)
     vec_end();
 }
 
+/* A thread definition with a name (format 1.2): kind 0 none, 1 text of name[0..len), 2 the uint 5 (a wrong type). */
+typedef struct tdef {
+    uint64_t pid, tid, ktid;
+    int kind;
+    const char *name;
+    size_t len;
+} tdef;
+
+static uint64_t w_threads_named(const tdef *defs, size_t n)
+{
+    bytes b = {0};
+    cb_array(&b, n);
+    for (size_t i = 0; i < n; i++) {
+        cb_map(&b, defs[i].kind ? 4 : 3);
+        cb_text(&b, "pid"), cb_uint(&b, defs[i].pid);
+        cb_text(&b, "tid"), cb_uint(&b, defs[i].tid);
+        cb_text(&b, "ktid"), cb_uint(&b, defs[i].ktid);
+        if (defs[i].kind == 1)
+            cb_text(&b, "name"), cb_textn(&b, defs[i].name, defs[i].len);
+        else if (defs[i].kind == 2)
+            cb_text(&b, "name"), cb_uint(&b, 5);
+    }
+    uint64_t off = w_block(7, b.p, b.len, NULL);
+    b_free(&b);
+    return off;
+}
+
+/* The last n expected events get the names of their threads: tid 7's n7, tid 8's n8 (NULL: none). */
+static void name_last(size_t n, const char *n7, const char *n8)
+{
+    for (size_t i = V.want.nevents - n; i < V.want.nevents; i++) {
+        const char *name = V.want.events[i].ev.tid == 7 ? n7 : n8;
+        vec_set_tname(&V.want.events[i], name, name ? strlen(name) : 0);
+    }
+}
+
+#define TEXT(s) 1, s, sizeof s - 1
+
+static void thread_name_vectors(void)
+{
+    tracelog_event ev[3];
+    vec_begin("threads-names", "format 1.2 thread names: definitions name the threads of later chunks; a rename "
+              "of the same thread (same ktid) names the chunks after it, not the earlier ones; a reused handle's "
+              "new thread has no name until one is given (5.7)");
+    vec_header(&(hopt){.has_minor = 1, .minor = 2});
+    w_meta(&META_STD, NULL);
+    w_types(IDS, NAMES, 2, NULL);
+    w_threads_named((const tdef[]){{42, 7, 100, TEXT("main")}, {42, 8, 101, TEXT("worker-1")}}, 2);
+    with_ktids(ev, 100, 101);
+    w_events(ev, 3, NULL);
+    name_last(3, "main", "worker-1");
+    w_threads_named((const tdef[]){{42, 8, 101, TEXT("worker-1b")}}, 1);
+    w_events(ev, 3, NULL);
+    name_last(3, "main", "worker-1b");
+    w_threads_named((const tdef[]){{42, 7, 102, 0, NULL, 0}}, 1);
+    with_ktids(ev, 102, 101);
+    w_events(ev, 3, NULL);
+    name_last(3, NULL, "worker-1b");
+    w_trailer(&(tracelog_log_status){9, 9, 0, 0, 0, 0, 0, 0}, NULL, NULL);
+    vec_end();
+
+    vec_begin("threads-name-bytes", "1.2: a thread name of 64 bytes, and one that is not UTF-8 and holds control "
+              "bytes: delivered unchanged (5.1, 5.7)");
+    vec_header(&(hopt){.has_minor = 1, .minor = 2});
+    w_meta(&META_STD, NULL);
+    w_types(IDS, NAMES, 2, NULL);
+    static const char long_name[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    w_threads_named((const tdef[]){{42, 7, 100, TEXT(long_name)}, {42, 8, 101, TEXT("w\x1b[31m\xff\n")}}, 2);
+    with_ktids(ev, 100, 101);
+    w_events(ev, 3, NULL);
+    name_last(3, long_name, "w\x1b[31m\xff\n");
+    w_trailer(&ST3, NULL, NULL);
+    vec_end();
+
+    vec_begin("threads-bad-names", "1.2: names that are not text, longer than 64 bytes, hold a NUL or are empty "
+              "are ignored, each definition still applies (its ktid), one BAD_THREAD_NAME per block; a rename "
+              "with a bad name leaves the thread without a name (5.7)");
+    vec_header(&(hopt){.has_minor = 1, .minor = 2});
+    w_meta(&META_STD, NULL);
+    w_types(IDS, NAMES, 2, NULL);
+    w_threads_named((const tdef[]){{42, 7, 100, TEXT("main")}, {42, 8, 101, TEXT("worker-1")}}, 2);
+    with_ktids(ev, 100, 101);
+    w_events(ev, 3, NULL);
+    name_last(3, "main", "worker-1");
+    static const char too_long[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdefX";
+    expect_problem("BAD_THREAD_NAME",
+                   w_threads_named((const tdef[]){{42, 7, 100, 2, NULL, 0}, {42, 8, 101, TEXT(too_long)},
+                                                  {43, 7, 200, TEXT("a\0b")}, {43, 8, 201, 1, "", 0}},
+                                   4),
+                   0);
+    w_events(ev, 3, NULL);
+    w_trailer(&ST3, NULL, NULL);
+    vec_end();
+}
+
 /* ---- 6.10 merge sets (format 1.1) ------------------------------------------------------------------- */
 
 #define MERGE_NEXT 0x01 /* chunk_flags bit 0 (byte 26 of the chunk header) */
@@ -2205,6 +2300,7 @@ int main(int argc, char **argv)
     ring_end_vectors();
     durable_end_vectors();
     threads_vectors();
+    thread_name_vectors();
     merge_vectors();
     return gen_finish();
 }

@@ -40,7 +40,7 @@ void vec_reading_free(vec_reading *r)
         free(r->types[i].schema);
     }
     for (size_t i = 0; i < r->nevents; i++)
-        free(r->events[i].payload);
+        vec_event_free(&r->events[i]);
     free(r->types);
     free(r->events);
     free(r->problems);
@@ -72,6 +72,21 @@ void vec_add_event(vec_reading *r, const tracelog_event *ev)
     e->ev = *ev;
     e->payload = copy_bytes(ev->payload, ev->payload_len);
     e->ev.payload = e->payload;
+    e->tname = NULL;
+    e->tname_len = 0;
+}
+
+void vec_set_tname(vec_event *e, const void *name, size_t len)
+{
+    free(e->tname);
+    e->tname = name ? copy_bytes(name, len) : NULL;
+    e->tname_len = name ? len : 0;
+}
+
+void vec_event_free(vec_event *e)
+{
+    free(e->payload);
+    free(e->tname);
 }
 
 void vec_add_problem(vec_reading *r, const char *condition, uint64_t offset, uint64_t length)
@@ -154,6 +169,10 @@ void vec_print_events(FILE *f, const vec_reading *r)
         fprintf(f, ", \"pid\": %u, \"tid\": %llu, ", e->pid, (unsigned long long)e->tid);
         if (e->kernel_tid) /* format 1.1 (spec 5.7): only when the log names the thread */
             fprintf(f, "\"ktid\": %u, ", e->kernel_tid);
+        if (r->events[i].tname) { /* format 1.2: only when the thread has a name */
+            print_text(f, "tname", r->events[i].tname, r->events[i].tname_len);
+            fputs(", ", f);
+        }
         fprintf(f, "\"addr\": %llu, \"trunc\": %u, \"payload\": \"", (unsigned long long)e->address,
                 e->truncation);
         print_hex(f, e->payload, e->payload_len);

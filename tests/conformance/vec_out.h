@@ -22,6 +22,8 @@ typedef struct vec_type {
 typedef struct vec_event {
     tracelog_event ev; /* ev.payload points into payload */
     uint8_t *payload;
+    uint8_t *tname;    /* the name of its thread (spec 5.7, format 1.2), any bytes; NULL: none */
+    size_t tname_len;
 } vec_event;
 
 typedef struct vec_problem {
@@ -49,6 +51,10 @@ void vec_reading_free(vec_reading *r);
 void vec_set_type(vec_reading *r, uint32_t id, const void *name, size_t len, const char *schema);
 /* Appends a copy of ev and its payload. */
 void vec_add_event(vec_reading *r, const tracelog_event *ev);
+/* Gives event e the name of its thread (a copy; NULL: none). */
+void vec_set_tname(vec_event *e, const void *name, size_t len);
+/* Frees what an event holds. */
+void vec_event_free(vec_event *e);
 void vec_add_problem(vec_reading *r, const char *condition, uint64_t offset, uint64_t length);
 
 /* Events, one JSON object a line, each named from the final type table. */

@@ -131,8 +131,12 @@ int vec_read(const char *path, int piped, const tracelog_reader_options *opt, ve
         }
     } else {
         tracelog_event ev;
-        while ((st = tracelog_reader_next(r, &ev)) == TRACELOG_OK)
+        while ((st = tracelog_reader_next(r, &ev)) == TRACELOG_OK) {
             vec_add_event(out, &ev);
+            const char *tname = tracelog_reader_event_thread_name(r, &ev);
+            if (tname)
+                vec_set_tname(&out->events[out->nevents - 1], tname, strlen(tname));
+        }
         if (st != TRACELOG_END) {
             fprintf(stderr, "%s: the reader failed: %s\n", path, tracelog_strerror(st));
             rc = -1;
