@@ -69,6 +69,52 @@ TRACELOG_API tracelog_status tracelog_reader_open_read(tracelog_read_fn read, vo
                                                        const tracelog_reader_options *opt,
                                                        tracelog_reader **out, tracelog_error *err);
 
+/*
+ * Following a log while its writer appends to it (tail -f; format-spec 8.7).
+ *
+ * tracelog_reader_open_follow opens the regular file fd (kept by the caller,
+ * as with tracelog_reader_open; never written to, never locked: the writer
+ * is not slowed) and reads it forward as a stream, block by block as the
+ * writer completes them, with memory bounded by the largest block as on a
+ * pipe. The file must hold at least its header (TRACELOG_E_TRUNCATED
+ * otherwise: open again once the writer wrote it). rewind and seek return
+ * TRACELOG_E_NOT_SEEKABLE; a LOOP (ring) log is refused with it (its writer
+ * overwrites it in place: read it once it is closed); a pipe or other file
+ * that is not regular too (a pipe is already read as it arrives, with
+ * tracelog_reader_open). Errors otherwise as tracelog_reader_open.
+ *
+ * While following, tracelog_reader_next returns TRACELOG_END when no
+ * complete event is available yet: a block the writer has not finished is
+ * "not yet", never damage; call tracelog_reader_follow_wait, then next
+ * again. Damage that complete blocks show (a checksum that fails, bytes
+ * that are no block, followed by a valid block) is reported as on any log.
+ * Metadata, event types and thread definitions arrive as their blocks do.
+ *
+ * The reader cannot know that the writer is done: the caller decides.
+ * tracelog_reader_get_info's `closed` is 1 while the newest block read is
+ * the trailer (the writer closed the log; a trailer written before an exec
+ * is followed by more blocks), and the log's metadata names the process
+ * (pid) whose trace it is. Then tracelog_reader_follow_stop says no more
+ * data will come: the rest of the file is read as the end of a log (a
+ * block cut short is reported as TORN_TAIL, a log without metadata as
+ * NO_METADATA) and next returns TRACELOG_END at the end for good.
+ *
+ * tracelog_reader_follow_wait waits until the file has grown past what the
+ * reader has seen, at most timeout_ms (it polls the file's size every 10
+ * ms). TRACELOG_OK: more data, call next; TRACELOG_END: none came in time,
+ * or a signal interrupted the wait (so that a SIGINT handler's flag is seen
+ * at once); TRACELOG_E_CORRUPT: the file shrank below what was read
+ * (recorded as a problem FILE_CHANGED: stop following); TRACELOG_E_IO
+ * (fstat failed, errno set); TRACELOG_E_STATE when r is not following or
+ * was stopped. Both are called on the thread that reads r, as every call
+ * on a reader.
+ */
+TRACELOG_API tracelog_status tracelog_reader_open_follow(int fd, const tracelog_reader_options *opt,
+                                                         tracelog_reader **out, tracelog_error *err);
+TRACELOG_API tracelog_status tracelog_reader_follow_wait(tracelog_reader *r, unsigned timeout_ms);
+/* TRACELOG_OK; TRACELOG_E_STATE when r was not opened to follow. Stopping twice is harmless. */
+TRACELOG_API tracelog_status tracelog_reader_follow_stop(tracelog_reader *r);
+
 /* Opens path read-only and owns that descriptor. */
 TRACELOG_API tracelog_status tracelog_reader_open_path(const char *path, const tracelog_reader_options *opt,
                                      tracelog_reader **out, tracelog_error *err);

@@ -8,6 +8,7 @@
  *   scan.c     the blocks: finding, reading, handling them; the sequential open scan
  *   tables.c   what the small blocks define: metadata, event types, threads, status
  *   ring.c     the open scan of a ring (LOOP) log: segments, recovery (8.5)
+ *   follow.c   following a file being written: open, wait, stop
  *   iterate.c  reading events: merge sets, next, rewind, seek (its public entry
  *              points are there, with the inline functions next calls per event)
  *
@@ -121,6 +122,12 @@ struct tracelog_reader {
     int has_peeked;
     tl_buf payload;
     ZSTD_DCtx *dctx;
+
+    /* Following a file being written (follow.c): the stream reading above, where the end
+       of the data is "not yet" until tracelog_reader_follow_stop. */
+    int follow_dry;       /* the last take found no complete block: next() says TRACELOG_END for now */
+    int follow_stopped;   /* no more data will come: the end of the data is the end of the log */
+    uint64_t follow_size; /* the file's size when it ran dry: follow_wait waits for more */
 };
 
 /* ---- reader.c ------------------------------------------------------------ */
@@ -179,5 +186,10 @@ tracelog_status tl_reader_scan_ring(tracelog_reader *r);
 
 /* Opening a stream: reads the first set, so that attributes and names are known. */
 tracelog_status tl_reader_stream_prime(tracelog_reader *r);
+
+/* ---- follow.c ------------------------------------------------------------ */
+
+/* The stream ran out of complete blocks while following: remembers the file's size then. */
+void tl_reader_follow_dry(tracelog_reader *r);
 
 #endif

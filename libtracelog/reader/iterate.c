@@ -222,6 +222,12 @@ static tracelog_status take_streamed(tracelog_reader *r, taken *t)
         scan_result s = tl_reader_scan_block(r, &pos, &limit, 0, &h, &why);
         if (s == SCAN_ERROR)
             return TRACELOG_E_IO;
+        if (s == SCAN_END && r->src.follow && !r->follow_stopped) {
+            /* Following: what ends the data is a block not written yet, not damage. The
+               scan starts again at stream_pos (a followed file is read with pread). */
+            tl_reader_follow_dry(r);
+            return TRACELOG_OK;
+        }
         tl_reader_report_skip(r, r->stream_pos, pos, why, s == SCAN_END);
         if (s == SCAN_END) {
             if (r->stream_pos > r->src.size) { /* the last block claimed more than the stream held */
@@ -300,6 +306,8 @@ static tracelog_status load_set(tracelog_reader *r)
         tracelog_status st = r->src.seekable ? take_indexed(r, &t) : take_streamed(r, &t);
         if (st != TRACELOG_OK)
             return st;
+        if (t.kind == TAKE_NONE && r->follow_dry)
+            return TRACELOG_END; /* following: the set's next chunk is not written yet; loaded on by the next call */
         if (t.kind == TAKE_HELD || t.kind == TAKE_DROPPED) {
             r->set_last_seq = t.seq;
             r->set_last_defs = t.defs;
@@ -394,7 +402,8 @@ __attribute__((noinline)) static tracelog_status merge_next(tracelog_reader *r, 
 tracelog_status tl_reader_stream_prime(tracelog_reader *r)
 {
     r->stream_pos = r->hdr.header_size;
-    return load_set(r);
+    tracelog_status st = load_set(r);
+    return st == TRACELOG_END ? TRACELOG_OK : st; /* following a log with no complete set yet */
 }
 
 tracelog_status tracelog_reader_next(tracelog_reader *r, tracelog_event *ev)
@@ -406,6 +415,7 @@ tracelog_status tracelog_reader_next(tracelog_reader *r, tracelog_event *ev)
         r->has_peeked = 0;
         return TRACELOG_OK;
     }
+    r->follow_dry = 0;
     for (;;) {
         if (r->live == 1) { /* the common case, as cheap as reading one chunk */
             if (slot_next(r, &r->set.slot[0], ev) == TRACELOG_OK) {

@@ -148,7 +148,10 @@ static tracelog_status reader_start(tracelog_reader *r, int source_errno, tracel
         st = read_header(r, err);
     if (st == TRACELOG_OK) {
         r->salt32 = tl_salt32(r->hdr.salt);
-        if (r->hdr.layout == TL_LAYOUT_RING && !r->src.seekable)
+        if (r->hdr.layout == TL_LAYOUT_RING && r->src.follow)
+            st = tl_fail(err, TRACELOG_E_NOT_SEEKABLE, 0, 0,
+                         "a LOOP (ring) log cannot be followed: its writer overwrites it in place");
+        else if (r->hdr.layout == TL_LAYOUT_RING && !r->src.seekable)
             st = tl_fail(err, TRACELOG_E_NOT_SEEKABLE, 0, 0, "a LOOP (ring) log must be read from a seekable file");
     }
     if (st == TRACELOG_OK) {
@@ -167,7 +170,8 @@ static tracelog_status reader_start(tracelog_reader *r, int source_errno, tracel
         return st;
     }
     if (!r->have_meta) {
-        tl_reader_problem(r, TL_COND_NO_METADATA, r->hdr.header_size, 0, "no valid metadata block: attributes unknown");
+        if (!r->src.follow) /* a followed log's may be on its way: reported if it never came (follow.c) */
+            tl_reader_problem(r, TL_COND_NO_METADATA, r->hdr.header_size, 0, "no valid metadata block: attributes unknown");
         /* The defaults of missing keys, so that callers always get valid policies. */
         r->meta.stream_full_policy = TRACELOG_POLICY_LOOP;
         r->meta.log_full_policy = tl_reader_layout_policy(r);
@@ -190,6 +194,24 @@ tracelog_status tracelog_reader_open(int fd, const tracelog_reader_options *opt,
     if (!r)
         return tl_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
     return reader_start(r, tl_source_init(&r->src, fd), out, err);
+}
+
+tracelog_status tracelog_reader_open_follow(int fd, const tracelog_reader_options *opt, tracelog_reader **out,
+                                            tracelog_error *err)
+{
+    if (!out || fd < 0)
+        return tl_fail(err, TRACELOG_E_INVAL, 0, TL_NO_OFFSET, "bad file descriptor or NULL out");
+    *out = NULL;
+    tracelog_reader *r = reader_new(opt);
+    if (!r)
+        return tl_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
+    int e = tl_source_init_follow(&r->src, fd);
+    if (e == ESPIPE) {
+        free_reader(r);
+        return tl_fail(err, TRACELOG_E_NOT_SEEKABLE, 0, TL_NO_OFFSET,
+                       "only a regular file can be followed (a pipe is read as it arrives: tracelog_reader_open)");
+    }
+    return reader_start(r, e, out, err);
 }
 
 tracelog_status tracelog_reader_open_read(tracelog_read_fn read, void *ctx, const tracelog_reader_options *opt,

@@ -25,6 +25,21 @@ int tl_source_init(tl_source *s, int fd)
     return 0;
 }
 
+int tl_source_init_follow(tl_source *s, int fd)
+{
+    int e = tl_source_init(s, fd);
+    if (e)
+        return e;
+    if (!s->seekable)
+        return ESPIPE;
+    /* Read as a stream (blocks handled as they come, nothing indexed), with pread: bytes past
+       the current end are read again once written, and nothing is released. */
+    s->seekable = 0;
+    s->follow = 1;
+    s->size = 0;
+    return 0;
+}
+
 void tl_source_init_read(tl_source *s, tracelog_read_fn fn, void *ctx)
 {
     memset(s, 0, sizeof *s);
@@ -35,10 +50,11 @@ void tl_source_init_read(tl_source *s, tracelog_read_fn fn, void *ctx)
 
 void tl_source_free(tl_source *s) { tl_buf_free(&s->win); }
 
+/* pread; a followed file is read to its current end, which s->size then follows (bytes seen). */
 static ssize_t read_file(tl_source *s, uint64_t off, void *buf, size_t n)
 {
     size_t got = 0;
-    while (got < n && off + got < s->size) {
+    while (got < n && (s->follow || off + got < s->size)) {
         ssize_t k = pread(s->fd, (char *)buf + got, n - got, (off_t)(off + got));
         if (k < 0 && errno == EINTR)
             continue;
@@ -48,6 +64,8 @@ static ssize_t read_file(tl_source *s, uint64_t off, void *buf, size_t n)
             break;
         got += (size_t)k;
     }
+    if (s->follow && off + got > s->size)
+        s->size = off + got;
     return (ssize_t)got;
 }
 
@@ -102,7 +120,7 @@ static int fill(tl_source *s, uint64_t end)
 
 ssize_t tl_source_read(tl_source *s, uint64_t off, void *buf, size_t n)
 {
-    if (s->seekable)
+    if (s->seekable || s->follow)
         return read_file(s, off, buf, n);
     if (off < s->base) {
         errno = ESPIPE;
@@ -120,7 +138,7 @@ ssize_t tl_source_read(tl_source *s, uint64_t off, void *buf, size_t n)
 
 void tl_source_release(tl_source *s, uint64_t off)
 {
-    if (s->seekable || off <= s->base)
+    if (s->seekable || s->follow || off <= s->base)
         return;
     uint64_t drop = off - s->base;
     if (drop >= s->win.len) {

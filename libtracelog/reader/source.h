@@ -18,6 +18,8 @@ typedef struct tl_source {
     tracelog_read_fn read_fn; /* stream: reads instead of read(fd), with read_ctx */
     void *read_ctx;
     int seekable;
+    int follow;       /* a regular file still being written, read forward with pread (follow.c):
+                         the end of the data is "not yet", never the end of the stream */
     uint64_t size;    /* file size (seekable), or bytes seen so far (stream) */
     int eof;          /* stream: read() returned 0 */
     /* Stream window: bytes [base, base + win.len) of the stream. */
@@ -28,6 +30,8 @@ typedef struct tl_source {
 
 /* 0, or an errno value. */
 int tl_source_init(tl_source *s, int fd);
+/* A regular file read forward as it grows (tracelog_reader_open_follow): 0, EISDIR, ESPIPE or an errno value. */
+int tl_source_init_follow(tl_source *s, int fd);
 /* A forward-only stream whose bytes come from fn(ctx, ...). */
 void tl_source_init_read(tl_source *s, tracelog_read_fn fn, void *ctx);
 void tl_source_free(tl_source *s);

@@ -1,0 +1,212 @@
+/*
+ * tracelog_reader_open_follow (issue 28): a log read while it is written.
+ * The log is written out a few bytes at a time, cut at every length: the
+ * follower delivers the events of complete chunks only, in order, never
+ * reports the block being written as damage, and once stopped reads the
+ * whole log as a finished one (closed, clean); stopped on a cut block it
+ * reports TORN_TAIL. Damage in a complete block is reported while
+ * following. follow_wait: more data, timeout, a file that shrank. A LOOP
+ * log and a pipe are refused.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format/format.h"
+#include "tl_test.h"
+
+static tl_test_log_result log_bytes(tracelog_policy policy)
+{
+    tl_test_log_spec spec;
+    tl_test_log_result res;
+    tl_test_log_spec_init(&spec, policy, 100);
+    spec.seed = 28;
+    spec.flush_every = 30;
+    if (policy == TRACELOG_POLICY_LOOP) {
+        spec.log_max_size = 64 * 1024;
+        spec.segment_size = 16 * 1024;
+    }
+    memset(&res, 0, sizeof res);
+    if (tl_test_write_log_mem(&spec, &res))
+        tl_test_die(__FILE__, __LINE__, "cannot write the log");
+    return res;
+}
+
+/* Reads what r has now (until TRACELOG_END) into got; the status that ended it. */
+static tracelog_status drain(tracelog_reader *r, tl_test_events *got)
+{
+    tracelog_event ev;
+    tracelog_status st;
+    while ((st = tracelog_reader_next(r, &ev)) == TRACELOG_OK)
+        tl_test_events_push(got, &ev);
+    return st;
+}
+
+static void append(int fd, const uint8_t *p, size_t from, size_t to)
+{
+    if (to > from && pwrite(fd, p + from, to - from, (off_t)from) != (ssize_t)(to - from))
+        tl_test_die(__FILE__, __LINE__, "pwrite");
+}
+
+/* Every length from the header on, a few bytes at a time: events only from complete chunks, no problem. */
+static void test_growing(void)
+{
+    tl_test_log_result res = log_bytes(TRACELOG_POLICY_APPEND);
+    tl_test_readout whole;
+    tl_test_read_bytes(res.bytes, res.len, NULL, &whole); /* what a reader of the finished log gets */
+    const tl_test_events *all = &whole.events;
+    int fd = tl_test_tmpfd();
+    tracelog_reader *r = NULL;
+    tracelog_error err;
+    CHECK_STATUS(tracelog_reader_open_follow(fd, NULL, &r, &err), TRACELOG_E_TRUNCATED); /* empty: not yet */
+    append(fd, res.bytes, 0, TL_HEADER_SIZE);
+    if (!CHECK_STATUS(tracelog_reader_open_follow(fd, NULL, &r, &err), TRACELOG_OK))
+        return;
+    tl_test_events got = {0};
+    size_t prev = 0, written = TL_HEADER_SIZE;
+    for (size_t len = TL_HEADER_SIZE + 5; len <= res.len; len += 5) { /* 5: every offset mod 8 */
+        append(fd, res.bytes, written, len);
+        written = len;
+        tl_test_context("length %zu of %zu", len, res.len);
+        CHECK_STATUS(drain(r, &got), TRACELOG_END);
+        CHECK(got.n >= prev && got.n <= all->n);
+        prev = got.n;
+        if (tracelog_reader_problem_count(r) != 0) {
+            CHECK(!"a problem while following");
+            break;
+        }
+    }
+    append(fd, res.bytes, written, res.len);
+    tl_test_context("whole log");
+    CHECK_STATUS(drain(r, &got), TRACELOG_END);
+    tracelog_reader_info info;
+    tracelog_reader_get_info(r, &info);
+    CHECK_EQ(info.closed, 1); /* the trailer is the newest block read */
+    CHECK_STATUS(tracelog_reader_follow_wait(r, 0), TRACELOG_END); /* nothing more */
+    CHECK_STATUS(tracelog_reader_follow_stop(r), TRACELOG_OK);
+    CHECK_STATUS(drain(r, &got), TRACELOG_END);
+    CHECK_EVENTS_EQ(got.ev, got.n, all->ev, all->n);
+    tracelog_reader_get_info(r, &info);
+    CHECK_EQ(info.clean, 1);
+    CHECK_STATUS(tracelog_reader_follow_wait(r, 0), TRACELOG_E_STATE); /* stopped */
+    tracelog_reader_close(r);
+    tl_test_events_free(&got);
+    tl_test_readout_free(&whole);
+    close(fd);
+    tl_test_log_result_free(&res);
+}
+
+/* The writer stopped inside a block (a crash): stopped there, the reader reports TORN_TAIL. */
+static void test_torn_then_stopped(void)
+{
+    tl_test_log_result res = log_bytes(TRACELOG_POLICY_APPEND);
+    int fd = tl_test_tmpfd();
+    size_t cut = res.len - 20; /* inside the trailer */
+    append(fd, res.bytes, 0, cut);
+    tracelog_reader *r;
+    tracelog_error err;
+    if (!CHECK_STATUS(tracelog_reader_open_follow(fd, NULL, &r, &err), TRACELOG_OK))
+        return;
+    tl_test_events got = {0};
+    CHECK_STATUS(drain(r, &got), TRACELOG_END);
+    CHECK_EQ(tracelog_reader_problem_count(r), 0); /* not yet */
+    CHECK_STATUS(tracelog_reader_follow_wait(r, 30), TRACELOG_END); /* no growth: timeout */
+    CHECK_STATUS(tracelog_reader_follow_stop(r), TRACELOG_OK);
+    CHECK_STATUS(drain(r, &got), TRACELOG_END);
+    CHECK_EQ(tracelog_reader_problem_count(r), 1);
+    CHECK_STR_EQ(tracelog_reader_problem_condition(r, 0), "TORN_TAIL");
+    tracelog_reader_close(r);
+    tl_test_events_free(&got);
+    close(fd);
+    tl_test_log_result_free(&res);
+}
+
+/* A complete chunk that is damaged is damage while following too; the shrunk file is FILE_CHANGED. */
+static void test_damage_and_shrink(void)
+{
+    tl_test_log_result res = log_bytes(TRACELOG_POLICY_APPEND);
+    tl_test_block *blocks = NULL;
+    size_t n = tl_test_scan_blocks(res.bytes, res.len, &blocks, NULL, NULL);
+    size_t chunk = 0;
+    while (chunk < n && blocks[chunk].type != TL_BLOCK_CHUNK)
+        chunk++;
+    if (!CHECK(chunk < n))
+        return;
+    res.bytes[blocks[chunk].offset + TL_BLOCK_HEADER_SIZE + blocks[chunk].payload_len - 1] ^= 0x40; /* its payload's last byte */
+    int fd = tl_test_tmpfd();
+    append(fd, res.bytes, 0, res.len);
+    tracelog_reader *r;
+    tracelog_error err;
+    if (!CHECK_STATUS(tracelog_reader_open_follow(fd, NULL, &r, &err), TRACELOG_OK))
+        return;
+    tl_test_events got = {0};
+    CHECK_STATUS(drain(r, &got), TRACELOG_END);
+    CHECK(tracelog_reader_problem_count(r) >= 1);
+    CHECK_STR_EQ(tracelog_reader_problem_condition(r, 0), "PAYLOAD_CRC_MISMATCH");
+    if (!CHECK(ftruncate(fd, TL_HEADER_SIZE) == 0))
+        return;
+    CHECK_STATUS(tracelog_reader_follow_wait(r, 0), TRACELOG_E_CORRUPT);
+    tracelog_reader_close(r);
+    tl_test_events_free(&got);
+    free(blocks);
+    close(fd);
+    tl_test_log_result_free(&res);
+}
+
+/* The file grows during a wait: it returns at once with TRACELOG_OK. */
+static void test_wait_wakes(void)
+{
+    tl_test_log_result res = log_bytes(TRACELOG_POLICY_APPEND);
+    int fd = tl_test_tmpfd();
+    append(fd, res.bytes, 0, res.len / 2);
+    tracelog_reader *r;
+    tracelog_error err;
+    if (!CHECK_STATUS(tracelog_reader_open_follow(fd, NULL, &r, &err), TRACELOG_OK))
+        return;
+    tl_test_events got = {0};
+    CHECK_STATUS(drain(r, &got), TRACELOG_END);
+    append(fd, res.bytes, res.len / 2, res.len);
+    CHECK_STATUS(tracelog_reader_follow_wait(r, 10000), TRACELOG_OK); /* no 10 s: it has grown already */
+    tracelog_reader_close(r);
+    tl_test_events_free(&got);
+    close(fd);
+    tl_test_log_result_free(&res);
+}
+
+/* What cannot be followed: a ring, a pipe; and the calls on a reader not following. */
+static void test_refused(void)
+{
+    tl_test_log_result res = log_bytes(TRACELOG_POLICY_LOOP);
+    int fd = tl_test_tmpfd();
+    append(fd, res.bytes, 0, res.len);
+    tracelog_reader *r;
+    tracelog_error err;
+    CHECK_STATUS(tracelog_reader_open_follow(fd, NULL, &r, &err), TRACELOG_E_NOT_SEEKABLE);
+    CHECK(strstr(err.message, "LOOP") != NULL);
+    int p[2];
+    if (!CHECK(pipe(p) == 0))
+        return;
+    CHECK_STATUS(tracelog_reader_open_follow(p[0], NULL, &r, &err), TRACELOG_E_NOT_SEEKABLE);
+    if (CHECK_STATUS(tracelog_reader_open(fd, NULL, &r, &err), TRACELOG_OK)) {
+        CHECK_STATUS(tracelog_reader_follow_wait(r, 0), TRACELOG_E_STATE);
+        CHECK_STATUS(tracelog_reader_follow_stop(r), TRACELOG_E_STATE);
+        tracelog_reader_close(r);
+    }
+    CHECK_STATUS(tracelog_reader_follow_wait(NULL, 0), TRACELOG_E_INVAL);
+    close(p[0]);
+    close(p[1]);
+    close(fd);
+    tl_test_log_result_free(&res);
+}
+
+int main(void)
+{
+    TL_TEST_RUN(test_growing);
+    TL_TEST_RUN(test_torn_then_stopped);
+    TL_TEST_RUN(test_damage_and_shrink);
+    TL_TEST_RUN(test_wait_wakes);
+    TL_TEST_RUN(test_refused);
+    return tl_test_finish();
+}
