@@ -131,17 +131,17 @@ __attribute__((always_inline)) static inline uint64_t record_into(uint64_t mask,
  * neither the request (cleared first) nor the new stream (published last),
  * and may still show the stream it replaces, in the slot the new one takes:
  * an event recorded meanwhile by another thread would be dropped without a
- * count. When a poll is under way elsewhere, waits for it, then records into
- * every stream that has not taken the event: those not tried, and those
- * that missed it. Out of line: only the paths that record nothing get here.
+ * count. When a poll was seen under way, waits for it (or polls: it may
+ * have ended), then records into every stream that has not taken the
+ * event: those not tried, and those that missed it. Out of line: only the paths that record nothing get here.
  */
 __attribute__((noinline, cold)) static void record_after_poll(uint64_t recorded, trace_event_id_t event_id,
                                                               const void *restrict data_ptr, size_t data_len,
                                                               uint64_t caller)
 {
-    if (!tl_xproc_poll_busy())
-        return;
-    tl_posix_remote_poll(); /* waits for the other thread's */
+    /* Not "return if no poll is busy now": the poll seen busy may have ended since, its stream
+       published after our word was read (an event lost without a count, seen under ASan). */
+    tl_posix_remote_poll(); /* waits for another thread's; returns at once inside our own */
     uint64_t rest = atomic_load_explicit(&tl_xproc_event_page.word, memory_order_acquire) & ~TL_CTL_PENDING & ~recorded;
     if (rest)
         record_into(rest, event_id, data_ptr, data_len, caller);

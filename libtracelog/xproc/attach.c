@@ -212,8 +212,6 @@ void tl_xproc_poll(void)
     atomic_store(&tl_xproc_polling, 0);
 }
 
-int tl_xproc_poll_busy(void) { return !polling_here && atomic_load(&tl_xproc_polling); }
-
 /* "NAME:ID" (ID in hex), or EINVAL. */
 static int parse_env(const char *v, char name[TL_SHM_NAME_MAX], uint64_t *id)
 {

@@ -82,8 +82,6 @@ void tl_xproc_word_clear(uint64_t bits);
  * this thread's own call returns at once.
  */
 void tl_xproc_poll(void);
-/* 1 while another thread's tl_xproc_poll is under way (not this thread's own). Async-signal-safe. */
-int tl_xproc_poll_busy(void);
 /* Non-zero while any thread polls (or joins a stream at load): what posix_trace_event looks at first. */
 extern _Atomic int tl_xproc_polling;
 
