@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "live.h"
 #include "ptlog.h"
 
 /* ---- help ------------------------------------------------------------------------- */
@@ -43,6 +44,13 @@ static const char select_text[] =
     "TIME is 2024-05-01T12:00:00.123456789Z (or with +HH:MM), nanoseconds since the\n"
     "epoch, or +OFFSET from the first event of the log: +1.5s, +250ms, +10us, +7ns.\n";
 
+#define FOLLOW_HELP                                                                          \
+    "  -f, --follow     follow a log while it is written (tail -f): print events as\n"     \
+    "                   they land; end at its trailer, when its writer is gone, or\n"     \
+    "                   on Ctrl-C (see README: \"Following a log\")\n"                     \
+    "  --writer-pid PID with --follow: end once process PID has ended (default: the\n"    \
+    "                   process the log names)\n"
+
 typedef struct command_help {
     const char *name;
     const char *usage;
@@ -52,7 +60,10 @@ typedef struct command_help {
 static const command_help helps[] = {
     {"dump", "ptlog dump [OPTIONS] FILE",
      "Print one line per event, oldest first:\n"
-     "  TIME [DELTA] PID TID NAME [TRUNCATION] [PAYLOAD]\n"
+     "  TIME [DELTA] PID TID [tid KTID [(THREAD NAME)]] NAME [TRUNCATION] [PAYLOAD]\n"
+     "KTID is the thread's kernel tid and THREAD NAME its name (pthread_setname_np),\n"
+     "when the log knows them (format 1.1, 1.2); a name that does not print safely\n"
+     "is quoted and escaped.\n"
      "FILE may be a .ptl log, JSON or JSON Lines, or - for standard input.\n\n"
      "Options:\n"
      "  --relative       time as seconds.nanoseconds since the first event\n"
@@ -62,7 +73,8 @@ static const command_help helps[] = {
      "  --color[=WHEN]   colour: auto (default: only on a terminal), always, never\n"
      "  --hex            system events' payloads as hex, not decoded\n"
      "  --from FORMAT    input format: ptl, json, jsonl (default: detected)\n"
-     "  -o, --output OUT write to OUT instead of standard output\n"},
+     "  -o, --output OUT write to OUT instead of standard output\n"
+     FOLLOW_HELP},
     {"info", "ptlog info [--json] [--quick | --threads] [-o OUT] FILE",
      "Describe a .ptl log: format version, attributes, clock, policies, final status,\n"
      "clean shutdown or recovered, blocks and chunks, stored and raw sizes, time span,\n"
@@ -72,8 +84,8 @@ static const command_help helps[] = {
      "  --quick          skip the per-event-type statistics: answer from the block\n"
      "                   index only, without decompressing any event\n"
      "  --threads        add per-thread statistics: for each pid, thread id and\n"
-     "                   kernel tid, the event count, first and last time, and\n"
-     "                   time span\n"
+     "                   kernel tid, the event count, first and last time, time\n"
+     "                   span and the thread's name (its latest; - for none)\n"
      "  -o, --output OUT write to OUT instead of standard output\n"},
     {"verify", "ptlog verify [-q] FILE",
      "Read every block and chunk of a .ptl log, checking every checksum; print what\n"
@@ -89,8 +101,14 @@ static const command_help helps[] = {
      "Options:\n"
      "  --to FORMAT      json, jsonl, chrome, perfetto or ptl (required)\n"
      "  --from FORMAT    ptl, json or jsonl (default: detected)\n"
+     "  --ts FORM        json and jsonl: ts as ns (integer nanoseconds since the\n"
+     "                   epoch, the default), text (\"SECONDS.NNNNNNNNN\") or\n"
+     "                   relative (integer ns since the creation time: exact in\n"
+     "                   tools that parse numbers as doubles, such as jq)\n"
      "  -o, --output OUT output file (default: standard output); written to a\n"
      "                   temporary file renamed into place only on success\n"
+     FOLLOW_HELP
+     "                   (with --to jsonl only)\n"
      "The event selection options of filter also apply.\n"},
     {"filter", "ptlog filter [OPTIONS] IN -o OUT",
      "Write a new .ptl log with the selected events and the same attributes and\n"
@@ -103,6 +121,7 @@ static const command_help helps[] = {
      "the first input.\n\n"
      "Options:\n"
      "  --to FORMAT      ptl (default), json, jsonl, chrome or perfetto\n"
+     "  --ts FORM        json and jsonl: ns (default), text or relative (see convert)\n"
      "  -o, --output OUT output file (- for standard output; required for ptl)\n"
      "The event selection options of filter also apply.\n"},
     {"record", "ptlog record [OPTIONS] -o FILE -- PROGRAM [ARGS...]",
@@ -139,6 +158,19 @@ static const command_help helps[] = {
      "apply (the stream policy is flush). On a terminal, a warning if PID has made\n"
      "no trace call after 3 s. Exit status 3: the process cannot be traced (no such\n"
      "process, another user's, or not linked with libtracelog).\n"},
+    {"top", "ptlog top [OPTIONS] PID|FILE",
+     "Show live what a program records: per event type and per thread (kernel tid,\n"
+     "name when the log gives one) the rate over the last interval, the totals and\n"
+     "bytes, and the log's losses (stream and log overruns), refreshed every second.\n"
+     "PID: the process is attached to as with 'ptlog attach' (the log is not kept);\n"
+     "FILE: a .ptl log followed as with 'dump --follow'. On a terminal: a full\n"
+     "screen; keys r, t, b, n sort by rate, total, bytes, name; q or Ctrl-C quits and\n"
+     "restores the terminal. Otherwise one summary line per interval, until the log\n"
+     "ends.\n\n"
+     "Options:\n"
+     "  --sort KEY       rate (default), total, bytes or name\n"
+     "  --interval SEC   seconds between refreshes (0.1 to 3600, default 1)\n"
+     "  --writer-pid PID FILE: as with dump --follow\n"},
     {"help", "ptlog help [COMMAND]", "Show the help of ptlog or of COMMAND.\n"},
 };
 
@@ -164,6 +196,7 @@ static void main_help(FILE *f)
             "  merge     merge several logs in timestamp order\n"
             "  record    run a program traced, writing its log\n"
             "  attach    trace a running process, writing its log\n"
+            "  top       live rates of a running program or a growing log\n"
             "  help      show the help of a command\n\n"
             "Options:\n"
             "  -h, --help     show this help\n"
@@ -212,7 +245,10 @@ enum {
     OPT_QUICK,
     OPT_DELTA,
     OPT_THREADS,
-    OPT_HEX
+    OPT_HEX,
+    OPT_TS,
+    OPT_WRITER_PID,
+    OPT_FOLLOW = 'f'
 };
 
 #define SELECT_OPTIONS                                                                      \
@@ -229,7 +265,9 @@ typedef struct args {
     char **pos;
     size_t npos;
     const char *output;
-    int relative, local, color, json, quiet, quick, delta, threads, hex;
+    int relative, local, color, json, quiet, quick, delta, threads, hex, follow;
+    long writer_pid; /* --writer-pid: 0 if not given */
+    ptlog_ts_form ts; /* --ts */
     ptlog_format from, to;
     const char *to_name;
     ptlog_select sel;
@@ -253,7 +291,7 @@ static int parse_args(int argc, char **argv, const struct option *longopts, args
     opterr = 0;
     for (;;) {
         int prev = optind;
-        int c = getopt_long(argc, argv, ":ho:q", longopts, NULL);
+        int c = getopt_long(argc, argv, ":hfo:q", longopts, NULL);
         if (c == -1)
             break;
         const char *opt_text = argv[prev < argc ? prev : argc - 1];
@@ -300,6 +338,28 @@ static int parse_args(int argc, char **argv, const struct option *longopts, args
         case OPT_HEX:
             a->hex = 1;
             break;
+        case OPT_TS:
+            if (strcmp(optarg, "ns") == 0)
+                a->ts = PTLOG_TS_NS;
+            else if (strcmp(optarg, "text") == 0)
+                a->ts = PTLOG_TS_TEXT;
+            else if (strcmp(optarg, "relative") == 0)
+                a->ts = PTLOG_TS_RELATIVE;
+            else
+                return usage_error(a->cmd, "--ts: unknown form '%s' (expected ns, text or relative)", optarg);
+            break;
+        case OPT_FOLLOW:
+            a->follow = 1;
+            break;
+        case OPT_WRITER_PID: {
+            char *end;
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || v <= 0 || v > 0x7fffffffL)
+                return usage_error(a->cmd, "--writer-pid: not a process id: '%s'", optarg);
+            a->writer_pid = v;
+            break;
+        }
         case OPT_COLOR:
             if (!optarg || strcmp(optarg, "always") == 0)
                 a->color = 1;
@@ -379,6 +439,27 @@ static int is_binary(ptlog_format f)
     return f == PTLOG_FMT_PTL || f == PTLOG_FMT_PERFETTO;
 }
 
+/* --follow and --writer-pid (dump, convert --to jsonl): follow.c. */
+#define FOLLOW_OPTIONS                                                                      \
+    {"follow", no_argument, NULL, OPT_FOLLOW}, {"writer-pid", required_argument, NULL, OPT_WRITER_PID}
+
+static int check_follow(const args *a)
+{
+    if (a->writer_pid && !a->follow)
+        return usage_error(a->cmd, "--writer-pid goes with --follow");
+    if (a->follow && a->from != PTLOG_FMT_AUTO && a->from != PTLOG_FMT_PTL)
+        return usage_error(a->cmd, "--follow reads .ptl logs only");
+    return 0;
+}
+
+static int run_follow(args *a, ptlog_format to, const ptlog_dump_opts *text)
+{
+    ptlog_follow_opts fo = {a->writer_pid};
+    ptlog_src *src;
+    int rc = ptlog_follow_src_open(a->pos[0], &fo, &src, NULL);
+    return rc ? rc : ptlog_convert_src(src, to, a->output, &a->sel, text);
+}
+
 static int run_dump(int argc, char **argv, args *a)
 {
     static const struct option opts[] = {
@@ -391,6 +472,7 @@ static int run_dump(int argc, char **argv, args *a)
         {"hex", no_argument, NULL, OPT_HEX},
         {"from", required_argument, NULL, OPT_FROM},
         {"output", required_argument, NULL, OPT_OUTPUT},
+        FOLLOW_OPTIONS,
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -403,8 +485,12 @@ static int run_dump(int argc, char **argv, args *a)
         return usage_error(a->cmd, "--relative and --local cannot be used together");
     if ((rc = check_output_not_input(a, a->pos, 1)))
         return rc;
+    if ((rc = check_follow(a)))
+        return rc;
     ptlog_dump_opts o = {.relative = a->relative, .local = a->local, .color = a->color, .delta = a->delta,
                          .hex = a->hex};
+    if (a->follow)
+        return run_follow(a, PTLOG_FMT_TEXT, &o);
     return ptlog_cmd_dump(a->pos[0], a->from, &a->sel, &o, a->output);
 }
 
@@ -451,6 +537,8 @@ static int run_convert(int argc, char **argv, args *a)
         {"to", required_argument, NULL, OPT_TO},
         {"from", required_argument, NULL, OPT_FROM},
         {"output", required_argument, NULL, OPT_OUTPUT},
+        {"ts", required_argument, NULL, OPT_TS},
+        FOLLOW_OPTIONS,
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -461,11 +549,18 @@ static int run_convert(int argc, char **argv, args *a)
         return rc;
     if (a->to == PTLOG_FMT_AUTO)
         return usage_error(a->cmd, "missing --to FORMAT (json, jsonl, chrome, perfetto or ptl)");
+    if ((rc = check_follow(a)))
+        return rc;
+    if (a->follow && a->to != PTLOG_FMT_JSONL)
+        return usage_error(a->cmd, "--follow writes each event as it comes: only with --to jsonl");
+    if (a->follow)
+        return run_follow(a, PTLOG_FMT_JSONL, NULL);
     if (is_binary(a->to) && (rc = check_binary_output(a)))
         return rc;
     if ((rc = check_output_not_input(a, a->pos, 1)))
         return rc;
-    return ptlog_cmd_convert(a->pos[0], a->from, a->to, a->output, &a->sel);
+    ptlog_dump_opts out_opts = {.ts = a->ts};
+    return ptlog_cmd_convert(a->pos[0], a->from, a->to, a->output, &a->sel, &out_opts);
 }
 
 static int run_filter(int argc, char **argv, args *a)
@@ -486,7 +581,7 @@ static int run_filter(int argc, char **argv, args *a)
         return usage_error(a->cmd, "missing -o OUT (use -o - for standard output)");
     if ((rc = check_binary_output(a)) || (rc = check_output_not_input(a, a->pos, 1)))
         return rc;
-    return ptlog_cmd_convert(a->pos[0], a->from, PTLOG_FMT_PTL, a->output, &a->sel);
+    return ptlog_cmd_convert(a->pos[0], a->from, PTLOG_FMT_PTL, a->output, &a->sel, NULL);
 }
 
 static int run_merge(int argc, char **argv, args *a)
@@ -495,6 +590,7 @@ static int run_merge(int argc, char **argv, args *a)
         SELECT_OPTIONS,
         {"to", required_argument, NULL, OPT_TO},
         {"output", required_argument, NULL, OPT_OUTPUT},
+        {"ts", required_argument, NULL, OPT_TS},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -515,7 +611,8 @@ static int run_merge(int argc, char **argv, args *a)
     if ((is_binary(a->to) && (rc = check_binary_output(a))) ||
         (rc = check_output_not_input(a, a->pos, a->npos)))
         return rc;
-    return ptlog_cmd_merge(a->pos, a->npos, a->to, a->output, &a->sel);
+    ptlog_dump_opts out_opts = {.ts = a->ts};
+    return ptlog_cmd_merge(a->pos, a->npos, a->to, a->output, &a->sel, &out_opts);
 }
 
 static int run_help(int argc, char **argv)
@@ -570,6 +667,13 @@ int main(int argc, char **argv)
     };
     if (strcmp(cmd, "help") == 0)
         return finish_stdout(run_help(argc - 1, argv + 1));
+    if (strcmp(cmd, "top") == 0) {
+        if (argc > 2 && (strcmp(argv[2], "-h") == 0 || strcmp(argv[2], "--help") == 0)) {
+            command_help_print(find_help(cmd));
+            return finish_stdout(0);
+        }
+        return ptlog_cmd_top(argc - 1, argv + 1);
+    }
     if (strcmp(cmd, "record") == 0 || strcmp(cmd, "attach") == 0) {
         if (argc > 2 && (strcmp(argv[2], "-h") == 0 || strcmp(argv[2], "--help") == 0)) {
             command_help_print(find_help(cmd));

@@ -48,6 +48,12 @@ void ptlog_in_on_wait(void (*fn)(void *ctx), void *ctx)
     wait_ctx = ctx;
 }
 
+void ptlog_in_idle(void)
+{
+    if (wait_hook)
+        wait_hook(wait_ctx);
+}
+
 /* The bytes a pipe's head needs: a .ptl log is known from its first 64 (magic, ring geometry). */
 #define PTL_HEAD_ENOUGH 64
 

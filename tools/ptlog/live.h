@@ -6,6 +6,8 @@
 #ifndef PTLOG_LIVE_H
 #define PTLOG_LIVE_H
 
+#include "ptlog.h"
+
 /*
  * input.c: fn(ctx) is called before a read of a pipe input would block
  * (nothing to read yet), so that the lines made from what was read go out
@@ -14,5 +16,47 @@
  * at a time per process.
  */
 void ptlog_in_on_wait(void (*fn)(void *ctx), void *ctx);
+/* Calls the hook, if any: a followed file has nothing more yet. */
+void ptlog_in_idle(void);
+
+/* src_ptl.c: the source of an opened reader (it takes r, and in on success); an exit code. */
+int ptlog_ptl_src_wrap(ptlog_in *in, tracelog_reader *r, ptlog_src **out);
+/* src_ptl.c: one line for a log that cannot be opened; PTLOG_EXIT_INPUT or PTLOG_EXIT_INTERNAL. */
+int ptlog_ptl_open_error(const char *name, tracelog_status st, const tracelog_error *err);
+
+/*
+ * follow.c: --follow. writer_pid: the process whose end ends following
+ * (--writer-pid; 0: the one the log names, when it runs on this host).
+ */
+typedef struct ptlog_follow_opts {
+    long writer_pid;
+} ptlog_follow_opts;
+
+/*
+ * Opens path as a source that follows the log while it is written (dump
+ * --follow, convert --follow, top FILE): next() waits for events, and ends
+ * at the trailer, when the writer is gone, or on SIGINT, SIGTERM or SIGHUP
+ * (handled while the source is open). A pipe is read as a stream, which
+ * already follows. *reader (if not NULL) gets the reader, owned by the
+ * source. An exit code.
+ */
+int ptlog_follow_src_open(const char *path, const ptlog_follow_opts *o, ptlog_src **out, tracelog_reader **reader);
+
+/* follow.c: asks a followed source (and top) to stop, as SIGINT does. */
+void ptlog_live_stop(void);
+/* follow.c: 1 once SIGINT, SIGTERM or SIGHUP asked to stop (while a followed source or top runs). */
+int ptlog_live_interrupted(void);
+/* Handles those signals by setting the flag (no SA_RESTART: waits return); restore puts back the old. */
+void ptlog_live_signals(int on);
+
+/*
+ * follow.c: is process pid, which wrote or is traced into a log created at
+ * created_ns (CLOCK_REALTIME), still running? A process started after the
+ * log was created is another that reuses the pid: gone. 1 alive, 0 gone.
+ */
+int ptlog_process_alive(long pid, uint64_t created_ns);
+
+/* top.c: ptlog top PID|FILE. An exit code. */
+int ptlog_cmd_top(int argc, char **argv);
 
 #endif

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "live.h"
 #include "ptlog.h"
 
 typedef struct ptl_src {
@@ -32,6 +33,11 @@ static const char *ptl_type_name(ptlog_src *s, uint32_t id)
 static const tracelog_schema *ptl_type_schema(ptlog_src *s, uint32_t id)
 {
     return tracelog_reader_event_schema(((ptl_src *)s)->r, id);
+}
+
+static const char *ptl_thread_name(ptlog_src *s, const tracelog_event *ev)
+{
+    return tracelog_reader_event_thread_name(((ptl_src *)s)->r, ev);
 }
 
 static size_t ptl_type_count(ptlog_src *s) { return tracelog_reader_event_type_count(((ptl_src *)s)->r); }
@@ -88,8 +94,7 @@ static void ptl_close(ptlog_src *s)
     free(p);
 }
 
-/* One line for a log that cannot be opened. */
-static int open_error(const char *name, tracelog_status st, const tracelog_error *err)
+int ptlog_ptl_open_error(const char *name, tracelog_status st, const tracelog_error *err)
 {
     switch (st) {
     case TRACELOG_E_NOMEM:
@@ -119,17 +124,26 @@ static long read_input(void *in, void *buf, size_t n) { return ptlog_in_read(in,
 
 int ptlog_ptl_src_open(ptlog_in *in, ptlog_src **out, tracelog_reader **reader)
 {
-    ptl_src *p = calloc(1, sizeof *p);
-    if (!p)
-        return ptlog_nomem();
+    tracelog_reader *r;
     tracelog_error err;
     memset(&err, 0, sizeof err);
-    tracelog_status st = in->seekable ? tracelog_reader_open(in->fd, NULL, &p->r, &err)
-                                      : tracelog_reader_open_read(read_input, in, NULL, &p->r, &err);
-    if (st != TRACELOG_OK) {
-        free(p);
-        return open_error(in->name, st, &err);
+    tracelog_status st = in->seekable ? tracelog_reader_open(in->fd, NULL, &r, &err)
+                                      : tracelog_reader_open_read(read_input, in, NULL, &r, &err);
+    if (st != TRACELOG_OK)
+        return ptlog_ptl_open_error(in->name, st, &err);
+    int rc = ptlog_ptl_src_wrap(in, r, out);
+    *reader = rc ? NULL : r;
+    return rc;
+}
+
+int ptlog_ptl_src_wrap(ptlog_in *in, tracelog_reader *r, ptlog_src **out)
+{
+    ptl_src *p = calloc(1, sizeof *p);
+    if (!p) {
+        tracelog_reader_close(r);
+        return ptlog_nomem();
     }
+    p->r = r;
     tracelog_reader_info info;
     tracelog_reader_get_info(p->r, &info);
     ptlog_src *s = &p->base;
@@ -155,10 +169,10 @@ int ptlog_ptl_src_open(ptlog_in *in, ptlog_src **out, tracelog_reader **reader)
     s->type_count = ptl_type_count;
     s->type_at = ptl_type_at;
     s->get_status = ptl_get_status;
+    s->thread_name = ptl_thread_name;
     s->seek_time = info.seekable ? ptl_seek_time : NULL;
     s->finish = ptl_finish;
     s->close = ptl_close;
     *out = s;
-    *reader = p->r;
     return PTLOG_EXIT_OK;
 }

@@ -1,0 +1,144 @@
+#!/bin/bash
+# ptlog dump --follow and convert --follow (issue 28): a log read while it is
+# written. Every check is on content: what the follower printed equals what
+# dump prints of the same bytes once they are all there. Waits are bounded
+# (wait_for: 20 s) and never part of an assertion, so a loaded machine
+# (stress-ng) only makes the test slower.
+# - a real writer (samples/record) appending while the follower reads: the
+#   follower ends at the trailer with every event, exit 0;
+# - a log written by hand in two parts, the first ending inside a block:
+#   the cut block is "not yet" (no warning), the rest arrives, the follower
+#   ends at the trailer;
+# - the writer gone (--writer-pid of a process that ends; a writer killed by
+#   SIGKILL): the events written, TORN_TAIL for the cut block, WRITER_GONE,
+#   exit 1;
+# - SIGINT: the output so far, exit 0, no warning for the block being written;
+# - convert --follow --to jsonl; --follow on a pipe; what is refused.
+. "$(dirname "$0")/ptlog/lib.sh"
+SAMPLES=${TL_BUILD_DIR:?set TL_BUILD_DIR}/samples
+
+# wait_for DESC CMD...: runs CMD every 50 ms until it succeeds, at most 20 s (then a failure).
+wait_for() {
+    local desc=$1 i
+    shift
+    for ((i = 0; i < 400; i++)); do
+        "$@" && return 0
+        sleep 0.05
+    done
+    bad "timed out waiting for $desc"
+    return 1
+}
+lines_are() { [ "$(wc -l <"$1" 2>/dev/null)" = "$2" ]; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+# wait_exit PID: waits (bounded) for a background follower, then its exit code in $RC.
+wait_exit() {
+    wait_for "the follower $1 to end" gone "$1"
+    kill -9 "$1" 2>/dev/null
+    wait "$1"
+    RC=$?
+}
+
+make_many many 100000 # 9 chunks
+"$PTLOG" dump many.ptl >many.txt
+size=$(stat -c %s many.ptl)
+cut=$((size / 2 + 3)) # inside a block: the log's chunks are a few KiB, its blocks 8-byte aligned
+head -c "$cut" many.ptl >cut.ptl
+"$PTLOG" dump cut.ptl >cut.txt 2>cut.err
+[ -s cut.txt ] && [ "$(wc -l <cut.txt)" -lt "$(wc -l <many.txt)" ] && grep -q "incomplete or damaged block" cut.err &&
+    ok || bad "the half log is not a torn log with some events: $(cat cut.err)"
+
+# ---- a log written in two parts, the first ending inside a block ---------------------------
+sleep 60 &
+writer=$!
+head -c "$cut" many.ptl >grow.ptl
+"$PTLOG" dump --follow --writer-pid "$writer" grow.ptl >grow.txt 2>grow.err &
+follower=$!
+wait_for "the events of the first part" lines_are grow.txt "$(wc -l <cut.txt)"
+[ ! -s grow.err ] && ok || bad "the block being written was reported: $(cat grow.err)"
+gone "$follower" && bad "the follower ended with the writer still there" || ok
+tail -c +$((cut + 1)) many.ptl >>grow.ptl
+wait_exit "$follower"
+[ "$RC" = 0 ] && ok || bad "follower of a closed log: exit $RC, want 0: $(cat grow.err)"
+expect_same "followed in two parts" grow.txt many.txt
+[ ! -s grow.err ] && ok || bad "follower of a closed log warned: $(cat grow.err)"
+
+# ---- the writer gone: what was written, TORN_TAIL, WRITER_GONE -------------------------------
+head -c "$cut" many.ptl >crash.ptl
+"$PTLOG" dump --follow --writer-pid "$writer" crash.ptl >crash.txt 2>crash.err &
+follower=$!
+wait_for "the events before the crash" lines_are crash.txt "$(wc -l <cut.txt)"
+kill "$writer"
+wait "$writer" 2>/dev/null
+wait_exit "$follower"
+[ "$RC" = 1 ] && ok || bad "writer gone: exit $RC, want 1"
+expect_same "writer gone: the events written" crash.txt cut.txt
+grep -q "incomplete or damaged block" crash.err && ok || bad "writer gone: no torn tail reported: $(cat crash.err)"
+grep -q "WRITER_GONE" crash.err && ok || bad "writer gone: no WRITER_GONE: $(cat crash.err)"
+
+# ---- SIGINT: the output so far, exit 0 -------------------------------------------------------
+sleep 60 &
+writer=$!
+"$PTLOG" dump --follow --writer-pid "$writer" cut.ptl >int.txt 2>int.err &
+follower=$!
+wait_for "the events before SIGINT" lines_are int.txt "$(wc -l <cut.txt)"
+kill -INT "$follower"
+wait_exit "$follower"
+[ "$RC" = 0 ] && ok || bad "SIGINT: exit $RC, want 0: $(cat int.err)"
+expect_same "SIGINT: the events read" int.txt cut.txt
+[ ! -s int.err ] && ok || bad "SIGINT: warnings: $(cat int.err)"
+
+# ---- convert --follow --to jsonl -------------------------------------------------------------
+"$PTLOG" convert many.ptl --to jsonl -o many.jsonl.want
+head -c "$cut" many.ptl >growj.ptl
+"$PTLOG" convert --follow --writer-pid "$writer" growj.ptl --to jsonl >growj.jsonl 2>growj.err &
+follower=$!
+wait_for "the first part's JSON lines" test -s growj.jsonl
+tail -c +$((cut + 1)) many.ptl >>growj.ptl
+wait_exit "$follower"
+[ "$RC" = 0 ] && ok || bad "convert --follow: exit $RC: $(cat growj.err)"
+expect_same "convert --follow --to jsonl" growj.jsonl many.jsonl.want
+kill "$writer"
+wait "$writer" 2>/dev/null
+
+# ---- a real writer, followed from its first bytes ---------------------------------------------
+"$SAMPLES/record" live.ptl 3000 >/dev/null &
+writer=$!
+wait_for "the writer's log" test -e live.ptl
+expect_rc 0 "following samples/record" "$PTLOG" dump --follow live.ptl
+wait "$writer"
+"$PTLOG" dump live.ptl >live.txt
+expect_same "following samples/record: every event" "$T/out" live.txt
+[ "$(wc -l <live.txt)" -gt 6000 ] && ok || bad "samples/record's log has $(wc -l <live.txt) events"
+
+# ---- a writer killed: the log's own process (no --writer-pid) --------------------------------
+"$SAMPLES/record" killed.ptl 10000000 >/dev/null &
+writer=$!
+wait_for "the killed writer's log" test -s killed.ptl
+"$PTLOG" dump --follow killed.ptl >killed.txt 2>killed.err &
+follower=$!
+wait_for "events from the writer" test -s killed.txt
+kill -9 "$writer"
+wait "$writer" 2>/dev/null
+wait_exit "$follower"
+[ "$RC" = 1 ] && ok || bad "killed writer: exit $RC, want 1: $(cat killed.err)"
+grep -q "WRITER_GONE" killed.err && ok || bad "killed writer: no WRITER_GONE: $(cat killed.err)"
+"$PTLOG" dump killed.ptl >killed.want 2>/dev/null
+expect_same "killed writer: every event written" killed.txt killed.want
+
+# ---- a pipe is already followed; refusals ----------------------------------------------------
+cat many.ptl | "$PTLOG" dump --follow - >pipe.txt
+expect_same "--follow on a pipe" pipe.txt many.txt
+expect_rc 2 "--writer-pid without --follow" "$PTLOG" dump --writer-pid 1 many.ptl
+expect_err "goes with --follow" "--writer-pid without --follow: message"
+expect_rc 2 "convert --follow --to chrome" "$PTLOG" convert --follow many.ptl --to chrome
+expect_err "only with --to jsonl" "convert --follow --to chrome: message"
+expect_rc 2 "--writer-pid 0" "$PTLOG" dump --follow --writer-pid 0 many.ptl
+"$PTLOG" convert "$GOLD/small.in.jsonl" --to jsonl -o small.jsonl
+expect_rc 3 "--follow of JSON Lines" "$PTLOG" dump --follow small.jsonl
+expect_err "reads .ptl logs only" "--follow of JSON Lines: message"
+expect_rc 0 "a LOOP log" "$PTLOG" record -q --stream-policy loop --log-policy loop --log-size 1M -o loop.ptl -- \
+    "$SAMPLES/record" own.ptl 5
+expect_rc 3 "--follow of a LOOP log" "$PTLOG" dump --follow loop.ptl
+expect_err "LOOP \(ring\) log cannot be followed" "--follow of a LOOP log: message"
+
+finish
