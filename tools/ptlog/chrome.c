@@ -24,7 +24,10 @@
  *     follow, as in JSON's "fields" (end_NAME for an E; field_NAME for a
  *     field named like one of these keys);
  *   - "M" events name each process ("program (pid N)" for the recording
- *     process, "pid N" otherwise) and each thread ("pthread 0x...").
+ *     process, "pid N" otherwise) and each thread: its name in the log
+ *     (format 1.2), else "pthread 0x..."; a thread renamed gets another
+ *     thread_name event before its first event with the new name (viewers
+ *     keep the last).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +41,9 @@ typedef struct chrome_writer {
     ptlog_tracks tracks;
     uint64_t count;
     uint64_t last_ts;
+    const tracelog_event *creating; /* the event being written: its thread's name names a new thread */
+    char (*tnames)[TRACELOG_THREAD_NAME_MAX + 1]; /* by thread serial: the name written last ("": pthread) */
+    size_t tnames_cap;
 } chrome_writer;
 
 static void sep(chrome_writer *c)
@@ -86,24 +92,73 @@ static void name_process(chrome_writer *c, const ptlog_track_process *p)
     ptlog_out_puts(c->out, "}}");
 }
 
-static void name_thread(chrome_writer *c, const ptlog_track_process *p, const ptlog_track_thread *t)
+/* The slot of thread t's name last written ("" at first). NULL when out of memory. */
+static char *written_name(chrome_writer *c, const ptlog_track_thread *t)
 {
+    if (t->serial >= c->tnames_cap) {
+        size_t cap = c->tnames_cap ? c->tnames_cap : 64;
+        while (cap <= t->serial)
+            cap *= 2;
+        char(*v)[TRACELOG_THREAD_NAME_MAX + 1] = realloc(c->tnames, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        memset(v + c->tnames_cap, 0, (cap - c->tnames_cap) * sizeof *v);
+        c->tnames = v;
+        c->tnames_cap = cap;
+    }
+    return c->tnames[t->serial];
+}
+
+/* The name of the thread of c->creating in the log, or NULL. */
+static const char *log_thread_name(const chrome_writer *c)
+{
+    const tracelog_event *ev = c->creating;
+    return ev && ev->kernel_tid && c->src->thread_name ? c->src->thread_name(c->src, ev) : NULL;
+}
+
+/* A thread_name "M" event: the log's name of the thread (tname), else its pthread_t. 0 or -1 (memory). */
+static int name_thread(chrome_writer *c, const ptlog_track_process *p, const ptlog_track_thread *t,
+                       const char *tname)
+{
+    char *written = written_name(c, t);
+    if (!written)
+        return -1;
     sep(c);
     ptlog_out_puts(c->out, "{\"name\":\"thread_name\",\"ph\":\"M\"");
     put_ids(c->out, p, t);
-    ptlog_out_puts(c->out, ",\"args\":{\"name\":\"pthread ");
-    put_hex(c->out, t->pthread);
-    ptlog_out_puts(c->out, "\"}}");
+    ptlog_out_puts(c->out, ",\"args\":{\"name\":");
+    if (tname) {
+        ptlog_json_string(c->out, tname, strlen(tname));
+    } else {
+        ptlog_out_puts(c->out, "\"pthread ");
+        put_hex(c->out, t->pthread);
+        ptlog_out_puts(c->out, "\"");
+    }
+    ptlog_out_puts(c->out, "}}");
+    snprintf(written, TRACELOG_THREAD_NAME_MAX + 1, "%s", tname ? tname : "");
+    return 0;
 }
 
 /* The "M" events naming a new process or thread. */
 static int on_new_track(void *ctx, const ptlog_track_process *p, const ptlog_track_thread *t)
 {
+    chrome_writer *c = ctx;
     if (t)
-        name_thread(ctx, p, t);
-    else
-        name_process(ctx, p);
+        return name_thread(c, p, t, log_thread_name(c));
+    name_process(c, p);
     return 0;
+}
+
+/* A thread whose name in the log changed since its thread_name event (a rename) gets a new one. */
+static int rename_thread(chrome_writer *c, const ptlog_track_process *p, const ptlog_track_thread *t)
+{
+    const char *tname = log_thread_name(c);
+    if (!tname)
+        return 0;
+    const char *written = written_name(c, t);
+    if (!written)
+        return -1;
+    return strcmp(written, tname) == 0 ? 0 : name_thread(c, p, t, tname);
 }
 
 static void put_ts(chrome_writer *c, uint64_t ts)
@@ -164,9 +219,10 @@ static int chrome_event(void *ctx, const tracelog_event *ev, const char *name)
 {
     chrome_writer *c = ctx;
     ptlog_out *out = c->out;
+    c->creating = ev;
     ptlog_track_process *p = ptlog_tracks_process(&c->tracks, ev->pid);
     ptlog_track_thread *t = p ? ptlog_tracks_thread(&c->tracks, p, ev) : NULL;
-    if (!t)
+    if (!t || rename_thread(c, p, t))
         return ptlog_nomem();
     char unknown[32];
     if (!name) {
@@ -227,5 +283,6 @@ int ptlog_write_chrome(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
     ptlog_out_puts(out, c.count ? ptlog_iso_utc(sel->origin, iso) : "");
     ptlog_out_puts(out, "\"}}\n");
     ptlog_tracks_free(&c.tracks);
+    free(c.tnames);
     return rc;
 }

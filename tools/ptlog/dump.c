@@ -1,7 +1,7 @@
 /*
  * ptlog dump: one line per event (format documented in README.md, stable):
  *
- *   TIME[ DELTA] PID TID NAME[ TRUNCATION][ PAYLOAD]
+ *   TIME[ DELTA] PID TID[ tid KTID[ (THREAD NAME)]] NAME[ TRUNCATION][ PAYLOAD]
  *
  * formatted by hand into the output buffer (no printf per event) because
  * dump must keep up with the reader (millions of events per second).
@@ -153,11 +153,30 @@ static char *put_thread(dumper *d, const tracelog_event *ev, char *p)
     return p + s->len;
 }
 
+/*
+ * "(NAME) " after the kernel tid, when the log names the thread (format 1.2).
+ * The name is the traced program's text: bare when it prints safely and
+ * cannot be taken for the parentheses, else quoted and escaped (at most
+ * 4 * 64 + 5 bytes).
+ */
+static char *put_tname(const dumper *d, const tracelog_event *ev, char *p)
+{
+    const char *t = ev->kernel_tid && d->src->thread_name ? d->src->thread_name(d->src, ev) : NULL;
+    if (!t)
+        return p;
+    size_t n = strnlen(t, TRACELOG_THREAD_NAME_MAX);
+    *p++ = '(';
+    p += strpbrk(t, "()") ? ptlog_text_quote(t, n, p) : ptlog_text_safe(t, n, 1, p);
+    *p++ = ')';
+    *p++ = ' ';
+    return p;
+}
+
 static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
 {
     dumper *d = ctx;
     ptlog_out *out = d->out;
-    char *o = ptlog_out_room(out, 256), *p = o;
+    char *o = ptlog_out_room(out, 512), *p = o;
     if (d->o.color) {
         memcpy(p, C_TIME, sizeof C_TIME - 1);
         p += sizeof C_TIME - 1;
@@ -180,6 +199,7 @@ static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
         p += sizeof C_RESET - 1;
     }
     p = put_thread(d, ev, p);
+    p = put_tname(d, ev, p);
     if (d->o.color) {
         memcpy(p, C_NAME, sizeof C_NAME - 1);
         p += sizeof C_NAME - 1;

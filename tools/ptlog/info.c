@@ -24,6 +24,7 @@ typedef struct info_pass {
     uint64_t events, first, last;
     int count_threads;
     ptlog_threads threads; /* --threads */
+    ptlog_src *src;        /* --threads: the threads' names */
 } info_pass;
 
 static type_stats *stats_for(info_pass *p, uint32_t id)
@@ -65,7 +66,10 @@ static int count_event(void *ctx, const tracelog_event *ev, const char *name)
     if (ev->timestamp_ns > p->last)
         p->last = ev->timestamp_ns;
     p->events++;
-    if (p->count_threads && ptlog_threads_count(&p->threads, ev->pid, ev->tid, ev->kernel_tid, ev->timestamp_ns))
+    if (!p->count_threads)
+        return 0;
+    const char *tname = ev->kernel_tid && p->src->thread_name ? p->src->thread_name(p->src, ev) : NULL;
+    if (ptlog_threads_count(&p->threads, ev->pid, ev->tid, ev->kernel_tid, tname, ev->timestamp_ns))
         return ptlog_nomem();
     return 0;
 }
@@ -252,12 +256,13 @@ static void text_report(ptlog_out *o, const info_view *v)
     }
 }
 
-/* info --threads: one row per (pid, tid, kernel tid), by pid then first event. */
+/* info --threads: one row per (pid, tid, kernel tid), by pid then first event; its name (1.2) last, escaped. */
 static void text_threads(ptlog_out *o, const ptlog_threads *th)
 {
-    char t1[48], t2[48];
+    char t1[48], t2[48], name[4 * TRACELOG_THREAD_NAME_MAX + 3];
     ptlog_out_puts(o, "\nthreads:\n");
-    row(o, "%10s %18s %10s %12s %-30s %-30s %16s", "PID", "TID", "KTID", "COUNT", "FIRST", "LAST", "SPAN/S");
+    row(o, "%10s %18s %10s %12s %-30s %-30s %16s %s", "PID", "TID", "KTID", "COUNT", "FIRST", "LAST", "SPAN/S",
+        "NAME");
     for (size_t i = 0; i < th->n; i++) {
         const ptlog_thread_stats *t = &th->v[i];
         char tid[24], ktid[16], span[32];
@@ -267,8 +272,9 @@ static void text_threads(ptlog_out *o, const ptlog_threads *th)
         else
             snprintf(ktid, sizeof ktid, "-");
         span[ptlog_fmt_relative(t->last, t->first, span)] = 0;
-        row(o, "%10u %18s %10s %12llu %-30s %-30s %16s", t->pid, tid, ktid, (unsigned long long)t->count,
-            ptlog_iso_utc(t->first, t1), ptlog_iso_utc(t->last, t2), span);
+        ptlog_text_show(t->name[0] ? t->name : "-", name, sizeof name);
+        row(o, "%10u %18s %10s %12llu %-30s %-30s %16s %s", t->pid, tid, ktid, (unsigned long long)t->count,
+            ptlog_iso_utc(t->first, t1), ptlog_iso_utc(t->last, t2), span, name);
     }
 }
 
@@ -383,6 +389,10 @@ static void json_report(ptlog_out *o, const info_view *v)
             ju(o, "tid", t->tid);
             if (t->ktid) /* as in events: absent when the log does not know it */
                 ju(o, "ktid", t->ktid);
+            if (t->name[0]) { /* format 1.2: the thread's last name; absent when it has none */
+                jkey(o, "name", 1);
+                ptlog_json_string(o, t->name, strlen(t->name));
+            }
             ju(o, "count", t->count);
             ju(o, "first_ts", t->first);
             ju(o, "last_ts", t->last);
@@ -405,6 +415,7 @@ int ptlog_cmd_info(const char *path, const ptlog_info_opts *opts, const char *ou
     info_pass pass;
     memset(&pass, 0, sizeof pass);
     pass.count_threads = opts->threads;
+    pass.src = src;
     info_view v;
     memset(&v, 0, sizeof v);
     v.file = ptlog_display_name(path);

@@ -32,6 +32,7 @@ typedef struct json_src {
     unsigned char *data;
     size_t data_cap;
     uint64_t index;      /* of the next event */
+    char tname[TRACELOG_THREAD_NAME_MAX + 1]; /* the thread name of the event returned last ("": none) */
     const char *last_name; /* the name the table gave last_id when an event last named it, or NULL */
     uint32_t last_id;
     /* document */
@@ -424,6 +425,8 @@ typedef struct raw_event {
     size_t name_len;
     const char *data;    /* hex digits, NULL: absent or null */
     size_t data_len;
+    const char *tname;   /* the thread's name (format 1.2), NULL: absent or null */
+    size_t tname_len;
 } raw_event;
 
 static const char *const num_keys[NUM_FIELDS] = {"ts", "pid", "tid", "address", "truncation", "ktid"};
@@ -510,6 +513,21 @@ static int unhex(const char *hex, size_t n, unsigned char *out)
     return 0;
 }
 
+/* The event's thread name: 1..64 bytes without NUL, and only with the kernel tid that a .ptl log names it by. */
+static int take_tname(json_src *s, const char *ctx, const raw_event *r, const tracelog_event *ev)
+{
+    s->tname[0] = 0;
+    if (!r->tname)
+        return 0;
+    if (r->tname_len == 0 || r->tname_len > TRACELOG_THREAD_NAME_MAX || memchr(r->tname, 0, r->tname_len))
+        return bad_value(s, ctx, "tname", "expected null or a thread name of 1 to 64 bytes without NUL");
+    if (!ev->kernel_tid)
+        return bad_value(s, ctx, "tname", "a thread name needs the thread's \"ktid\" (a .ptl log names threads by it)");
+    memcpy(s->tname, r->tname, r->tname_len);
+    s->tname[r->tname_len] = 0;
+    return 0;
+}
+
 static int build_event(json_src *s, const raw_event *r, tracelog_event *ev)
 {
     char ctx[32];
@@ -526,7 +544,9 @@ static int build_event(json_src *s, const raw_event *r, tracelog_event *ev)
     ev->address = r->v[3];
     ev->truncation = (uint32_t)r->v[4];
     ev->kernel_tid = (uint32_t)r->v[5];
-    int rc = resolve_type(s, ctx, r, &ev->event_id);
+    int rc = take_tname(s, ctx, r, ev);
+    if (!rc)
+        rc = resolve_type(s, ctx, r, &ev->event_id);
     if (rc)
         return rc;
     if (r->data && r->data_len) {
@@ -589,6 +609,18 @@ static int event_from_json(json_src *s, const json_t *o, tracelog_event *ev)
         r.name = json_string_value(jname);
         r.name_len = json_string_length(jname);
     }
+    const json_t *jtname = json_object_get(o, "tname"), *jtname_hex = json_object_get(o, "tname_hex");
+    char tname[TRACELOG_THREAD_NAME_MAX + 1]; /* the exact name, from tname_hex */
+    if (jtname_hex) {
+        if (hex_text(jtname_hex, tname, sizeof tname, &r.tname_len))
+            return hex_text_error(s, ctx, "tname_hex", sizeof tname);
+        r.tname = tname;
+    } else if (jtname && !json_is_null(jtname)) {
+        if (!json_is_string(jtname))
+            return bad_value(s, ctx, "tname", "expected null or a thread name of 1 to 64 bytes without NUL");
+        r.tname = json_string_value(jtname);
+        r.tname_len = json_string_length(jtname);
+    }
     const json_t *data = json_object_get(o, "data");
     if (data && !json_is_null(data)) {
         if (!json_is_string(data))
@@ -606,9 +638,9 @@ static int event_key(const char *key, size_t klen)
 {
     /* fields and fields_size (typed events) are derived from data: checked as JSON, not read */
     static const char *const keys[] = {"ts", "pid",  "tid",  "address", "truncation", "ktid",
-                                       "id", "name", "data", "fields",  "fields_size"};
-    static const unsigned char lens[] = {2, 3, 3, 7, 10, 4, 2, 4, 4, 6, 11};
-    for (int i = 0; i < NUM_FIELDS + 5; i++)
+                                       "id", "name", "data", "fields",  "fields_size", "tname"};
+    static const unsigned char lens[] = {2, 3, 3, 7, 10, 4, 2, 4, 4, 6, 11, 5};
+    for (int i = 0; i < NUM_FIELDS + 6; i++)
         if (lens[i] == klen && memcmp(keys[i], key, klen) == 0)
             return i;
     return -1;
@@ -646,14 +678,14 @@ static const char *fast_object(const char *p, const char *end, raw_event *r)
             if (!(p = ptlog_json_plain_u64(p, end, &r->id)))
                 return NULL;
             r->has_id = 1;
-        } else if (k >= NUM_FIELDS + 3) {
+        } else if (k == NUM_FIELDS + 3 || k == NUM_FIELDS + 4) {
             if (!(p = ptlog_json_plain_value(p, end, 0)))
                 return NULL;
         } else if (end - p >= 4 && memcmp(p, "null", 4) == 0) {
             p += 4;
         } else {
-            const char **str = k == NUM_FIELDS + 1 ? &r->name : &r->data;
-            size_t *len = k == NUM_FIELDS + 1 ? &r->name_len : &r->data_len;
+            const char **str = k == NUM_FIELDS + 1 ? &r->name : k == NUM_FIELDS + 2 ? &r->data : &r->tname;
+            size_t *len = k == NUM_FIELDS + 1 ? &r->name_len : k == NUM_FIELDS + 2 ? &r->data_len : &r->tname_len;
             if (p == end || *p != '"' || !(p = ptlog_json_plain_string(p, end, str, len)))
                 return NULL;
         }
@@ -947,6 +979,13 @@ static void js_type_at(ptlog_src *base, size_t i, uint32_t *id, const char **nam
 
 static void js_get_status(ptlog_src *base, tracelog_log_status *st) { *st = ((json_src *)base)->status; }
 
+static const char *js_thread_name(ptlog_src *base, const tracelog_event *ev)
+{
+    (void)ev; /* the event returned last: its tname is kept until the next */
+    const json_src *s = (const json_src *)base;
+    return s->tname[0] ? s->tname : NULL;
+}
+
 static int js_finish(ptlog_src *base)
 {
     (void)base;
@@ -988,6 +1027,7 @@ int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out)
     b->type_count = js_type_count;
     b->type_at = js_type_at;
     b->get_status = js_get_status;
+    b->thread_name = js_thread_name;
     b->seek_time = NULL;
     b->finish = js_finish;
     b->close = js_close;

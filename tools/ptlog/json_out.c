@@ -478,6 +478,12 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
     else
         p = put_u64_fast(p, ev->timestamp_ns);
     p = put_thread(w, ev, p);
+    const char *tname = ev->kernel_tid && w->src->thread_name ? w->src->thread_name(w->src, ev) : NULL;
+    if (tname) { /* format 1.2: "tname" (and "tname_hex" when it is not UTF-8), escaped by the JSON writer */
+        out->len += (size_t)(p - o);
+        put_text(out, "tname", tname, 1);
+        o = p = ptlog_out_room(out, 256 + (small ? 2 * 1024 : 0));
+    }
     p = put_address(w, ev->address, p);
     memcpy(p, ",\"truncation\":", 14);
     p = put_u64_fast(p + 14, ev->truncation);

@@ -225,6 +225,16 @@ static int merge_next(ptlog_src *s, tracelog_event *ev)
     return 1;
 }
 
+/* The input that gave ev (the event returned last) still holds it: its thread's name is that input's. */
+static const char *merge_thread_name(ptlog_src *s, const tracelog_event *ev)
+{
+    merger *m = (merger *)s;
+    if (m->pending == SIZE_MAX)
+        return NULL;
+    ptlog_src *in = m->in[m->pending].src;
+    return in->thread_name ? in->thread_name(in, ev) : NULL;
+}
+
 static const char *merge_type_name(ptlog_src *s, uint32_t id)
 {
     return tracelog_event_types_name(((merger *)s)->names, id);
@@ -320,6 +330,7 @@ static void merge_describe(merger *m)
     b->type_count = merge_type_count;
     b->type_at = merge_type_at;
     b->get_status = merge_get_status;
+    b->thread_name = merge_thread_name;
     b->seek_time = NULL; /* --begin filters */
     b->finish = merge_finish;
     b->close = merge_close;

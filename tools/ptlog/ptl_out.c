@@ -17,6 +17,11 @@ typedef struct ptl_sink {
     tracelog_writer *w;
     ptlog_idmap defined; /* ids given to the writer with a name */
     uint64_t count;
+    /* The thread of the last event and the name given to the writer for it ("": none), so that
+       events of the same thread cost a comparison; the writer writes a name once per change. */
+    uint32_t last_pid, last_ktid;
+    uint64_t last_tid;
+    char last_tname[TRACELOG_THREAD_NAME_MAX + 1];
 } ptl_sink;
 
 /* Bytes of chunk needed so that any payload the source may hold fits in one chunk. */
@@ -92,9 +97,38 @@ static int copy_types(ptl_sink *k)
     return 0;
 }
 
+/* The source's name of ev's thread (format 1.2) goes to the writer when it changes (or is taken away). */
+static int name_thread(ptl_sink *k, const tracelog_event *ev)
+{
+    if (!ev->kernel_tid || !k->src->thread_name)
+        return 0;
+    const char *tname = k->src->thread_name(k->src, ev);
+    if (!tname)
+        tname = "";
+    if (ev->pid == k->last_pid && ev->tid == k->last_tid && ev->kernel_tid == k->last_ktid &&
+        strcmp(tname, k->last_tname) == 0)
+        return 0;
+    tracelog_status st = tracelog_writer_name_thread(k->w, ev->pid, ev->tid, ev->kernel_tid, tname);
+    if (st == TRACELOG_E_INVAL) { /* a source's name beyond what a log holds: its sources check it */
+        ptlog_msg(k->src->name, "event %llu: thread name of %zu bytes (a log holds 1 to %d)",
+                  (unsigned long long)k->count, strlen(tname), TRACELOG_THREAD_NAME_MAX);
+        return PTLOG_EXIT_INPUT;
+    }
+    if (st != TRACELOG_OK)
+        return ptlog_writer_error(ptlog_out_name(k->out), k->w, st);
+    k->last_pid = ev->pid;
+    k->last_tid = ev->tid;
+    k->last_ktid = ev->kernel_tid;
+    snprintf(k->last_tname, sizeof k->last_tname, "%s", tname);
+    return 0;
+}
+
 static int ptl_event(void *ctx, const tracelog_event *ev, const char *name)
 {
     ptl_sink *k = ctx;
+    int named = name_thread(k, ev);
+    if (named)
+        return named;
     /* A type the source named since the start goes out before the chunk that uses it (one lookup
        per event: copying the whole table whenever it grew made many types cost quadratic time). */
     if (name) {
@@ -127,7 +161,7 @@ int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
     tracelog_writer_options opt;
     tracelog_writer_options_init(&opt);
     opt.chunk_size = ptlog_chunk_size_for(&src->meta); /* log policy: APPEND (the default) */
-    ptl_sink k = {src, out, NULL, {0}, 0};
+    ptl_sink k = {.src = src, .out = out};
     tracelog_error err;
     tracelog_status st = tracelog_writer_create(out->fd, &src->meta, &opt, &k.w, &err);
     if (st == TRACELOG_E_NOMEM)

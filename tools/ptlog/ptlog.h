@@ -269,6 +269,7 @@ typedef struct ptlog_thread_stats {
     uint64_t tid;
     uint32_t ktid; /* kernel thread id, 0 if the log does not know it */
     uint64_t count, first, last;
+    char name[TRACELOG_THREAD_NAME_MAX + 1]; /* the latest name its events had (format 1.2), "" none */
 } ptlog_thread_stats;
 
 typedef struct ptlog_threads {
@@ -279,8 +280,8 @@ typedef struct ptlog_threads {
     uint64_t seed;
 } ptlog_threads;
 
-/* Counts one event of thread (pid, tid, kernel tid) at ts. 0, or -1 when out of memory. */
-int ptlog_threads_count(ptlog_threads *t, uint32_t pid, uint64_t tid, uint32_t ktid, uint64_t ts);
+/* Counts one event of thread (pid, tid, kernel tid), named name (NULL: none), at ts. 0, or -1 when out of memory. */
+int ptlog_threads_count(ptlog_threads *t, uint32_t pid, uint64_t tid, uint32_t ktid, const char *name, uint64_t ts);
 /* Sorts the records by pid, first timestamp, tid (after the counting). */
 void ptlog_threads_sort(ptlog_threads *t);
 void ptlog_threads_free(ptlog_threads *t);

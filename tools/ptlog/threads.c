@@ -62,7 +62,7 @@ static int grow_slots(ptlog_threads *t)
     return 0;
 }
 
-int ptlog_threads_count(ptlog_threads *t, uint32_t pid, uint64_t tid, uint32_t ktid, uint64_t ts)
+int ptlog_threads_count(ptlog_threads *t, uint32_t pid, uint64_t tid, uint32_t ktid, const char *name, uint64_t ts)
 {
     if (!t->seed)
         t->seed = random_seed() | 1;
@@ -76,13 +76,17 @@ int ptlog_threads_count(ptlog_threads *t, uint32_t pid, uint64_t tid, uint32_t k
             s->first = ts;
         if (ts > s->last)
             s->last = ts;
+        if (name && strcmp(name, s->name) != 0) /* renamed: the latest name */
+            snprintf(s->name, sizeof s->name, "%s", name);
         return 0;
     }
     ptlog_thread_stats *v = tl_grow(t->v, &t->cap, t->n + 1, sizeof *v);
     if (!v)
         return -1;
     t->v = v;
-    t->v[t->n] = (ptlog_thread_stats){pid, tid, ktid, 1, ts, ts};
+    t->v[t->n] = (ptlog_thread_stats){pid, tid, ktid, 1, ts, ts, ""};
+    if (name)
+        snprintf(t->v[t->n].name, sizeof t->v[t->n].name, "%s", name);
     t->slots[i] = ++t->n;
     return 0;
 }
