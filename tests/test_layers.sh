@@ -65,6 +65,33 @@ for helper in libtracelog/common/array.h libtracelog/common/text.h; do
     fi
 done
 
+# Calls between files, from the objects (nm: what each defines, what it uses): within posix/ and
+# between folders, no circle. Files that remain after taking away, again and again, every file
+# that calls no other remaining file are on a circle (or call into one).
+objects=${TL_BUILD_DIR:-build}/CMakeFiles/tracelog_objects.dir/libtracelog
+if [[ -d $objects ]] && command -v nm >/dev/null; then
+    edges=$(for o in "$objects"/*/*.o; do
+        f=${o#"$objects"/}
+        nm "$o" | awk -v f="${f%.o}" '$2 ~ /^[TDBR]$/ {print "D", f, $3} $1 == "U" {print "U", f, $2}'
+    done | awk '$1 == "D" {def[$3] = $2; next} {use[$2 " " $3] = 1}
+        END {for (k in use) {split(k, p, " "); if (p[2] in def && def[p[2]] != p[1]) print p[1], def[p[2]]}}' | sort -u)
+    on_circle() { # edges on stdin: "from to"; prints the files left
+        awk '{out[$1] = out[$1] " " $2; node[$1]; node[$2]}
+            END {do {gone = 0; for (n in node) {k = 0; m = split(out[n], t, " ");
+                    for (i = 1; i <= m; i++) if (t[i] in node) k++;
+                    if (!k) {delete node[n]; gone = 1}}} while (gone);
+                for (n in node) print n}'
+    }
+    left=$(grep '^posix/[^ ]* posix/' <<<"$edges" | on_circle | sort | tr '\n' ' ')
+    [[ -z $left ]] || fail "posix/ files call each other in a circle: $left"
+    left=$(awk '{split($1, a, "/"); split($2, b, "/"); if (a[1] != b[1]) print a[1], b[1]}' <<<"$edges" | sort -u |
+        on_circle | tr '\n' ' ')
+    [[ -z $left ]] || fail "folders call each other in a circle: $left"
+    (($(wc -l <<<"$edges") > 200)) || fail "only $(wc -l <<<"$edges") calls between files found: the patterns are broken"
+else
+    echo "(no objects in $objects: the call graph is not checked)"
+fi
+
 # The check itself must see something: a broken pattern would pass everything.
 count=$(grep -h '^#include "[a-z_]*/' libtracelog/*/*.[ch] | wc -l)
 ((count > 100)) || fail "only $count private includes found: the patterns are broken"

@@ -230,10 +230,23 @@ static int announce(tl_trace *t, trace_id_t *trid)
     return e;
 }
 
+/* At exit, streams are shut down (POSIX: as if by posix_trace_shutdown), which writes their logs out. */
+static void at_exit(void)
+{
+    trace_id_t trids[TRACE_SYS_MAX];
+    size_t n = tl_posix_own_trids(trids, TRACE_SYS_MAX, TL_ACTIVE_KINDS);
+    for (size_t i = 0; i < n; i++)
+        posix_trace_shutdown(trids[i]);
+}
+
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static void install_exit_hook(void) { atexit(at_exit); }
+
 static int create(pid_t pid, const trace_attr_t *attr, int with_log, int fd, trace_id_t *trid)
 {
     if (!trid)
         return EINVAL;
+    tl_posix_process_init(); /* a forked child keeps or leaves the stream: the fork handlers decide */
     tl_trace *t = calloc(1, sizeof *t);
     if (!t)
         return ENOMEM;
@@ -257,7 +270,7 @@ static int create(pid_t pid, const trace_attr_t *attr, int with_log, int fd, tra
         free_trace(t);
         return e;
     }
-    tl_posix_exit_hook();
+    pthread_once(&exit_once, install_exit_hook);
     if (t->active.remote) /* it records from its next trace call on */
         return announce(t, trid);
     tl_posix_publish(t->slot, t->active.stream);

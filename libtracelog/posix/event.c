@@ -7,15 +7,10 @@
  * (wanted.c). Also who the calling thread is, for the system events the
  * library records itself.
  */
-#include <pthread.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include "posix/internal.h"
+#include "posix/thread_ids.h"
 #include "stream/produce.h"
 
-extern _Atomic(tl_stream *) tl_posix_active[TL_ACTIVE_SLOTS];
-extern _Atomic uint32_t tl_posix_current_pid;
 extern _Atomic uint64_t tl_posix_wanted[TL_FILTER_WORDS];
 
 /* Event word bits that make the summary of wanted ids (wanted.c) useless: a controller's
@@ -23,44 +18,9 @@ extern _Atomic uint64_t tl_posix_wanted[TL_FILTER_WORDS];
 #define SKIP_SUMMARY (TL_CTL_PENDING | ((1ull << TL_CTL_SLOTS) - 1) << TRACE_SYS_MAX)
 _Static_assert(TRACE_SYS_MAX + TL_CTL_SLOTS == TL_ACTIVE_SLOTS, "announced streams take the last slots");
 
-/*
- * Who the calling thread is, asked once per thread: its pthread_t and kernel
- * tid (loads instead of calls into libc and the kernel on every event), and
- * its ticket, which picks its lane. One initial-exec TLS block: no lazy
- * allocation, so it is safe in a signal handler, and one address to find.
- */
-typedef struct thread_ids {
-    uint64_t pthread;
-    uint32_t kernel_tid;
-    uint32_t ticket; /* 0: not asked yet; else the lane ticket + 1 */
-} thread_ids;
-static __thread thread_ids me __attribute__((tls_model("initial-exec")));
-static _Atomic uint32_t next_ticket;
-
-/* Fills `me` (out of line: once per thread). A signal handler that gets here first fills it too: the
-   ticket, which tells that the rest is there, is stored last. */
-__attribute__((noinline, cold)) static void ask_thread_ids(void)
-{
-    me.pthread = (uint64_t)pthread_self();
-    me.kernel_tid = (uint32_t)syscall(SYS_gettid);
-    uint32_t t = atomic_fetch_add_explicit(&next_ticket, 1, memory_order_relaxed) + 1;
-    atomic_signal_fence(memory_order_seq_cst);
-    me.ticket = t;
-}
-
-static inline const thread_ids *my_ids(void)
-{
-    if (__builtin_expect(me.ticket == 0, 0))
-        ask_thread_ids();
-    return &me;
-}
-
-/* A forked child starts with its own lane rather than the forking thread's, and its own thread id. */
-void tl_posix_event_after_fork_child(void) { me = (thread_ids){0, 0, 0}; }
-
 tracelog_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len, uint64_t caller)
 {
-    const thread_ids *ids = my_ids();
+    const tl_thread_ids *ids = tl_posix_my_ids();
     return (tracelog_event){.event_id = id,
                       .pid = atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed),
                       .kernel_tid = ids->kernel_tid,
@@ -101,7 +61,7 @@ __attribute__((always_inline)) static inline uint64_t record_into(uint64_t mask,
         tl_admit admit = tl_stream_admit(s, event_id);
         if (admit != TL_ADMIT_RECORD) {
             if (admit == TL_ADMIT_LOSE) /* UNTIL_FULL stopped itself: the event is lost */
-                tl_stream_count_lost(s, (my_ids()->ticket - 1) & (nlanes - 1));
+                tl_stream_count_lost(s, (tl_posix_my_ids()->ticket - 1) & (nlanes - 1));
             else
                 missed |= 1ull << slot;
             continue;
@@ -112,7 +72,7 @@ __attribute__((always_inline)) static inline uint64_t record_into(uint64_t mask,
             len = tl_stream_max_data(s);
             trunc = POSIX_TRACE_TRUNCATED_RECORD;
         }
-        const thread_ids *ids = my_ids();
+        const tl_thread_ids *ids = tl_posix_my_ids();
         tracelog_event ev = {.event_id = event_id,
                              .pid = atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed),
                              .kernel_tid = ids->kernel_tid,

@@ -91,12 +91,24 @@ void tl_posix_unregister(tl_trace *t);
 void tl_posix_publish(int slot, tl_stream *s);
 /* Entries of the active table: the process's own streams, then those controllers announced. */
 #define TL_ACTIVE_SLOTS (TRACE_SYS_MAX + (int)TL_CTL_SLOTS)
+/*
+ * The active table (active.c), read by posix_trace_event without locks: the
+ * streams this process records into. Entry i is bit i of the event word
+ * (xproc/attach.h: one word at a link-time address that a controller can
+ * reach): the streams the process created take entries 0 ..
+ * TRACE_SYS_MAX - 1, the streams controllers announced take the
+ * TL_CTL_SLOTS entries after; bit 63 is TL_CTL_PENDING. Written by
+ * registry.c (and remote.c, for announced streams).
+ */
+extern _Atomic(tl_stream *) tl_posix_active[TL_ACTIVE_SLOTS];
+/* The pid events carry: set at load and in a forked child (registry.c). */
+extern _Atomic uint32_t tl_posix_current_pid;
 /* Publishes a stream a controller announced in a free entry: its index, or -EAGAIN. Async-signal-safe. */
 int tl_posix_publish_remote(tl_stream *s);
 /* The process's pid for events, kept by the fork handlers, which it installs (once). */
 void tl_posix_registry_init(void);
-/* posix_trace_event's slow path when a controller announced something (remote.c). */
-void tl_posix_remote_poll(void);
+/* What xproc/attach.c hands announced buffers to (remote.c). */
+const tl_xproc_ops *tl_posix_remote_ops(void);
 /* A running inherited stream of this process with a named buffer: 1 with its name and id (spawn.c). */
 int tl_posix_inherited_buffer(char name[TL_SHM_NAME_MAX], uint64_t *id);
 /* Handles of this process's traces of the given kinds (at most max). */
@@ -120,8 +132,9 @@ void tl_posix_wanted_after_fork_child(uint64_t inherited);
 
 /* ---- the process (process.c) ------------------------------------------------------ */
 
-void tl_posix_process_init(void); /* the fork handlers, installed once */
-void tl_posix_exit_hook(void);    /* streams shut down at exit (POSIX), installed once */
+void tl_posix_process_init(void); /* the fork handlers, installed once (at load, and by the calls that need them) */
+/* posix_trace_event's slow path when a controller announced something (process.c). */
+void tl_posix_remote_poll(void);
 
 /* ---- names (names.c). Ids below TL_SYSTEM_EVENTS + 1 are system events. ------------- */
 
@@ -179,7 +192,6 @@ const char *tl_posix_event_schema(trace_event_id_t id, const char *name);
 
 /* ---- the trace point (event.c) ------------------------------------------------------ */
 
-void tl_posix_event_after_fork_child(void); /* the child's threads get lanes and ids of their own */
 /* A system event as the calling thread records it (its pid and ids), from program address caller. */
 tracelog_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len, uint64_t caller);
 

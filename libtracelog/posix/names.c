@@ -189,7 +189,6 @@ static name_map *map_locked(void)
 {
     name_map *m = atomic_load(&map);
     if (!m) {
-        tl_posix_process_init(); /* its fork handlers copy or share the map */
         m = new_map();
         atomic_store(&map, m);
     }
@@ -682,7 +681,6 @@ int tl_posix_names_join_env(void)
     if (e)
         return e;
     pthread_mutex_lock(&create_lock);
-    tl_posix_process_init();
     name_map *old = atomic_load(&map);
     if (old) { /* names opened by a constructor before ours: they keep their ids in the old map */
         pthread_mutex_unlock(&create_lock);
@@ -798,14 +796,6 @@ int tl_names_open_typed(tl_names *m, const char *name, const char *schema, trace
     }
     unlock(m);
     return e;
-}
-
-int posix_trace_eventid_open(const char *restrict event_name, trace_event_id_t *restrict event_id)
-{
-    /* An instrumented process: from now on a controller can find it (design note, section 3.2). */
-    if (tl_xproc_ensure_ctl() == 0)
-        tl_posix_names_share(); /* ... and read our names */
-    return tl_posix_name_open(event_name, event_id);
 }
 
 int tl_posix_remote_names(const tl_remote *rm, tl_names **cache)

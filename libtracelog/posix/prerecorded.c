@@ -28,6 +28,7 @@ int posix_trace_open(int file_desc, trace_id_t *trid)
 {
     if (!trid)
         return EINVAL;
+    tl_posix_process_init(); /* a forked child's handles are its parent's: its pid must be its own */
     int fl = fcntl(file_desc, F_GETFL);
     if (fl < 0 || (fl & O_ACCMODE) == O_WRONLY)
         return EINVAL; /* the standard lists no EBADF here */

@@ -39,19 +39,7 @@ static tl_quota quota;  /* the user's stream table (reg_lock) */
 static pid_t quota_pid; /* the process that opened it: a fork child opens it again, with its own token */
 static int quota_state; /* 0 not opened yet, 1 open, -1 unusable: the limit is then per process only */
 
-/*
- * Read by posix_trace_event without locks: the streams this process records
- * into. Entry i is bit i of the event word (xproc/attach.h: one word at a
- * link-time address that a controller can reach): the streams the process
- * created take entries 0 .. TRACE_SYS_MAX - 1, the streams controllers
- * announced take the TL_CTL_SLOTS entries after; bit 63 is TL_CTL_PENDING.
- */
-_Atomic(tl_stream *) tl_posix_active[TL_ACTIVE_SLOTS];
-_Atomic uint32_t tl_posix_current_pid;
-
 _Static_assert(TL_ACTIVE_SLOTS <= 63, "the event word has 63 stream bits");
-
-pid_t tl_posix_pid(void) { return (pid_t)atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed); }
 
 void tl_posix_publish(int slot, tl_stream *s)
 {
@@ -151,7 +139,6 @@ static void init(void)
 {
     current_pid = getpid();
     atomic_store(&tl_posix_current_pid, (uint32_t)current_pid);
-    tl_posix_process_init();
 }
 
 static void init_once(void) { pthread_once(&once, init); }

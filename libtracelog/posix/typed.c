@@ -126,6 +126,7 @@ static int open_typed(const char *name, const char *schema, trace_event_id_t *id
 
 int tracelog_eventid_open_typed(const char *name, const char *schema, trace_event_id_t *id)
 {
+    tl_posix_process_init(); /* the map is copied or shared by the fork handlers */
     /* An instrumented process, as after posix_trace_eventid_open: a controller can find it and read its names. */
     if (tl_xproc_ensure_ctl() == 0)
         tl_posix_names_share();

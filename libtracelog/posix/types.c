@@ -8,6 +8,15 @@
 #include "common/text.h"
 #include "posix/internal.h"
 
+int posix_trace_eventid_open(const char *restrict event_name, trace_event_id_t *restrict event_id)
+{
+    tl_posix_process_init(); /* the map is copied or shared by the fork handlers */
+    /* An instrumented process: from now on a controller can find it (design note, section 3.2). */
+    if (tl_xproc_ensure_ctl() == 0)
+        tl_posix_names_share(); /* ... and read our names */
+    return tl_posix_name_open(event_name, event_id);
+}
+
 int posix_trace_trid_eventid_open(trace_id_t trid, const char *restrict event_name,
                                   trace_event_id_t *restrict event)
 {

@@ -28,7 +28,6 @@
 
 #include "posix/internal.h"
 
-extern _Atomic(tl_stream *) tl_posix_active[TL_ACTIVE_SLOTS];
 
 _Alignas(64) _Atomic uint64_t tl_posix_wanted[TL_FILTER_WORDS];
 
