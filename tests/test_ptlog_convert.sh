@@ -94,7 +94,7 @@ expect_err '^ptlog: syntax.json:3:[0-9]+: ' "json syntax error position"
 # Invalid values: event index and key.
 printf '{"ts":1,"id":1}\n{"ts":2,"id":1}\n{"ts":-3,"id":1}\n' >neg.jsonl
 expect_rc 3 "negative ts" "$PTLOG" convert neg.jsonl --to ptl -o out.ptl
-expect_err '^ptlog: neg.jsonl:3: event 2: key "ts": expected a non-negative integer$' "negative ts"
+expect_err '^ptlog: neg.jsonl:3: event 2: key "ts": expected integer nanoseconds since the epoch, or "SECONDS.NNNNNNNNN"$' "negative ts"
 printf '{"events":[{"ts":1,"id":1},{"ts":2,"id":1,"data":"abc"}]}\n' >odd.json
 expect_rc 3 "odd hex" "$PTLOG" convert odd.json --to jsonl
 expect_err '^ptlog: odd.json: event 1: key "data": expected a string of hex digit pairs$' "odd hex"

@@ -18,7 +18,7 @@ int ptlog_convert_src(ptlog_src *src, ptlog_format to, const char *out_path, ptl
     switch (to) {
     case PTLOG_FMT_JSON:
     case PTLOG_FMT_JSONL:
-        rc = ptlog_write_json(src, &out, to == PTLOG_FMT_JSONL, sel);
+        rc = ptlog_write_json(src, &out, to == PTLOG_FMT_JSONL, sel, text ? text->ts : PTLOG_TS_NS);
         break;
     case PTLOG_FMT_CHROME:
         rc = ptlog_write_chrome(src, &out, sel);
@@ -47,11 +47,11 @@ int ptlog_convert_src(ptlog_src *src, ptlog_format to, const char *out_path, ptl
 }
 
 int ptlog_cmd_convert(const char *in_path, ptlog_format from, ptlog_format to, const char *out_path,
-                      ptlog_select *sel)
+                      ptlog_select *sel, const ptlog_dump_opts *opts)
 {
     ptlog_src *src;
     int rc = ptlog_src_open(in_path, from, &src);
-    return rc ? rc : ptlog_convert_src(src, to, out_path, sel, NULL);
+    return rc ? rc : ptlog_convert_src(src, to, out_path, sel, opts);
 }
 
 int ptlog_cmd_dump(const char *path, ptlog_format from, ptlog_select *sel, const ptlog_dump_opts *opts,
@@ -62,9 +62,10 @@ int ptlog_cmd_dump(const char *path, ptlog_format from, ptlog_select *sel, const
     return rc ? rc : ptlog_convert_src(src, PTLOG_FMT_TEXT, out_path, sel, opts);
 }
 
-int ptlog_cmd_merge(char **paths, size_t n, ptlog_format to, const char *out_path, ptlog_select *sel)
+int ptlog_cmd_merge(char **paths, size_t n, ptlog_format to, const char *out_path, ptlog_select *sel,
+                    const ptlog_dump_opts *opts)
 {
     ptlog_src *src;
     int rc = ptlog_merge_src_open(paths, n, &src);
-    return rc ? rc : ptlog_convert_src(src, to, out_path, sel, NULL);
+    return rc ? rc : ptlog_convert_src(src, to, out_path, sel, opts);
 }

@@ -35,6 +35,8 @@ typedef struct json_src {
     char tname[TRACELOG_THREAD_NAME_MAX + 1]; /* the thread name of the event returned last ("": none) */
     const char *last_name; /* the name the table gave last_id when an event last named it, or NULL */
     uint32_t last_id;
+    int ts_relative;     /* format.ts "relative": events' ts count from ts_origin */
+    uint64_t ts_origin;
     /* document */
     int state;           /* DOC_* */
     int first_event;
@@ -375,6 +377,21 @@ static int parse_status(json_src *s, const json_t *o)
     return rc;
 }
 
+/* format.ts (how events' ts are written: "ns", "text", "relative") and format.ts_origin_ns (README.md). */
+static int parse_ts_form(json_src *s, const json_t *f)
+{
+    const json_t *form = json_object_get(f, "ts");
+    const char *text = json_is_string(form) ? json_string_value(form) : NULL;
+    if (!form || json_is_null(form))
+        return 0;
+    if (!text || (strcmp(text, "ns") != 0 && strcmp(text, "text") != 0 && strcmp(text, "relative") != 0))
+        return bad_value(s, NULL, "format.ts", "expected \"ns\", \"text\" or \"relative\"");
+    s->ts_relative = strcmp(text, "relative") == 0;
+    if (s->ts_relative && !json_object_get(f, "ts_origin_ns"))
+        return bad_value(s, NULL, "format.ts_origin_ns", "missing (relative timestamps count from it)");
+    return u64_field(s, f, "ts_origin_ns", "format.ts_origin_ns", UINT64_MAX, &s->ts_origin);
+}
+
 static int parse_format(json_src *s, const json_t *f)
 {
     if (!json_is_object(f))
@@ -393,7 +410,7 @@ static int parse_format(json_src *s, const json_t *f)
         rc = u64_field(s, f, "ptl_minor", "format.ptl_minor", UINT16_MAX, &minor);
     s->base.format_major = (uint16_t)major;
     s->base.format_minor = (uint16_t)minor;
-    return rc;
+    return rc ? rc : parse_ts_form(s, f);
 }
 
 /* The top-level keys other than events: format, attributes, event_types, status. */
@@ -420,6 +437,7 @@ static int parse_header(json_src *s, const json_t *o)
 typedef struct raw_event {
     uint64_t v[NUM_FIELDS]; /* ts, pid, tid, address, truncation, ktid */
     int has_ts, has_id;
+    int ts_negative;     /* a relative ts below 0: v[0] holds its magnitude */
     uint64_t id;
     const char *name;    /* NULL: absent or null */
     size_t name_len;
@@ -528,6 +546,51 @@ static int take_tname(json_src *s, const char *ctx, const raw_event *r, const tr
     return 0;
 }
 
+/*
+ * An event's ts into r->v[0] (README.md, "JSON schema"): an integer or
+ * "0x..."/decimal string, a "SECONDS.NNNNNNNNN" text (9 digits), or with
+ * format.ts "relative" an integer that may be negative. 0 or -1.
+ */
+static int get_ts(const json_src *s, const json_t *v, raw_event *r)
+{
+    const char *t = json_is_string(v) ? json_string_value(v) : NULL;
+    const char *dot = t ? strchr(t, '.') : NULL;
+    if (dot) {
+        uint64_t sec = 0, ns = 0;
+        size_t n = (size_t)(dot - t);
+        if (n == 0 || n > 11 || strspn(t, "0123456789") != n || strlen(dot + 1) != 9 ||
+            strspn(dot + 1, "0123456789") != 9)
+            return -1;
+        for (size_t i = 0; i < n; i++)
+            sec = sec * 10 + (uint64_t)(t[i] - '0');
+        for (size_t i = 1; i <= 9; i++)
+            ns = ns * 10 + (uint64_t)(dot[i] - '0');
+        if (sec > (UINT64_MAX - ns) / 1000000000u)
+            return -1;
+        r->v[0] = sec * 1000000000u + ns;
+        return 0;
+    }
+    if (s->ts_relative && json_is_integer(v) && json_integer_value(v) < 0) {
+        r->ts_negative = 1;
+        r->v[0] = 0 - (uint64_t)json_integer_value(v);
+        return 0;
+    }
+    return get_u64(v, UINT64_MAX, &r->v[0]);
+}
+
+/* The absolute ts of r: relative ones count from format.ts_origin_ns. 0 or -1 (out of range). */
+static int absolute_ts(const json_src *s, const raw_event *r, uint64_t *ts)
+{
+    if (!s->ts_relative) {
+        *ts = r->v[0];
+        return 0;
+    }
+    if (r->ts_negative ? r->v[0] > s->ts_origin : r->v[0] > UINT64_MAX - s->ts_origin)
+        return -1;
+    *ts = r->ts_negative ? s->ts_origin - r->v[0] : s->ts_origin + r->v[0];
+    return 0;
+}
+
 static int build_event(json_src *s, const raw_event *r, tracelog_event *ev)
 {
     char ctx[32];
@@ -538,7 +601,8 @@ static int build_event(json_src *s, const raw_event *r, tracelog_event *ev)
     for (size_t i = 0; i < NUM_FIELDS; i++)
         if (r->v[i] > num_max[i])
             return bad_value(s, ctx, num_keys[i], u64_expect(num_max[i]));
-    ev->timestamp_ns = r->v[0];
+    if (absolute_ts(s, r, &ev->timestamp_ns))
+        return bad_value(s, ctx, "ts", "relative time out of range of format.ts_origin_ns");
     ev->pid = (uint32_t)r->v[1];
     ev->tid = r->v[2];
     ev->address = r->v[3];
@@ -584,12 +648,16 @@ static int event_from_json(json_src *s, const json_t *o, tracelog_event *ev)
         return bad_value(s, ctx, "ts", "expected an event object");
     raw_event r;
     memset(&r, 0, sizeof r);
-    for (size_t i = 0; i < NUM_FIELDS; i++) {
+    const json_t *ts = json_object_get(o, "ts");
+    if (ts && get_ts(s, ts, &r))
+        return bad_value(s, ctx, "ts", s->ts_relative ? "expected integer nanoseconds since format.ts_origin_ns"
+                                                       : "expected integer nanoseconds since the epoch, or "
+                                                         "\"SECONDS.NNNNNNNNN\"");
+    r.has_ts = ts != NULL;
+    for (size_t i = 1; i < NUM_FIELDS; i++) {
         const json_t *v = json_object_get(o, num_keys[i]);
         if (v && get_u64(v, UINT64_MAX, &r.v[i]))
             return bad_value(s, ctx, num_keys[i], u64_expect(num_max[i]));
-        if (i == 0)
-            r.has_ts = v != NULL;
     }
     const json_t *jid = json_object_get(o, "id"), *jname = json_object_get(o, "name");
     const json_t *jhex = json_object_get(o, "name_hex");

@@ -162,11 +162,18 @@ void ptlog_json_attributes(ptlog_out *out, const tracelog_metadata *m)
     ptlog_out_puts(out, "}");
 }
 
-static void put_format(ptlog_out *out, const ptlog_src *src)
+/* "ts" and "ts_origin_ns" say how events' ts are written when not as integer ns since the epoch. */
+static void put_format(ptlog_out *out, const ptlog_src *src, ptlog_ts_form ts)
 {
     ptlog_out_puts(out, "\"format\":{\"schema\":\"tracelog\",\"version\":1");
     kv_u64(out, "ptl_major", src->format_major, 1);
     kv_u64(out, "ptl_minor", src->format_minor, 1);
+    if (ts == PTLOG_TS_TEXT)
+        ptlog_out_puts(out, ",\"ts\":\"text\"");
+    if (ts == PTLOG_TS_RELATIVE) {
+        ptlog_out_puts(out, ",\"ts\":\"relative\"");
+        kv_u64(out, "ts_origin_ns", src->meta.creation_time_ns, 1);
+    }
     ptlog_out_puts(out, "}");
 }
 
@@ -216,6 +223,8 @@ typedef struct json_writer {
     ptlog_out *out;
     ptlog_src *src; /* schemas of typed events */
     int lines;
+    ptlog_ts_form ts_form;
+    uint64_t origin;   /* PTLOG_TS_RELATIVE: ts counts from here (the creation time) */
     uint64_t count;
     ptlog_nscache ts;
     ptlog_textmemo threads, addresses;
@@ -416,17 +425,47 @@ void ptlog_json_field_members(ptlog_out *out, const tracelog_fields *f, const ch
     }
 }
 
-/* ,"fields":{...} (and "fields_size" when the payload's size is not the schema's), or nothing. */
+/*
+ * ,"fields":{...},"fields_size":... on every event, so that a consumer that
+ * infers columns from the first lines (DuckDB) sees both keys whatever the
+ * first events are: {} and null for an untyped event, "short"/"long" when the
+ * payload's size is not the schema's.
+ */
 static void put_fields(ptlog_out *out, ptlog_src *src, const tracelog_event *ev)
 {
     tracelog_fields f;
-    if (!ptlog_event_fields(src, ev, &f))
+    if (!ptlog_event_fields(src, ev, &f)) {
+        ptlog_out_puts(out, ",\"fields\":{},\"fields_size\":null");
         return;
+    }
     ptlog_out_puts(out, ",\"fields\":{");
     ptlog_json_field_members(out, &f, "", 0);
     ptlog_out_puts(out, "}");
-    if (f.size_check)
-        ptlog_out_puts(out, f.size_check < 0 ? ",\"fields_size\":\"short\"" : ",\"fields_size\":\"long\"");
+    ptlog_out_puts(out, !f.size_check ? ",\"fields_size\":null"
+                        : f.size_check < 0 ? ",\"fields_size\":\"short\"" : ",\"fields_size\":\"long\"");
+}
+
+/* ts in the form asked (README.md, "JSON schema"); at most 32 bytes. */
+static char *put_ts(json_writer *w, uint64_t ts, char *p)
+{
+    if (w->ts_form == PTLOG_TS_TEXT) { /* "SECONDS.NNNNNNNNN" */
+        *p++ = '"';
+        p += ptlog_fmt_u64(ts / 1000000000u, p);
+        *p++ = '.';
+        for (uint64_t d = 100000000u, r = ts % 1000000000u; d; d /= 10)
+            *p++ = (char)('0' + r / d % 10);
+        *p++ = '"';
+        return p;
+    }
+    if (w->ts_form == PTLOG_TS_RELATIVE) { /* signed ns since the origin */
+        if (ts >= w->origin)
+            return p + ptlog_fmt_u64(ts - w->origin, p);
+        *p++ = '-';
+        return p + ptlog_fmt_u64(w->origin - ts, p);
+    }
+    if (ts <= INT64_MAX)
+        return p + ptlog_fmt_ns(&w->ts, ts, p);
+    return put_u64_fast(p, ts);
 }
 
 /* ,"pid":P,"tid":T[,"ktid":K] (at most 62 bytes), made once per thread. */
@@ -473,10 +512,7 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
     ptlog_put_type_text(out, &w->prefixes, ev->event_id, name);
     int small = ev->payload_len <= 1024; /* the common case: one reservation */
     char *o = ptlog_out_room(out, 256 + (small ? 2 * 1024 : 0)), *p = o;
-    if (ev->timestamp_ns <= INT64_MAX)
-        p += ptlog_fmt_ns(&w->ts, ev->timestamp_ns, p);
-    else
-        p = put_u64_fast(p, ev->timestamp_ns);
+    p = put_ts(w, ev->timestamp_ns, p);
     p = put_thread(w, ev, p);
     const char *tname = ev->kernel_tid && w->src->thread_name ? w->src->thread_name(w->src, ev) : NULL;
     if (tname) { /* format 1.2: "tname" (and "tname_hex" when it is not UTF-8), escaped by the JSON writer */
@@ -507,7 +543,7 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
     return 0;
 }
 
-int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *sel)
+int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *sel, ptlog_ts_form ts)
 {
     json_writer *w = calloc(1, sizeof *w);
     if (!w)
@@ -515,13 +551,15 @@ int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *se
     w->out = out;
     w->src = src;
     w->lines = lines;
+    w->ts_form = ts;
+    w->origin = src->meta.creation_time_ns;
     ptlog_nscache_init(&w->ts);
     w->prefixes.make = make_prefix;
     w->prefixes.fixed = 64;
     /* Types and status are complete up front only when the whole input was scanned. */
     int upfront = src->upfront;
     ptlog_out_puts(out, "{");
-    put_format(out, src);
+    put_format(out, src, ts);
     ptlog_out_puts(out, ",\"attributes\":");
     ptlog_json_attributes(out, &src->meta);
     if (lines) {

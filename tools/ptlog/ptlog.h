@@ -434,12 +434,21 @@ int ptlog_src_events(ptlog_src *src, ptlog_select *sel,
 
 /* ---- sinks --------------------------------------------------------------------------- */
 
+/* How JSON outputs write an event's ts (--ts; README.md, "JSON schema"). */
+typedef enum ptlog_ts_form {
+    PTLOG_TS_NS = 0,  /* integer ns since the epoch (the default) */
+    PTLOG_TS_TEXT,    /* "SECONDS.NNNNNNNNN" */
+    PTLOG_TS_RELATIVE /* signed integer ns since the creation time (format.ts_origin_ns) */
+} ptlog_ts_form;
+
+/* The options of the text sink (dump), and ts of the JSON ones. */
 typedef struct ptlog_dump_opts {
     int relative;
     int local;
     int color; /* -1: only on a terminal and without NO_COLOR (decided by the sink), 0 never, 1 always */
     int delta; /* also the time since the previous event printed */
     int hex;   /* payloads raw, not decoded with their schemas */
+    ptlog_ts_form ts; /* JSON outputs */
 } ptlog_dump_opts;
 
 typedef struct ptlog_info_opts {
@@ -459,21 +468,22 @@ int ptlog_cmd_info(const char *path, const ptlog_info_opts *opts, const char *ou
 int ptlog_cmd_verify(const char *path, int quiet);
 /* convert.c */
 int ptlog_cmd_convert(const char *in_path, ptlog_format from, ptlog_format to, const char *out_path,
-                      ptlog_select *sel);
-/* Writes src's selected events to out_path in format `to` (PTLOG_FMT_TEXT: with the options text), then
-   closes src. Exit code. */
+                      ptlog_select *sel, const ptlog_dump_opts *opts);
+/* Writes src's selected events to out_path in format `to` (PTLOG_FMT_TEXT: with the options text; JSON with
+   its ts; NULL: the defaults), then closes src. Exit code. */
 int ptlog_convert_src(ptlog_src *src, ptlog_format to, const char *out_path, ptlog_select *sel,
                       const ptlog_dump_opts *text);
 /* Merges the inputs by timestamp (merge.c) into out_path, in format `to`. */
-int ptlog_cmd_merge(char **paths, size_t n, ptlog_format to, const char *out_path, ptlog_select *sel);
+int ptlog_cmd_merge(char **paths, size_t n, ptlog_format to, const char *out_path, ptlog_select *sel,
+                    const ptlog_dump_opts *opts);
 /* merge.c: a source of the events of n inputs in timestamp order, types unified by name. */
 int ptlog_merge_src_open(char **paths, size_t n, ptlog_src **out);
 /* record.c: ptlog as a trace controller. argv[0] is the command's name. */
 int ptlog_cmd_record(int argc, char **argv);
 int ptlog_cmd_attach(int argc, char **argv);
 
-/* json_out.c: JSON document (lines = 0) or JSON Lines (lines = 1) of all events of src. */
-int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *sel);
+/* json_out.c: JSON document (lines = 0) or JSON Lines (lines = 1) of all events of src, ts written as asked. */
+int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *sel, ptlog_ts_form ts);
 /* Appends a JSON string literal of s[0..n) to out. */
 void ptlog_json_string(ptlog_out *out, const char *s, size_t n);
 /* Writes the "attributes" object of m (no key). */
