@@ -182,6 +182,7 @@
 #ifndef TRACELOG_TRACE_H
 #define TRACELOG_TRACE_H
 
+#include <pthread.h> /* pthread_t, declared here whatever the feature macros (-std=c11 has none) */
 #include <spawn.h> /* before the posix_spawn macros below */
 #include <stddef.h>
 #include <sys/types.h>
