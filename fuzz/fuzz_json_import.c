@@ -297,7 +297,7 @@ static void check_round_trip(int ptl_fd, int lines, const import_result *first)
     out_on_fd(&out, json_fd);
     ptlog_select sel;
     memset(&sel, 0, sizeof sel);
-    rc = ptlog_write_json(src, &out, lines, &sel);
+    rc = ptlog_write_json(src, &out, lines, &sel, PTLOG_TS_NS);
     src->close(src);
     FUZZ_ASSERT(rc == 0 && messages_since(mark) == 0, "export to %s: %d", lines ? "jsonl" : "json", rc);
     FUZZ_ASSERT(ptlog_out_finish(&out) == 0); /* no path: flushes, keeps the descriptor */
