@@ -5,6 +5,10 @@
 #   (a) tests/consumer/ built with find_package(tracelog) (shared and static)
 #   (b) tests/consumer/main.c built with pkg-config (shared, then static)
 #   (c) the prefix holds bin/ptlog, libtracelog.a, libtracelog.so, the headers
+#   (d) tracelog.pc requires exactly the libraries libtracelog.so needs
+#   (e) README's static links: libtracelog.a in the program with the system's
+#       shared libraries beside it (-Wl,-Bstatic), and fully static (-static)
+#       where every dependency has a static library (Debian ships no libcbor.a)
 #
 # Environment (set by ctest):
 #   TL_BUILD_DIR        build tree to install (required)
@@ -121,5 +125,58 @@ done
 # shellcheck disable=SC2086
 "$CC" $CFLAGS -o "$tmp/consumer-pc-static" "$consumer_src/main.c" "${pc_static_args[@]}"
 "$tmp/consumer-pc-static"
+
+# ---- (d) what the .pc requires is what the library needs -------------------
+step "(d) tracelog.pc requires what libtracelog.so needs, and nothing else"
+needed=$(readelf -d "$libdir/libtracelog.so" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')
+echo "libtracelog.so needs: $needed"
+requires=$(sed -n 's/^Requires.private: *//p' "$pcfile")
+echo "tracelog.pc Requires.private: $requires"
+for mod in $requires; do
+    for l in $(pkg-config --libs-only-l "$mod"); do
+        [[ " $needed" == *" lib${l#-l}.so"* ]] || fail "tracelog.pc requires $mod ($l), which libtracelog.so does not use"
+    done
+done
+for lib in $needed; do
+    case $lib in libc.so.* | libm.so.* | libpthread.so.* | librt.so.* | ld-linux*) continue ;; esac
+    covered=0
+    for mod in $requires; do
+        for l in $(pkg-config --libs-only-l "$mod"); do
+            [[ $lib == "lib${l#-l}.so"* ]] && covered=1
+        done
+    done
+    [[ $covered == 1 ]] || fail "libtracelog.so needs $lib, which tracelog.pc does not list"
+done
+
+# ---- (e) static links as README.md says ----------------------------------------
+step "(e) libtracelog.a linked in, the system's shared libraries beside it (README.md)"
+# shellcheck disable=SC2046,SC2086
+"$CC" $CFLAGS -o "$tmp/consumer-bstatic" "$consumer_src/main.c" $(pkg-config --cflags tracelog) \
+    -Wl,-Bstatic $(pkg-config --libs tracelog) -Wl,-Bdynamic $(pkg-config --libs libzstd libcbor) -lpthread -lm
+"$tmp/consumer-bstatic"
+if readelf -d "$tmp/consumer-bstatic" | grep -q 'Shared library: \[libtracelog'; then
+    fail "consumer-bstatic needs libtracelog.so: libtracelog.a was not linked in"
+fi
+echo "ok  no libtracelog.so among its shared libraries"
+
+step "(e) fully static (-static), where every dependency has its static library"
+missing_a=""
+for l in $(pkg-config --static --libs-only-l tracelog); do
+    [[ $l == -ltracelog ]] && continue
+    a=$("$CC" -print-file-name="lib${l#-l}.a")
+    [[ $a == /* && -e $a ]] || missing_a+=" lib${l#-l}.a"
+done
+if [[ -n $missing_a ]]; then
+    echo "skipped: no$missing_a on this system (README.md says what to do then: the link above)"
+elif [[ -n $CFLAGS ]]; then
+    echo "skipped: the sanitizers' runtimes do not link statically"
+else
+    # shellcheck disable=SC2046
+    "$CC" -static -o "$tmp/consumer-static" "$consumer_src/main.c" $(pkg-config --static --cflags --libs tracelog)
+    "$tmp/consumer-static"
+    if readelf -d "$tmp/consumer-static" 2>/dev/null | grep -q 'Shared library'; then
+        fail "consumer-static is not static"
+    fi
+fi
 
 step "OK"
