@@ -18,7 +18,9 @@ command -v tmux >/dev/null || { echo "tmux not installed: skipped"; exit 77; }
 TMUX_SOCK=$T/tmux.sock
 tm() { tmux -S "$TMUX_SOCK" "$@"; }
 trap 'tm kill-server 2>/dev/null; rm -rf "$T"' EXIT
-screen() { tm capture-pane -p -t top; }
+SESSION=""
+screen() { tm capture-pane -p -t "$SESSION"; }
+keys() { tm send-keys -t "$SESSION" "$@"; }
 # shows REGEX DESC: waits (bounded) until the screen matches REGEX (grep -E).
 shows() {
     local i
@@ -30,11 +32,12 @@ shows() {
 $(screen)"
     return 1
 }
-# In the pane: top, then its exit status and the terminal's modes, once it has ended.
+# In a new session (the old ones are left: killing the last would end the server while the
+# next session starts), top, then its exit status and the terminal's modes once it has ended.
 start_top() {
-    tm kill-session -t top 2>/dev/null
-    tm new-session -d -s top -x 120 -y 40 "bash --norc --noprofile"
-    tm send-keys -t top "'$PTLOG' top $*; echo EXIT=\$?; stty -a | tr ' ;' '\n\n' | grep -Ex -- '-?(icanon|echo)' | tr '\n' ' '; echo MODES" Enter
+    SESSION=top$((${SESSION#top} + 1))
+    tm new-session -d -s "$SESSION" -x 120 -y 40 "bash --norc --noprofile"
+    keys "'$PTLOG' top $*; echo EXIT=\$?; stty -a | tr ' ;' '\n\n' | grep -Ex -- '-?(icanon|echo)' | tr '\n' ' '; echo MODES" Enter
 }
 restored() {
     shows "EXIT=0" "$1: exit status"
@@ -51,23 +54,23 @@ shows "^ptlog top - live.ptl" "top FILE: the title"
 shows "^TID +PID +THREAD" "top FILE: the threads"
 shows "^$writer +$writer +" "top FILE: the main thread by its kernel tid"
 shows "sort: rate" "top FILE: the default sort"
-tm send-keys -t top n
+keys n
 shows "sort: name" "top FILE: key n"
 # By name: note, posix_trace_start, request:begin, request:end, in this order.
 order=$(screen | awk '/^EVENT TYPE/ { on = 1; next } on && NF == 0 { exit } on { printf "%s ", $1 }')
 case $order in "note posix_trace_start request:begin request:end "*) ok ;; *) bad "sorted by name: $order" ;; esac
-tm send-keys -t top q
+keys q
 restored "top FILE, q"
 
 start_top live.ptl
 shows "^request:begin" "top FILE again"
-tm send-keys -t top C-c
+keys C-c
 restored "top FILE, Ctrl-C"
 
 start_top "$writer"
 shows "^ptlog top - process $writer" "top PID: the title"
 shows "^request:begin +[0-9]+ +[0-9]+ +[0-9]+" "top PID: the event types"
-tm send-keys -t top q
+keys q
 restored "top PID, q"
 attach_left=$(pgrep -f "ptlog attach -q $writer" | wc -l)
 [ "$attach_left" = 0 ] && ok || bad "top PID left its attach child running"

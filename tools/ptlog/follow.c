@@ -143,6 +143,7 @@ typedef struct follow_src {
     long writer_pid;  /* --writer-pid, 0: the log's process */
     follow_end end;
     int stopped;      /* tracelog_reader_follow_stop was called: the rest is read to the end */
+    int signals;      /* SIGINT, SIGTERM, SIGHUP are ours (from the first event on) */
     uint64_t idle_ms; /* time waited since the file last grew */
 } follow_src;
 
@@ -194,10 +195,17 @@ static int wait_more(follow_src *f)
 static int follow_next(ptlog_src *s, tracelog_event *ev)
 {
     follow_src *f = (follow_src *)s;
-    /* Handled from the first event on, so over the handlers the output installed when it was opened
-       (cleanup.c: those would remove the output rather than finish it). */
-    ptlog_live_signals(1);
+    if (!f->signals) {
+        /* Handled from the first event on, so over the handlers the output installed when it was
+           opened (cleanup.c: those would remove the output rather than finish it). */
+        ptlog_live_signals(1);
+        f->signals = 1;
+    }
     for (;;) {
+        if (interrupted && !f->stopped) { /* also while a backlog is read: Ctrl-C ends at once */
+            f->end = END_INTERRUPTED;
+            return 0;
+        }
         int rc = f->inner->next(f->inner, ev);
         if (rc != 0 || f->stopped)
             return rc;
