@@ -71,7 +71,7 @@ static const command_help helps[] = {
      "  --delta          add DELTA, +seconds.nanoseconds since the previous\n"
      "                   event printed (+0.000000000 for the first)\n"
      "  --color[=WHEN]   colour: auto (default: only on a terminal), always, never\n"
-     "  --hex            system events' payloads as hex, not decoded\n"
+     "  --hex            every payload raw (text or hex), not decoded into fields\n"
      "  --from FORMAT    input format: ptl, json, jsonl (default: detected)\n"
      "  -o, --output OUT write to OUT instead of standard output\n"
      FOLLOW_HELP},
@@ -89,9 +89,8 @@ static const command_help helps[] = {
      "  -o, --output OUT write to OUT instead of standard output\n"},
     {"verify", "ptlog verify [-q] FILE",
      "Read every block and chunk of a .ptl log, checking every checksum; print what\n"
-     "was checked and each problem with its file offset.\n"
-     "Exit status 0: clean; 1: damage found (recovered with loss) or not closed\n"
-     "(no trailer); 3: unreadable.\n\n"
+     "was checked and each problem with its file offset. A log that was not closed\n"
+     "(no trailer) is not clean: exit status 1, as for damage.\n\n"
      "Options:\n"
      "  -q, --quiet      print only the problems\n"},
     {"convert", "ptlog convert [OPTIONS] IN --to FORMAT [-o OUT]",
@@ -114,6 +113,7 @@ static const command_help helps[] = {
      "Write a new .ptl log with the selected events and the same attributes and\n"
      "event types as IN (a .ptl log, JSON or JSON Lines).\n\n"
      "Options:\n"
+     "  --from FORMAT    input format: ptl, json, jsonl (default: detected)\n"
      "  -o, --output OUT output file (- for standard output)\n"},
     {"merge", "ptlog merge [OPTIONS] IN... -o OUT",
      "Merge the events of several logs (.ptl, JSON or JSON Lines) into one log in\n"
@@ -155,9 +155,12 @@ static const command_help helps[] = {
      "Trace the running process PID (linked with libtracelog, having opened an event\n"
      "type) into the log FILE until it ends or ptlog gets SIGINT or SIGTERM. The log\n"
      "is PID's (its pid, executable and name), as with record. The options of record\n"
-     "apply (the stream policy is flush). On a terminal, a warning if PID has made\n"
-     "no trace call after 3 s. Exit status 3: the process cannot be traced (no such\n"
-     "process, another user's, or not linked with libtracelog).\n"},
+     "apply: with the flush stream policy (the default) the log is written as events\n"
+     "come; with loop or until-full, what the stream holds is written when PID ends\n"
+     "or ptlog gets SIGINT or SIGTERM (loop: the last events; until-full: the first,\n"
+     "and attach ends when the stream is full). On a terminal, a warning if PID has\n"
+     "made no trace call after 3 s. Exit status 3: the process cannot be traced (no\n"
+     "such process, another user's, or not linked with libtracelog).\n"},
     {"top", "ptlog top [OPTIONS] PID|FILE",
      "Show live what a program records: per event type and per thread (kernel tid,\n"
      "name when the log gives one) the rate over the last interval, the totals and\n"
