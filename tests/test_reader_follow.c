@@ -98,81 +98,83 @@ static void test_growing(void)
     tl_test_log_result_free(&res);
 }
 
+/* A follower opened on the first `len` bytes of an APPEND log (res.bytes, possibly altered first). */
+typedef struct follower {
+    tl_test_log_result res;
+    int fd;
+    tracelog_reader *r;
+    tl_test_events got;
+} follower;
+
+static int follower_open(follower *f, size_t len)
+{
+    f->fd = tl_test_tmpfd();
+    append(f->fd, f->res.bytes, 0, len);
+    tracelog_error err;
+    return CHECK_STATUS(tracelog_reader_open_follow(f->fd, NULL, &f->r, &err), TRACELOG_OK);
+}
+
+static void follower_close(follower *f)
+{
+    tracelog_reader_close(f->r);
+    tl_test_events_free(&f->got);
+    close(f->fd);
+    tl_test_log_result_free(&f->res);
+}
+
 /* The writer stopped inside a block (a crash): stopped there, the reader reports TORN_TAIL. */
 static void test_torn_then_stopped(void)
 {
-    tl_test_log_result res = log_bytes(TRACELOG_POLICY_APPEND);
-    int fd = tl_test_tmpfd();
-    size_t cut = res.len - 20; /* inside the trailer */
-    append(fd, res.bytes, 0, cut);
-    tracelog_reader *r;
-    tracelog_error err;
-    if (!CHECK_STATUS(tracelog_reader_open_follow(fd, NULL, &r, &err), TRACELOG_OK))
+    follower f = {.res = log_bytes(TRACELOG_POLICY_APPEND)};
+    if (!follower_open(&f, f.res.len - 20)) { /* inside the trailer */
+        follower_close(&f);
         return;
-    tl_test_events got = {0};
-    CHECK_STATUS(drain(r, &got), TRACELOG_END);
-    CHECK_EQ(tracelog_reader_problem_count(r), 0); /* not yet */
-    CHECK_STATUS(tracelog_reader_follow_wait(r, 30), TRACELOG_END); /* no growth: timeout */
-    CHECK_STATUS(tracelog_reader_follow_stop(r), TRACELOG_OK);
-    CHECK_STATUS(drain(r, &got), TRACELOG_END);
-    CHECK_EQ(tracelog_reader_problem_count(r), 1);
-    CHECK_STR_EQ(tracelog_reader_problem_condition(r, 0), "TORN_TAIL");
-    tracelog_reader_close(r);
-    tl_test_events_free(&got);
-    close(fd);
-    tl_test_log_result_free(&res);
+    }
+    CHECK_STATUS(drain(f.r, &f.got), TRACELOG_END);
+    CHECK_EQ(tracelog_reader_problem_count(f.r), 0); /* not yet */
+    CHECK_STATUS(tracelog_reader_follow_wait(f.r, 30), TRACELOG_END); /* no growth: timeout */
+    CHECK_STATUS(tracelog_reader_follow_stop(f.r), TRACELOG_OK);
+    CHECK_STATUS(drain(f.r, &f.got), TRACELOG_END);
+    CHECK_EQ(tracelog_reader_problem_count(f.r), 1);
+    CHECK_STR_EQ(tracelog_reader_problem_condition(f.r, 0), "TORN_TAIL");
+    follower_close(&f);
 }
 
 /* A complete chunk that is damaged is damage while following too; the shrunk file is FILE_CHANGED. */
 static void test_damage_and_shrink(void)
 {
-    tl_test_log_result res = log_bytes(TRACELOG_POLICY_APPEND);
+    follower f = {.res = log_bytes(TRACELOG_POLICY_APPEND)};
     tl_test_block *blocks = NULL;
-    size_t n = tl_test_scan_blocks(res.bytes, res.len, &blocks, NULL, NULL);
-    size_t chunk = 0;
+    size_t n = tl_test_scan_blocks(f.res.bytes, f.res.len, &blocks, NULL, NULL), chunk = 0;
     while (chunk < n && blocks[chunk].type != TL_BLOCK_CHUNK)
         chunk++;
-    if (!CHECK(chunk < n))
-        return;
-    res.bytes[blocks[chunk].offset + TL_BLOCK_HEADER_SIZE + blocks[chunk].payload_len - 1] ^= 0x40; /* its payload's last byte */
-    int fd = tl_test_tmpfd();
-    append(fd, res.bytes, 0, res.len);
-    tracelog_reader *r;
-    tracelog_error err;
-    if (!CHECK_STATUS(tracelog_reader_open_follow(fd, NULL, &r, &err), TRACELOG_OK))
-        return;
-    tl_test_events got = {0};
-    CHECK_STATUS(drain(r, &got), TRACELOG_END);
-    CHECK(tracelog_reader_problem_count(r) >= 1);
-    CHECK_STR_EQ(tracelog_reader_problem_condition(r, 0), "PAYLOAD_CRC_MISMATCH");
-    if (!CHECK(ftruncate(fd, TL_HEADER_SIZE) == 0))
-        return;
-    CHECK_STATUS(tracelog_reader_follow_wait(r, 0), TRACELOG_E_CORRUPT);
-    tracelog_reader_close(r);
-    tl_test_events_free(&got);
+    if (CHECK(chunk < n)) /* its payload's last byte */
+        f.res.bytes[blocks[chunk].offset + TL_BLOCK_HEADER_SIZE + blocks[chunk].payload_len - 1] ^= 0x40;
     free(blocks);
-    close(fd);
-    tl_test_log_result_free(&res);
+    if (!follower_open(&f, f.res.len)) {
+        follower_close(&f);
+        return;
+    }
+    CHECK_STATUS(drain(f.r, &f.got), TRACELOG_END);
+    CHECK(tracelog_reader_problem_count(f.r) >= 1);
+    CHECK_STR_EQ(tracelog_reader_problem_condition(f.r, 0), "PAYLOAD_CRC_MISMATCH");
+    if (CHECK(ftruncate(f.fd, TL_HEADER_SIZE) == 0))
+        CHECK_STATUS(tracelog_reader_follow_wait(f.r, 0), TRACELOG_E_CORRUPT);
+    follower_close(&f);
 }
 
 /* The file grows during a wait: it returns at once with TRACELOG_OK. */
 static void test_wait_wakes(void)
 {
-    tl_test_log_result res = log_bytes(TRACELOG_POLICY_APPEND);
-    int fd = tl_test_tmpfd();
-    append(fd, res.bytes, 0, res.len / 2);
-    tracelog_reader *r;
-    tracelog_error err;
-    if (!CHECK_STATUS(tracelog_reader_open_follow(fd, NULL, &r, &err), TRACELOG_OK))
+    follower f = {.res = log_bytes(TRACELOG_POLICY_APPEND)};
+    if (!follower_open(&f, f.res.len / 2)) {
+        follower_close(&f);
         return;
-    tl_test_events got = {0};
-    CHECK_STATUS(drain(r, &got), TRACELOG_END);
-    append(fd, res.bytes, res.len / 2, res.len);
-    CHECK_STATUS(tracelog_reader_follow_wait(r, 10000), TRACELOG_OK); /* no 10 s: it has grown already */
-    tracelog_reader_close(r);
-    tl_test_events_free(&got);
-    close(fd);
-    tl_test_log_result_free(&res);
+    }
+    CHECK_STATUS(drain(f.r, &f.got), TRACELOG_END);
+    append(f.fd, f.res.bytes, f.res.len / 2, f.res.len);
+    CHECK_STATUS(tracelog_reader_follow_wait(f.r, 10000), TRACELOG_OK); /* no 10 s: it has grown already */
+    follower_close(&f);
 }
 
 /* What cannot be followed: a ring, a pipe; and the calls on a reader not following. */
