@@ -30,10 +30,12 @@ cat >in.jsonl <<'J'
 {"id":44,"ts":1250,"pid":100,"tid":139637976735744,"data":"00ff","truncation":1}
 {"id":45,"ts":1400,"pid":200,"tid":5}
 {"id":4,"ts":1500,"pid":100,"tid":139637976735744}
+{"id":4,"ts":1550,"pid":200,"tid":5}
 {"id":5,"ts":1600,"pid":100,"tid":139637976735744}
 {"id":47,"ts":1700,"pid":200,"tid":5}
+{"id":5,"ts":1750,"pid":200,"tid":5}
 {"id":40,"ts":1800,"pid":200,"tid":5}
-{"status":{"events_recorded":14,"events_written":11,"stream_overruns":3,"log_overruns":0}}
+{"status":{"events_recorded":16,"events_written":11,"stream_overruns":3,"log_overruns":0}}
 J
 expect_rc 0 "convert to perfetto" "$PTLOG" convert in.jsonl --to perfetto -o in.pftrace
 decode in && ok || bad "decode: $(head -c 400 in.err)"
@@ -63,10 +65,13 @@ want = [
     T(500, other, "INSTANT", "posix_trace_overflow", None, None),
 ]
 assert ev[:len(want)] == want, ev[:len(want)]
-counters = {t["name"]: t for t in tracks.values() if t["kind"] == "counter"}
-assert counters["overflow"]["parent"] == procs[100]["uuid"]
-ov = [(e[0], e[5]) for e in ev if e[1] == counters["overflow"]["uuid"]]
+overflow = {tracks[t["parent"]]["pid"]: t["uuid"] for t in tracks.values() if t["kind"] == "counter" and t["name"] == "overflow"}
+assert len([t for t in tracks.values() if t["kind"] == "counter"]) == 3, tracks   # one overflow per process, overruns
+ov = [(e[0], e[5]) for e in ev if e[1] == overflow[100]]
 assert ov == [(500, 1), (600, 0)], ov
+ov = [(e[0], e[5]) for e in ev if e[1] == overflow[200]]
+assert ov == [(550, 1), (750, 0)], ov                                   # interleaved with pid 100's
+counters = {t["name"]: t for t in tracks.values() if t["kind"] == "counter"}
 assert (700, p200, "INSTANT", "caf\ufffd", None, None) in ev          # not UTF-8: U+FFFD, as in JSON
 assert (800, p200, "SLICE_BEGIN", "work", None, None) in ev
 end = [e for e in ev if e[1] == p200 and e[2] == "SLICE_END"]

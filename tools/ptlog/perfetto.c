@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "pb.h"
 #include "ptlog.h"
 
@@ -124,14 +125,13 @@ static int64_t intern(intern_table *t, const char *s, size_t n, int *fresh)
         return strlen(t->strs[i]) == n && memcmp(t->strs[i], s, n) == 0 ? (int64_t)i + 1 : 0;
     if (t->n == t->max)
         return 0;
-    char **v = t->n < t->cap ? t->strs : realloc(t->strs, (t->cap = t->cap ? 2 * t->cap : 64) * sizeof *v);
-    char *copy = v ? malloc(n + 1) : NULL;
-    if (!copy) {
-        if (v)
-            t->strs = v;
+    char **v = tl_grow(t->strs, &t->cap, t->n + 1, sizeof *v);
+    if (!v)
         return -1;
-    }
     t->strs = v;
+    char *copy = malloc(n + 1);
+    if (!copy)
+        return -1;
     memcpy(copy, s, n);
     copy[n] = 0;
     if (ptlog_idmap_put(&t->ids, h, t->n)) {
@@ -163,8 +163,7 @@ typedef struct pf_writer {
     size_t text_cap;
     int started;
     uint64_t first_ts, last_ts, clock; /* clock: the incremental clock's value */
-    uint64_t overflow_track;     /* uuid of the process's overflow counter, 0 none yet */
-    uint32_t overflow_pid;
+    ptlog_idmap overflow_tracks; /* pid -> uuid of its "overflow" counter track */
     const tracelog_event *creating; /* the event whose process and thread are being looked up */
 } pf_writer;
 
@@ -533,17 +532,19 @@ static int counter(pf_writer *w, uint64_t track, uint64_t ts, int64_t value, int
     return emit_event(w, ts, absolute);
 }
 
-/* OVERFLOW (1) and RESUME (0) on the "overflow" counter of the event's process. */
+/* OVERFLOW (1) and RESUME (0) on the "overflow" counter of the event's process (made at its first). */
 static int loss_counter(pf_writer *w, const ptlog_track_process *p, const tracelog_event *ev, int value)
 {
     int rc = 0;
-    if (!w->overflow_track || w->overflow_pid != p->pid) {
-        w->overflow_track = counter_track(w, p->serial, "overflow", &rc);
-        w->overflow_pid = p->pid;
+    size_t track = ptlog_idmap_get(&w->overflow_tracks, p->pid);
+    if (track == SIZE_MAX) {
+        track = (size_t)counter_track(w, p->serial, "overflow", &rc);
         if (rc)
             return rc;
+        if (ptlog_idmap_put(&w->overflow_tracks, p->pid, track))
+            return ptlog_nomem();
     }
-    return counter(w, w->overflow_track, ev->timestamp_ns, value, 0);
+    return counter(w, track, ev->timestamp_ns, value, 0);
 }
 
 static int pf_event(void *ctx, const tracelog_event *ev, const char *name)
@@ -641,6 +642,7 @@ int ptlog_write_perfetto(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
             rc = orc;
     }
     ptlog_tracks_free(&w->tracks);
+    ptlog_idmap_free(&w->overflow_tracks);
     intern_free(&w->names);
     intern_free(&w->annotation_names);
     intern_free(&w->values);
