@@ -219,20 +219,13 @@ static int chrome_event(void *ctx, const tracelog_event *ev, const char *name)
 {
     chrome_writer *c = ctx;
     ptlog_out *out = c->out;
-    c->creating = ev;
-    ptlog_track_process *p = ptlog_tracks_process(&c->tracks, ev->pid);
-    ptlog_track_thread *t = p ? ptlog_tracks_thread(&c->tracks, p, ev) : NULL;
-    if (!t || rename_thread(c, p, t))
-        return ptlog_nomem();
+    ptlog_track_process *p;
+    ptlog_track_thread *t;
     char unknown[32];
-    if (!name) {
-        memcpy(unknown, "event#", 6);
-        unknown[6 + ptlog_fmt_u64(ev->event_id, unknown + 6)] = 0;
-        name = unknown;
-    }
     size_t n;
-    int ph = ptlog_tracks_slice(&c->tracks, t, ev, name, &n);
-    if (ph < 0)
+    c->creating = ev;
+    int ph = ptlog_tracks_place(&c->tracks, ev, &name, unknown, &n, &p, &t);
+    if (ph < 0 || rename_thread(c, p, t))
         return ptlog_nomem();
     if (ev->timestamp_ns > c->last_ts)
         c->last_ts = ev->timestamp_ns;

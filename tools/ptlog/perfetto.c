@@ -553,21 +553,14 @@ static int pf_event(void *ctx, const tracelog_event *ev, const char *name)
     int rc;
     if (!w->started && (rc = start(w, ev->timestamp_ns)))
         return rc;
-    w->creating = ev;
-    ptlog_track_process *p = ptlog_tracks_process(&w->tracks, ev->pid);
-    ptlog_track_thread *t = p ? ptlog_tracks_thread(&w->tracks, p, ev) : NULL;
-    w->creating = NULL;
-    if (!t) /* the descriptors' only failure is out of memory too */
-        return ptlog_nomem();
+    ptlog_track_process *p;
+    ptlog_track_thread *t;
     char unknown[32];
-    if (!name) {
-        memcpy(unknown, "event#", 6);
-        unknown[6 + ptlog_fmt_u64(ev->event_id, unknown + 6)] = 0;
-        name = unknown;
-    }
     size_t n;
-    int ph = ptlog_tracks_slice(&w->tracks, t, ev, name, &n);
-    if (ph < 0)
+    w->creating = ev;
+    int ph = ptlog_tracks_place(&w->tracks, ev, &name, unknown, &n, &p, &t);
+    w->creating = NULL;
+    if (ph < 0) /* the descriptors' only failure is out of memory too */
         return ptlog_nomem();
     pb_uint(&w->event, TE_TYPE, ph == 'B' ? TYPE_SLICE_BEGIN : ph == 'E' ? TYPE_SLICE_END : TYPE_INSTANT);
     pb_uint(&w->event, TE_TRACK_UUID, t->serial);

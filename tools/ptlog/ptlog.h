@@ -558,6 +558,13 @@ size_t ptlog_slice_base_len(const char *name, const char *word, char *sep);
  */
 int ptlog_tracks_slice(ptlog_tracks *t, ptlog_track_thread *th, const tracelog_event *ev, const char *name,
                        size_t *len);
+/*
+ * Where ev goes: its process and thread (created on first use) and what it
+ * does there (ptlog_tracks_slice); *name NULL (an id the log does not name)
+ * becomes "event#ID", written in unknown. 'B', 'E', 'i', or -1 out of memory.
+ */
+int ptlog_tracks_place(ptlog_tracks *t, const tracelog_event *ev, const char **name, char unknown[32], size_t *len,
+                       ptlog_track_process **p, ptlog_track_thread **th);
 /* Calls fn for every slice still open, innermost first, and closes it. */
 void ptlog_tracks_close_open(ptlog_tracks *t, ptlog_close_fn fn, void *ctx);
 void ptlog_tracks_free(ptlog_tracks *t);

@@ -139,6 +139,21 @@ int ptlog_tracks_slice(ptlog_tracks *t, ptlog_track_thread *th, const tracelog_e
     return 'i';
 }
 
+int ptlog_tracks_place(ptlog_tracks *t, const tracelog_event *ev, const char **name, char unknown[32], size_t *len,
+                       ptlog_track_process **p, ptlog_track_thread **th)
+{
+    *p = ptlog_tracks_process(t, ev->pid);
+    *th = *p ? ptlog_tracks_thread(t, *p, ev) : NULL;
+    if (!*th)
+        return -1;
+    if (!*name) {
+        memcpy(unknown, "event#", 6);
+        unknown[6 + ptlog_fmt_u64(ev->event_id, unknown + 6)] = 0;
+        *name = unknown;
+    }
+    return ptlog_tracks_slice(t, *th, ev, *name, len);
+}
+
 void ptlog_tracks_close_open(ptlog_tracks *t, ptlog_close_fn fn, void *ctx)
 {
     for (size_t i = 0; i < t->nprocesses; i++) {
