@@ -32,7 +32,8 @@
 
 #include "bench_util.h"
 #include "stream/produce.h"
-#include "stream/stream.h"
+#include "stream/consumer.h"
+#include "stream/layout.h"
 #include "tracelog/reader.h"
 #include "tracelog/writer.h"
 #include "writer/io.h"
@@ -77,7 +78,7 @@ static tl_stream *recorded(long long n, uint32_t lanes)
     tl_stream *s = tl_stream_create(&p);
     if (!s)
         die("tl_stream_create");
-    tl_stream_start(s, NULL, NULL);
+    tl_stream_start(s, NULL);
     bu_gen g[2];
     bu_gen_init(&g[0], 1);
     bu_gen_init(&g[1], 2);
@@ -143,11 +144,11 @@ static void check_log(const char *path, long long n, uint32_t lanes)
 }
 
 /* recorded(), and a consumer on it. */
-static tl_stream *recorded_with_consumer(long long n, uint32_t lanes, tl_consumer *c)
+static tl_stream *recorded_with_consumer(long long n, uint32_t lanes, tl_consumer **c)
 {
     tl_stream *s = recorded(n, lanes);
-    if (tl_consumer_init(c, s))
-        die("tl_consumer_init");
+    if (!(*c = tl_consumer_new(s)))
+        die("tl_consumer_new");
     return s;
 }
 
@@ -166,20 +167,20 @@ static double close_log(tracelog_writer *w, int fd, uint64_t t0, const char *pat
 /* Consumer alone: ns per event. */
 static double time_take(long long n, uint32_t lanes)
 {
-    tl_consumer c;
+    tl_consumer *c = NULL;
     tl_stream *s = recorded_with_consumer(n, lanes, &c);
     tracelog_event ev;
     long long got = 0;
     uint64_t sum = 0;
     uint64_t t0 = bu_thread_cpu_ns();
-    while (tl_consumer_take_wait(&c, &ev) == TL_TAKE_EVENT) {
+    while (tl_consumer_take_wait(c, &ev) == TL_TAKE_EVENT) {
         sum += ev.payload_len ? ((const uint8_t *)ev.payload)[0] : 0; /* the payload is used, as the writer would */
         got++;
     }
     uint64_t t = bu_thread_cpu_ns() - t0;
     if (got < n || sum == 0)
         check_failed("the consumer did not hand out every event");
-    tl_consumer_free(&c);
+    tl_consumer_free(c);
     tl_stream_destroy(s);
     return (double)t / (double)n;
 }
@@ -187,19 +188,19 @@ static double time_take(long long n, uint32_t lanes)
 /* Writer alone, from events in memory (what take hands out): ns per event. */
 static double time_append(long long n, uint32_t lanes, const char *path)
 {
-    tl_consumer c;
+    tl_consumer *c = NULL;
     tl_stream *s = recorded_with_consumer(n, lanes, &c);
     tracelog_event *evs = malloc(sizeof *evs * (size_t)n);
     uint8_t *data = malloc((size_t)n * PAYLOAD);
     if (!evs || !data)
         die("malloc");
     long long got = 0;
-    while (got < n && tl_consumer_take_wait(&c, &evs[got]) == TL_TAKE_EVENT) {
+    while (got < n && tl_consumer_take_wait(c, &evs[got]) == TL_TAKE_EVENT) {
         memcpy(data + got * PAYLOAD, evs[got].payload, PAYLOAD);
         evs[got].payload = data + got * PAYLOAD;
         got++;
     }
-    tl_consumer_free(&c);
+    tl_consumer_free(c);
     tl_stream_destroy(s);
     int fd;
     tracelog_writer *w = open_log(path, &fd, 0);
@@ -216,17 +217,17 @@ static double time_append(long long n, uint32_t lanes, const char *path)
 /* Consumer and writer, as the flusher: ns per event. */
 static double time_drain(long long n, uint32_t lanes, int zstd, const char *path)
 {
-    tl_consumer c;
+    tl_consumer *c = NULL;
     tl_stream *s = recorded_with_consumer(n, lanes, &c);
     int fd;
     tracelog_writer *w = open_log(path, &fd, zstd);
     tracelog_event ev;
     uint64_t t0 = bu_thread_cpu_ns();
-    while (tl_consumer_take_wait(&c, &ev) == TL_TAKE_EVENT)
+    while (tl_consumer_take_wait(c, &ev) == TL_TAKE_EVENT)
         if (tracelog_writer_append(w, &ev) != TRACELOG_OK)
             check_failed("tracelog_writer_append");
     double ns = close_log(w, fd, t0, path, n, lanes);
-    tl_consumer_free(&c);
+    tl_consumer_free(c);
     tl_stream_destroy(s);
     return ns;
 }

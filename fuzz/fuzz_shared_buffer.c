@@ -24,7 +24,8 @@
  */
 #define _GNU_SOURCE
 #include "fuzz_helpers.h"
-#include "stream/stream.h"
+#include "stream/consumer_internal.h"
+#include "stream/layout.h"
 
 #define MAP_BYTES (300u << 10) /* more than a 2-lane stream of 4 KiB lanes takes */
 
@@ -67,33 +68,35 @@ static void drain(tl_consumer *c, const uint8_t *map, uint64_t map_size)
 /* Two consumers over alternate lanes, in cycles bounded 512 bytes into each lane; then c takes over (positions handed over privately). */
 static void drain_by_groups(tl_consumer *c, const uint8_t *map, uint64_t map_size)
 {
-    tl_consumer g[2];
-    if (tl_consumer_init_like(&g[0], c))
-        return; /* a LOOP stream: one consumer */
-    tl_consumer_init_like(&g[1], c);
+    tl_consumer *g[2] = {tl_consumer_new_like(c), tl_consumer_new_like(c)};
+    if (!g[0] || !g[1]) { /* a LOOP stream: one consumer */
+        tl_consumer_free(g[0]);
+        tl_consumer_free(g[1]);
+        return;
+    }
     uint64_t even = 0;
     for (uint32_t i = 0; i <= c->nlanes; i += 2)
         even |= 1ull << i;
-    tl_consumer_set_lanes(&g[0], even);
-    tl_consumer_set_lanes(&g[1], ~even);
-    tl_consumer_adopt(&g[0], c); /* as a controller's groups take over from its log's consumer */
-    tl_consumer_adopt(&g[1], c);
+    tl_consumer_set_lanes(g[0], even);
+    tl_consumer_set_lanes(g[1], ~even);
+    tl_consumer_adopt(g[0], c); /* as a controller's groups take over from its log's consumer */
+    tl_consumer_adopt(g[1], c);
     uint64_t taken = 0;
     for (int cycle = 0; cycle < 64; cycle++) {
-        uint64_t pub = tl_consumer_publish_watermark(&g[0]), w = pub, before = taken;
-        tl_consumer_bound(&g[0], 512, &w);
-        tl_consumer_bound(&g[1], 512, &w);
+        uint64_t pub = tl_consumer_publish_watermark(g[0]), w = pub, before = taken;
+        tl_consumer_bound(g[0], 512, &w);
+        tl_consumer_bound(g[1], 512, &w);
         for (int k = 0; k < 2; k++) {
-            tl_consumer_begin_batch(&g[k], w, pub);
-            drain_counted(&g[k], map, map_size, &taken);
+            tl_consumer_begin_batch(g[k], w, pub);
+            drain_counted(g[k], map, map_size, &taken);
         }
-        if (taken == before && !g[0].batch_later && !g[1].batch_later)
+        if (taken == before && !tl_consumer_saw_later(g[0]) && !tl_consumer_saw_later(g[1]))
             break;
     }
-    tl_consumer_adopt(c, &g[0]);
-    tl_consumer_adopt(c, &g[1]);
-    tl_consumer_free(&g[0]);
-    tl_consumer_free(&g[1]);
+    tl_consumer_adopt(c, g[0]);
+    tl_consumer_adopt(c, g[1]);
+    tl_consumer_free(g[0]);
+    tl_consumer_free(g[1]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -104,19 +107,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t map_size = ((const tl_stream *)map)->total_size; /* the mapping as large as it claims, if it fits */
     if (map_size > sizeof map)
         map_size = sizeof map;
-    tl_consumer c;
-    int e = tl_consumer_init_shared(&c, map, map_size);
+    tl_consumer *c = NULL;
+    int e = tl_consumer_new_shared(map, map_size, &c);
     if (e) {
         FUZZ_ASSERT(e == EINVAL || e == ENOMEM, "init: %d", e);
         return 0;
     }
-    drain_by_groups(&c, map, map_size);
-    drain(&c, map, map_size);
-    tl_consumer_producers_gone(&c); /* what a controller says at the traced process's end: the rest goes */
-    drain(&c, map, map_size);
+    drain_by_groups(c, map, map_size);
+    drain(c, map, map_size);
+    tl_consumer_producers_gone(c); /* what a controller says at the traced process's end: the rest goes */
+    drain(c, map, map_size);
     tracelog_event ev;
-    for (unsigned i = 0; tl_consumer_take_unmarked_loss(&c, &ev); i++)
+    for (unsigned i = 0; tl_consumer_take_unmarked_loss(c, &ev); i++)
         FUZZ_ASSERT(i <= 2 * (TL_MAX_LANES + 1), "unmarked losses do not end");
-    tl_consumer_free(&c);
+    tl_consumer_free(c);
     return 0;
 }

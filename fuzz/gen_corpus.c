@@ -27,6 +27,7 @@
 #include "format/format.h"
 #include "format/meta.h"
 #include "format/threads.h"
+#include "stream/consumer.h"
 #include "stream/produce.h"
 #include "tracelog.h"
 
@@ -584,7 +585,7 @@ static tl_stream *seed_stream(uint32_t policy, void *map, uint64_t size)
     tl_stream *s = tl_stream_create_in(map, size, &p);
     if (!s)
         die("tl_stream_create_in");
-    tl_stream_start(s, NULL, NULL);
+    tl_stream_start(s, NULL);
     return s;
 }
 
@@ -628,27 +629,27 @@ static void shared_buffer_seeds(void)
 
     /* A lane that wrapped: PAD at the end of the lap, records from its start on. */
     s = seed_stream(TRACELOG_POLICY_FLUSH, map, size);
-    tl_consumer c;
-    if (tl_consumer_init(&c, s))
+    tl_consumer *c = NULL;
+    if (!(c = tl_consumer_new(s)))
         die("tl_consumer_init");
     seed_events(s, 0, 40, 40);
     tracelog_event ev;
     for (int i = 0; i < 30; i++)
-        tl_consumer_take(&c, &ev, 1);
+        tl_consumer_take(c, &ev, 1);
     seed_events(s, 0, 20, 40);
     put_stream("wrapped", map, size);
 
     /* FLUSH: a full lane, then a LOSS record once there is room again. */
     s = seed_stream(TRACELOG_POLICY_FLUSH, map, size);
-    tl_consumer_free(&c);
-    if (tl_consumer_init(&c, s))
+    tl_consumer_free(c);
+    if (!(c = tl_consumer_new(s)))
         die("tl_consumer_init");
     seed_events(s, 1, 80, 64);
     for (int i = 0; i < 10; i++)
-        tl_consumer_take(&c, &ev, 1);
+        tl_consumer_take(c, &ev, 1);
     seed_events(s, 1, 2, 64);
     put_stream("flush-loss", map, size);
-    tl_consumer_free(&c);
+    tl_consumer_free(c);
 
     /* LOOP: older records overwritten. */
     s = seed_stream(TRACELOG_POLICY_LOOP, map, size);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The layering libtracelog/README.md states, checked on the sources: which
 # folders each folder's files may include, that a folder's internal.h is
-# included only inside that folder, that the recorder knows nothing of
+# included only inside that folder (so are stream/'s layout.h and
+# consumer_internal.h: the mapping's layout and the consumer's state), that the recorder knows nothing of
 # POSIX, and that ptlog uses the public headers only (plus two header-only
 # helpers of common/, which define no symbol and link nothing).
 set -u
@@ -39,8 +40,8 @@ for folder in "${!allowed[@]}"; do
             [[ $target == tracelog ]] && continue # the public headers: include/tracelog/
             [[ " ${allowed[$folder]} " == *" $target "* ]] ||
                 fail "$file includes \"$inc\": $folder/ may include only ${allowed[$folder]}"
-            if [[ ${inc#*/} == internal.h && $target != "$folder" ]]; then
-                fail "$file includes \"$inc\": only $target/ includes its internal.h"
+            if [[ ${inc#*/} == *internal.h || ${inc#*/} == layout.h ]] && [[ $target != "$folder" ]]; then
+                fail "$file includes \"$inc\": only $target/ includes it"
             fi
         done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_.]*\)".*/\1/p' "$file")
     done

@@ -81,7 +81,7 @@ static size_t take_all(trace_id_t trid, taken *out, size_t max)
     size_t n = 0;
     tracelog_event ev;
     pthread_mutex_lock(&t->read_lock);
-    while (n < max && tl_consumer_take_wait(&t->active.consumer, &ev) == TL_TAKE_EVENT) {
+    while (n < max && tl_consumer_take_wait(t->active.consumer, &ev) == TL_TAKE_EVENT) {
         out[n] = (taken){ev.event_id, ev.pid, ev.kernel_tid, 0, ev.payload_len};
         if (ev.payload_len == sizeof out[n].data)
             memcpy(&out[n].data, ev.payload, sizeof out[n].data);

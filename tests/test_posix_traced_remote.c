@@ -19,7 +19,8 @@
 #include <unistd.h>
 
 #include "posix_helpers.h"
-#include "stream/stream.h"
+#include "stream/consumer.h"
+#include "stream/layout.h"
 #include "tracelog/common.h"
 #include "xproc/remote.h"
 #include "xproc_helpers.h"
@@ -68,19 +69,19 @@ static void test_child_records_into_our_buffer(void)
     CHECK_ERR(tl_xproc_buffer_create(r.peer.euid, r.peer.egid, (uint32_t)pid, tl_stream_bytes(&p), &b), 0);
     tl_stream *s = tl_stream_create_in(b.map, b.size, &p);
     CHECK(s != NULL);
-    tl_stream_start(s, NULL, NULL);
+    tl_stream_start(s, NULL);
     uint64_t t0 = xp_now_ns();
     CHECK_ERR(tl_xproc_remote_attach(&r, &b, 0), 0);
     int result = -1;
     CHECK_ERR(tl_xproc_remote_wait(&r, 10 * SECOND, &result), 0);
     CHECK_ERR(result, 0);
-    tl_consumer c;
-    CHECK_ERR(tl_consumer_init(&c, s), 0);
+    tl_consumer *c = NULL;
+    CHECK_ERR(!(c = tl_consumer_new(s)), 0);
     tracelog_event ev;
     uint64_t got = 0, first = 0, last = 0, deadline = xp_now_ns() + 10 * SECOND;
     int in_order = 1;
     while (got < 1000 && xp_now_ns() < deadline) {
-        if (tl_consumer_take_wait(&c, &ev) != TL_TAKE_EVENT) {
+        if (tl_consumer_take_wait(c, &ev) != TL_TAKE_EVENT) {
             usleep(1000);
             continue;
         }
@@ -105,7 +106,7 @@ static void test_child_records_into_our_buffer(void)
     kill(pid, SIGKILL);
     CHECK_EQ_INT(xp_wait(pid), 128 + SIGKILL);
     uint64_t returned_before = atomic_load(returned);
-    while (tl_consumer_take_wait(&c, &ev) == TL_TAKE_EVENT)
+    while (tl_consumer_take_wait(c, &ev) == TL_TAKE_EVENT)
         if (ev.event_id == id) {
             uint64_t seq;
             memcpy(&seq, ev.payload, sizeof seq);
@@ -117,7 +118,7 @@ static void test_child_records_into_our_buffer(void)
               (unsigned long long)last, (unsigned long long)returned_before);
     printf("events %llu..%llu drained, %llu calls returned before the kill\n", (unsigned long long)first,
            (unsigned long long)last, (unsigned long long)returned_before);
-    tl_consumer_free(&c);
+    tl_consumer_free(c);
     tl_xproc_remote_close(&r);
     tl_xproc_buffer_destroy(&b);
     pid = 0;

@@ -21,14 +21,15 @@
 
 #include "recorder/groups.h"
 #include "stream/produce.h"
-#include "stream/stream.h"
+#include "stream/consumer.h"
+#include "stream/layout.h"
 #include "tl_test.h"
 
 enum { BIG = 8000, LANES = 2 };
 
 typedef struct rig {
     tl_stream *s;
-    tl_consumer model;
+    tl_consumer *model;
     tracelog_writer *w;
     int fd;
     tl_groups *gs;
@@ -48,8 +49,8 @@ static int rig_open(rig *r)
     r->s = tl_stream_create(&p);
     if (!r->s)
         TL_DIE("tl_stream_create");
-    tl_stream_start(r->s, NULL, NULL);
-    if (tl_consumer_init(&r->model, r->s))
+    tl_stream_start(r->s, NULL);
+    if (!(r->model = tl_consumer_new(r->s)))
         TL_DIE("tl_consumer_init");
     r->fd = tl_test_tmpfd();
     tracelog_writer_options o;
@@ -57,7 +58,7 @@ static int rig_open(rig *r)
     o.chunk_size = 4096;
     r->w = tl_test_new_writer(r->fd, &o);
     int err;
-    r->gs = tl_groups_open(&r->model, NULL, r->w, &err);
+    r->gs = tl_groups_open(r->model, NULL, r->w, &err);
     CHECK_EQ_INT(err, 0);
     return r->gs != NULL;
 }
@@ -81,7 +82,7 @@ static void rig_close(rig *r)
     tl_groups_close(r->gs);
     tracelog_error err;
     tracelog_writer_close(r->w, &err); /* its error is the test's doing */
-    tl_consumer_free(&r->model);
+    tl_consumer_free(r->model);
     tl_stream_destroy(r->s);
     close(r->fd);
 }

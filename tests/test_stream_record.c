@@ -16,7 +16,8 @@
 #include <time.h>
 
 #include "stream/produce.h"
-#include "stream/stream.h"
+#include "stream/consumer_internal.h"
+#include "stream/layout.h"
 #include "tl_test.h"
 
 enum { OVERFLOW_ID = 4, RESUME_ID = 5, EVENT_ID = 9 };
@@ -32,7 +33,7 @@ static tl_stream *started(uint32_t policy, uint64_t lane_bytes)
     tl_stream *s = tl_stream_create(&p);
     if (!s)
         TL_DIE("tl_stream_create");
-    tl_stream_start(s, NULL, NULL);
+    tl_stream_start(s, NULL);
     return s;
 }
 
@@ -69,10 +70,12 @@ typedef struct drained {
     int bad_ts, bad_payload;
 } drained;
 
-static void consume(tl_consumer *c, tl_stream *s)
+static tl_consumer *consume(tl_stream *s)
 {
-    if (tl_consumer_init(c, s))
-        TL_DIE("tl_consumer_init");
+    tl_consumer *c = tl_consumer_new(s);
+    if (!c)
+        TL_DIE("tl_consumer_new");
+    return c;
 }
 
 /* Takes everything the stream holds; len_of(seq) gives event seq's payload length, which carries seq. */
@@ -114,15 +117,15 @@ static uint32_t varied_len(uint32_t seq) { return (uint32_t[]){8, 24, 40, 8, 24,
 static void test_pads_at_the_lane_end(void)
 {
     tl_stream *s = started(TRACELOG_POLICY_FLUSH, 4096);
-    tl_consumer c;
-    consume(&c, s);
+    tl_consumer *c = NULL;
+    c = consume(s);
     static drained d;
     memset(&d, 0, sizeof d);
     uint32_t seq = 0, recorded = 0;
     for (int round = 0; round < 60; round++) { /* about 40 laps of the lane */
         for (int i = 0; i < 40; i++, seq++)
             recorded += (uint32_t)record(s, 0, seq, varied_len(seq));
-        drain(&c, &d, varied_len);
+        drain(c, &d, varied_len);
     }
     CHECK_EQ(recorded, seq);
     CHECK_EQ(d.n, seq);
@@ -133,7 +136,7 @@ static void test_pads_at_the_lane_end(void)
     for (size_t i = 0; i < d.n && i < 16384; i++)
         out_of_order += d.seq[i] != i;
     CHECK_EQ(out_of_order, 0);
-    tl_consumer_free(&c);
+    tl_consumer_free(c);
     tl_stream_destroy(s);
 }
 
@@ -146,18 +149,18 @@ static uint32_t len16(uint32_t seq)
 static void test_loss_marked_before_the_next_event(void)
 {
     tl_stream *s = started(TRACELOG_POLICY_FLUSH, 4096); /* 64 records of 16 data bytes */
-    tl_consumer c;
-    consume(&c, s);
+    tl_consumer *c = NULL;
+    c = consume(s);
     uint32_t kept = 0;
     for (uint32_t seq = 0; seq < 100; seq++)
         kept += (uint32_t)record(s, 0, seq, 16);
     CHECK_EQ(kept, 64);
     static drained d;
     memset(&d, 0, sizeof d);
-    drain(&c, &d, len16);
+    drain(c, &d, len16);
     for (uint32_t seq = 100; seq < 105; seq++)
         CHECK(record(s, 0, seq, 16));
-    drain(&c, &d, len16);
+    drain(c, &d, len16);
     CHECK_EQ(d.n, 69);
     CHECK_EQ(d.overflow, 1);
     CHECK_EQ(d.resume, 1);
@@ -167,7 +170,7 @@ static void test_loss_marked_before_the_next_event(void)
     CHECK_EQ(d.seq[68], 104);
     CHECK_EQ(d.bad_payload, 0);
     CHECK_EQ(d.bad_ts, 0);
-    tl_consumer_free(&c);
+    tl_consumer_free(c);
     tl_stream_destroy(s);
 }
 
@@ -208,11 +211,11 @@ static void test_producers_racing_for_one_lane(void)
     }
     pthread_barrier_destroy(&go);
     CHECK_EQ(recorded, THREADS * PER_THREAD);
-    tl_consumer c;
-    consume(&c, s);
+    tl_consumer *c = NULL;
+    c = consume(s);
     static drained d;
     memset(&d, 0, sizeof d);
-    drain(&c, &d, len16);
+    drain(c, &d, len16);
     CHECK_EQ(d.n, THREADS * PER_THREAD);
     CHECK_EQ(d.overflow, 0);
     CHECK_EQ(d.bad_payload, 0);
@@ -225,7 +228,7 @@ static void test_producers_racing_for_one_lane(void)
             misplaced++;
     }
     CHECK_EQ(misplaced, 0);
-    tl_consumer_free(&c);
+    tl_consumer_free(c);
     tl_stream_destroy(s);
 }
 
@@ -234,11 +237,11 @@ static void test_loop_overwrites_the_oldest(void)
     tl_stream *s = started(TRACELOG_POLICY_LOOP, 4096);
     for (uint32_t seq = 0; seq < 1000; seq++)
         CHECK(record(s, 0, seq, 16));
-    tl_consumer c;
-    consume(&c, s);
+    tl_consumer *c = NULL;
+    c = consume(s);
     static drained d;
     memset(&d, 0, sizeof d);
-    drain(&c, &d, len16);
+    drain(c, &d, len16);
     CHECK_MSG(d.n >= 60 && d.n <= 64, "%zu events kept of a lane of 64 records", d.n);
     size_t not_newest = 0;
     for (size_t i = 0; i < d.n; i++)
@@ -246,13 +249,13 @@ static void test_loop_overwrites_the_oldest(void)
     CHECK_EQ(not_newest, 0);
     CHECK_EQ(d.bad_payload, 0);
     CHECK_EQ(d.bad_ts, 0);
-    CHECK_EQ(tl_consumer_overruns(&c), 1000 - d.n);
-    tl_consumer_free(&c);
+    CHECK_EQ(tl_consumer_overruns(c), 1000 - d.n);
+    tl_consumer_free(c);
     tl_stream_destroy(s);
 }
 
 /* The stream's clock now, in ns, as the consumer converts the events' stamps. */
-static uint64_t now_ns(const tl_consumer *c, const tl_stream *s) { return tl_clock_ns(&c->clock, tl_stream_stamp(s)); }
+static uint64_t now_ns(const tl_consumer *c, const tl_stream *s) { return tl_clock_ns(tl_consumer_clock(c), tl_stream_stamp(s)); }
 
 /* 2 ms: time passes between two records, so their timestamps differ (only ever by more, under load). */
 static void pause_2ms(void)
@@ -297,22 +300,22 @@ static void test_overflow_stamped_with_the_first_loss(void)
     for (int marked = 1; marked >= 0; marked--) {
         tl_test_context("FLUSH, %s", marked ? "an event after the loss" : "nothing after the loss");
         tl_stream *s = started(TRACELOG_POLICY_FLUSH, 4096); /* 64 records of 16 data bytes */
-        tl_consumer c;
-        consume(&c, s);
+        tl_consumer *c = NULL;
+        c = consume(s);
         for (uint32_t seq = 0; seq < 64; seq++)
             CHECK(record(s, 0, seq, 16));
-        uint64_t before = now_ns(&c, s);
+        uint64_t before = now_ns(c, s);
         CHECK(!record(s, 0, 64, 16)); /* the first lost */
-        uint64_t after = now_ns(&c, s);
+        uint64_t after = now_ns(c, s);
         for (uint32_t seq = 65; seq < 67; seq++) {
             pause_2ms();
             CHECK(!record(s, 0, seq, 16));
         }
-        CHECK_EQ(take_all(&c, t, 200), 64);
+        CHECK_EQ(take_all(c, t, 200), 64);
         pause_2ms();
         if (marked) {
             CHECK(record(s, 0, 67, 16));
-            size_t n = take_all(&c, t, 200);
+            size_t n = take_all(c, t, 200);
             if (CHECK_EQ(n, 3) && CHECK_EQ(t[0].id, OVERFLOW_ID) && CHECK_EQ(t[1].id, RESUME_ID) &&
                 CHECK_EQ(t[2].id, EVENT_ID) && CHECK_EQ(t[2].seq, 67)) {
                 CHECK_MSG(t[0].ts >= before && t[0].ts <= after, "OVERFLOW at %llu, the first loss in %llu..%llu",
@@ -322,23 +325,23 @@ static void test_overflow_stamped_with_the_first_loss(void)
             }
         } else {
             tracelog_event ev;
-            if (CHECK(tl_consumer_take_unmarked_loss(&c, &ev)) && CHECK_EQ(ev.event_id, OVERFLOW_ID))
+            if (CHECK(tl_consumer_take_unmarked_loss(c, &ev)) && CHECK_EQ(ev.event_id, OVERFLOW_ID))
                 CHECK_MSG(ev.timestamp_ns >= before && ev.timestamp_ns <= after,
                           "OVERFLOW at %llu, the first loss in %llu..%llu", (unsigned long long)ev.timestamp_ns,
                           (unsigned long long)before, (unsigned long long)after);
-            CHECK(!tl_consumer_take_unmarked_loss(&c, &ev));
+            CHECK(!tl_consumer_take_unmarked_loss(c, &ev));
         }
-        tl_consumer_free(&c);
+        tl_consumer_free(c);
         tl_stream_destroy(s);
     }
 
     tl_test_context("LOOP");
     tl_stream *s = started(TRACELOG_POLICY_LOOP, 4096);
-    tl_consumer c;
-    consume(&c, s);
-    uint64_t before = now_ns(&c, s);
+    tl_consumer *c = NULL;
+    c = consume(s);
+    uint64_t before = now_ns(c, s);
     CHECK(record(s, 0, 0, 16)); /* the first overwritten */
-    uint64_t after = now_ns(&c, s);
+    uint64_t after = now_ns(c, s);
     pause_2ms();
     for (uint32_t seq = 1; seq < 64; seq++)
         CHECK(record(s, 0, seq, 16));
@@ -346,7 +349,7 @@ static void test_overflow_stamped_with_the_first_loss(void)
         pause_2ms();
         CHECK(record(s, 0, seq, 16));
     }
-    size_t n = take_all(&c, t, 200);
+    size_t n = take_all(c, t, 200);
     if (CHECK(n >= 4) && CHECK_EQ(t[0].id, OVERFLOW_ID) && CHECK_EQ(t[1].id, RESUME_ID) &&
         CHECK_EQ(t[2].id, EVENT_ID)) {
         CHECK_MSG(t[0].ts >= before && t[0].ts <= after, "OVERFLOW at %llu, the first loss in %llu..%llu",
@@ -355,7 +358,7 @@ static void test_overflow_stamped_with_the_first_loss(void)
         CHECK(t[2].ts > after);
         CHECK_EQ(t[n - 1].seq, 66);
     }
-    tl_consumer_free(&c);
+    tl_consumer_free(c);
     tl_stream_destroy(s);
     tl_test_context(NULL);
 }

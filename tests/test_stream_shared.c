@@ -23,7 +23,8 @@
 
 #include "posix_helpers.h"
 #include "stream/produce.h"
-#include "stream/stream.h"
+#include "stream/consumer_internal.h"
+#include "stream/layout.h"
 #include "tracelog/common.h"
 
 static const tl_stream_params params = {.policy = TRACELOG_POLICY_LOOP,
@@ -49,7 +50,7 @@ static tl_stream *started(uint32_t policy, uint64_t *size)
     *size = tl_stream_bytes(&p);
     tl_stream *s = tl_stream_create_in(zeroed(*size), *size, &p);
     if (CHECK(s != NULL))
-        tl_stream_start(s, NULL, NULL);
+        tl_stream_start(s, NULL);
     return s;
 }
 
@@ -66,13 +67,13 @@ static void test_create_in_works(void)
     int one = 1;
     tracelog_event ev = {.event_id = 7, .pid = 42, .payload_len = sizeof one, .payload = &one};
     CHECK(tl_stream_record_system(s, &ev));
-    tl_consumer c;
-    CHECK_ERR(tl_consumer_init(&c, s), 0);
+    tl_consumer *c = NULL;
+    CHECK_ERR(!(c = tl_consumer_new(s)), 0);
     tracelog_event out;
-    CHECK(tl_consumer_take_wait(&c, &out) == TL_TAKE_EVENT);
+    CHECK(tl_consumer_take_wait(c, &out) == TL_TAKE_EVENT);
     CHECK_EQ(out.event_id, 7);
     CHECK_EQ(out.pid, 42);
-    tl_consumer_free(&c);
+    tl_consumer_free(c);
     munmap(m, size);
 }
 
@@ -147,16 +148,16 @@ static void test_consumer_survives_garbage(void)
             tracelog_event ev = {.event_id = 100 + v, .payload_len = sizeof v, .payload = &v};
             CHECK(tl_stream_record(s, lane, &ev));
         }
-    tl_consumer c;
-    CHECK_ERR(tl_consumer_init_shared(&c, s, size), 0);
-    rec_at(&c, 0, 1)->ts = UINT64_MAX / 2;                            /* lane 0: event 101 */
-    rec_at(&c, 1, 0)->kind_size = 0x0fffffff | TL_KIND_EVENT << 28; /* lane 1: all three */
-    rec_at(&c, 2, 1)->kind_size = tl_rec_size(0) | 1 | TL_KIND_EVENT << 28; /* lane 2, data its size cannot hold: 121 and 122 */
-    rec_at(&c, 3, 0)->kind_size = 16 | TL_KIND_EVENT << 28;           /* lane 3, shorter than a header: all three */
-    atomic_store(&c.lanes[3].tail, 4); /* not read back: in a FLUSH stream the consumer keeps its own position */
+    tl_consumer *c = NULL;
+    CHECK_ERR(tl_consumer_new_shared(s, size, &c), 0);
+    rec_at(c, 0, 1)->ts = UINT64_MAX / 2;                            /* lane 0: event 101 */
+    rec_at(c, 1, 0)->kind_size = 0x0fffffff | TL_KIND_EVENT << 28; /* lane 1: all three */
+    rec_at(c, 2, 1)->kind_size = tl_rec_size(0) | 1 | TL_KIND_EVENT << 28; /* lane 2, data its size cannot hold: 121 and 122 */
+    rec_at(c, 3, 0)->kind_size = 16 | TL_KIND_EVENT << 28;           /* lane 3, shorter than a header: all three */
+    atomic_store(&c->lanes[3].tail, 4); /* not read back: in a FLUSH stream the consumer keeps its own position */
     unsigned events = 0, overflows = 0, resumes = 0, takes = 0, seen_ok = 1;
     tracelog_event ev;
-    while (takes++ < 100 && tl_consumer_take(&c, &ev, 1) == TL_TAKE_EVENT) {
+    while (takes++ < 100 && tl_consumer_take(c, &ev, 1) == TL_TAKE_EVENT) {
         if (ev.event_id == params.markers.overflow) {
             overflows++;
         } else if (ev.event_id == params.markers.resume) {
@@ -175,13 +176,13 @@ static void test_consumer_survives_garbage(void)
     CHECK_EQ(overflows, 1); /* lane 0: OVERFLOW and RESUME around the dropped event */
     CHECK_EQ(resumes, 1);
     unsigned unmarked = 0;
-    while (unmarked < 10 && tl_consumer_take_unmarked_loss(&c, &ev))
+    while (unmarked < 10 && tl_consumer_take_unmarked_loss(c, &ev))
         unmarked += ev.event_id == params.markers.overflow;
     CHECK_EQ(unmarked, 3); /* lanes 1, 2, 3: nothing came after their garbage */
-    CHECK_EQ(c.garbage, 4);
+    CHECK_EQ(c->garbage, 4);
     CHECK_EQ(tl_stream_overruns(s), 4);
-    tl_consumer_free(&c);
-    CHECK_ERR(tl_consumer_init_shared(&c, s, size - 1), EINVAL);
+    tl_consumer_free(c);
+    CHECK_ERR(tl_consumer_new_shared(s, size - 1, &c), EINVAL);
     munmap(s, size);
 }
 
@@ -206,14 +207,14 @@ static void test_garbage_overflow_stamped_before_the_loss(void)
         tracelog_event ev = {.event_id = 100 + v, .payload_len = sizeof v, .payload = &v};
         CHECK(tl_stream_record(s, 0, &ev));
     }
-    tl_consumer c;
-    CHECK_ERR(tl_consumer_init_shared(&c, s, size), 0);
-    rec_at(&c, 0, 1)->ts = UINT64_MAX / 2;
+    tl_consumer *c = NULL;
+    CHECK_ERR(tl_consumer_new_shared(s, size, &c), 0);
+    rec_at(c, 0, 1)->ts = UINT64_MAX / 2;
     uint32_t ids[8];
     uint64_t ts[8];
     size_t n = 0;
     tracelog_event ev;
-    for (int takes = 0; takes < 100 && n < 8 && tl_consumer_take(&c, &ev, 1) == TL_TAKE_EVENT; takes++) {
+    for (int takes = 0; takes < 100 && n < 8 && tl_consumer_take(c, &ev, 1) == TL_TAKE_EVENT; takes++) {
         ids[n] = ev.event_id;
         ts[n++] = ev.timestamp_ns;
     }
@@ -223,8 +224,8 @@ static void test_garbage_overflow_stamped_before_the_loss(void)
         CHECK_EQ(ts[2], ts[3]);
         CHECK(ts[3] > ts[0]);
     }
-    CHECK_EQ(c.garbage, 1);
-    tl_consumer_free(&c);
+    CHECK_EQ(c->garbage, 1);
+    tl_consumer_free(c);
     munmap(s, size);
 }
 
@@ -255,9 +256,9 @@ static void check_last_record(uint32_t size, uint32_t kind)
     }
     tracelog_event ev = {.event_id = 101, .payload_len = 4, .payload = data};
     CHECK(tl_stream_record(s, 1, &ev)); /* the next lane's first bytes: what a read past lane 0 sees */
-    tl_consumer c;
-    CHECK_ERR(tl_consumer_init_shared(&c, s, ssize), 0);
-    tl_rec *last = (tl_rec *)(c.data[0] + c.cap[0] - rec);
+    tl_consumer *c = NULL;
+    CHECK_ERR(tl_consumer_new_shared(s, ssize, &c), 0);
+    tl_rec *last = (tl_rec *)(c->data[0] + c->cap[0] - rec);
     if (!CHECK_EQ(tl_rec_bytes(last->kind_size), rec))
         return;
     if (size)
@@ -265,7 +266,7 @@ static void check_last_record(uint32_t size, uint32_t kind)
     const int sound = size <= rec;
     uint32_t events = 0, in_order = 1, intact = 1, others = 0, lane1 = 0;
     tracelog_event out;
-    for (uint32_t takes = 0; takes < n + 10 && tl_consumer_take(&c, &out, 1) == TL_TAKE_EVENT; takes++) {
+    for (uint32_t takes = 0; takes < n + 10 && tl_consumer_take(c, &out, 1) == TL_TAKE_EVENT; takes++) {
         if (out.event_id == 101) {
             lane1++;
         } else if (out.event_id == 100) {
@@ -281,16 +282,16 @@ static void check_last_record(uint32_t size, uint32_t kind)
             others++;
         }
     }
-    while (tl_consumer_take_unmarked_loss(&c, &out))
+    while (tl_consumer_take_unmarked_loss(c, &out))
         ;
     CHECK_EQ(lane1, 1);
     CHECK_EQ(others, 0);
     CHECK(in_order);
     CHECK(intact);
     CHECK_EQ(events, (sound ? n : n - 1));
-    CHECK_EQ(c.garbage, (sound ? 0 : 1));
+    CHECK_EQ(c->garbage, (sound ? 0 : 1));
     CHECK_EQ(tl_stream_overruns(s), (sound ? 0 : 1));
-    tl_consumer_free(&c);
+    tl_consumer_free(c);
     munmap(s, ssize);
 }
 
@@ -335,8 +336,8 @@ static void check_abandoned_last_record(uint32_t size)
     CHECK_EQ(h, tl_stream_lane_size(s) - rec);
     tracelog_event dead = {.event_id = 999, .payload_len = size - TL_REC_HEADER};
     tl_stream_write_rec((uint8_t *)s + tl_stream_data_offset(4) + h, TL_KIND_EVENT, size, 1, &dead);
-    tl_consumer c;
-    CHECK_ERR(tl_consumer_init_shared(&c, s, ssize), 0);
+    tl_consumer *c = NULL;
+    CHECK_ERR(tl_consumer_new_shared(s, ssize, &c), 0);
     uint32_t events = 0, overflows = 0, others = 0, in_order = 1;
     tracelog_event out;
     for (int round = 0; round < 2; round++) {
@@ -346,10 +347,10 @@ static void check_abandoned_last_record(uint32_t size)
                 memcpy(data, &k, sizeof k);
                 CHECK(tl_stream_record(s, 0, &ev));
             }
-            tl_consumer_producers_gone(&c);
+            tl_consumer_producers_gone(c);
         }
         for (uint32_t takes = 0; takes < n + 10; takes++) {
-            if (tl_consumer_take(&c, &out, 0) != TL_TAKE_EVENT)
+            if (tl_consumer_take(c, &out, 0) != TL_TAKE_EVENT)
                 break;
             if (out.event_id == params.markers.overflow) {
                 overflows++;
@@ -370,10 +371,10 @@ static void check_abandoned_last_record(uint32_t size)
     CHECK(in_order);
     CHECK_EQ(others, 0);
     CHECK_EQ(overflows, 1);
-    CHECK_EQ(c.abandoned, 1);
-    CHECK_EQ(c.garbage, 0);
+    CHECK_EQ(c->abandoned, 1);
+    CHECK_EQ(c->garbage, 0);
     CHECK_EQ(tl_stream_overruns(s), 1);
-    tl_consumer_free(&c);
+    tl_consumer_free(c);
     munmap(s, ssize);
 }
 
@@ -407,20 +408,20 @@ static void check_deferred_kept(uint64_t ahead, long pause)
     CHECK(tl_stream_record(s, 0, &a));
     CHECK(tl_stream_record(s, 1, &b));
     CHECK(tl_stream_record(s, 0, &a2));
-    tl_consumer c;
-    CHECK_ERR(tl_consumer_init(&c, s), 0);
-    rec_at(&c, 1, 0)->ts = tl_stream_stamp(s) + tl_clock_stamps_in(&c.clock, ahead);
+    tl_consumer *c = NULL;
+    CHECK_ERR(!(c = tl_consumer_new(s)), 0);
+    rec_at(c, 1, 0)->ts = tl_stream_stamp(s) + tl_clock_stamps_in(tl_consumer_clock(c), ahead);
     tracelog_event ev;
-    CHECK(tl_consumer_take(&c, &ev, 1) == TL_TAKE_EVENT && ev.event_id == 100); /* the batch defers b */
-    CHECK(tl_consumer_take(&c, &ev, 1) == TL_TAKE_EVENT && ev.event_id == 102); /* the same batch sees b again */
+    CHECK(tl_consumer_take(c, &ev, 1) == TL_TAKE_EVENT && ev.event_id == 100); /* the batch defers b */
+    CHECK(tl_consumer_take(c, &ev, 1) == TL_TAKE_EVENT && ev.event_id == 102); /* the same batch sees b again */
     struct timespec wait = {0, pause};
     if (pause)
         nanosleep(&wait, NULL);
-    CHECK(tl_consumer_take(&c, &ev, 1) == TL_TAKE_EVENT && ev.event_id == 101); /* a later batch delivers it */
-    CHECK(tl_consumer_take(&c, &ev, 1) == TL_TAKE_EMPTY);
-    CHECK_EQ(c.garbage, 0);
+    CHECK(tl_consumer_take(c, &ev, 1) == TL_TAKE_EVENT && ev.event_id == 101); /* a later batch delivers it */
+    CHECK(tl_consumer_take(c, &ev, 1) == TL_TAKE_EMPTY);
+    CHECK_EQ(c->garbage, 0);
     CHECK_EQ(tl_stream_overruns(s), 0);
-    tl_consumer_free(&c);
+    tl_consumer_free(c);
     munmap(s, size);
 }
 
@@ -464,15 +465,15 @@ static void test_geometry_changed_after_init(void)
     tl_stream *s = tl_stream_create_in(area, size, &p);
     if (!CHECK(s != NULL))
         return;
-    tl_stream_start(s, NULL, NULL);
+    tl_stream_start(s, NULL);
     uint64_t v = 0; /* 8 bytes, the same 56-byte record as 4 (gcc's -Warray-bounds sees the inlined copy's 8-byte loads) */
     uint32_t recorded = 0;
     tracelog_event ev = {.event_id = 100, .payload_len = sizeof v, .payload = &v};
     while (tl_stream_running(s) && v++ < 100000)
         recorded += (uint32_t)tl_stream_record(s, 0, &ev); /* until it stops itself, full */
     CHECK(!tl_stream_running(s));
-    tl_consumer c;
-    CHECK_ERR(tl_consumer_init_shared(&c, area, size), 0);
+    tl_consumer *c = NULL;
+    CHECK_ERR(tl_consumer_new_shared(area, size, &c), 0);
     s->nlanes = 8;
     s->lane_size = 1u << 22;
     s->max_data = 0;
@@ -481,7 +482,7 @@ static void test_geometry_changed_after_init(void)
     uint32_t events = 0, stops = 0, starts = 0, in_order = 1;
     tracelog_event out;
     for (int round = 0; round < 2; round++) /* the restart comes when the lanes are empty; START with the next take */
-        while (tl_consumer_take(&c, &out, 1) == TL_TAKE_EVENT) {
+        while (tl_consumer_take(c, &out, 1) == TL_TAKE_EVENT) {
             if (out.event_id == 100) {
                 uint32_t got;
                 memcpy(&got, out.payload, sizeof got);
@@ -496,8 +497,8 @@ static void test_geometry_changed_after_init(void)
     CHECK_EQ(stops, 1);
     CHECK_EQ(starts, 1);
     CHECK(tl_stream_running(s));
-    CHECK_EQ(tl_consumer_overruns(&c), 1); /* the event that found the stream full */
-    tl_consumer_free(&c);
+    CHECK_EQ(tl_consumer_overruns(c), 1); /* the event that found the stream full */
+    tl_consumer_free(c);
     munmap(area, size + guard);
 }
 
@@ -532,13 +533,13 @@ static void test_abandoned_record_skipped(void)
     }
     ev.event_id = 130;
     CHECK(tl_stream_record(s, 3, &ev));
-    tl_consumer c;
-    CHECK_ERR(tl_consumer_init_shared(&c, s, size), 0);
+    tl_consumer *c = NULL;
+    CHECK_ERR(tl_consumer_new_shared(s, size, &c), 0);
     uint32_t seen[4] = {0, 0, 0, 0}, overflows = 0, resumes = 0, others = 0;
     uint64_t until = tl_clock_mono_ns() + 3 * TL_PRODUCER_DEAD_NS;
     tracelog_event out;
     while (tl_clock_mono_ns() < until && seen[0] + seen[2] < 6) {
-        tl_take r = tl_consumer_take(&c, &out, 1);
+        tl_take r = tl_consumer_take(c, &out, 1);
         if (r != TL_TAKE_EVENT) {
             struct timespec ms = {0, 5000000};
             nanosleep(&ms, NULL);
@@ -558,9 +559,9 @@ static void test_abandoned_record_skipped(void)
     CHECK_EQ(others, 0);
     CHECK_EQ(overflows, 2);
     CHECK_EQ(resumes, 2);
-    CHECK_EQ(c.abandoned, 2);
+    CHECK_EQ(c->abandoned, 2);
     CHECK_EQ(tl_stream_overruns(s), 2);
-    tl_consumer_free(&c);
+    tl_consumer_free(c);
     munmap(s, size);
 }
 
@@ -582,7 +583,7 @@ static void test_producers_gone(void)
     tl_stream *s = tl_stream_create_in(m, size, &p);
     if (!CHECK(s != NULL))
         return;
-    tl_stream_start(s, NULL, NULL);
+    tl_stream_start(s, NULL);
     uint32_t v = 0;
     tracelog_event ev = {.event_id = 100, .payload_len = sizeof v, .payload = &v};
     for (uint32_t lane = 0; lane <= 2; lane++) {
@@ -594,13 +595,13 @@ static void test_producers_gone(void)
             CHECK(tl_stream_record(s, lane, &ev));
         }
     }
-    tl_consumer c;
-    CHECK_ERR(tl_consumer_init_shared(&c, m, size), 0);
-    tl_consumer_producers_gone(&c);
+    tl_consumer *c = NULL;
+    CHECK_ERR(tl_consumer_new_shared(m, size, &c), 0);
+    tl_consumer_producers_gone(c);
     uint32_t events = 0, overflows = 0, waits = 0;
     tracelog_event out;
     for (int calls = 0; calls < 100; calls++) {
-        tl_take r = tl_consumer_take(&c, &out, 0);
+        tl_take r = tl_consumer_take(c, &out, 0);
         if (r == TL_TAKE_EMPTY)
             break;
         waits += r == TL_TAKE_WAIT;
@@ -609,14 +610,14 @@ static void test_producers_gone(void)
         else if (r == TL_TAKE_EVENT && out.event_id >= 100)
             events++;
     }
-    while (tl_consumer_take_unmarked_loss(&c, &out))
+    while (tl_consumer_take_unmarked_loss(c, &out))
         overflows++;
     CHECK_EQ(waits, 0);
     CHECK_EQ(events, 4); /* 100, 101, 110, 120 */
     CHECK_EQ(overflows, 3);
-    CHECK_EQ(c.abandoned, 2);
-    CHECK_EQ(c.garbage, 1);
-    tl_consumer_free(&c);
+    CHECK_EQ(c->abandoned, 2);
+    CHECK_EQ(c->garbage, 1);
+    tl_consumer_free(c);
     munmap(m, size);
 }
 
@@ -637,19 +638,19 @@ static void test_backlog(void)
         uint64_t v = 0; /* 8 bytes: see test_geometry_changed_after_init */
         uint32_t n = (uint32_t)(tl_stream_lane_size(s) / 2 / tl_rec_size(sizeof v));
         tracelog_event ev = {.event_id = 100, .payload_len = sizeof v, .payload = &v};
-        tl_consumer c;
-        CHECK_ERR(tl_consumer_init(&c, s), 0);
+        tl_consumer *c = NULL;
+        CHECK_ERR(!(c = tl_consumer_new(s)), 0);
         for (uint32_t k = 0; k < n; k++)
             CHECK(tl_stream_record(s, 1, &ev));
-        uint32_t half = tl_consumer_backlog(&c);
+        uint32_t half = tl_consumer_backlog(c);
         CHECK(half >= 120 && half <= 128);
         tracelog_event out;
         uint32_t got = 0;
-        while (tl_consumer_take(&c, &out, 1) == TL_TAKE_EVENT)
+        while (tl_consumer_take(c, &out, 1) == TL_TAKE_EVENT)
             got++;
         CHECK_EQ(got, n);
-        CHECK_EQ(tl_consumer_backlog(&c), 0);
-        tl_consumer_free(&c);
+        CHECK_EQ(tl_consumer_backlog(c), 0);
+        tl_consumer_free(c);
         munmap(s, size);
     }
     tl_test_context(NULL);

@@ -18,7 +18,8 @@
 #include "posix_helpers.h"
 #include "stream/clock.h"
 #include "stream/produce.h"
-#include "stream/stream.h"
+#include "stream/consumer.h"
+#include "stream/layout.h"
 
 enum { OVERFLOW_ID = 4, RESUME_ID = 5, STOP_ID = 3, START_ID = 2, EVENT_ID = 100 };
 
@@ -34,7 +35,7 @@ static tl_stream *make(uint32_t policy, uint32_t wait_us)
     tl_stream *s = tl_stream_create(&p);
     if (!s)
         TL_DIE("tl_stream_create");
-    tl_stream_start(s, NULL, NULL);
+    tl_stream_start(s, NULL);
     return s;
 }
 
@@ -88,17 +89,17 @@ static void test_times_out_then_off_until_room(void)
     CHECK_MSG(waited < 100, "the second loss waited %.1f ms", waited);
     CHECK_EQ(tl_stream_overruns(s), 2);
 
-    tl_consumer c;
-    CHECK_ERR(tl_consumer_init(&c, s), 0);
+    tl_consumer *c = NULL;
+    CHECK_ERR(!(c = tl_consumer_new(s)), 0);
     uint64_t next = 0;
-    drain_all(&c, &next); /* the tail moves: waiting is on again */
+    drain_all(c, &next); /* the tail moves: waiting is on again */
     CHECK_EQ(next, n);
     uint64_t m = fill(s);
     t0 = tl_clock_mono_ns();
     CHECK_EQ(record(s, n + m), 0);
     waited = ms_since(t0);
     CHECK_MSG(waited >= 250, "after the consumer made room, a full lane waited %.1f ms again", waited);
-    tl_consumer_free(&c);
+    tl_consumer_free(c);
     tl_stream_destroy(s);
 }
 
@@ -134,17 +135,17 @@ static void test_woken_when_room_is_made(void)
     tl_stream *s = make(TRACELOG_POLICY_FLUSH, 1000000);
     waiter w;
     pthread_t th = start_waiter(s, &w, 30);
-    tl_consumer c;
-    CHECK_ERR(tl_consumer_init(&c, s), 0);
+    tl_consumer *c = NULL;
+    CHECK_ERR(!(c = tl_consumer_new(s)), 0);
     uint64_t next = 0;
-    drain_all(&c, &next);
+    drain_all(c, &next);
     pthread_join(th, NULL);
     CHECK_EQ(w.recorded, 1);
     CHECK_MSG(w.ms >= 20 && w.ms < 900, "the waiting producer was woken after %.1f ms (room made after 30 ms)", w.ms);
     CHECK_EQ(tl_stream_overruns(s), 0);
-    drain_all(&c, &next); /* its event comes after every earlier one: the sequence has no gap */
+    drain_all(c, &next); /* its event comes after every earlier one: the sequence has no gap */
     CHECK_EQ(next, w.seq + 1);
-    tl_consumer_free(&c);
+    tl_consumer_free(c);
     tl_stream_destroy(s);
 }
 
@@ -153,7 +154,7 @@ static void test_stop_ends_the_wait(void)
     tl_stream *s = make(TRACELOG_POLICY_FLUSH, 1000000);
     waiter w;
     pthread_t th = start_waiter(s, &w, 20);
-    tl_stream_stop(s, NULL, NULL);
+    tl_stream_stop(s, NULL);
     pthread_join(th, NULL);
     CHECK_EQ(w.recorded, 0);
     CHECK_MSG(w.ms < 500, "a producer waited %.1f ms on a stream stopped after 20 ms", w.ms);

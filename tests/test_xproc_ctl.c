@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "posix_helpers.h"
-#include "stream/stream.h"
+#include "stream/layout.h"
 #include "tracelog/common.h"
 #include "xproc/ctl.h"
 #include "xproc/remote.h"

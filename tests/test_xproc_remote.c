@@ -20,7 +20,8 @@
 #include <unistd.h>
 
 #include "posix_helpers.h"
-#include "stream/stream.h"
+#include "stream/consumer.h"
+#include "stream/layout.h"
 #include "tracelog/common.h"
 #include "xproc/attach.h"
 #include "xproc/remote.h"
@@ -239,7 +240,7 @@ static void test_trace_child_from_before_exec(void)
         tl_xproc_buffer b;
         CHECK_ERR(tl_xproc_buffer_create(r.peer.euid, r.peer.egid, (uint32_t)pid, tl_stream_bytes(&p), &b), 0);
         tl_stream *s = tl_stream_create_in(b.map, b.size, &p);
-        tl_stream_start(s, NULL, NULL);
+        tl_stream_start(s, NULL);
         CHECK_ERR(tl_xproc_remote_attach(&r, &b, 0), 0);
         xp_send(down[1], 'e');
         trace_event_id_t id = 0;
@@ -247,18 +248,18 @@ static void test_trace_child_from_before_exec(void)
         int result = -1;
         CHECK_ERR(tl_xproc_remote_wait(&r, 10 * SECOND, &result), 0);
         CHECK_ERR(result, 0);
-        tl_consumer c;
-        CHECK_ERR(tl_consumer_init(&c, s), 0);
+        tl_consumer *c = NULL;
+        CHECK_ERR(!(c = tl_consumer_new(s)), 0);
         tracelog_event ev;
         int found = 0;
-        while (tl_consumer_take_wait(&c, &ev) == TL_TAKE_EVENT)
+        while (tl_consumer_take_wait(c, &ev) == TL_TAKE_EVENT)
             if (ev.event_id == id && ev.payload_len == 8) {
                 uint64_t v;
                 memcpy(&v, ev.payload, 8);
                 found += v == (uint64_t)pid && ev.pid == (uint32_t)pid;
             }
         CHECK_EQ_INT(found, 1); /* its first event, recorded into our buffer */
-        tl_consumer_free(&c);
+        tl_consumer_free(c);
         xp_send(down[1], 'q');
         CHECK_EQ_INT(xp_wait(pid), 0);
         tl_xproc_remote_close(&r);

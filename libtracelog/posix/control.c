@@ -41,7 +41,7 @@ static tl_consumer *recorder(tl_trace *t)
 {
     if (!t->active.remote)
         return NULL;
-    return t->active.log ? tl_recorder_consumer(t->active.log) : &t->active.consumer;
+    return t->active.log ? tl_recorder_consumer(t->active.log) : t->active.consumer;
 }
 
 static void record_system(tl_trace *t, trace_event_id_t id, const void *data, size_t len, uint64_t caller)
@@ -80,7 +80,7 @@ static int guarded(tl_trace *t, int (*fn)(tl_trace *, void *), void *arg)
 
 static int consumer_overruns(tl_trace *t, void *out)
 {
-    *(uint64_t *)out = tl_consumer_overruns(&t->active.consumer);
+    *(uint64_t *)out = tl_consumer_overruns(t->active.consumer);
     return 0;
 }
 
@@ -194,16 +194,16 @@ static int make_stream(tl_trace *t, int with_log, int fd)
     t->attr.__stream_size = tl_stream_lane_size(t->active.stream);
     if (with_log)
         return tl_log_open(t, fd);
-    if (tl_consumer_init(&t->active.consumer, t->active.stream))
+    if (!(t->active.consumer = tl_consumer_new(t->active.stream)))
         return ENOMEM;
-    tl_remote_watch_consumer(t->active.remote, &t->active.consumer, t->attr.__inheritance == POSIX_TRACE_INHERITED);
+    tl_remote_watch_consumer(t->active.remote, t->active.consumer, t->attr.__inheritance == POSIX_TRACE_INHERITED);
     return 0;
 }
 
 static void free_trace(tl_trace *t)
 {
     if (t->active.stream && !t->active.log)
-        tl_remote_consumer_free(t->active.remote, &t->active.consumer);
+        tl_remote_consumer_free(t->active.remote, t->active.consumer);
     if (t->active.remote) {
         tl_posix_remote_names_release(t->active.remote, &t->active.remote_names);
         tl_remote_close(t->active.remote); /* the stream lives in its buffer */
@@ -294,7 +294,8 @@ static int start_op(tl_trace *t, void *caller)
     trace_event_set_t filter;
     get_filter(t->active.stream, &filter);
     tracelog_event start = tl_posix_system_event(POSIX_TRACE_START, &filter, sizeof filter, *(uint64_t *)caller);
-    return tl_stream_start(t->active.stream, &start, recorder(t));
+    tl_consumer *via = recorder(t);
+    return via ? tl_consumer_start(via, &start) : tl_stream_start(t->active.stream, &start);
 }
 
 int posix_trace_start(trace_id_t trid)
@@ -315,7 +316,8 @@ int posix_trace_start(trace_id_t trid)
 
 static int stop_op(tl_trace *t, void *marker)
 {
-    return tl_stream_stop(t->active.stream, marker, recorder(t));
+    tl_consumer *via = recorder(t);
+    return via ? tl_consumer_stop(via, marker) : tl_stream_stop(t->active.stream, marker);
 }
 
 /* 1 if the stream was running; not if it was stopped already, by the user or by itself (UNTIL_FULL, full). */
@@ -347,7 +349,7 @@ int posix_trace_stop(trace_id_t trid)
 static int clear_op(tl_trace *t, void *unused)
 {
     (void)unused;
-    tl_consumer_clear(&t->active.consumer);
+    tl_consumer_clear(t->active.consumer);
     return 0;
 }
 

@@ -43,7 +43,7 @@ static int read_stats(void *arg)
     stats_args *a = arg;
     a->st->events_delivered = tl_stream_delivered(a->t->active.stream);
     if (!a->t->active.log)
-        consumer_stats(&a->t->active.consumer, a->st);
+        consumer_stats(a->t->active.consumer, a->st);
     return 0;
 }
 
@@ -61,7 +61,7 @@ int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats)
         /* Its buffer is lost: nothing buffered, the loss counted (how many it held is unknown). */
         *stats = (tracelog_trace_stats){0};
         stats->events_lost = tl_posix_overruns(t);
-        stats->lanes = tl_consumer_lanes(&t->active.consumer);
+        stats->lanes = tl_consumer_lanes(t->active.consumer);
     }
     if (t->active.log)
         log_stats(t->active.log, stats);

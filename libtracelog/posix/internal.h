@@ -14,6 +14,7 @@
 #include <trace.h>
 
 #include "recorder/recorder.h"
+#include "stream/consumer.h"
 #include "stream/stream.h"
 #include "xproc/attach.h"
 #include "xproc/remote.h"
@@ -58,7 +59,7 @@ typedef struct tl_trace {
 
     struct {
         tl_stream *stream;
-        tl_consumer consumer;  /* without log: what the getnext functions read with */
+        tl_consumer *consumer; /* without log: what the getnext functions read with */
         _Atomic uint64_t overruns_reported;
         tl_recorder *log;      /* with log: it drains the stream with a consumer of its own */
         _Atomic uint64_t log_overruns_reported;

@@ -66,7 +66,7 @@ int tl_posix_notice_end(tl_trace *t)
     tl_proc_end end;
     if (!t->active.remote || t->active.log || t->active.end_seen || !tl_remote_ended(t->active.remote, &end))
         return 0;
-    tl_remote_end_seen(t->active.stream, &t->active.consumer, t->attr.__inheritance == POSIX_TRACE_INHERITED);
+    tl_remote_end_seen(t->active.stream, t->active.consumer, t->attr.__inheritance == POSIX_TRACE_INHERITED);
     t->active.end_data[0] = end.how;
     t->active.end_data[1] = end.code;
     t->active.end_seen = 1;
@@ -83,10 +83,10 @@ static int take_end(tl_trace *t, tracelog_event *ev)
 {
     if (t->active.end_seen != 1)
         return 0;
-    if (!t->active.faulted && tl_consumer_take_unmarked_loss(&t->active.consumer, ev))
+    if (!t->active.faulted && tl_consumer_take_unmarked_loss(t->active.consumer, ev))
         return 1;
     t->active.end_seen = 2;
-    *ev = (tracelog_event){.timestamp_ns = tl_consumer_now(&t->active.consumer),
+    *ev = (tracelog_event){.timestamp_ns = tl_consumer_now(t->active.consumer),
                            .event_id = TL_PROCESS_END_EVENT,
                            .pid = (uint32_t)tl_remote_pid(t->active.remote),
                            .payload_len = sizeof t->active.end_data,
@@ -111,7 +111,7 @@ static int take_once(void *arg)
     attempt *a = arg;
     tl_trace *t = a->t;
     tracelog_event ev;
-    tl_consumer *c = &t->active.consumer;
+    tl_consumer *c = t->active.consumer;
     tl_take r = tl_consumer_take(c, &ev, 0);
     if (r != TL_TAKE_EVENT && tl_posix_notice_end(t))
         r = tl_consumer_take(c, &ev, 0);
@@ -134,7 +134,7 @@ static int take_fault(tl_trace *t, tracelog_event *ev)
     if (t->active.end_seen != 3)
         return take_end(t, ev);
     t->active.end_seen = 1; /* the end comes next */
-    *ev = (tracelog_event){.timestamp_ns = tl_consumer_now(&t->active.consumer), .event_id = POSIX_TRACE_OVERFLOW};
+    *ev = (tracelog_event){.timestamp_ns = tl_consumer_now(t->active.consumer), .event_id = POSIX_TRACE_OVERFLOW};
     return 1;
 }
 

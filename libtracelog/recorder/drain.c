@@ -58,7 +58,7 @@ struct batch {
 
 int tl_rec_batch_alloc(tl_recorder *r)
 {
-    r->arena_cap = ARENA_BYTES + r->consumer.buf_cap; /* a batch stops once ARENA_BYTES are used */
+    r->arena_cap = ARENA_BYTES + tl_consumer_max_data(r->consumer); /* a batch stops once ARENA_BYTES are used */
     r->arena = malloc(r->arena_cap);
     r->batch = calloc(1, sizeof *r->batch);
     if (!r->arena || !r->batch)
@@ -70,14 +70,14 @@ int tl_rec_batch_alloc(tl_recorder *r)
 static int take_batch(void *arg)
 {
     batch *b = arg;
-    tl_consumer *c = &b->r->consumer;
+    tl_consumer *c = b->r->consumer;
     b->n = 0;
     b->more = 0;
     uint8_t *arena = b->r->arena;
     size_t used = 0;
     if (b->look)
         b->backlog = tl_consumer_backlog(c);
-    for (uint32_t n = 0; n < BATCH && used + c->buf_cap <= b->r->arena_cap; n++) {
+    for (uint32_t n = 0; n < BATCH && used + tl_consumer_max_data(c) <= b->r->arena_cap; n++) {
         tracelog_event *ev = &b->ev[n];
         if (tl_consumer_take_wait(c, ev) != TL_TAKE_EVENT)
             return 0;
@@ -103,7 +103,7 @@ static int log_fault(tl_recorder *r, uint64_t last_ts);
  * that the flusher releases the log and looks for the process's end
  * (cross-process.md 9.7). What is left waits for the next drain.
  */
-static uint64_t drain_budget(const tl_recorder *r) { return 2 * tl_consumer_capacity_records(&r->consumer) + BATCH; }
+static uint64_t drain_budget(const tl_recorder *r) { return 2 * tl_consumer_capacity_records(r->consumer) + BATCH; }
 
 static int drain_remote(tl_recorder *r, uint64_t until)
 {
@@ -153,7 +153,7 @@ int tl_rec_drain(tl_recorder *r, uint64_t until)
         return 0;
     define_new_types(r);
     if (r->grouped) { /* the groups took last */
-        tl_groups_hand_back(r->groups, &r->consumer);
+        tl_groups_hand_back(r->groups, r->consumer);
         r->grouped = 0;
     }
     if (r->remote)
@@ -161,13 +161,13 @@ int tl_rec_drain(tl_recorder *r, uint64_t until)
     int e = 0;
     tracelog_event ev;
     uint64_t n = 0;
-    while (tl_consumer_take_wait(&r->consumer, &ev) == TL_TAKE_EVENT) {
+    while (tl_consumer_take_wait(r->consumer, &ev) == TL_TAKE_EVENT) {
         if (n++ % BACKLOG_EVERY == 0)
-            r->behind = keep_up(r, tl_consumer_backlog(&r->consumer));
+            r->behind = keep_up(r, tl_consumer_backlog(r->consumer));
         int ae = append(r, &ev);
         if (!e)
             e = ae;
-        if (ev.timestamp_ns > until && !tl_consumer_queued(&r->consumer))
+        if (ev.timestamp_ns > until && !tl_consumer_queued(r->consumer))
             break;
     }
     r->drained += n;
@@ -203,8 +203,8 @@ int tl_rec_drain_by_groups(tl_recorder *r)
     for (uint32_t idle = 0; more && idle < IDLE_CYCLES_MAX && r->drained - start < budget;) {
         uint64_t before = r->drained;
         if (!r->grouped) { /* the log's consumer took last: its events go out first */
-            tl_rec_guarded(r, do_yield, &r->consumer);
-            tl_groups_take_over(r->groups, &r->consumer);
+            tl_rec_guarded(r, do_yield, r->consumer);
+            tl_groups_take_over(r->groups, r->consumer);
             r->grouped = 1;
             e = e ? e : tl_rec_writer_errno(r, tl_writer_end_chunk(r->writer));
         }
@@ -216,7 +216,7 @@ int tl_rec_drain_by_groups(tl_recorder *r)
         if (tl_remote_faulted(r->remote))
             return log_fault(r, last_ts);
         if (too_big) {
-            ce = tl_rec_drain(r, tl_consumer_now(&r->consumer));
+            ce = tl_rec_drain(r, tl_consumer_now(r->consumer));
             more = 1;
         }
         if (!e)
@@ -246,7 +246,7 @@ void tl_rec_mark_unfinished_losses(tl_recorder *r)
 {
     if (after_end(r))
         return;
-    loss_args a = {.c = &r->consumer};
+    loss_args a = {.c = r->consumer};
     int marked = 0;
     while (tl_rec_guarded(r, take_loss, &a) == 1) { /* a marker has no payload: nothing in the buffer to copy */
         tracelog_writer_append(r->writer, &a.ev);
@@ -266,7 +266,7 @@ void tl_rec_mark_unfinished_losses(tl_recorder *r)
  */
 static int log_fault(tl_recorder *r, uint64_t last_ts)
 {
-    uint64_t now = tl_consumer_now(&r->consumer);
+    uint64_t now = tl_consumer_now(r->consumer);
     int e = EFAULT;
     tracelog_event marks[2] = {
         {.timestamp_ns = now > last_ts ? now : last_ts, .event_id = r->params.ids.overflow},
@@ -293,7 +293,7 @@ static int log_fault(tl_recorder *r, uint64_t last_ts)
 static int end_seen(void *arg)
 {
     tl_recorder *r = arg;
-    tl_remote_end_seen(r->stream, &r->consumer, r->params.inherited);
+    tl_remote_end_seen(r->stream, r->consumer, r->params.inherited);
     return 0;
 }
 
@@ -311,7 +311,7 @@ int tl_rec_log_process_end(tl_recorder *r)
     }
     tl_rec_mark_unfinished_losses(r); /* a record it died in the middle of, last in its lane: before the end */
     int32_t data[2] = {end.how, end.code};
-    tracelog_event ev = {.timestamp_ns = tl_consumer_now(&r->consumer),
+    tracelog_event ev = {.timestamp_ns = tl_consumer_now(r->consumer),
                          .event_id = r->params.ids.process_end,
                          .pid = (uint32_t)tl_remote_pid(r->remote),
                          .payload_len = sizeof data,

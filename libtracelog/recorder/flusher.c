@@ -36,7 +36,7 @@ typedef struct sleep_args {
 static int drainer_sleep(void *arg)
 {
     const sleep_args *a = arg;
-    return tl_stream_drainer_sleep(a->r->stream, a->ns, a->look ? &a->r->consumer : NULL);
+    return tl_consumer_drainer_sleep(a->r->consumer, a->ns, a->look);
 }
 
 /* Until the next timed write (now if it is due), and no longer than REMOTE_LOOK_NS for a controller. */
@@ -58,7 +58,7 @@ static void open_groups(tl_recorder *r)
     r->groups_tried = 1;
     if (r->params.writer.log_policy != TRACELOG_POLICY_UNTIL_FULL) {
         int e;
-        r->groups = tl_groups_open(&r->consumer, r->remote, r->writer, &e); /* NULL: one flusher, as good */
+        r->groups = tl_groups_open(r->consumer, r->remote, r->writer, &e); /* NULL: one flusher, as good */
     }
 }
 
@@ -129,7 +129,7 @@ static void *flusher_main(void *arg)
     }
     tl_rec_lock(r);
     if (r->grouped) { /* from now on the log's consumer takes: at the groups' positions */
-        tl_groups_hand_back(r->groups, &r->consumer);
+        tl_groups_hand_back(r->groups, r->consumer);
         r->grouped = 0;
     }
     tl_groups_close(r->groups); /* every event they took is written: each cycle ended its set */

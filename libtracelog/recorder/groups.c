@@ -42,7 +42,7 @@ typedef struct step {
 
 /* Aligned: each group is another thread's, and its counters must not share a line with the next one's consumer. */
 struct group {
-    _Alignas(64) tl_consumer consumer;
+    tl_consumer *consumer;
     tl_set_part part;
     step *step;      /* another process's stream only */
     uint64_t taken;  /* events taken in the current cycle */
@@ -85,7 +85,7 @@ static void append(group *g, const tracelog_event *ev) { note(g, tl_set_append(&
 static int take_step(void *arg)
 {
     step *b = arg;
-    tl_consumer *c = &b->g->consumer;
+    tl_consumer *c = b->g->consumer;
     b->n = 0;
     b->more = 0;
     if (b->begin) {
@@ -93,7 +93,7 @@ static int take_step(void *arg)
         b->begin = 0;
     }
     size_t used = 0;
-    for (uint32_t n = 0; n < STEP && used + c->buf_cap <= b->arena_cap; n++) {
+    for (uint32_t n = 0; n < STEP && used + tl_consumer_max_data(c) <= b->arena_cap; n++) {
         tracelog_event *ev = &b->ev[n];
         if (tl_consumer_take_wait(c, ev) != TL_TAKE_EVENT)
             return 0;
@@ -136,8 +136,8 @@ static void run_group(tl_groups *gs, group *g)
     } else {
         tracelog_event ev;
         uint64_t taken = 0, last_ts = 0;
-        tl_consumer_begin_batch(&g->consumer, gs->w, gs->pub);
-        while (tl_consumer_take_wait(&g->consumer, &ev) == TL_TAKE_EVENT) {
+        tl_consumer_begin_batch(g->consumer, gs->w, gs->pub);
+        while (tl_consumer_take_wait(g->consumer, &ev) == TL_TAKE_EVENT) {
             append(g, &ev);
             taken++;
             last_ts = ev.timestamp_ns;
@@ -145,7 +145,7 @@ static void run_group(tl_groups *gs, group *g)
         g->taken = taken;
         g->last_ts = last_ts;
     }
-    g->later = g->consumer.batch_later;
+    g->later = tl_consumer_saw_later(g->consumer);
     note(g, tl_set_part_finish(&g->part));
 }
 
@@ -242,7 +242,7 @@ void tl_groups_close(tl_groups *gs)
         return;
     stop_helpers(gs);
     for (uint32_t i = 0; i < gs->n; i++) {
-        tl_remote_consumer_free(gs->rm, &gs->g[i].consumer);
+        tl_remote_consumer_free(gs->rm, gs->g[i].consumer);
         tl_set_part_free(&gs->g[i].part);
         if (gs->g[i].step)
             free(gs->g[i].step->arena);
@@ -271,7 +271,7 @@ static int make_step(group *g)
     if (!g->step)
         return -1;
     g->step->g = g;
-    g->step->arena_cap = STEP_ARENA + g->consumer.buf_cap; /* a step stops once STEP_ARENA bytes are used */
+    g->step->arena_cap = STEP_ARENA + tl_consumer_max_data(g->consumer); /* a step stops once STEP_ARENA bytes are used */
     g->step->arena = malloc(g->step->arena_cap);
     return g->step->arena ? 0 : -1;
 }
@@ -300,7 +300,7 @@ tl_groups *tl_groups_open(const tl_consumer *model, tl_remote *rm, tracelog_writ
     pthread_cond_init(&gs->done, NULL);
     for (; gs->n < n; gs->n++) {
         group *g = &gs->g[gs->n];
-        if (tl_consumer_init_like(&g->consumer, model)) { /* a LOOP stream: one flusher */
+        if (!(g->consumer = tl_consumer_new_like(model))) { /* a LOOP stream: one flusher */
             tl_groups_close(gs);
             return NULL;
         }
@@ -311,7 +311,7 @@ tl_groups *tl_groups_open(const tl_consumer *model, tl_remote *rm, tracelog_writ
             *err = ENOMEM;
             break;
         }
-        tl_consumer_set_lanes(&g->consumer, lanes_of(gs->n, n, nlanes));
+        tl_consumer_set_lanes(g->consumer, lanes_of(gs->n, n, nlanes));
     }
     for (; !*err && gs->nhelpers < n - 1; gs->nhelpers++)
         if (pthread_create(&gs->helpers[gs->nhelpers], NULL, helper_main, gs))
@@ -326,13 +326,13 @@ tl_groups *tl_groups_open(const tl_consumer *model, tl_remote *rm, tracelog_writ
 void tl_groups_take_over(tl_groups *gs, const tl_consumer *from)
 {
     for (uint32_t i = 0; i < gs->n; i++)
-        tl_consumer_adopt(&gs->g[i].consumer, from);
+        tl_consumer_adopt(gs->g[i].consumer, from);
 }
 
 void tl_groups_hand_back(const tl_groups *gs, tl_consumer *to)
 {
     for (uint32_t i = 0; i < gs->n; i++)
-        tl_consumer_adopt(to, &gs->g[i].consumer);
+        tl_consumer_adopt(to, gs->g[i].consumer);
 }
 
 typedef struct backlog_args {
@@ -344,7 +344,7 @@ static int read_backlog(void *arg)
 {
     backlog_args *a = arg;
     for (uint32_t i = 0; i < a->gs->n; i++) {
-        uint32_t b = tl_consumer_backlog(&a->gs->g[i].consumer);
+        uint32_t b = tl_consumer_backlog(a->gs->g[i].consumer);
         a->most = b > a->most ? b : a->most;
     }
     return 0;
@@ -378,12 +378,12 @@ static int plan(void *arg)
 {
     plan_args *a = arg;
     tl_groups *gs = a->gs;
-    gs->pub = gs->w = tl_consumer_publish_watermark(&gs->g[0].consumer);
+    gs->pub = gs->w = tl_consumer_publish_watermark(gs->g[0].consumer);
     uint32_t lanes = 0;
     gs->nbusy = 0;
     for (uint32_t i = 0; i < gs->n; i++) {
         uint32_t cpu;
-        uint64_t p = tl_consumer_pending_bytes(&gs->g[i].consumer, &cpu, &lanes);
+        uint64_t p = tl_consumer_pending_bytes(gs->g[i].consumer, &cpu, &lanes);
         a->pending += p;
         if (p) {
             gs->cpu_of[gs->nbusy] = cpu;
@@ -396,7 +396,7 @@ static int plan(void *arg)
     uint64_t budget = WINDOW_MAX / lanes;
     a->bounded = 1;
     for (uint32_t k = 0; k < gs->nbusy && a->bounded; k++)
-        a->bounded = tl_consumer_bound(&gs->g[gs->busy[k]].consumer, budget, &gs->w);
+        a->bounded = tl_consumer_bound(gs->g[gs->busy[k]].consumer, budget, &gs->w);
     if (!a->bounded)
         gs->w = gs->pub;
     return 0;

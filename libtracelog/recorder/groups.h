@@ -20,6 +20,7 @@
 
 #include <stdint.h>
 
+#include "stream/consumer.h"
 #include "stream/stream.h"
 #include "tracelog/writer.h"
 #include "xproc/traced.h"

@@ -48,7 +48,7 @@ typedef struct batch batch; /* a controller's drain step (drain_remote) */
 
 struct tl_recorder {
     tl_stream *stream;
-    tl_consumer consumer;
+    tl_consumer *consumer;
     tl_recorder_params params;  /* as opened (params.fd: our duplicate of the caller's descriptor) */
     tracelog_writer *writer;    /* NULL until made (writer_ready) */
     int start_error;            /* the writer could not be made: what every write reports */

@@ -73,7 +73,7 @@ static int read_counters(void *arg)
 {
     tl_recorder *r = arg;
     r->delivered_seen = tl_stream_delivered(r->stream);
-    r->overruns_seen = tl_consumer_overruns(&r->consumer);
+    r->overruns_seen = tl_consumer_overruns(r->consumer);
     return 0;
 }
 
@@ -100,7 +100,7 @@ static int do_record(void *arg)
 /* A system event of the recorder's side (flush markers, errors) into the stream. */
 static void record(tl_recorder *r, const tracelog_event *ev)
 {
-    record_args a = {&r->consumer, ev};
+    record_args a = {r->consumer, ev};
     tl_rec_guarded(r, do_record, &a);
 }
 
@@ -247,7 +247,8 @@ typedef struct stop_args {
 static int do_stop(void *arg)
 {
     stop_args *a = arg;
-    return tl_stream_stop(a->r->stream, a->marker, tl_recorder_consumer(a->r));
+    tl_consumer *via = tl_recorder_consumer(a->r);
+    return via ? tl_consumer_stop(via, a->marker) : tl_stream_stop(a->r->stream, a->marker);
 }
 
 int tl_recorder_stop(tl_recorder *r, const tracelog_event *marker)
@@ -268,7 +269,7 @@ static int do_clear(void *c)
 void tl_recorder_clear(tl_recorder *r)
 {
     tl_rec_lock(r);
-    tl_rec_guarded(r, do_clear, &r->consumer);
+    tl_rec_guarded(r, do_clear, r->consumer);
     r->grouped = 0; /* every tail moved: the groups adopt them before they take again */
     tl_rec_unlock(r);
 }
@@ -284,7 +285,7 @@ void tl_recorder_get_status(tl_recorder *r, tl_recorder_status *st)
     pthread_mutex_unlock(&r->status_lock);
 }
 
-tl_consumer *tl_recorder_consumer(tl_recorder *r) { return r->remote ? &r->consumer : NULL; }
+tl_consumer *tl_recorder_consumer(tl_recorder *r) { return r->remote ? r->consumer : NULL; }
 
 uint64_t tl_recorder_overruns(tl_recorder *r)
 {
@@ -309,8 +310,8 @@ static int consumer_stats(void *arg)
 /* Without the recorder's lock, like the standard's status: the counters are read as they are. */
 void tl_recorder_get_stats(tl_recorder *r, tl_recorder_stats *st)
 {
-    *st = (tl_recorder_stats){.lanes = tl_consumer_lanes(&r->consumer)};
-    stats_args a = {&r->consumer, st};
+    *st = (tl_recorder_stats){.lanes = tl_consumer_lanes(r->consumer)};
+    stats_args a = {r->consumer, st};
     if (tl_rec_guarded(r, consumer_stats, &a) == EFAULT) { /* the buffer is gone: nothing buffered, the loss counted */
         uint64_t delivered;
         tl_rec_counters(r, &delivered, &st->events_lost);
@@ -354,7 +355,7 @@ void tl_recorder_crash_flush(tl_recorder *r)
     sigset_t old;
     tl_rec_xfsz_block(&old);
     /* Other threads may go on recording: what they record after the crash is not waited for. */
-    int e = tl_rec_drain(r, tl_consumer_now(&r->consumer)); /* the consumer's copy of the clock: the buffer's may be gone */
+    int e = tl_rec_drain(r, tl_consumer_now(r->consumer)); /* the consumer's copy of the clock: the buffer's may be gone */
     int we = tl_rec_write_out(r);
     if (e || we)
         tl_rec_note_error(r, e ? e : we);
@@ -364,7 +365,7 @@ void tl_recorder_crash_flush(tl_recorder *r)
 
 static void free_recorder(tl_recorder *r)
 {
-    tl_remote_consumer_free(r->remote, &r->consumer);
+    tl_remote_consumer_free(r->remote, r->consumer);
     free(r->arena);
     free(r->batch);
     if (r->params.fd >= 0)
@@ -396,7 +397,7 @@ static int start_writer(tl_recorder *r)
     client->describe(client->ctx, &meta);
     /* The consumer's copy of the clock: a controller's writer may be made once the traced process holds
        the buffer, which it may have shrunk (the stream's own fields are read under the guard only). */
-    describe_clock(&r->consumer.clock, &meta);
+    describe_clock(tl_consumer_clock(r->consumer), &meta);
     tracelog_error err;
     sigset_t old;
     tl_rec_xfsz_block(&old); /* the header is written here */
@@ -449,10 +450,10 @@ int tl_recorder_open(tl_recorder **out, tl_stream *s, const tl_recorder_params *
     pthread_mutex_init(&r->status_lock, NULL);
     r->params.fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 3); /* the caller's descriptor is never closed */
     int e = r->params.fd < 0 ? (errno == EMFILE ? EMFILE : EBADF) : 0;
-    if (!e && tl_consumer_init(&r->consumer, s))
+    if (!e && !(r->consumer = tl_consumer_new(s)))
         e = ENOMEM;
     if (!e)
-        tl_remote_watch_consumer(r->remote, &r->consumer, p->inherited);
+        tl_remote_watch_consumer(r->remote, r->consumer, p->inherited);
     if (!e && r->remote)
         e = tl_rec_batch_alloc(r);
     if (!e && (!r->remote || tl_remote_identity_known(r->remote, NULL)))

@@ -21,6 +21,7 @@
 
 #include <stdint.h>
 
+#include "stream/consumer.h"
 #include "stream/stream.h"
 #include "tracelog/writer.h"
 #include "xproc/traced.h"
@@ -76,11 +77,11 @@ void tl_recorder_abandon(tl_recorder *r);
 /* The fatal-signal handler's flush: the events recorded until now, then the partial chunk. */
 void tl_recorder_crash_flush(tl_recorder *r);
 
-/* The stream stopped under the recorder's lock (a STOP never follows a traced process's end): tl_stream_stop. */
+/* The stream stopped under the recorder's lock (a STOP never follows a traced process's end): tl_stream_stop, or tl_consumer_stop for another process's. */
 int tl_recorder_stop(tl_recorder *r, const tracelog_event *marker);
 /* Forgets the stream's events (the log keeps what it has). */
 void tl_recorder_clear(tl_recorder *r);
-/* What system events recorded into another process's stream go through (tl_stream_start); NULL for ours. */
+/* What system events recorded into another process's stream go through (tl_consumer_start); NULL for ours. */
 tl_consumer *tl_recorder_consumer(tl_recorder *r);
 
 typedef struct tl_recorder_status {

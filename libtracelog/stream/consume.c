@@ -8,10 +8,15 @@
  * use: the mapping may be shared with a process that scribbles over it.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "stream/consumer_internal.h"
 #include "stream/produce.h"
 
 /* The consumer on stream s whose geometry g (s itself, or a checked copy of its header) gives. */
@@ -39,13 +44,32 @@ static int init_from(tl_consumer *c, tl_stream *s, const tl_stream *g)
     return c->shared_tail && !c->buf ? -1 : 0;
 }
 
-int tl_consumer_init(tl_consumer *c, tl_stream *s) { return init_from(c, s, s); }
+/* Cache-line aligned: the flusher's groups run their consumers in threads of their own. */
+static tl_consumer *alloc_consumer(void)
+{
+    tl_consumer *c = aligned_alloc(64, (sizeof *c + 63) & ~(size_t)63);
+    if (c)
+        memset(c, 0, sizeof *c);
+    return c;
+}
 
-int tl_consumer_init_like(tl_consumer *c, const tl_consumer *model)
+tl_consumer *tl_consumer_new(tl_stream *s)
+{
+    tl_consumer *c = alloc_consumer();
+    if (c && init_from(c, s, s)) {
+        tl_consumer_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+tl_consumer *tl_consumer_new_like(const tl_consumer *model)
 {
     if (model->shared_tail)
-        return -1; /* a LOOP consumer copies events out: one buffer each, and producers move tails */
-    memset(c, 0, sizeof *c);
+        return NULL; /* a LOOP consumer copies events out: one buffer each, and producers move tails */
+    tl_consumer *c = alloc_consumer();
+    if (!c)
+        return NULL;
     c->s = model->s;
     c->lanes = model->lanes;
     c->nlanes = model->nlanes;
@@ -62,10 +86,10 @@ int tl_consumer_init_like(tl_consumer *c, const tl_consumer *model)
     c->floor_ts = c->last_ts = model->floor_ts;
     c->gone = model->gone;
     c->gone_arg = model->gone_arg;
-    return 0;
+    return c;
 }
 
-int tl_consumer_init_shared(tl_consumer *c, void *map, uint64_t size)
+int tl_consumer_new_shared(void *map, uint64_t size, tl_consumer **out)
 {
     tl_stream g; /* one read of the header: what is checked is what is used */
     if (size < sizeof g)
@@ -74,8 +98,20 @@ int tl_consumer_init_shared(tl_consumer *c, void *map, uint64_t size)
     int e = tl_stream_check(&g, size);
     if (e)
         return e;
-    return init_from(c, map, &g) ? ENOMEM : 0;
+    tl_consumer *c = alloc_consumer();
+    if (!c || init_from(c, map, &g)) {
+        tl_consumer_free(c);
+        return ENOMEM;
+    }
+    *out = c;
+    return 0;
 }
+
+uint64_t tl_consumer_now(const tl_consumer *c) { return tl_clock_now_ordered(&c->clock); }
+const tl_clock *tl_consumer_clock(const tl_consumer *c) { return &c->clock; }
+size_t tl_consumer_max_data(const tl_consumer *c) { return c->buf_cap; }
+uint32_t tl_consumer_lanes(const tl_consumer *c) { return c->nlanes; }
+int tl_consumer_saw_later(const tl_consumer *c) { return c->batch_later; }
 
 /* ---- the read position ---------------------------------------------------------- */
 
@@ -112,10 +148,12 @@ static void release_all(tl_consumer *c)
 
 void tl_consumer_free(tl_consumer *c)
 {
+    if (!c)
+        return;
     c->held = 0;
     release_all(c); /* another consumer may take over from here */
     free(c->buf);
-    c->buf = NULL;
+    free(c);
 }
 
 /* ---- reading a lane ----------------------------------------------------------------- */
@@ -967,4 +1005,39 @@ void tl_consumer_clear(tl_consumer *c)
     c->nheap = 0;
     c->waiting = 0;
     c->garbage_lanes = 0;
+}
+
+int tl_consumer_start(tl_consumer *c, const tracelog_event *marker)
+{
+    if (!tl_stream_may_start(c->s))
+        return 0;
+    if (marker)
+        tl_consumer_record_system(c, marker);
+    tl_stream_set_running(c->s);
+    return 1;
+}
+
+int tl_consumer_stop(tl_consumer *c, const tracelog_event *marker)
+{
+    if (!tl_stream_suspend(c->s))
+        return 0;
+    if (marker)
+        tl_consumer_record_system(c, marker);
+    return 1;
+}
+
+int tl_consumer_drainer_sleep(const tl_consumer *c, uint64_t ns, int look)
+{
+    tl_stream *s = c->s;
+    uint32_t seq = atomic_load(&s->drainer_seq);
+    struct timespec period = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    atomic_store(&s->drainer_sleeping, 1);
+    /* The flag's store before the lanes are looked at, as a producer stores the head before it looks at the
+       flag (both sequentially consistent): either it sees us asleep and wakes us, or we see its lane. */
+    atomic_thread_fence(memory_order_seq_cst);
+    int timed_out = 0;
+    if (!look || !tl_consumer_quarter_full(c))
+        timed_out = syscall(SYS_futex, &s->drainer_seq, FUTEX_WAIT, seq, &period, NULL, 0) != 0 && errno == ETIMEDOUT;
+    atomic_store(&s->drainer_sleeping, 0);
+    return !timed_out;
 }

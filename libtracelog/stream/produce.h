@@ -12,10 +12,31 @@
 #include <string.h>
 
 #include "common/bytes.h"
-#include "stream/stream.h"
+#include "stream/layout.h"
 #include "tracelog/common.h"
 
 /* Lane i (at most the lane count: the system lane). */
+static inline uint32_t tl_stream_max_data(const tl_stream *s) { return s->max_data; }
+
+/* The user lanes, a power of two; read it once per event: a stream destroyed under a producer reads 0. */
+static inline uint32_t tl_stream_user_lanes(const tl_stream *s) { return s->nlanes; }
+
+typedef enum tl_admit { TL_ADMIT_RECORD, TL_ADMIT_IGNORE, TL_ADMIT_LOSE } tl_admit;
+
+/*
+ * Whether a user event with this id (below TL_FILTER_IDS) is to be recorded
+ * now: ignored while the stream is stopped or filters it out; lost (to be
+ * counted with tl_stream_count_lost) while an UNTIL_FULL stream is stopped
+ * because it is full.
+ */
+static inline tl_admit tl_stream_admit(tl_stream *s, uint32_t event_id)
+{
+    if (atomic_load_explicit(&s->state, memory_order_relaxed) != TL_RUNNING)
+        return atomic_load_explicit(&s->autostopped, memory_order_relaxed) ? TL_ADMIT_LOSE : TL_ADMIT_IGNORE;
+    uint64_t word = atomic_load_explicit(&s->filter[event_id / 64], memory_order_relaxed);
+    return (word >> (event_id % 64)) & 1 ? TL_ADMIT_IGNORE : TL_ADMIT_RECORD;
+}
+
 static inline tl_lane *tl_stream_lane(tl_stream *s, uint32_t i) { return (tl_lane *)((char *)s + TL_LANES_OFFSET) + i; }
 
 #define TL_PREFETCH_AHEAD 512 /* bytes: 256 to 2048 measured alike, 512 best by a little */

@@ -186,22 +186,38 @@ void tl_stream_destroy(tl_stream *s)
         madvise(s, total, MADV_DONTNEED);
 }
 
-/* ---- control ------------------------------------------------------------------ */
+/* ---- what callers outside stream/ read ------------------------------------------- */
 
-static void record_marker(tl_stream *s, const tracelog_event *marker, tl_consumer *via)
+uint64_t tl_stream_lane_size(const tl_stream *s) { return s->lane_size; }
+uint32_t tl_stream_lanes(const tl_stream *s) { return s->nlanes; }
+uint64_t tl_stream_stamp(const tl_stream *s) { return tl_clock_stamp(&s->clock); }
+int tl_stream_running(tl_stream *s) { return atomic_load(&s->state) == TL_RUNNING; }
+int tl_stream_full(tl_stream *s) { return atomic_load(&s->full) != 0; }
+uint64_t tl_stream_delivered(tl_stream *s) { return atomic_load(&s->delivered); }
+
+int tl_stream_user_lanes_written(const tl_stream *s)
 {
-    if (marker && via)
-        tl_consumer_record_system(via, marker);
-    else if (marker)
-        tl_stream_record_system(s, marker);
+    uint32_t nlanes = s->nlanes; /* a shared buffer's word: any value only bounds a mask */
+    uint64_t user = nlanes >= 64 ? ~0ull : (1ull << nlanes) - 1;
+    return (atomic_load(&((tl_stream *)s)->used_lanes) & user) != 0;
 }
 
-int tl_stream_start(tl_stream *s, const tracelog_event *marker, tl_consumer *via)
+/* ---- control ------------------------------------------------------------------ */
+
+int tl_stream_may_start(tl_stream *s)
 {
-    if (atomic_load(&s->state) != TL_SUSPENDED || atomic_load(&s->autostopped))
+    return atomic_load(&s->state) == TL_SUSPENDED && !atomic_load(&s->autostopped);
+}
+
+void tl_stream_set_running(tl_stream *s) { atomic_store(&s->state, TL_RUNNING); }
+
+int tl_stream_start(tl_stream *s, const tracelog_event *marker)
+{
+    if (!tl_stream_may_start(s))
         return 0;
-    record_marker(s, marker, via);
-    atomic_store(&s->state, TL_RUNNING);
+    if (marker)
+        tl_stream_record_system(s, marker);
+    tl_stream_set_running(s);
     return 1;
 }
 
@@ -222,7 +238,7 @@ int tl_stream_start(tl_stream *s, const tracelog_event *marker, tl_consumer *via
  * seen on that Xeon's two cores, to which the swap's invalidation comes
  * before the stamp is read, but nothing in the architecture promises it).
  *
- * stamp_after_state_change() is the fix: every clock read after it (STOP's
+ * tl_stream_suspend's fence is the fix: every clock read after it (STOP's
  * own, in tl_stream_record or tl_consumer_record_system) runs after the
  * state change is visible to every CPU (mfence, then lfence, which lets no
  * later instruction start before the earlier ones completed). Then, for a
@@ -251,13 +267,21 @@ static void stamp_after_state_change(void)
 #endif
 }
 
-int tl_stream_stop(tl_stream *s, const tracelog_event *marker, tl_consumer *via)
+int tl_stream_suspend(tl_stream *s)
 {
     uint32_t running = TL_RUNNING;
     if (!atomic_compare_exchange_strong(&s->state, &running, TL_SUSPENDED))
         return 0;
     stamp_after_state_change(); /* see above */
-    record_marker(s, marker, via);
+    return 1;
+}
+
+int tl_stream_stop(tl_stream *s, const tracelog_event *marker)
+{
+    if (!tl_stream_suspend(s))
+        return 0;
+    if (marker)
+        tl_stream_record_system(s, marker);
     return 1;
 }
 
@@ -320,21 +344,6 @@ int tl_stream_sleep(tl_stream *s, uint32_t seq, const struct timespec *until)
     long r = syscall(SYS_futex, &s->reader_seq, FUTEX_WAIT_BITSET | FUTEX_CLOCK_REALTIME, seq, until, NULL,
                      FUTEX_BITSET_MATCH_ANY);
     return r != 0 && errno == EINTR ? EINTR : 0;
-}
-
-int tl_stream_drainer_sleep(tl_stream *s, uint64_t ns, const tl_consumer *c)
-{
-    uint32_t seq = atomic_load(&s->drainer_seq);
-    struct timespec period = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-    atomic_store(&s->drainer_sleeping, 1);
-    /* The flag's store before the lanes are looked at, as a producer stores the head before it looks at the
-       flag (both sequentially consistent): either it sees us asleep and wakes us, or we see its lane. */
-    atomic_thread_fence(memory_order_seq_cst);
-    int timed_out = 0;
-    if (!c || !tl_consumer_quarter_full(c))
-        timed_out = syscall(SYS_futex, &s->drainer_seq, FUTEX_WAIT, seq, &period, NULL, 0) != 0 && errno == ETIMEDOUT;
-    atomic_store(&s->drainer_sleeping, 0);
-    return !timed_out;
 }
 
 void tl_stream_drainer_wake(tl_stream *s) { futex_wake(&s->drainer_seq); }

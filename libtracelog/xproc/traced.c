@@ -21,6 +21,7 @@
 #include "xproc/guard.h"
 #include "xproc/proc.h"
 #include "xproc/remote.h"
+#include "stream/consumer.h"
 #include "xproc/traced.h"
 
 struct tl_remote {
@@ -156,13 +157,7 @@ static int read_identity(tl_remote *rm, tl_remote_identity *id)
 }
 
 /* Under the guard: 1 if a producer wrote one of the stream's user lanes (only the traced process does). */
-static int user_lanes_written(void *arg)
-{
-    const tl_stream *s = arg;
-    uint32_t nlanes = s->nlanes; /* the buffer's word: any value only bounds a mask */
-    uint64_t user = nlanes >= 64 ? ~0ull : (1ull << nlanes) - 1;
-    return (atomic_load(&((tl_stream *)s)->used_lanes) & user) != 0;
-}
+static int user_lanes_written(void *arg) { return tl_stream_user_lanes_written(arg); }
 
 int tl_remote_joined(tl_remote *rm)
 {
@@ -339,7 +334,7 @@ void tl_remote_watch_consumer(tl_remote *rm, tl_consumer *c, int inherited)
 
 void tl_remote_end_seen(tl_stream *s, tl_consumer *c, int inherited)
 {
-    tl_stream_stop(s, NULL, NULL); /* nothing recorded after the end: a controller's STOP came before */
+    tl_stream_stop(s, NULL); /* nothing recorded after the end: a controller's STOP came before */
     /* Its forked children may still record into an inherited stream: their records in flight are waited for. */
     if (!inherited)
         tl_consumer_producers_gone(c);

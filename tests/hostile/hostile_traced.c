@@ -37,7 +37,7 @@
 #include <tracelog.h>
 #include <unistd.h>
 
-#include "stream/stream.h"
+#include "stream/layout.h"
 
 #define PRODUCERS 3
 
