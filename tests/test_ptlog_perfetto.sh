@@ -107,7 +107,13 @@ protoc -I"$GOLD" --decode=perfetto.protos.Trace perfetto_trace.proto <many.pftra
 pf=$(stat -c %s many.pftrace) js=$(stat -c %s many.json)
 [ $((pf * 3)) -lt "$js" ] && ok || bad "many: perfetto $pf bytes, not below 1/3 of chrome's $js"
 
-# Usage: not an input format; no output on failure.
+# Usage: not an input format; never to a terminal (script(1) gives ptlog one); no output on failure.
+if command -v script >/dev/null; then
+    script -qec "'$PTLOG' convert in.jsonl --to perfetto" /dev/null >tty.out 2>&1
+    rc=$?
+    [ "$rc" = 2 ] && grep -q 'refusing to write a binary Perfetto trace to a terminal; use -o FILE' tty.out &&
+        ok || bad "--to perfetto on a terminal: exit $rc, $(head -c 200 tty.out)"
+fi
 expect_rc 2 "--from perfetto" "$PTLOG" convert in.jsonl --from perfetto --to json
 expect_err "unknown format 'perfetto'" "--from perfetto"
 printf '{"attributes":{},"event_types":[]}\n{"id":1,"ts":"bad"}\n' >broken.jsonl
