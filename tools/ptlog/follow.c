@@ -154,8 +154,11 @@ static long writer_of(const follow_src *f)
         return f->writer_pid;
     const tracelog_metadata *m = tracelog_reader_metadata(f->r);
     char host[256];
-    if (!m->pid || gethostname(host, sizeof host) != 0 || strncmp(host, m->hostname, sizeof host) != 0)
-        return 0; /* not known yet, or another machine's (or container's) process: the trailer or a signal */
+    if (!m->pid || gethostname(host, sizeof host) != 0)
+        return 0; /* not known yet (no metadata block read): the trailer or a signal */
+    host[sizeof host - 1] = '\0'; /* truncated names are not terminated */
+    if (strncmp(host, m->hostname, sizeof host) != 0)
+        return 0; /* another machine's (or container's) process: the trailer or a signal */
     return (long)m->pid;
 }
 
