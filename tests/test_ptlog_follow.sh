@@ -133,6 +133,8 @@ expect_err "goes with --follow" "--writer-pid without --follow: message"
 expect_rc 2 "convert --follow --to chrome" "$PTLOG" convert --follow many.ptl --to chrome
 expect_err "only with --to jsonl" "convert --follow --to chrome: message"
 expect_rc 2 "--writer-pid 0" "$PTLOG" dump --follow --writer-pid 0 many.ptl
+expect_rc 2 "info -f" "$PTLOG" info -f many.ptl
+expect_err "unknown option '-f'" "info -f: message"
 "$PTLOG" convert "$GOLD/small.in.jsonl" --to jsonl -o small.jsonl
 expect_rc 3 "--follow of JSON Lines" "$PTLOG" dump --follow small.jsonl
 expect_err "reads .ptl logs only" "--follow of JSON Lines: message"

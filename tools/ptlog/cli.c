@@ -285,6 +285,14 @@ static int parse_format(const char *cmd, const char *opt, const char *arg, ptlog
     return 0;
 }
 
+static int has_option(const struct option *longopts, const char *name)
+{
+    for (; longopts->name; longopts++)
+        if (strcmp(longopts->name, name) == 0)
+            return 1;
+    return 0;
+}
+
 /* Parses the options of cmd (argv[0] is the command name). Exit code, or -1 if help was printed. */
 static int parse_args(int argc, char **argv, const struct option *longopts, args *a)
 {
@@ -351,7 +359,9 @@ static int parse_args(int argc, char **argv, const struct option *longopts, args
             else
                 return usage_error(a->cmd, "--ts: unknown form '%s' (expected ns, text or relative)", optarg);
             break;
-        case OPT_FOLLOW:
+        case OPT_FOLLOW: /* -f is in every command's short options: only those with --follow take it */
+            if (!has_option(longopts, "follow"))
+                return usage_error(a->cmd, "unknown option '-f'");
             a->follow = 1;
             break;
         case OPT_WRITER_PID: {
