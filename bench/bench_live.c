@@ -5,12 +5,13 @@
  *       A traced program: records RATE events per second for SECONDS seconds
  *       (event type "live", paced in 1 ms batches), each carrying in its
  *       payload's first 8 bytes the CLOCK_REALTIME time, in nanoseconds, at
- *       which posix_trace_event was called. Run it under `ptlog record`, or
- *       with its own stream (TRACELOG_* environment) for --follow.
+ *       which posix_trace_event was called (live/live_pace.h). Run it under
+ *       `ptlog record -o -` (a pipe) or `ptlog record -o FILE` (--follow).
  *
- *   bench_live lat [--json FILE] [--label TEXT]
- *       Reads `ptlog dump` lines on standard input and, for every "live"
- *       line, takes its arrival time minus the time in its payload: the
+ *   bench_live lat [--json FILE] [--label TEXT] [--from babeltrace2]
+ *       Reads `ptlog dump` lines (or babeltrace2's text of bench:event,
+ *       lttng_live's) on standard input and, for every "live" line, takes
+ *       its arrival time minus the time in its payload: the
  *       event-to-line latency. Prints lines, p50, p99 and max (ms), and the
  *       number of lines, and appends them as one JSON object to FILE.
  *       Exit 1 when no line was seen (the pipeline is broken).
@@ -28,43 +29,21 @@
 #include <trace.h>
 #include <unistd.h>
 
+#include "live/live_pace.h"
+
 #define LAT_SAMPLES_MAX (64u << 20) /* latencies kept (512 MiB at most); more are only counted */
 
-static uint64_t now_ns(clockid_t c)
-{
-    struct timespec ts;
-    clock_gettime(c, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+static trace_event_id_t live_id;
+
+static void record(const uint64_t payload[2]) { posix_trace_event(live_id, payload, 16); }
 
 static int emit(long rate, double seconds)
 {
-    trace_event_id_t id;
-    if (posix_trace_eventid_open("live", &id) != 0) {
+    if (posix_trace_eventid_open("live", &live_id) != 0) {
         perror("bench_live: posix_trace_eventid_open");
         return 1;
     }
-    const uint64_t batch_ns = 1000000; /* 1 ms */
-    uint64_t per_batch = (uint64_t)rate / 1000, extra = (uint64_t)rate % 1000;
-    uint64_t start = now_ns(CLOCK_MONOTONIC), end = start + (uint64_t)(seconds * 1e9);
-    uint64_t owed = 0;
-    for (uint64_t b = 0;; b++) {
-        uint64_t due = start + b * batch_ns;
-        if (due >= end)
-            break;
-        uint64_t t;
-        while ((t = now_ns(CLOCK_MONOTONIC)) < due) {
-            struct timespec nap = {0, (long)(due - t)};
-            nanosleep(&nap, NULL);
-        }
-        owed += extra;
-        uint64_t n = per_batch + owed / 1000;
-        owed %= 1000;
-        for (uint64_t i = 0; i < n; i++) {
-            uint64_t payload[2] = {now_ns(CLOCK_REALTIME), b};
-            posix_trace_event(id, payload, sizeof payload);
-        }
-    }
+    live_emit(rate, seconds, record);
     return 0;
 }
 
@@ -91,13 +70,35 @@ static int line_time(const char *line, size_t len, uint64_t *t)
     return 1;
 }
 
+/* The payload of a babeltrace2 text line of bench:event: "data = [ [0] = 0x65, [1] = 0xB2, ...". */
+static int bt2_line_time(const char *line, size_t len, uint64_t *t)
+{
+    const char *end = line + len, *p = memmem(line, len, " bench:event: ", 14);
+    if (!p || !(p = memmem(p, (size_t)(end - p), "data = [", 8)))
+        return 0;
+    uint64_t v = 0;
+    for (int byte = 0; byte < 8; byte++) {
+        p = memmem(p, (size_t)(end - p), "= 0x", 4);
+        if (!p)
+            return 0;
+        char *after;
+        unsigned long b = strtoul(p + 4, &after, 16);
+        if (after == p + 4 || b > 255)
+            return 0;
+        v |= (uint64_t)b << (8 * byte);
+        p = after;
+    }
+    *t = v;
+    return 1;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
 
-static int lat(const char *json, const char *label)
+static int lat(const char *json, const char *label, int bt2)
 {
     static char buf[1 << 20];
     size_t have = 0, cap = 1 << 16, n = 0;
@@ -111,12 +112,12 @@ static int lat(const char *json, const char *label)
             continue;
         if (k <= 0)
             break;
-        uint64_t arrived = now_ns(CLOCK_REALTIME); /* every line of this read arrived by now */
+        uint64_t arrived = live_now_ns(CLOCK_REALTIME); /* every line of this read arrived by now */
         have += (size_t)k;
         char *start = buf, *nl;
         while ((nl = memchr(start, '\n', (size_t)(buf + have - start)))) {
             uint64_t t;
-            if (line_time(start, (size_t)(nl - start), &t)) {
+            if ((bt2 ? bt2_line_time : line_time)(start, (size_t)(nl - start), &t)) {
                 total++;
                 if (n == cap && cap < LAT_SAMPLES_MAX) {
                     uint64_t *w = realloc(v, 2 * cap * sizeof *v);
@@ -169,14 +170,17 @@ int main(int argc, char **argv)
     }
     if (argc >= 2 && strcmp(argv[1], "lat") == 0) {
         const char *json = NULL, *label = "latency";
+        int bt2 = 0;
         for (int i = 2; i + 1 < argc; i += 2) {
             if (strcmp(argv[i], "--json") == 0)
                 json = argv[i + 1];
             else if (strcmp(argv[i], "--label") == 0)
                 label = argv[i + 1];
+            else if (strcmp(argv[i], "--from") == 0)
+                bt2 = strcmp(argv[i + 1], "babeltrace2") == 0;
         }
-        return lat(json, label);
+        return lat(json, label, bt2);
     }
-    fprintf(stderr, "usage: bench_live emit RATE SECONDS | bench_live lat [--json FILE] [--label TEXT]\n");
+    fprintf(stderr, "usage: bench_live emit RATE SECONDS | bench_live lat [--json FILE] [--label TEXT] [--from babeltrace2]\n");
     return 2;
 }

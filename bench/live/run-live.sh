@@ -18,8 +18,14 @@
 #    highest rate, next to `ptlog dump F >/dev/null` of the finished file.
 # Self-checks (exit 1): every pipeline shows every event (lines = events of
 # the log, read back once finished). Latency targets (250 ms) are reported,
-# not failures. LTTng live (lttng-relayd + babeltrace2 lttng-live) is run
-# only when lttng-relayd is installed; else a note says it was skipped.
+# not failures.
+# 3. LTTng live, when lttng-relayd and babeltrace2 are installed (not in
+#    --smoke): bench/live/lttng_live.c (built here against liblttng-ust) records
+#    the same events as bench_live emit through the tracepoint bench:event
+#    into a live session whose live timer is the flush interval; babeltrace2
+#    --input-format=lttng-live reads it through lttng-relayd; bench_live lat
+#    --from babeltrace2 takes the same latency. Skipped with a note when
+#    LTTng is missing or an LTTng daemon this script did not start runs.
 set -euo pipefail
 
 build="" results="" work="" smoke=0 rates="" seconds="" intervals=""
@@ -86,6 +92,73 @@ for interval in $intervals; do
     done
 done
 
+# ---- LTTng live: lttng_live (bench:event, the same payload) under a live session, read by
+# babeltrace2 --input-format=lttng-live through lttng-relayd; the live timer is the flush interval.
+lttng_live_part() {
+    local tool
+    for tool in lttng lttng-sessiond lttng-relayd babeltrace2; do
+        if ! command -v "$tool" >/dev/null 2>&1; then
+            echo "LTTng live: skipped ($tool not installed; bench/run --install-lttng)"
+            return 0
+        fi
+    done
+    if ((smoke)); then
+        echo "LTTng live: skipped in --smoke"
+        return 0
+    fi
+    if pgrep -x lttng-sessiond >/dev/null || pgrep -x lttng-relayd >/dev/null; then
+        echo "LTTng live: skipped (an lttng-sessiond or lttng-relayd this script did not start is running)"
+        return 0
+    fi
+    local lw=$work/lttng-live here
+    here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+    mkdir -p "$lw"
+    if ! cc -O2 -I"$here/../lttng" -I"$here" -c "$here/../lttng/tp.c" -o "$lw/tp.o" ||
+        ! cc -O2 -I"$here/../lttng" -I"$here" "$here/lttng_live.c" "$lw/tp.o" -o "$lw/lttng_live" \
+            -llttng-ust -ldl -lpthread; then
+        echo "LTTng live: skipped (cannot build lttng_live: liblttng-ust-dev missing?)"
+        return 0
+    fi
+    export LTTNG_HOME=$lw/home
+    rm -rf "$LTTNG_HOME" "$lw/relay"
+    mkdir -p "$LTTNG_HOME"
+    lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1
+    lttng-relayd -o "$lw/relay" >/dev/null 2>&1 &
+    local relayd=$! sessiond rc=0 interval rate label out want
+    for _ in $(seq 100); do [[ -s /var/run/lttng/lttng-sessiond.pid || -s $LTTNG_HOME/.lttng/lttng-sessiond.pid ]] && break; sleep 0.05; done
+    sessiond=$(pgrep -n -x lttng-sessiond || true)
+    sleep 0.5 # the relay daemon's listening ports
+    echo "LTTng live (lttng-relayd, babeltrace2 --input-format=lttng-live; live timer = flush interval)"
+    for interval in $intervals; do
+        for rate in $rates; do
+            label="lttng  ${rate}/s live timer ${interval} ms"
+            lttng create live --live=$((interval * 1000)) >/dev/null
+            lttng enable-channel -u -s live --subbuf-size=2M --num-subbuf=8 ch >/dev/null
+            lttng enable-event -u -s live -c ch bench:event >/dev/null
+            lttng start live >/dev/null
+            timeout 300 babeltrace2 --input-format=lttng-live "net://localhost/host/$(hostname)/live" 2>/dev/null |
+                "$live" lat --from babeltrace2 --json "$json" --label "$label" >"$lw/lat.txt" &
+            local reader=$!
+            sleep 0.5 # babeltrace2 attached (events from before are read too: the trace starts at start)
+            "$lw/lttng_live" "$rate" "$seconds"
+            sleep $((2 * interval / 1000)).$(printf '%03d' $((2 * interval % 1000)))
+            lttng stop live >/dev/null
+            local discarded
+            discarded=$(lttng list live | awk '/Discarded events:/ { s += $3 } END { print s + 0 }')
+            lttng destroy live >/dev/null
+            wait "$reader" || rc=1
+            out=$(cat "$lw/lat.txt")
+            want=$((rate * ${seconds%.*}))
+            echo "$out  (of $want, $discarded discarded)"
+        done
+    done
+    kill "$relayd" 2>/dev/null || true
+    [[ -n $sessiond ]] && kill "$sessiond" 2>/dev/null || true
+    wait "$relayd" 2>/dev/null || true
+    unset LTTNG_HOME
+    return "$rc"
+}
+
 # cpu_of CMD...: user+system CPU seconds of CMD (its output thrown away).
 cpu_of() {
     /usr/bin/time -f '%U %S' -o "$work/time.txt" "$@" >/dev/null
@@ -110,10 +183,6 @@ awk -v f="$follow_cpu" -v w="$whole_cpu" -v n="$events" -v j="$json" 'BEGIN {
 }'
 
 echo
-if command -v lttng-relayd >/dev/null 2>&1 && command -v babeltrace2 >/dev/null 2>&1; then
-    echo "LTTng live: lttng-relayd is installed, but this script has no LTTng live workload yet (see bench/README.md)"
-else
-    echo "LTTng live: skipped (lttng-relayd or babeltrace2 not installed; bench/run --install-lttng)"
-fi
+lttng_live_part || failed=1
 rm -f "$log" "$work/time.txt"
 exit "$failed"
