@@ -7,6 +7,8 @@
 # - Ctrl-C quits the same way;
 # - top PID: the running program attached to, its events shown; q stops the
 #   attach child too (no ptlog left running);
+# - a writer gone: "[log ended]" on screen; after q its WRITER_GONE warning
+#   (held back while the alternate screen is shown) and exit 1;
 # - without a terminal: one summary line per interval, ending with the log.
 # Every wait is bounded (20 s) and only the screen's content is asserted.
 # Skipped (77) without tmux.
@@ -77,6 +79,14 @@ attach_left=$(pgrep -f "ptlog attach -q $writer" | wc -l)
 
 kill "$writer"
 wait "$writer" 2>/dev/null
+
+# The writer is gone (killed: its log not closed): the last figures stay, marked; after q, the
+# warning that the alternate screen would have hidden, and exit 1.
+start_top live.ptl
+shows "^ptlog top - live.ptl  \[log ended\]" "top FILE, writer gone: the end on screen"
+keys q
+shows "WRITER_GONE" "top FILE, writer gone: the warning after the screen"
+shows "EXIT=1" "top FILE, writer gone: exit status"
 
 # Without a terminal: a line per interval, ending with the log (closed: after the trailer).
 "$SAMPLES/record" done.ptl 300 >/dev/null

@@ -55,6 +55,7 @@ typedef struct top_ctx {
     int child_err;     /* its standard error, read for the message it ends with */
     char child_msg[256];
     char title[160];
+    int at_end;        /* the source reached its end: its finish (warnings, exit code) is due */
 } top_ctx;
 
 /* One message "ptlog: top: ..." and the exit code to return. */
@@ -92,11 +93,11 @@ static void *read_main(void *arg)
     }
     tracelog_log_status status;
     t->src->get_status(t->src, &status);
-    int end = rc < 0 ? -rc : rc == 0 ? t->src->finish(t->src) : PTLOG_EXIT_OK;
     pthread_mutex_lock(&t->st.lock);
     t->st.status = status;
     t->st.ended = 1;
-    t->st.end_rc = end;
+    t->st.end_rc = rc < 0 ? -rc : PTLOG_EXIT_OK;
+    t->at_end = rc == 0; /* the log's warnings: printed by the main thread, once the screen is back */
     pthread_mutex_unlock(&t->st.lock);
     return NULL;
 }
@@ -502,16 +503,24 @@ int ptlog_cmd_top(int argc, char **argv)
     }
     ptlog_live_signals(1);
     int interactive = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-    if (interactive)
+    unsigned long messages = ptlog_msg_count();
+    if (interactive) {
+        ptlog_msg_silence(1); /* the alternate screen would take them away: the last is shown after */
         tty_enter();
+    }
     ui_loop(t, interactive);
     tty_leave();
+    ptlog_msg_silence(0);
+    if (ptlog_msg_count() != messages && interactive)
+        fprintf(stderr, "ptlog: %s\n", ptlog_msg_last());
     /* Stop reading: a followed file's waits see the flag; an attached process's pipe ends
        once its attach child has written the trailer. */
     ptlog_live_stop();
     int child_rc = stop_child(t);
     pthread_join(reader, NULL);
     rc = t->st.end_rc;
+    if (t->at_end) /* the reading thread is done with the source */
+        rc = t->src->finish(t->src);
     if (child_rc && child_rc != PTLOG_EXIT_OK && t->child_msg[0])
         fprintf(stderr, "%s\n", t->child_msg);
     t->src->close(t->src);
