@@ -679,27 +679,42 @@ static void p_bad_names(tl_buf *b)
     tl_cbor_put_text(b, "name"), tl_cbor_put_text(b, "");
 }
 
+/*
+ * A crafted log of one THREADS block (payload made by `payload`) and a chunk of threads 1..3, read
+ * through a pipe: each event has kernel tid 4 + tid and no thread name. The open reader in *out,
+ * the THREADS block's offset in *threads_block.
+ */
+static int read_unnamed(void (*payload)(tl_buf *), crafted *c, mem_src *m, tracelog_reader **out,
+                        uint64_t *threads_block)
+{
+    craft_start(c);
+    tl_buf p = {0};
+    payload(&p);
+    craft_block(c, TL_BLOCK_THREADS, p.data, p.len);
+    *threads_block = c->last_block;
+    craft_chunk(c, 100);
+    tl_buf_free(&p);
+    *m = (mem_src){c->file.data, c->file.len, 0};
+    if (!CHECK_STATUS(tracelog_reader_open_read(mem_read, m, NULL, out, NULL), TRACELOG_OK))
+        return 0;
+    tracelog_event ev;
+    size_t n = 0;
+    while (tracelog_reader_next(*out, &ev) == TRACELOG_OK) {
+        CHECK_EQ(ev.kernel_tid, 4 + ev.tid);
+        CHECK(tracelog_reader_event_thread_name(*out, &ev) == NULL);
+        n++;
+    }
+    CHECK_EQ(n, 3);
+    return 1;
+}
+
 static void test_bad_names(void)
 {
     crafted c;
-    craft_start(&c);
-    tl_buf p = {0};
-    p_bad_names(&p);
-    craft_block(&c, TL_BLOCK_THREADS, p.data, p.len);
-    uint64_t threads_block = c.last_block;
-    craft_chunk(&c, 100);
-    tl_buf_free(&p);
+    mem_src m;
     tracelog_reader *r;
-    mem_src m = {c.file.data, c.file.len, 0};
-    if (CHECK_STATUS(tracelog_reader_open_read(mem_read, &m, NULL, &r, NULL), TRACELOG_OK)) {
-        tracelog_event ev;
-        size_t n = 0;
-        while (tracelog_reader_next(r, &ev) == TRACELOG_OK) {
-            CHECK_EQ(ev.kernel_tid, 4 + ev.tid);
-            CHECK(tracelog_reader_event_thread_name(r, &ev) == NULL);
-            n++;
-        }
-        CHECK_EQ(n, 3);
+    uint64_t threads_block;
+    if (read_unnamed(p_bad_names, &c, &m, &r, &threads_block)) {
         tracelog_problem pr;
         if (CHECK_EQ(tracelog_reader_problem_count(r), 1)) { /* one per block */
             tracelog_reader_problem(r, 0, &pr);
@@ -716,23 +731,10 @@ static void test_bad_names(void)
 static void test_names_in_1_1_log(void)
 {
     crafted c;
-    craft_start(&c);
-    tl_buf p = {0};
-    p_three(&p);
-    craft_block(&c, TL_BLOCK_THREADS, p.data, p.len);
-    craft_chunk(&c, 100);
-    tl_buf_free(&p);
+    mem_src m;
     tracelog_reader *r;
-    mem_src m = {c.file.data, c.file.len, 0};
-    if (CHECK_STATUS(tracelog_reader_open_read(mem_read, &m, NULL, &r, NULL), TRACELOG_OK)) {
-        tracelog_event ev;
-        size_t n = 0;
-        while (tracelog_reader_next(r, &ev) == TRACELOG_OK) {
-            CHECK_EQ(ev.kernel_tid, 4 + ev.tid);
-            CHECK(tracelog_reader_event_thread_name(r, &ev) == NULL);
-            n++;
-        }
-        CHECK_EQ(n, 3);
+    uint64_t threads_block;
+    if (read_unnamed(p_three, &c, &m, &r, &threads_block)) {
         tracelog_reader_info info;
         tracelog_reader_get_info(r, &info);
         CHECK_EQ(info.format_minor, 1);

@@ -1930,12 +1930,10 @@ static void name_last(size_t n, const char *n7, const char *n8)
 
 #define TEXT(s) 1, s, sizeof s - 1
 
-static void thread_name_vectors(void)
+/* A format 1.2 vector whose first chunk's threads 7 and 8 are kernel threads 100 "main" and 101 "worker-1". */
+static void named_start(const char *name, const char *about, tracelog_event ev[3])
 {
-    tracelog_event ev[3];
-    vec_begin("threads-names", "format 1.2 thread names: definitions name the threads of later chunks; a rename "
-              "of the same thread (same ktid) names the chunks after it, not the earlier ones; a reused handle's "
-              "new thread has no name until one is given (5.7)");
+    vec_begin(name, about);
     vec_header(&(hopt){.has_minor = 1, .minor = 2});
     w_meta(&META_STD, NULL);
     w_types(IDS, NAMES, 2, NULL);
@@ -1943,6 +1941,14 @@ static void thread_name_vectors(void)
     with_ktids(ev, 100, 101);
     w_events(ev, 3, NULL);
     name_last(3, "main", "worker-1");
+}
+
+static void thread_name_vectors(void)
+{
+    tracelog_event ev[3];
+    named_start("threads-names", "format 1.2 thread names: definitions name the threads of later chunks; a rename "
+                "of the same thread (same ktid) names the chunks after it, not the earlier ones; a reused handle's "
+                "new thread has no name until one is given (5.7)", ev);
     w_threads_named((const tdef[]){{42, 8, 101, TEXT("worker-1b")}}, 1);
     w_events(ev, 3, NULL);
     name_last(3, "main", "worker-1b");
@@ -1953,29 +1959,18 @@ static void thread_name_vectors(void)
     w_trailer(&(tracelog_log_status){9, 9, 0, 0, 0, 0, 0, 0}, NULL, NULL);
     vec_end();
 
-    vec_begin("threads-name-bytes", "1.2: a thread name of 64 bytes, and one that is not UTF-8 and holds control "
-              "bytes: delivered unchanged (5.1, 5.7)");
-    vec_header(&(hopt){.has_minor = 1, .minor = 2});
-    w_meta(&META_STD, NULL);
-    w_types(IDS, NAMES, 2, NULL);
+    named_start("threads-name-bytes", "1.2: a thread name of 64 bytes, and one that is not UTF-8 and holds control "
+                "bytes: delivered unchanged (5.1, 5.7)", ev);
     static const char long_name[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
     w_threads_named((const tdef[]){{42, 7, 100, TEXT(long_name)}, {42, 8, 101, TEXT("w\x1b[31m\xff\n")}}, 2);
-    with_ktids(ev, 100, 101);
     w_events(ev, 3, NULL);
     name_last(3, long_name, "w\x1b[31m\xff\n");
     w_trailer(&ST3, NULL, NULL);
     vec_end();
 
-    vec_begin("threads-bad-names", "1.2: names that are not text, longer than 64 bytes, hold a NUL or are empty "
-              "are ignored, each definition still applies (its ktid), one BAD_THREAD_NAME per block; a rename "
-              "with a bad name leaves the thread without a name (5.7)");
-    vec_header(&(hopt){.has_minor = 1, .minor = 2});
-    w_meta(&META_STD, NULL);
-    w_types(IDS, NAMES, 2, NULL);
-    w_threads_named((const tdef[]){{42, 7, 100, TEXT("main")}, {42, 8, 101, TEXT("worker-1")}}, 2);
-    with_ktids(ev, 100, 101);
-    w_events(ev, 3, NULL);
-    name_last(3, "main", "worker-1");
+    named_start("threads-bad-names", "1.2: names that are not text, longer than 64 bytes, hold a NUL or are empty "
+                "are ignored, each definition still applies (its ktid), one BAD_THREAD_NAME per block; a rename "
+                "with a bad name leaves the thread without a name (5.7)", ev);
     static const char too_long[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdefX";
     expect_problem("BAD_THREAD_NAME",
                    w_threads_named((const tdef[]){{42, 7, 100, 2, NULL, 0}, {42, 8, 101, TEXT(too_long)},

@@ -639,6 +639,32 @@ static int build_event(json_src *s, const raw_event *r, tracelog_event *ev)
     return 0;
 }
 
+/*
+ * An event's text key (name, tname) into *text and *len: the exact bytes of
+ * its KEY_hex sibling when there is one (into bytes, of cap), else its
+ * string; left NULL when absent or null. 0 or the exit code of a bad value.
+ */
+static int event_text(json_src *s, const char *ctx, const json_t *o, const char *key, const char *expected,
+                      char *bytes, size_t cap, const char **text, size_t *len)
+{
+    char hex_key[16];
+    snprintf(hex_key, sizeof hex_key, "%s_hex", key);
+    const json_t *hex = json_object_get(o, hex_key), *v = json_object_get(o, key);
+    if (hex) {
+        if (hex_text(hex, bytes, cap, len))
+            return hex_text_error(s, ctx, hex_key, cap);
+        *text = bytes;
+        return 0;
+    }
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_string(v))
+        return bad_value(s, ctx, key, expected);
+    *text = json_string_value(v);
+    *len = json_string_length(v);
+    return 0;
+}
+
 /* The general path: any JSON value, checked key by key. */
 static int event_from_json(json_src *s, const json_t *o, tracelog_event *ev)
 {
@@ -659,36 +685,20 @@ static int event_from_json(json_src *s, const json_t *o, tracelog_event *ev)
         if (v && get_u64(v, UINT64_MAX, &r.v[i]))
             return bad_value(s, ctx, num_keys[i], u64_expect(num_max[i]));
     }
-    const json_t *jid = json_object_get(o, "id"), *jname = json_object_get(o, "name");
-    const json_t *jhex = json_object_get(o, "name_hex");
-    char bytes[TRACELOG_TEXT_MAX + 1]; /* the exact name, from name_hex */
+    const json_t *jid = json_object_get(o, "id");
+    char bytes[TRACELOG_TEXT_MAX + 1], tname[TRACELOG_THREAD_NAME_MAX + 1]; /* exact names, from KEY_hex */
     if (jid) {
         if (get_u64(jid, UINT64_MAX, &r.id))
             return bad_value(s, ctx, "id", u64_expect(UINT32_MAX));
         r.has_id = 1;
     }
-    if (jhex) {
-        if (hex_text(jhex, bytes, sizeof bytes, &r.name_len))
-            return hex_text_error(s, ctx, "name_hex", sizeof bytes);
-        r.name = bytes;
-    } else if (jname && !json_is_null(jname)) {
-        if (!json_is_string(jname))
-            return bad_value(s, ctx, "name", "expected null or a name of 1 to 255 bytes");
-        r.name = json_string_value(jname);
-        r.name_len = json_string_length(jname);
-    }
-    const json_t *jtname = json_object_get(o, "tname"), *jtname_hex = json_object_get(o, "tname_hex");
-    char tname[TRACELOG_THREAD_NAME_MAX + 1]; /* the exact name, from tname_hex */
-    if (jtname_hex) {
-        if (hex_text(jtname_hex, tname, sizeof tname, &r.tname_len))
-            return hex_text_error(s, ctx, "tname_hex", sizeof tname);
-        r.tname = tname;
-    } else if (jtname && !json_is_null(jtname)) {
-        if (!json_is_string(jtname))
-            return bad_value(s, ctx, "tname", "expected null or a thread name of 1 to 64 bytes without NUL");
-        r.tname = json_string_value(jtname);
-        r.tname_len = json_string_length(jtname);
-    }
+    int rc = event_text(s, ctx, o, "name", "expected null or a name of 1 to 255 bytes", bytes, sizeof bytes,
+                        &r.name, &r.name_len);
+    if (!rc)
+        rc = event_text(s, ctx, o, "tname", "expected null or a thread name of 1 to 64 bytes without NUL", tname,
+                        sizeof tname, &r.tname, &r.tname_len);
+    if (rc)
+        return rc;
     const json_t *data = json_object_get(o, "data");
     if (data && !json_is_null(data)) {
         if (!json_is_string(data))
