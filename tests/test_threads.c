@@ -11,10 +11,14 @@
  * and on a pipe; bad names are ignored with BAD_THREAD_NAME; a 1.1 log
  * reads without names.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/bytes.h"
@@ -23,6 +27,8 @@
 #include "format/meta.h"
 #include "format/threads.h"
 #include "tl_test.h"
+#include "writer/io.h"
+#include "xproc/proc.h"
 
 static tracelog_event ev_of(uint64_t ts, uint32_t pid, uint64_t tid, uint32_t ktid)
 {
@@ -746,6 +752,120 @@ static void test_names_in_1_1_log(void)
     tl_buf_free(&c.file);
 }
 
+/* ---- tl_writer_name_threads: where a recorder's names come from -------------------- */
+
+static int namer_calls, namer_suffix;
+
+/* Kernel thread k is named "t<k>" (with a suffix once renamed); odd ones have ended (ESRCH). */
+static int fake_namer(pid_t pid, pid_t ktid, char *buf, size_t cap)
+{
+    (void)pid;
+    namer_calls++;
+    if (ktid % 2)
+        return ESRCH;
+    snprintf(buf, cap, namer_suffix ? "t%d-%d" : "t%d", (int)ktid, namer_suffix);
+    return 0;
+}
+
+static void append_thread(tracelog_writer *w, uint64_t ts, uint64_t tid, uint32_t ktid)
+{
+    tracelog_event ev = ev_of(ts, 1, tid, ktid);
+    CHECK_STATUS(tracelog_writer_append(w, &ev), TRACELOG_OK);
+}
+
+/*
+ * The first call names every thread known; later calls only those first seen
+ * since (one namer call each), or all again with all = 1, where a rename makes
+ * a definition and an unchanged name none; a thread the namer cannot name
+ * stays unnamed.
+ */
+static void test_name_threads(void)
+{
+    int fd = tl_test_tmpfd();
+    tracelog_writer *w = new_writer(fd, TRACELOG_POLICY_APPEND, 0);
+    tracelog_writer_define_event(w, 1, "e");
+    append_thread(w, 1, 100, 10);
+    append_thread(w, 2, 200, 11);
+    namer_calls = 0;
+    CHECK_STATUS(tl_writer_name_threads(w, fake_namer, 0), TRACELOG_OK); /* first: all known */
+    CHECK_EQ(namer_calls, 2);
+    append_thread(w, 3, 100, 10); /* known: not asked again */
+    append_thread(w, 4, 300, 12); /* new */
+    namer_calls = 0;
+    CHECK_STATUS(tl_writer_name_threads(w, fake_namer, 0), TRACELOG_OK);
+    CHECK_EQ(namer_calls, 1);
+    CHECK_STATUS(tracelog_writer_flush(w), TRACELOG_OK);
+    namer_calls = 0;
+    CHECK_STATUS(tl_writer_name_threads(w, fake_namer, 1), TRACELOG_OK); /* same names: nothing written */
+    CHECK_EQ(namer_calls, 3);
+    namer_suffix = 2;
+    CHECK_STATUS(tl_writer_name_threads(w, fake_namer, 1), TRACELOG_OK); /* renamed */
+    namer_suffix = 0;
+    append_thread(w, 5, 100, 10);
+    append_thread(w, 6, 300, 12);
+    tracelog_error err;
+    CHECK_STATUS(tracelog_writer_close(w, &err), TRACELOG_OK);
+    static const char *const want[] = {"10:t10", "11:-", "10:t10", "12:t12", "10:t10-2", "12:t12-2"};
+    check_names(fd, want, sizeof want / sizeof *want);
+    tracelog_reader *rd;
+    lseek(fd, 0, SEEK_SET);
+    if (CHECK_STATUS(tracelog_reader_open(fd, NULL, &rd, NULL), TRACELOG_OK)) {
+        /* 10, 11, t10, 12, t12, t10-2, t12-2: the unchanged names wrote nothing */
+        CHECK_EQ(tracelog_reader_thread_count(rd), 7);
+        tracelog_reader_close(rd);
+    }
+    close(fd);
+}
+
+typedef struct live_thread {
+    pid_t ktid;
+    int up[2], down[2];
+} live_thread;
+
+static void *run_live(void *arg)
+{
+    live_thread *t = arg;
+    prctl(PR_SET_NAME, "db-writer", 0, 0, 0);
+    t->ktid = (pid_t)syscall(SYS_gettid);
+    if (write(t->up[1], "r", 1) != 1)
+        return NULL;
+    char c;
+    if (read(t->down[0], &c, 1) != 1)
+        return NULL;
+    return NULL;
+}
+
+/* With tl_proc_thread_comm, the name source the recorder uses: a live thread's comm. */
+static void test_name_threads_from_proc(void)
+{
+    live_thread t;
+    if (pipe(t.up) || pipe(t.down))
+        TL_DIE("pipe");
+    pthread_t th;
+    if (pthread_create(&th, NULL, run_live, &t))
+        TL_DIE("pthread_create");
+    char c;
+    if (read(t.up[0], &c, 1) != 1)
+        TL_DIE("read");
+    int fd = tl_test_tmpfd();
+    tracelog_writer *w = new_writer(fd, TRACELOG_POLICY_APPEND, 0);
+    tracelog_writer_define_event(w, 1, "e");
+    tracelog_event ev = ev_of(1, (uint32_t)getpid(), 0x7f00, (uint32_t)t.ktid);
+    CHECK_STATUS(tracelog_writer_append(w, &ev), TRACELOG_OK);
+    CHECK_STATUS(tl_writer_name_threads(w, tl_proc_thread_comm, 0), TRACELOG_OK);
+    tracelog_error err;
+    CHECK_STATUS(tracelog_writer_close(w, &err), TRACELOG_OK);
+    if (write(t.down[1], "q", 1) != 1)
+        TL_DIE("write");
+    pthread_join(th, NULL);
+    char want[80];
+    snprintf(want, sizeof want, "%d:db-writer", (int)t.ktid);
+    const char *const wants[] = {want};
+    check_names(fd, wants, 1);
+    close(fd);
+    close(t.up[0]), close(t.up[1]), close(t.down[0]), close(t.down[1]);
+}
+
 int main(void)
 {
     TL_TEST_RUN(test_reuse);
@@ -757,5 +877,7 @@ int main(void)
     TL_TEST_RUN(test_names_loop);
     TL_TEST_RUN(test_bad_names);
     TL_TEST_RUN(test_names_in_1_1_log);
+    TL_TEST_RUN(test_name_threads);
+    TL_TEST_RUN(test_name_threads_from_proc);
     return tl_test_finish();
 }

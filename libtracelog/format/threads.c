@@ -58,12 +58,15 @@ static int grow(tl_thread_map *m)
 
 int tl_thread_map_put(tl_thread_map *m, const tl_thread_def *d)
 {
+    tl_thread_def *s = m->cap ? slot(m, d->pid, d->tid) : NULL;
+    if (s && s->ktid) { /* replaced in place: the slots do not move (tl_writer_name_threads walks them) */
+        *s = *d;
+        return 0;
+    }
     if (2 * (m->n + 1) > m->cap && grow(m))
         return -1;
-    tl_thread_def *s = slot(m, d->pid, d->tid);
-    if (!s->ktid)
-        m->n++;
-    *s = *d;
+    *slot(m, d->pid, d->tid) = *d;
+    m->n++;
     return 0;
 }
 

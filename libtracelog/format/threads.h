@@ -33,7 +33,10 @@ typedef struct tl_thread_map {
 uint32_t tl_thread_map_get(const tl_thread_map *m, uint32_t pid, uint64_t tid);
 /* The current definition of (pid, tid), NULL if none. Valid until the next change of m. */
 const tl_thread_def *tl_thread_map_find(const tl_thread_map *m, uint32_t pid, uint64_t tid);
-/* Makes d (d->ktid != 0) the definition of (d->pid, d->tid). 0, or -1 when out of memory (m unchanged). */
+/*
+ * Makes d (d->ktid != 0) the definition of (d->pid, d->tid). 0, or -1 when
+ * out of memory (m unchanged). Replacing a definition never moves the slots.
+ */
 int tl_thread_map_put(tl_thread_map *m, const tl_thread_def *d);
 /* Forgets every entry, keeping the memory. */
 void tl_thread_map_reset(tl_thread_map *m);

@@ -47,6 +47,9 @@ struct tracelog_writer {
     size_t npending, pending_cap;
     tl_thread_def last_thread; /* of the last event: most events skip the lookup */
     uint64_t thread_defs;      /* definitions made (at most TL_LOG_THREADS_MAX) */
+    int naming;                /* tl_writer_name_threads was called: fresh is kept */
+    tl_thread_def *fresh;      /* threads first seen (by an event) since its last call */
+    size_t nfresh, fresh_cap;
 
     tl_chunk_builder chunk;
     tl_buf payload, block;
@@ -717,6 +720,19 @@ static tracelog_status define_thread(tracelog_writer *w, const tl_thread_def *d,
     return TRACELOG_OK;
 }
 
+/* A thread seen for the first time, for the next tl_writer_name_threads to name. */
+static tracelog_status note_fresh(tracelog_writer *w, const tl_thread_def *d)
+{
+    if (!w->naming)
+        return TRACELOG_OK;
+    tl_thread_def *p = tl_grow(w->fresh, &w->fresh_cap, w->nfresh + 1, sizeof *p);
+    if (!p)
+        return TRACELOG_E_NOMEM;
+    w->fresh = p;
+    w->fresh[w->nfresh++] = *d;
+    return TRACELOG_OK;
+}
+
 static tracelog_status note_other_thread(tracelog_writer *w, const tracelog_event *ev)
 {
     uint32_t known = tl_thread_map_get(&w->threads, ev->pid, ev->tid);
@@ -724,6 +740,8 @@ static tracelog_status note_other_thread(tracelog_writer *w, const tracelog_even
         /* A new thread: it has no name until one is given. */
         tl_thread_def d = {ev->tid, ev->pid, ev->kernel_tid, 0};
         tracelog_status st = define_thread(w, &d, known);
+        if (st == TRACELOG_OK)
+            st = note_fresh(w, &d);
         if (st != TRACELOG_OK)
             return st;
     }
@@ -752,6 +770,37 @@ tracelog_status tracelog_writer_name_thread(tracelog_writer *w, uint32_t pid, ui
     if (st == TRACELOG_E_LOG_FULL) /* the chunk it ended was counted as lost; the thread is defined */
         st = define_thread(w, &d, 0);
     w->last_thread = (tl_thread_def){0, 0, 0, 0}; /* the next event looks its thread up again */
+    return st;
+}
+
+/* Names (pid, tid, ktid) from namer, when it knows it (a thread that ended has no comm to read). */
+static tracelog_status name_from(tracelog_writer *w, const tl_thread_def *d, tl_thread_namer namer)
+{
+    char name[TL_THREAD_NAME_MAX + 1];
+    if (namer((pid_t)d->pid, (pid_t)d->ktid, name, sizeof name) != 0 || !name[0])
+        return TRACELOG_OK;
+    tracelog_status st = tracelog_writer_name_thread(w, d->pid, d->tid, d->ktid, name);
+    return st == TRACELOG_E_INVAL ? TRACELOG_OK : st; /* not a name a log holds: the thread stays unnamed */
+}
+
+tracelog_status tl_writer_name_threads(tracelog_writer *w, tl_thread_namer namer, int all)
+{
+    if (w->error.code != TRACELOG_OK)
+        return w->error.code;
+    tracelog_status st = TRACELOG_OK;
+    if (all || !w->naming) { /* the first call has no list of new threads: it names them all */
+        /* Naming replaces definitions in place (tl_thread_map_put): the slots do not move. */
+        for (size_t i = 0; i < w->threads.cap && st == TRACELOG_OK; i++)
+            if (w->threads.slots[i].ktid) {
+                tl_thread_def d = w->threads.slots[i];
+                st = name_from(w, &d, namer);
+            }
+    } else {
+        for (size_t i = 0; i < w->nfresh && st == TRACELOG_OK; i++)
+            st = name_from(w, &w->fresh[i], namer);
+    }
+    w->naming = 1;
+    w->nfresh = 0;
     return st;
 }
 
@@ -919,6 +968,7 @@ static void free_writer(tracelog_writer *w)
     tl_thread_map_free(&w->threads);
     tl_thread_names_free(&w->names);
     free(w->pending);
+    free(w->fresh);
     tl_chunk_builder_free(&w->chunk);
     tl_buf_free(&w->payload);
     tl_buf_free(&w->block);
