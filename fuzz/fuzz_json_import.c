@@ -18,9 +18,14 @@
  *    events the importer returned (count and digest of every field and
  *    payload byte), the importer's attributes, every type it named, and
  *    the stream-side status counters it read;
- *  - that .ptl exported again to JSON (document or lines: another choice)
- *    and imported again gives the same events and the same type table
- *    (the `ptl -> json -> ptl` round trip of tools/ptlog/README.md).
+ *  - that .ptl exported again to JSON (document or lines, ts as ns, text or
+ *    relative: other choices) and imported again gives the same events and
+ *    the same type table (the `ptl -> json -> ptl` round trip of
+ *    tools/ptlog/README.md);
+ *  - that .ptl converted to Perfetto's protobuf trace is well formed: a
+ *    sequence of Trace.packet fields whose every field (varint, fixed64,
+ *    length-delimited within its packet) parses, with at least one
+ *    track_event per event.
  *
  * The importer lives in the tool, so this target links the .c files of tools/ptlog
  * except cli.c, which holds main() (fuzz/CMakeLists.txt). Messages are
@@ -282,8 +287,86 @@ static void check_ptl(int ptl_fd, const import_result *res)
     tracelog_reader_close(r);
 }
 
-/* .ptl -> JSON (lines or document) -> import again: the same events and types. */
-static void check_round_trip(int ptl_fd, int lines, const import_result *first)
+/* The varint at *p (before end); 0 when cut or longer than 10 bytes. */
+static int pb_read_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+    *v = 0;
+    for (int shift = 0; *p < end && shift < 70; shift += 7) {
+        unsigned char b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return 1;
+    }
+    return 0;
+}
+
+/* Counts the fields of one TracePacket's bytes p[0..n); its track_event (field 11) count. */
+static size_t pb_walk_packet(const unsigned char *p, size_t n)
+{
+    const unsigned char *end = p + n;
+    size_t track_events = 0;
+    while (p < end) {
+        uint64_t tag, v;
+        FUZZ_ASSERT(pb_read_varint(&p, end, &tag) && tag >> 3, "perfetto: bad field tag");
+        switch (tag & 7) {
+        case 0:
+            FUZZ_ASSERT(pb_read_varint(&p, end, &v), "perfetto: cut varint");
+            break;
+        case 1:
+            FUZZ_ASSERT(end - p >= 8, "perfetto: cut fixed64");
+            p += 8;
+            break;
+        case 2:
+            FUZZ_ASSERT(pb_read_varint(&p, end, &v) && v <= (uint64_t)(end - p), "perfetto: length past its packet");
+            track_events += tag >> 3 == 11;
+            p += v;
+            break;
+        default:
+            FUZZ_ASSERT(0, "perfetto: wire type %u", (unsigned)(tag & 7));
+        }
+    }
+    return track_events;
+}
+
+/* .ptl -> Perfetto: packets that parse, a track event per event at least. */
+static void check_perfetto(int ptl_fd, const import_result *first)
+{
+    char path[64];
+    fd_path(ptl_fd, path, sizeof path);
+    ptlog_src *src;
+    unsigned long mark = ptlog_msg_count();
+    FUZZ_ASSERT(ptlog_src_open(path, PTLOG_FMT_PTL, &src) == 0);
+    int fd = memfd_create("perfetto-out", MFD_CLOEXEC);
+    FUZZ_CHECK_SYS(fd >= 0);
+    ptlog_out out;
+    out_on_fd(&out, fd);
+    ptlog_select sel;
+    memset(&sel, 0, sizeof sel);
+    int rc = ptlog_write_perfetto(src, &out, &sel);
+    src->close(src);
+    FUZZ_ASSERT(rc == 0 && messages_since(mark) == 0, "export to perfetto: %d", rc);
+    FUZZ_ASSERT(ptlog_out_finish(&out) == 0);
+    off_t size = lseek(fd, 0, SEEK_END);
+    FUZZ_CHECK_SYS(size >= 0);
+    unsigned char *buf = malloc((size_t)size + 1);
+    FUZZ_CHECK_SYS(buf != NULL && pread(fd, buf, (size_t)size, 0) == size);
+    const unsigned char *p = buf, *end = buf + size;
+    size_t track_events = 0;
+    while (p < end) {
+        uint64_t tag, len;
+        FUZZ_ASSERT(pb_read_varint(&p, end, &tag) && tag == (1 << 3 | 2), "perfetto: not a Trace.packet");
+        FUZZ_ASSERT(pb_read_varint(&p, end, &len) && len <= (uint64_t)(end - p), "perfetto: packet past the end");
+        track_events += pb_walk_packet(p, (size_t)len);
+        p += len;
+    }
+    FUZZ_ASSERT(track_events >= first->events.count, "perfetto: %zu track events for %llu events", track_events,
+                (unsigned long long)first->events.count);
+    free(buf);
+    close(fd);
+}
+
+/* .ptl -> JSON (lines or document, ts in the form given) -> import again: the same events and types. */
+static void check_round_trip(int ptl_fd, int lines, ptlog_ts_form ts, const import_result *first)
 {
     char path[64];
     fd_path(ptl_fd, path, sizeof path);
@@ -297,7 +380,7 @@ static void check_round_trip(int ptl_fd, int lines, const import_result *first)
     out_on_fd(&out, json_fd);
     ptlog_select sel;
     memset(&sel, 0, sizeof sel);
-    rc = ptlog_write_json(src, &out, lines, &sel, PTLOG_TS_NS);
+    rc = ptlog_write_json(src, &out, lines, &sel, ts);
     src->close(src);
     FUZZ_ASSERT(rc == 0 && messages_since(mark) == 0, "export to %s: %d", lines ? "jsonl" : "json", rc);
     FUZZ_ASSERT(ptlog_out_finish(&out) == 0); /* no path: flushes, keeps the descriptor */
@@ -352,7 +435,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FUZZ_CHECK_SYS(dup2(saved_stdin, STDIN_FILENO) == STDIN_FILENO);
         if (res.rc == 0) {
             check_ptl(ptl_fd, &res);
-            check_round_trip(ptl_fd, (choice >> (2 + lines)) & 1, &res);
+            check_round_trip(ptl_fd, (choice >> (2 + lines)) & 1, (ptlog_ts_form)((choice >> 4) % 3), &res);
+            check_perfetto(ptl_fd, &res);
         }
         result_free(&res);
         close(ptl_fd);

@@ -45,6 +45,22 @@ done
 [ "$(jq -r 'select(.id) | .ts' rel.jsonl | tr '\n' ' ')" = "123456789 123465425 -1 " ] &&
     ok || bad "--ts=relative values: $(jq -r 'select(.id) | .ts' rel.jsonl | tr '\n' ' ')"
 
+# Past 2^63 ns from the origin either way: strings ("0x..." after, "-DIGITS" before), read back exactly.
+printf '%s\n' '{"format":{"schema":"tracelog","version":1},"attributes":{"creation_time_ns":"0xffffffffffffff00"},"event_types":[{"id":1,"name":"a"}]}' \
+    '{"id":1,"ts":1,"pid":1,"tid":1}' '{"id":1,"ts":"0xffffffffffffff10","pid":1,"tid":1}' >far.jsonl
+printf '%s\n' '{"format":{"schema":"tracelog","version":1},"attributes":{"creation_time_ns":0},"event_types":[{"id":1,"name":"a"}]}' \
+    '{"id":1,"ts":"0xfffffffffffffff0","pid":1,"tid":1}' >far0.jsonl
+for f in far far0; do
+    "$PTLOG" convert $f.jsonl --to ptl -o $f.ptl && "$PTLOG" dump $f.ptl >$f.want
+    expect_rc 0 "$f: --ts=relative" "$PTLOG" convert $f.ptl --to jsonl --ts=relative -o $f.rel.jsonl
+    expect_rc 0 "$f: back" "$PTLOG" convert $f.rel.jsonl --to ptl -o $f.back.ptl
+    expect_rc 0 "$f: dump" "$PTLOG" dump $f.back.ptl
+    expect_same "$f: relative past 2^63" $f.want "$T/out"
+done
+[ "$(jq -c 'select(.id) | .ts' far.rel.jsonl | tr '\n' ' ')" = '"-18446744073709551359" 16 ' ] &&
+    [ "$(jq -c 'select(.id) | .ts' far0.rel.jsonl)" = '"0xfffffffffffffff0"' ] && ok ||
+    bad "relative past 2^63: $(jq -c 'select(.id) | .ts' far.rel.jsonl far0.rel.jsonl | tr '\n' ' ')"
+
 # Refused: an unknown form, a malformed text, a relative log without its origin, one out of range.
 expect_rc 2 "--ts=ms" "$PTLOG" convert app.ptl --to jsonl --ts=ms
 expect_err "--ts: unknown form 'ms' \(expected ns, text or relative\)" "--ts=ms"

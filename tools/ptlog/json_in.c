@@ -575,6 +575,13 @@ static int get_ts(const json_src *s, const json_t *v, raw_event *r)
         r->v[0] = 0 - (uint64_t)json_integer_value(v);
         return 0;
     }
+    if (s->ts_relative && t && t[0] == '-') { /* "-DIGITS": before the origin by more than 2^63 ns */
+        errno = 0;
+        char *end;
+        r->ts_negative = 1;
+        r->v[0] = strtoull(t + 1, &end, 10);
+        return t[1] >= '0' && t[1] <= '9' && !*end && !errno ? 0 : -1;
+    }
     return get_u64(v, UINT64_MAX, &r->v[0]);
 }
 

@@ -457,11 +457,18 @@ static char *put_ts(json_writer *w, uint64_t ts, char *p)
         *p++ = '"';
         return p;
     }
-    if (w->ts_form == PTLOG_TS_RELATIVE) { /* signed ns since the origin */
+    if (w->ts_form == PTLOG_TS_RELATIVE) { /* signed ns since the origin; past 2^63 a string, as for ns */
         if (ts >= w->origin)
-            return p + ptlog_fmt_u64(ts - w->origin, p);
+            return put_u64_fast(p, ts - w->origin);
+        uint64_t before = w->origin - ts;
+        int text = before > INT64_MAX;
+        if (text)
+            *p++ = '"';
         *p++ = '-';
-        return p + ptlog_fmt_u64(w->origin - ts, p);
+        p += ptlog_fmt_u64(before, p);
+        if (text)
+            *p++ = '"';
+        return p;
     }
     if (ts <= INT64_MAX)
         return p + ptlog_fmt_ns(&w->ts, ts, p);
