@@ -5,6 +5,8 @@
  *   bench_event [--smoke] [--runs N] [--events N] [--stream-mib N]
  *               [--seconds S] [--rates 2,4,6,...] [--no-sustained] [--no-cost]
  *               [--tight-events N] [--no-tight] [--dir DIR] [--json FILE]
+ *   bench_event --cheap [--runs N] [--events N] [--json FILE]
+ *   bench_event --instructions N
  *   bench_event --generate N --out FILE.ptl [--payload BYTES]
  *
  * Measures, each as the median and min-max of --runs runs (events per
@@ -19,7 +21,10 @@
  *    APPEND log whose background flusher runs on CPU B (recorded in batches
  *    the flusher drains in between, so no event is lost and the cost is
  *    that of recording, not of dropping);
- *  - a filtered-out event, an event on a stopped stream, and with no stream;
+ *  - a filtered-out event, an event on a stopped stream, and with no stream,
+ *    each through <trace.h>'s inline test and as a call of the function
+ *    (what a program built with an older header pays); --cheap measures
+ *    only these (and the baselines);
  *  - the tight loop (issue 11, "zero loss first"): 1 and 2 threads record
  *    --tight-events events each as fast as they can into a FLUSH stream of
  *    the default size with an APPEND log, nothing waited for: the share of
@@ -34,6 +39,9 @@
  *    read + lost == recorded, OVERFLOW markers present when events were lost.
  * Every stream is warmed before timing (its lanes written over once), so
  * first-touch page faults do not count as recording cost.
+ *
+ * --instructions N records N events of 16 B on one thread into a LOOP
+ * stream without log, nothing else: for callgrind or perf stat.
  *
  * --generate records N events (the same generator as the LTTng benchmark)
  * into a FLUSH log without loss, for the reading benchmarks.
@@ -68,7 +76,8 @@ static const size_t payloads[NPAYLOADS] = {16, 64, 256};
 /* ---- configuration ------------------------------------------------------------ */
 
 static struct {
-    int smoke, runs, sustained, cost, tight;
+    int smoke, runs, sustained, cost, tight, cheap;
+    long long instructions; /* --instructions N */
     long long events, tight_events;
     size_t stream_size;
     double seconds;
@@ -102,7 +111,9 @@ static void die(const char *what, int e)
 
 /* ---- worker threads ------------------------------------------------------------ */
 
-enum job_kind { JOB_CLOCK, JOB_GEN, JOB_EVENT, JOB_PACED, JOB_QUIT };
+/* JOB_EVENT_CALL: posix_trace_event called as a function, (posix_trace_event)(...), as a program built
+   with an older <trace.h> or TRACELOG_NO_INLINE_EVENT does; JOB_EVENT goes through <trace.h>'s inline test. */
+enum job_kind { JOB_CLOCK, JOB_GEN, JOB_EVENT, JOB_EVENT_CALL, JOB_PACED, JOB_QUIT };
 
 typedef struct job {
     enum job_kind kind;
@@ -156,6 +167,10 @@ static void run_job(worker *w, const job *j)
             for (; i < j->n; i++)
                 posix_trace_event(j->id, w->table[i & (BU_TABLE_SIZE - 1)], j->len);
         }
+        break;
+    case JOB_EVENT_CALL:
+        for (; i < j->n; i++)
+            (posix_trace_event)(j->id, w->table[i & (BU_TABLE_SIZE - 1)], j->len);
         break;
     case JOB_PACED:
         for (;;) {
@@ -509,22 +524,82 @@ static void measure_recording(stream *s, const char *mode, const char *mode_labe
     }
 }
 
-static void measure_cheap(stream *s, const char *key, const char *label)
+static void measure_cheap(stream *s, const char *key, const char *label, enum job_kind kind)
 {
     long long n = cfg.events;
     figure *f = fig_new(key, label, "ns");
-    char cpu_key[64], cpu_label[96];
+    char cpu_key[64], cpu_label[128];
     snprintf(cpu_key, sizeof cpu_key, "%s_cpu", key);
     snprintf(cpu_label, sizeof cpu_label, "%s, thread CPU time", label);
     figure *cpu = fig_new(cpu_key, cpu_label, CPU_NS);
-    run_on(1, (job){.kind = JOB_EVENT, .n = n / 10 + 1, .id = event_ids[0], .len = 16});
+    run_on(1, (job){.kind = kind, .n = n / 10 + 1, .id = event_ids[0], .len = 16});
     for (int r = 0; r < cfg.runs; r++) {
-        run_on(1, (job){.kind = JOB_EVENT, .n = n, .id = event_ids[0], .len = 16});
+        run_on(1, (job){.kind = kind, .n = n, .id = event_ids[0], .len = 16});
         fig_add(f, (double)span_ns(1) / (double)n, (double)workers[0].cpu_ns / (double)span_ns(1));
         fig_add(cpu, (double)workers[0].cpu_ns / (double)n, 0);
     }
     if (s)
         s->issued += (cfg.runs * n + n / 10 + 1);
+}
+
+/*
+ * Events that record nothing, on s (a running LOOP stream without log, full:
+ * any event recorded would overwrite one, which the check at the end sees):
+ * filtered out, the stream stopped, then (s shut down) no stream at all;
+ * each through <trace.h>'s inline test and as a call of the function.
+ */
+static void measure_nothing_recorded(stream *s)
+{
+    trace_event_set_t set;
+    posix_trace_eventset_empty(&set);
+    posix_trace_eventset_add(event_ids[0], &set);
+    must(posix_trace_set_filter(s->trid, &set, POSIX_TRACE_SET_EVENTSET), "posix_trace_set_filter");
+    uint64_t lost0 = stats_of(s).events_lost;
+    measure_cheap(NULL, "event_filtered_ns", "posix_trace_event, event filtered out", JOB_EVENT);
+    measure_cheap(NULL, "event_filtered_call_ns", "  the same, the function called (older <trace.h>)", JOB_EVENT_CALL);
+    posix_trace_eventset_empty(&set);
+    must(posix_trace_set_filter(s->trid, &set, POSIX_TRACE_SET_EVENTSET), "posix_trace_set_filter");
+    must(posix_trace_stop(s->trid), "posix_trace_stop");
+    measure_cheap(NULL, "event_stopped_ns", "posix_trace_event, stream stopped", JOB_EVENT);
+    measure_cheap(NULL, "event_stopped_call_ns", "  the same, the function called (older <trace.h>)", JOB_EVENT_CALL);
+    tracelog_trace_stats st = stats_of(s);
+    /* Nothing was recorded: in a full LOOP stream, any recorded event would have overwritten one. */
+    if (st.events_lost != lost0)
+        check_failed("filtered or stopped events reached the stream (lost %llu -> %llu)",
+                     (unsigned long long)lost0, (unsigned long long)st.events_lost);
+    must(posix_trace_shutdown(s->trid), "posix_trace_shutdown");
+    measure_cheap(NULL, "event_no_stream_ns", "posix_trace_event, no stream at all", JOB_EVENT);
+    measure_cheap(NULL, "event_no_stream_call_ns", "  the same, the function called (older <trace.h>)", JOB_EVENT_CALL);
+}
+
+/* A full LOOP stream: every event first drops the oldest one. */
+static void fill_loop(stream *s) { record(s, 1, (long long)(s->lane_bytes / rec_bytes(16)) + 1000, 16, event_ids[0], NULL, 0); }
+
+/* --cheap: only the events that record nothing (and the baselines), quick enough to alternate with LTTng's. */
+static void measure_cheap_only(void)
+{
+    stream s;
+    stream_open(&s, 0, POSIX_TRACE_LOOP, cfg.stream_size, NULL);
+    fill_loop(&s);
+    measure_nothing_recorded(&s);
+}
+
+/*
+ * --instructions N: N events of 16 B on one thread into a running LOOP
+ * stream without log that never wraps, nothing else timed: for counting the
+ * instructions of the recording path (valgrind --tool=callgrind, perf stat).
+ */
+static void count_instructions(long long n)
+{
+    stream s;
+    size_t size = (size_t)(n + 1000) * rec_bytes(16) * 2;
+    stream_open(&s, 0, POSIX_TRACE_LOOP, size < (1u << 20) ? 1u << 20 : size, NULL);
+    double share;
+    record(&s, 1, n, 16, event_ids[0], &share, 0);
+    tracelog_trace_stats st = stats_of(&s);
+    if (st.events_lost)
+        check_failed("%llu events lost while counting instructions", (unsigned long long)st.events_lost);
+    must(posix_trace_shutdown(s.trid), "posix_trace_shutdown");
 }
 
 /*
@@ -560,30 +635,12 @@ static void measure_no_log(void)
     measure_recording(&s, "nolog", "no log");
     measure_typed(&s);
 
-    /* A full LOOP stream: every event first drops the oldest one. */
-    record(&s, 1, (long long)(s.lane_bytes / rec_bytes(16)) + 1000, 16, event_ids[0], NULL, 0);
-    measure_cheap(&s, "event_loopfull_16b_1t_ns", "posix_trace_event 16 B, no log, LOOP full (overwrites)");
+    fill_loop(&s);
+    measure_cheap(&s, "event_loopfull_16b_1t_ns", "posix_trace_event 16 B, no log, LOOP full (overwrites)", JOB_EVENT);
     tracelog_trace_stats st = stats_of(&s);
     if (st.events_lost == 0)
         check_failed("a full LOOP stream reported no overwritten event");
-
-    trace_event_set_t set;
-    posix_trace_eventset_empty(&set);
-    posix_trace_eventset_add(event_ids[0], &set);
-    must(posix_trace_set_filter(s.trid, &set, POSIX_TRACE_SET_EVENTSET), "posix_trace_set_filter");
-    uint64_t lost0 = stats_of(&s).events_lost;
-    measure_cheap(NULL, "event_filtered_ns", "posix_trace_event, event filtered out");
-    posix_trace_eventset_empty(&set);
-    must(posix_trace_set_filter(s.trid, &set, POSIX_TRACE_SET_EVENTSET), "posix_trace_set_filter");
-    must(posix_trace_stop(s.trid), "posix_trace_stop");
-    measure_cheap(NULL, "event_stopped_ns", "posix_trace_event, stream stopped");
-    st = stats_of(&s);
-    /* Nothing was recorded: in a full LOOP stream, any recorded event would have overwritten one. */
-    if (st.events_lost != lost0)
-        check_failed("filtered or stopped events reached the stream (lost %llu -> %llu)",
-                     (unsigned long long)lost0, (unsigned long long)st.events_lost);
-    must(posix_trace_shutdown(s.trid), "posix_trace_shutdown");
-    measure_cheap(NULL, "event_no_stream_ns", "posix_trace_event, no stream at all");
+    measure_nothing_recorded(&s);
 }
 
 /* Reads a log: events of type id, OVERFLOW markers, every event. */
@@ -1034,6 +1091,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: bench_event [--smoke] [--runs N] [--events N] [--stream-mib N] [--seconds S]\n"
                "                   [--rates R1,R2,...] [--no-sustained] [--no-cost] [--tight-events N] [--no-tight]\n"
                "                   [--dir DIR] [--json FILE]\n"
+               "       bench_event --cheap [--runs N] [--events N] [--json FILE]\n"
+               "       bench_event --instructions N\n"
                "       bench_event --generate N --out FILE.ptl [--payload BYTES]\n");
 }
 
@@ -1085,6 +1144,10 @@ static int parse_args(int argc, char **argv)
             cfg.cost = 0;
             continue;
         }
+        if (!strcmp(a, "--cheap")) {
+            cfg.cheap = 1;
+            continue;
+        }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             exit(0);
@@ -1111,6 +1174,8 @@ static int parse_args(int argc, char **argv)
             cfg.dir = v;
         else if (!strcmp(a, "--json"))
             cfg.json = v;
+        else if (!strcmp(a, "--instructions") && n >= 1)
+            cfg.instructions = n;
         else if (!strcmp(a, "--generate") && n >= 1)
             cfg.generate = n;
         else if (!strcmp(a, "--out"))
@@ -1163,6 +1228,11 @@ int main(int argc, char **argv)
         stop_workers();
         return rc;
     }
+    if (cfg.instructions) {
+        count_instructions(cfg.instructions);
+        stop_workers();
+        return failures ? 1 : 0;
+    }
     if (cfg.ncpus < 2)
         printf("warning: only one CPU allowed: the 2-thread figures share it\n");
     printf("bench_event: %d runs, %lld events per thread per run, %zu MiB streams, producer CPU %d, "
@@ -1170,7 +1240,10 @@ int main(int argc, char **argv)
            cfg.runs, cfg.events, cfg.stream_size >> 20, cfg.cpu_a, cfg.cpu_b);
 
     measure_baselines(); /* always: the targets are relative to clock_gettime */
-    if (cfg.cost) {
+    if (cfg.cheap) {
+        measure_cheap_only();
+        cfg.cost = cfg.tight = cfg.sustained = 0;
+    } else if (cfg.cost) {
         measure_no_log();
         measure_with_log();
     }

@@ -356,6 +356,54 @@ __TRACELOG_API int posix_trace_get_attr(trace_id_t trid, trace_attr_t *attr);
 __TRACELOG_API int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *statusinfo);
 
 __TRACELOG_API void posix_trace_event(trace_event_id_t event_id, const void *__restrict data_ptr, size_t data_len);
+
+/*
+ * posix_trace_event(id, data, len) in code that includes this header is an
+ * inline test before the call: an event nothing can record (no stream, every
+ * stream stopped, or the id filtered out by every stream) costs a few loads
+ * and a branch in the caller, not a call into the library. The function
+ * itself is unchanged: its address, (posix_trace_event)(...), #undef and
+ * dlsym reach it, programs built with an older header call it every time,
+ * and both decide alike. Each argument is evaluated exactly once. Like the
+ * function, the test is thread-safe and async-signal-safe (it only loads).
+ * Define TRACELOG_NO_INLINE_EVENT before including <trace.h> to call the
+ * function every time.
+ *
+ * tracelog_event_gate is what the test reads; the library owns it (it is
+ * constant; the memory it points to changes under the program): the
+ * process's event word (0: nothing can record, no controller's request and
+ * no stream being taken up), the bits of the word that make the summary
+ * insufficient (then the library decides), and the summary: bit id % 64 of
+ * wanted[(id / 64) & mask] is 0 when no stream of this process would record
+ * id (an id the library does not have lands on some bit: either answer is
+ * right, the function never records it). Pointers rather than the words
+ * themselves: the word is a page a controller maps, which a copy
+ * relocation would move into the program.
+ */
+struct __tracelog_event_gate {
+    const unsigned long long *__word;
+    const unsigned long long *__wanted;
+    unsigned long long __skip;
+    unsigned int __mask;
+};
+extern __TRACELOG_API const struct __tracelog_event_gate tracelog_event_gate;
+
+#if defined(__GNUC__) && !defined(TRACELOG_NO_INLINE_EVENT)
+/* Always inline, also at -O0: the library records its caller's address as posix_prog_address. */
+__attribute__((always_inline)) static inline void __tracelog_posix_trace_event(trace_event_id_t __id,
+                                                                               const void *__restrict __data,
+                                                                               size_t __len)
+{
+    const struct __tracelog_event_gate *__g = &tracelog_event_gate;
+    unsigned long long __w = __atomic_load_n(__g->__word, __ATOMIC_RELAXED);
+    if (__w != 0) {
+        unsigned long long __bits = __atomic_load_n(&__g->__wanted[(__id / 64) & __g->__mask], __ATOMIC_RELAXED);
+        if (__builtin_expect((__w & __g->__skip) != 0 || (__bits >> (__id % 64) & 1), 0))
+            posix_trace_event(__id, __data, __len);
+    }
+}
+#define posix_trace_event(event_id, data_ptr, data_len) __tracelog_posix_trace_event(event_id, data_ptr, data_len)
+#endif
 __TRACELOG_API int posix_trace_eventid_open(const char *__restrict event_name, trace_event_id_t *__restrict event_id);
 __TRACELOG_API int posix_trace_eventid_equal(trace_id_t trid, trace_event_id_t event1, trace_event_id_t event2);
 __TRACELOG_API int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t event, char *event_name);

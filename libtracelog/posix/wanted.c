@@ -27,9 +27,10 @@
 #include <string.h>
 
 #include "posix/internal.h"
+#include "posix/wanted.h"
 
 
-_Alignas(64) _Atomic uint64_t tl_posix_wanted[TL_FILTER_WORDS];
+_Alignas(64) _Atomic uint64_t tl_posix_wanted[TL_WANTED_WORDS];
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t started; /* own slots the user started and has not stopped since */

@@ -207,9 +207,17 @@ void tl_xproc_poll(void)
         sched_yield();
     }
     polling_here = 1;
+    atomic_fetch_or(&tl_xproc_event_page.word, TL_XPROC_POLLING); /* before tl_ctl_poll clears TL_CTL_PENDING */
     tl_ctl_poll(c, seen, on_announce, NULL);
+    atomic_fetch_and(&tl_xproc_event_page.word, ~TL_XPROC_POLLING); /* after the new streams are published */
     polling_here = 0;
     atomic_store(&tl_xproc_polling, 0);
+}
+
+void tl_xproc_wait_poll(void)
+{
+    while ((atomic_load(&tl_xproc_event_page.word) & TL_XPROC_POLLING) && !polling_here)
+        sched_yield();
 }
 
 /* "NAME:ID" (ID in hex), or EINVAL. */
@@ -243,7 +251,9 @@ int tl_xproc_join_env(void)
     if (!atomic_compare_exchange_strong(&tl_xproc_polling, &idle, 1))
         return EAGAIN;
     polling_here = 1; /* a signal handler's event meanwhile must not wait for us (tl_xproc_poll) */
+    tl_xproc_word_set(TL_XPROC_POLLING);
     e = join(TL_XPROC_ENV_SLOT, name, 0, id, TL_CTL_FLAG_INHERITED);
+    tl_xproc_word_clear(TL_XPROC_POLLING);
     polling_here = 0;
     atomic_store(&tl_xproc_polling, 0);
     return e;
@@ -289,10 +299,10 @@ void tl_xproc_after_fork_child(void)
     done_for = me;
     /* The lock is only taken around the one remap; a fork in the middle of it is not supported. */
     pthread_mutex_init(&word_lock, NULL);
-    if (atomic_load(&ctl))
-        tl_ctl_privatize(tl_xproc_event_page.bytes);
-    else
-        atomic_fetch_and(&tl_xproc_event_page.word, ~TL_CTL_PENDING);
+    /* No request and no poll of the parent's in the child's own word; if the page cannot be made
+       private it is still the parent's, and left alone. */
+    if (!atomic_load(&ctl) || tl_ctl_privatize(tl_xproc_event_page.bytes) == 0)
+        atomic_fetch_and(&tl_xproc_event_page.word, ~(TL_CTL_PENDING | TL_XPROC_POLLING));
     atomic_store(&ctl, NULL);
     ctl_error = 0;
     memset(seen, 0, sizeof seen);

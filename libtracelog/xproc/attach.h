@@ -85,6 +85,25 @@ void tl_xproc_poll(void);
 /* Non-zero while any thread polls (or joins a stream at load): what posix_trace_event looks at first. */
 extern _Atomic int tl_xproc_polling;
 
+/*
+ * In the event word while a thread polls or joins a stream at load, set
+ * before TL_CTL_PENDING is cleared and cleared after the new stream is
+ * published: a word with no bit at all means no stream can record and no
+ * poll is under way, so that the inline test of <trace.h> (which sees only
+ * the word) never skips an event a poll is about to take. Private to this
+ * process: cleared in a forked child, never looked at by a controller.
+ */
+#define TL_XPROC_POLLING (1ull << 62)
+_Static_assert((TL_XPROC_POLLING & TL_CTL_PENDING) == 0, "two flags of the event word");
+
+/*
+ * Waits until no other thread polls (TL_XPROC_POLLING gone), without
+ * polling itself: an event that saw another thread's poll is recorded
+ * after it. Returns at once in a signal handler interrupting this thread's
+ * own poll. Async-signal-safe.
+ */
+void tl_xproc_wait_poll(void);
+
 /* Joins the stream TRACELOG_STREAM names ("NAME:ID"), if any. 0, or an errno (ignored by callers: a stale variable never stops a program). */
 int tl_xproc_join_env(void);
 
