@@ -7,7 +7,8 @@
 # types first appear after 990,000 untyped ones (past what DuckDB samples to
 # infer columns). Exact rows are checked against counts made while writing.
 #
-# DuckDB comes from npm, installed once into a cache under the build tree;
+# DuckDB comes from npm, a pinned version installed once per user into a
+# cache (~/.cache/tracelog-tests, shared by every build tree, under a lock);
 # without node/npm or the registry the test is skipped (77). The package is
 # DuckDB's own Node API, @duckdb/node-api, whose binary is an npm package
 # (@duckdb/node-bindings-linux-x64): the older `duckdb` package downloads its
@@ -16,12 +17,14 @@
 
 skip() { echo "SKIP: $*"; exit 77; }
 command -v node >/dev/null && command -v npm >/dev/null || skip "node and npm are needed to load DuckDB"
-CACHE=${TL_BUILD_DIR:?}/npm-duckdb
-if [ ! -d "$CACHE/node_modules/@duckdb/node-api" ]; then
-    mkdir -p "$CACHE" || skip "cannot create $CACHE"
-    timeout 300 npm install --prefix "$CACHE" --no-audit --no-fund --loglevel=error @duckdb/node-api >"$T/npm.log" 2>&1 ||
-        skip "npm install @duckdb/node-api failed (offline?): $(tail -n 2 "$T/npm.log")"
-fi
+PACKAGE=@duckdb/node-api@1.5.6-r.1
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/tracelog-tests/duckdb-node-api-1.5.6-r.1
+mkdir -p "$CACHE" || skip "cannot create $CACHE"
+(
+    flock 9 # two build trees testing at once install once
+    [ -d "$CACHE/node_modules/@duckdb/node-api" ] ||
+        timeout 300 npm install --prefix "$CACHE" --no-audit --no-fund --loglevel=error "$PACKAGE" >"$T/npm.log" 2>&1
+) 9>"$CACHE.lock" || skip "npm install $PACKAGE failed (offline?): $(tail -n 2 "$T/npm.log")"
 
 # The first sh block after the heading, and its duckdb commands.
 sed -n '/^### Querying with DuckDB and jq$/,$p' "$SRC/README.md" | sed -n '/^```sh$/,/^```$/p' | sed '1d;$d' >readme.sh
