@@ -18,6 +18,7 @@
  *     through is not damage and is not reported.
  *
  * Every wait is bounded (WAIT_STEP_MS) and returns early on those signals.
+ * A LOOP log cannot be read forward: follow_ring.c reads its ring again.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,9 +33,9 @@
 #include "live.h"
 #include "ptlog.h"
 
-#define WAIT_STEP_MS 100     /* one wait; then signals and the writer are looked at */
-#define CLOSED_GRACE_MS 500  /* a trailer is the end once the file stayed as it is this long */
-#define GONE_IDLE_MS 1000    /* the writer's process ended and the file stayed as it is this long */
+#define WAIT_STEP_MS PTLOG_FOLLOW_STEP_MS
+#define CLOSED_GRACE_MS PTLOG_FOLLOW_CLOSED_MS
+#define GONE_IDLE_MS PTLOG_FOLLOW_GONE_MS
 #define HEADER_WAIT_MS 10000 /* a file without its header yet (just created) is waited for this long */
 
 /* ---- signals ---------------------------------------------------------------------- */
@@ -147,12 +148,10 @@ typedef struct follow_src {
     uint64_t idle_ms; /* time waited since the file last grew */
 } follow_src;
 
-/* The process whose end ends following: --writer-pid, or the log's own when it ran on this host. */
-static long writer_of(const follow_src *f)
+long ptlog_follow_writer(const tracelog_metadata *m, long writer_pid)
 {
-    if (f->writer_pid)
-        return f->writer_pid;
-    const tracelog_metadata *m = tracelog_reader_metadata(f->r);
+    if (writer_pid)
+        return writer_pid;
     char host[256];
     if (!m->pid || gethostname(host, sizeof host) != 0)
         return 0; /* not known yet (no metadata block read): the trailer or a signal */
@@ -160,6 +159,18 @@ static long writer_of(const follow_src *f)
     if (strncmp(host, m->hostname, sizeof host) != 0)
         return 0; /* another machine's (or container's) process: the trailer or a signal */
     return (long)m->pid;
+}
+
+int ptlog_follow_gone(const char *name, long pid, int rc)
+{
+    ptlog_msg(name, "warning: the log was not closed and its writer is gone (process %ld ended): followed to the "
+                    "end of what was written (WRITER_GONE)", pid);
+    return rc > PTLOG_EXIT_LOSS ? rc : PTLOG_EXIT_LOSS;
+}
+
+static long writer_of(const follow_src *f)
+{
+    return ptlog_follow_writer(tracelog_reader_metadata(f->r), f->writer_pid);
 }
 
 /* Nothing more yet: 1 after waiting a step for more, 0 when following ends (f->end says why). */
@@ -172,7 +183,7 @@ static int wait_more(follow_src *f)
     if (info.closed && f->idle_ms >= CLOSED_GRACE_MS)
         f->end = END_CLOSED;
     else if (pid && f->idle_ms >= GONE_IDLE_MS && 
-             !ptlog_process_alive(pid, tracelog_reader_metadata(f->r)->creation_time_ns))
+             !ptlog_process_alive(pid, f->writer_pid ? 0 : tracelog_reader_metadata(f->r)->creation_time_ns))
         f->end = END_WRITER_GONE;
     if (f->end != FOLLOWING || interrupted) {
         if (interrupted && f->end == FOLLOWING)
@@ -227,11 +238,8 @@ static int follow_finish(ptlog_src *s)
 {
     follow_src *f = (follow_src *)s;
     int rc = f->inner->finish(f->inner);
-    if (f->end == END_WRITER_GONE) {
-        ptlog_msg(s->name, "warning: the log was not closed and its writer is gone (process %ld ended): "
-                           "followed to the end of what was written (WRITER_GONE)", writer_of(f));
-        return rc > PTLOG_EXIT_LOSS ? rc : PTLOG_EXIT_LOSS;
-    }
+    if (f->end == END_WRITER_GONE)
+        return ptlog_follow_gone(s->name, writer_of(f), rc);
     if (f->end == END_FILE_CHANGED && rc == PTLOG_EXIT_OK)
         rc = PTLOG_EXIT_LOSS;
     return rc;
@@ -350,6 +358,11 @@ int ptlog_follow_src_open(const char *path, const ptlog_follow_opts *o, ptlog_sr
     }
     if (!rc && !in->seekable) { /* a pipe: read as it arrives already, and ended by its writer */
         rc = ptlog_ptl_src_open(in, out, &r);
+    } else if (!rc && ptlog_in_is_ring(in)) { /* a LOOP log: its ring read again as it changes */
+        tracelog_error err;
+        memset(&err, 0, sizeof err);
+        tracelog_status st = tracelog_reader_open(in->fd, NULL, &r, &err);
+        rc = st != TRACELOG_OK ? ptlog_ptl_open_error(in->name, st, &err) : ptlog_follow_ring_open(in, r, o, out);
     } else if (!rc) {
         rc = open_follow_reader(in, &r);
         if (!rc)
@@ -360,7 +373,7 @@ int ptlog_follow_src_open(const char *path, const ptlog_follow_opts *o, ptlog_sr
             ptlog_in_close(in);
         free(in);
     }
-    if (reader)
-        *reader = rc ? NULL : r;
+    if (reader) /* none for a ring: it is read again and again, each time by a new reader */
+        *reader = rc || ptlog_in_is_ring(in) ? NULL : r;
     return rc;
 }

@@ -287,6 +287,12 @@ static int ring_geometry_end(const unsigned char *p, size_t n, uint64_t *end)
     return 1;
 }
 
+int ptlog_in_is_ring(const ptlog_in *in)
+{
+    uint64_t end;
+    return ring_geometry_end(in->head, in->head_len, &end);
+}
+
 /* PTLOG_SPOOL_LIMIT: bytes, or with a K, M, G or T suffix (either case; powers of 1024). */
 static int spool_limit(uint64_t *limit)
 {

@@ -86,7 +86,7 @@ static void *read_main(void *arg)
     tracelog_event ev;
     int rc;
     while ((rc = t->src->next(t->src, &ev)) == 1) {
-        const char *tname = tracelog_reader_event_thread_name(t->r, &ev);
+        const char *tname = t->r ? tracelog_reader_event_thread_name(t->r, &ev) : NULL; /* none: a ring */
         top_stats_add(&t->st, &ev, ptlog_src_type_name(t->src, ev.event_id), tname);
         if (ptlog_live_interrupted())
             break;

@@ -1,0 +1,259 @@
+/*
+ * --follow of a LOOP (ring) log (README.md, "Following a log"). Its writer
+ * overwrites the oldest segments in place, so the file cannot be read
+ * forward as it grows: following reads the ring again, whole (its block
+ * headers, then the chunks after the last event printed), each time the
+ * file changed (size or modification time, looked at every
+ * PTLOG_FOLLOW_STEP_MS), and prints the events newer than the last one
+ * printed: the ring's newest events, as they arrive. When the oldest event
+ * still in the ring is newer than the last one printed, the writer lapped
+ * the follower: the events in between were overwritten before they could
+ * be read, and a warning says so (RING_LAPPED; the ring's policy, not
+ * damage: exit status 0).
+ *
+ * A read of the ring while the writer writes may find a block half written
+ * or overwritten: its problems are not reported; those of the last read,
+ * once following ends at the trailer or with the writer gone, are. Ends as
+ * a followed APPEND log does (follow.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "live.h"
+#include "ptlog.h"
+
+typedef struct ring_src {
+    ptlog_src base;
+    ptlog_in *in;          /* the file */
+    tracelog_reader *r;    /* the latest read of the ring */
+    long writer_pid;       /* --writer-pid, 0: the log's process */
+    int signals;           /* SIGINT, SIGTERM, SIGHUP are ours (from the first event on) */
+    int drained;           /* r has given every event it has */
+    int final;             /* following ended: r is the last read, its problems are reported */
+    int gone;              /* ended because the writer is gone */
+    int have_last;
+    uint64_t last_ts;      /* the newest event printed */
+    uint64_t at_last;      /* events printed with that timestamp */
+    uint64_t skip_at_last; /* of those, still to be skipped in r (read again) */
+    struct timespec mtime; /* the file when r was read */
+    off_t size;
+    uint64_t idle_ms;      /* time waited since the file last changed */
+} ring_src;
+
+/* Whether ev is new (not printed by an earlier read); remembers it if it is. */
+static int take(ring_src *g, const tracelog_event *ev)
+{
+    if (g->have_last && ev->timestamp_ns < g->last_ts)
+        return 0;
+    if (g->have_last && ev->timestamp_ns == g->last_ts) {
+        if (g->skip_at_last) {
+            g->skip_at_last--;
+            return 0;
+        }
+        g->at_last++;
+        return 1;
+    }
+    g->have_last = 1;
+    g->last_ts = ev->timestamp_ns;
+    g->at_last = 1;
+    return 1;
+}
+
+/* The ring's oldest event is newer than the last printed: the events in between were overwritten. */
+static void lapped(const ring_src *g, uint64_t oldest_ts)
+{
+    ptlog_timecache tc;
+    char after[64], before[64];
+    ptlog_timecache_init(&tc, 0);
+    after[ptlog_fmt_time(&tc, g->last_ts, after)] = '\0';
+    before[ptlog_fmt_time(&tc, oldest_ts, before)] = '\0';
+    ptlog_msg(g->base.name, "warning: the writer lapped the follower: the events after %s and before %s were "
+                            "overwritten before they could be read (RING_LAPPED)", after, before);
+}
+
+/* The file's state now; 0, or -1 (errno set). */
+static int file_state(const ring_src *g, struct timespec *mtime, off_t *size)
+{
+    struct stat st;
+    if (fstat(g->in->fd, &st) != 0)
+        return -1;
+    *mtime = st.st_mtim;
+    *size = st.st_size;
+    return 0;
+}
+
+/* Reads the ring again. 1: a new read in r; 0: not readable now (tried again later); or an exit code negated. */
+static int reread(ring_src *g)
+{
+    struct timespec mtime;
+    off_t size;
+    if (file_state(g, &mtime, &size) != 0) { /* before the read: a write during it means one more */
+        ptlog_msg(g->base.name, "cannot follow: %s", strerror(errno));
+        return -PTLOG_EXIT_INPUT;
+    }
+    tracelog_reader *r;
+    tracelog_error err;
+    memset(&err, 0, sizeof err);
+    tracelog_status st = tracelog_reader_open(g->in->fd, NULL, &r, &err);
+    if (st == TRACELOG_E_NOMEM)
+        return -ptlog_nomem();
+    if (st != TRACELOG_OK)
+        return g->final ? -ptlog_ptl_open_error(g->base.name, st, &err) : 0; /* its header being written */
+    g->mtime = mtime;
+    g->size = size;
+    tracelog_reader_info info;
+    tracelog_reader_get_info(r, &info);
+    if (g->have_last && info.events && info.first_ts > g->last_ts)
+        lapped(g, info.first_ts);
+    g->skip_at_last = g->at_last;
+    if (g->have_last && tracelog_reader_seek_time(r, g->last_ts) != TRACELOG_OK) { /* then filtered one by one */
+        tracelog_reader_rewind(r);
+    }
+    tracelog_reader_close(g->r);
+    g->r = r;
+    g->drained = 0;
+    return 1;
+}
+
+/* Nothing new in r: waits until the file changes (1), or following ends (0: then g->final or interrupted). */
+static int wait_change(ring_src *g)
+{
+    for (;;) {
+        ptlog_in_idle(); /* what was output goes out before we wait */
+        if (ptlog_live_interrupted())
+            return 0;
+        tracelog_reader_info info;
+        tracelog_reader_get_info(g->r, &info);
+        const tracelog_metadata *m = tracelog_reader_metadata(g->r);
+        long pid = ptlog_follow_writer(m, g->writer_pid);
+        if (info.closed && g->idle_ms >= PTLOG_FOLLOW_CLOSED_MS)
+            g->final = 1;
+        else if (pid && g->idle_ms >= PTLOG_FOLLOW_GONE_MS && 
+                 !ptlog_process_alive(pid, g->writer_pid ? 0 : m->creation_time_ns))
+            g->final = g->gone = 1;
+        if (g->final)
+            return 0;
+        struct timespec nap = {0, PTLOG_FOLLOW_STEP_MS * 1000000L}, mtime;
+        nanosleep(&nap, NULL); /* a signal cuts it short: looked at above */
+        off_t size;
+        if (file_state(g, &mtime, &size) == 0 &&
+            (size != g->size || mtime.tv_sec != g->mtime.tv_sec || mtime.tv_nsec != g->mtime.tv_nsec)) {
+            g->idle_ms = 0;
+            return 1;
+        }
+        g->idle_ms += PTLOG_FOLLOW_STEP_MS;
+    }
+}
+
+static int read_error(ring_src *g, tracelog_status st)
+{
+    if (st == TRACELOG_E_NOMEM)
+        return -ptlog_nomem();
+    ptlog_msg(g->base.name, "cannot read: %s", tracelog_strerror(st));
+    return -PTLOG_EXIT_INPUT;
+}
+
+static int ring_next(ptlog_src *s, tracelog_event *ev)
+{
+    ring_src *g = (ring_src *)s;
+    if (!g->signals) { /* as follow.c: over the output's handlers */
+        ptlog_live_signals(1);
+        g->signals = 1;
+    }
+    for (;;) {
+        if (ptlog_live_interrupted() && !g->final)
+            return 0;
+        while (!g->drained) {
+            tracelog_status st = tracelog_reader_next(g->r, ev);
+            if (st == TRACELOG_OK && take(g, ev))
+                return 1;
+            if (st == TRACELOG_END)
+                g->drained = 1;
+            else if (st != TRACELOG_OK)
+                return read_error(g, st);
+        }
+        if (g->final) /* the last read is done */
+            return 0;
+        if (!wait_change(g) && !g->final)
+            return 0; /* interrupted */
+        int rc = reread(g); /* also the last read, once following ended */
+        if (rc < 0)
+            return rc;
+        if (rc == 0 && g->final) /* the last read could not be made: the one before stands */
+            return 0;
+    }
+}
+
+static int ring_finish(ptlog_src *s)
+{
+    ring_src *g = (ring_src *)s;
+    int rc = g->final && ptlog_report_problems(s->name, g->r) ? PTLOG_EXIT_LOSS : PTLOG_EXIT_OK;
+    return g->gone ? ptlog_follow_gone(s->name, ptlog_follow_writer(tracelog_reader_metadata(g->r), g->writer_pid), rc)
+                   : rc;
+}
+
+static const char *ring_type_name(ptlog_src *s, uint32_t id)
+{
+    return tracelog_reader_event_name(((ring_src *)s)->r, id);
+}
+
+static const tracelog_schema *ring_type_schema(ptlog_src *s, uint32_t id)
+{
+    return tracelog_reader_event_schema(((ring_src *)s)->r, id);
+}
+
+static size_t ring_type_count(ptlog_src *s) { return tracelog_reader_event_type_count(((ring_src *)s)->r); }
+
+static void ring_type_at(ptlog_src *s, size_t i, uint32_t *id, const char **name)
+{
+    tracelog_reader_event_type(((ring_src *)s)->r, i, id, name);
+}
+
+static void ring_get_status(ptlog_src *s, tracelog_log_status *st)
+{
+    tracelog_reader_get_status(((ring_src *)s)->r, st);
+}
+
+static void ring_close(ptlog_src *s)
+{
+    ring_src *g = (ring_src *)s;
+    tracelog_reader_close(g->r);
+    ptlog_in_close(g->in);
+    free(g->in);
+    free(g);
+    ptlog_live_signals(0);
+}
+
+int ptlog_follow_ring_open(ptlog_in *in, tracelog_reader *r, const ptlog_follow_opts *o, ptlog_src **out)
+{
+    ring_src *g = calloc(1, sizeof *g);
+    if (!g) {
+        tracelog_reader_close(r);
+        return ptlog_nomem();
+    }
+    g->in = in;
+    g->r = r;
+    g->writer_pid = o->writer_pid;
+    g->size = -1; /* the state of the first read is not known: the first wait reads the ring again */
+    ptlog_src *s = &g->base;
+    tracelog_reader_info info;
+    tracelog_reader_get_info(r, &info);
+    s->name = in->name;
+    s->meta = *tracelog_reader_metadata(r);
+    s->format_major = info.format_major;
+    s->format_minor = info.format_minor;
+    s->next = ring_next;
+    s->type_name = ring_type_name;
+    s->type_schema = ring_type_schema;
+    s->type_count = ring_type_count;
+    s->type_at = ring_type_at;
+    s->get_status = ring_get_status;
+    s->finish = ring_finish;
+    s->close = ring_close;
+    *out = s;
+    return PTLOG_EXIT_OK;
+}
