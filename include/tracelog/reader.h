@@ -79,7 +79,9 @@ TRACELOG_API tracelog_status tracelog_reader_open_read(tracelog_read_fn read, vo
  * pipe. The file must hold at least its header (TRACELOG_E_TRUNCATED
  * otherwise: open again once the writer wrote it). rewind and seek return
  * TRACELOG_E_NOT_SEEKABLE; a LOOP (ring) log is refused with it (its writer
- * overwrites it in place: read it once it is closed); a pipe or other file
+ * overwrites it in place: open it again with tracelog_reader_open each time
+ * it changes, keeping the events newer than the last one read, as ptlog dump
+ * --follow does); a pipe or other file
  * that is not regular too (a pipe is already read as it arrives, with
  * tracelog_reader_open). Errors otherwise as tracelog_reader_open.
  *
