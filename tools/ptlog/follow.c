@@ -182,7 +182,7 @@ static int wait_more(follow_src *f)
     long pid = writer_of(f);
     if (info.closed && f->idle_ms >= CLOSED_GRACE_MS)
         f->end = END_CLOSED;
-    else if (pid && f->idle_ms >= GONE_IDLE_MS && 
+    else if (pid && f->idle_ms >= GONE_IDLE_MS &&
              !ptlog_process_alive(pid, f->writer_pid ? 0 : tracelog_reader_metadata(f->r)->creation_time_ns))
         f->end = END_WRITER_GONE;
     if (f->end != FOLLOWING || interrupted) {

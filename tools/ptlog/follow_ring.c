@@ -132,7 +132,7 @@ static int wait_change(ring_src *g)
         long pid = ptlog_follow_writer(m, g->writer_pid);
         if (info.closed && g->idle_ms >= PTLOG_FOLLOW_CLOSED_MS)
             g->final = 1;
-        else if (pid && g->idle_ms >= PTLOG_FOLLOW_GONE_MS && 
+        else if (pid && g->idle_ms >= PTLOG_FOLLOW_GONE_MS &&
                  !ptlog_process_alive(pid, g->writer_pid ? 0 : m->creation_time_ns))
             g->final = g->gone = 1;
         if (g->final)
