@@ -414,6 +414,17 @@ static void test_crafted(void)
     tl_test_context(NULL);
 }
 
+/* Flushes and closes a LOOP writer whose durable region ran out of room for thread definitions only. */
+static void close_dropping_threads(tracelog_writer *w, tracelog_log_status *st)
+{
+    tracelog_writer_flush(w);
+    tracelog_writer_get_status(w, st);
+    tracelog_error err;
+    CHECK_STATUS(tracelog_writer_close(w, &err), TRACELOG_OK);
+    CHECK(st->threads_dropped > 0);
+    CHECK_EQ(st->types_dropped, 0);
+}
+
 /*
  * LOOP: a program that keeps starting threads fills the room the durable
  * region gives thread definitions (three quarters of it); the others are
@@ -440,12 +451,7 @@ static void test_loop_full_of_threads(void)
     last.event_id = 39;
     tracelog_writer_append(w, &last);
     tracelog_log_status st;
-    tracelog_writer_flush(w);
-    tracelog_writer_get_status(w, &st);
-    tracelog_error err;
-    CHECK_STATUS(tracelog_writer_close(w, &err), TRACELOG_OK);
-    CHECK(st.threads_dropped > 0);
-    CHECK_EQ(st.types_dropped, 0);
+    close_dropping_threads(w, &st);
 
     tl_test_readout r;
     tl_test_read_fd(fd, NULL, &r);
@@ -631,12 +637,7 @@ static void test_names_loop(void)
     }
     CHECK_STATUS(tracelog_writer_define_event(w, 2, "defined.after.the.renames"), TRACELOG_OK);
     tracelog_log_status st;
-    tracelog_writer_flush(w);
-    tracelog_writer_get_status(w, &st);
-    tracelog_error err;
-    CHECK_STATUS(tracelog_writer_close(w, &err), TRACELOG_OK);
-    CHECK(st.threads_dropped > 0);
-    CHECK_EQ(st.types_dropped, 0);
+    close_dropping_threads(w, &st);
 
     tracelog_reader *rd;
     lseek(fd, 0, SEEK_SET);
