@@ -2,7 +2,8 @@
 # valgrind (memcheck) on ptlog's golden inputs: every command of the tool on
 # the committed golden logs (samples/golden/*.ptl of format 1.0 and
 # samples/golden/1.1/*.ptl) and the tests/ptlog JSON inputs,
-# conversions to json, jsonl, chrome and ptl, and back. Not a ctest (slow):
+# conversions to json, jsonl (also with --ts=relative), chrome, perfetto and
+# ptl, and back. Not a ctest (slow):
 # .ci/run calls it with the ptlog of its gcc build.
 #
 #   bash tests/valgrind-ptlog.sh PTLOG [JOBS]
@@ -43,6 +44,7 @@ for f in "$golden"/*.ptl "$golden"/1.1/*.ptl; do # format 1.0 and 1.1 logs
     add1 "$n-to-json" "$ok" convert "$f" --to json -o "$work/$n.json"
     add1 "$n-to-jsonl" "$ok" convert "$f" --to jsonl -o "$work/$n.jsonl"
     add1 "$n-to-chrome" "$ok" convert "$f" --to chrome -o "$work/$n.chrome"
+    add1 "$n-to-perfetto" "$ok" convert "$f" --to perfetto -o "$work/$n.pftrace"
     add1 "$n-to-ptl" "$ok" convert "$f" --to ptl -o "$work/$n.copy.ptl"
     add1 "$n-filter" "$ok" filter --no-system --begin +1ms "$f" -o "$work/$n.filtered.ptl"
     add2 "$n-json-to-ptl" 0 convert "$work/$n.json" --to ptl -o "$work/$n.from-json.ptl"
@@ -57,7 +59,10 @@ for f in "$inputs"/small.in.jsonl "$inputs"/small.json "$inputs"/small.jsonl; do
     add1 "$n-to-ptl" 0 convert "$f" --to ptl -o "$work/$n.ptl"
     add1 "$n-to-json" 0 convert "$f" --to json -o /dev/null
     add1 "$n-to-chrome" 0 convert "$f" --to chrome -o /dev/null
+    add1 "$n-to-perfetto" 0 convert "$f" --to perfetto -o /dev/null
+    add1 "$n-to-jsonl-relative" 0 convert "$f" --to jsonl --ts=relative -o "$work/$n.rel.jsonl"
     add2 "$n-ptl-info" 0 info "$work/$n.ptl" -o /dev/null
+    add2 "$n-relative-to-ptl" 0 convert "$work/$n.rel.jsonl" --to ptl -o /dev/null
 done
 # Errors are paths too: a missing file, invalid JSON, a JSON value of the wrong type.
 printf '{"events":[{"ts":1,"id":1},{"ts":"x"}]}\n' > "$work/bad.json"
