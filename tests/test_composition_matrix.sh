@@ -44,8 +44,12 @@ export TRACELOG_FLUSH_INTERVAL_MS=2
 # Cells expected to differ today: "ROWS ASPECTS why", ROWS a comma-separated
 # list of globs over the rows, ASPECTS a comma-separated list of columns.
 # Each of these cells is checked to differ; remove the entry with the fix.
+# A reason that starts with "(timing)" is a gap only when the path is slow
+# enough: such a cell may agree (ok) or differ (gap), and neither fails.
 GAPS=(
-    "* threads no log carries thread names: format 1.1's THREADS block has no name (issue 26 item 6)"
+    "online,ctl-online-* threads the POSIX reading interface gives no thread name (posix_trace_event_info has none), as it gives no kernel tid"
+    "own-sloop threads a thread's name is read from /proc when the writer first sees the thread: a thread that ended before its events were drained (a LOOP stream is drained at shutdown) has no name left to read"
+    "fork-* threads (timing) as own-sloop: a forked child's events are drained by its parent's flusher, usually after the child ended"
     "online,ctl-online-* ktids the POSIX reading interface gives no kernel tid (posix_trace_event_info has none)"
     "record-*,conv-record ids a controller that filters opens the filtered name in the program's map before the program opens its names (ptlog record --exclude: tools/ptlog/record.c set_filter), so they get other ids than in-process"
 )
@@ -235,7 +239,10 @@ for r in "${ROWS[@]}"; do
             cell=n/a
             [ -n "$reason" ] && bad "$r / $a: listed as a gap ($reason) but not applicable"
         elif [ -n "$reason" ]; then
-            if [ $res = 0 ]; then
+            if [ $res = 0 ] && [[ $reason == "(timing)"* ]]; then
+                cell=ok # a gap that shows only when the path is slow enough
+                ok
+            elif [ $res = 0 ]; then
                 cell=FIXED
                 bad "$r / $a: listed as a gap ($reason) but agrees now: remove it from GAPS"
             else

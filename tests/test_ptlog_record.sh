@@ -15,8 +15,10 @@
 SAMPLES=${TL_BUILD_DIR:?set TL_BUILD_DIR}/samples
 TRACED_SH=$TL_BUILD_DIR/tests/traced_sh
 
-# dump's columns: time, pid, thread, then "tid KTID" where the kernel tid is known, then the name.
-NAME='function name() { return $4 == "tid" ? $6 : $4 }'
+# dump's columns: time, pid, thread, then "tid KTID" where the kernel tid is known, then "(THREAD NAME)"
+# where the log names the thread (no blank in these tests' names), then the event's name.
+AT='function at() { i = $4 == "tid" ? 6 : 4; return $i ~ /^\(.*\)$/ ? i + 1 : i }'
+NAME="$AT"' function name() { return $(at()) }'
 
 # The user events of a log: pid, thread, kernel tid, name, payload (no time, no system events).
 user_events() {
@@ -273,8 +275,8 @@ expect_rc 2 "a wait that is not a number" "$PTLOG" record --flush-wait 5ms -o x.
 # 565 of them reached the log in one run.)
 expect_rc 0 "record --flush-wait of a burst" "$PTLOG" record -q --stream-size 4k --flush-wait 1000000 \
     -o burst.ptl -- "$TL_BUILD_DIR/tests/burst" 20000
-"$PTLOG" dump burst.ptl | awk '$6 == "burst" { want = sprintf("%02x%02x", n % 256, int(n / 256) % 256)
-        if (substr($7, 1, 4) != want) bad++; n++ }
+"$PTLOG" dump burst.ptl | awk "$AT"' $(at()) == "burst" { want = sprintf("%02x%02x", n % 256, int(n / 256) % 256)
+        if (substr($(at() + 1), 1, 4) != want) bad++; n++ }
     END { if (n != 20000 || bad) { print n " burst events, " bad + 0 " out of sequence"; exit 1 } }' && ok ||
     bad "record --flush-wait: not every event of the burst, in order: $("$PTLOG" dump burst.ptl | grep -c ' burst ') events"
 overruns=$("$PTLOG" info burst.ptl | sed -n 's/^status:.*stream overruns \([0-9]*\),.*/\1/p')

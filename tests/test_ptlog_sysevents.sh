@@ -81,7 +81,7 @@ record=${TL_BUILD_DIR:-}/samples/record
 if [ -x "$record" ]; then
     "$record" rec.ptl 10 >/dev/null 2>&1
     expect_rc 0 "dump a recorded log" "$PTLOG" dump rec.ptl
-    grep -Eq '^[^ ]+ [0-9]+ 0x[0-9a-f]+( tid [0-9]+)? posix_trace_start \{ event_filter = \[\] \}$' "$T/out" && ok || bad "recorded START: $(grep posix_trace_start "$T/out")"
+    grep -Eq '^[^ ]+ [0-9]+ 0x[0-9a-f]+( tid [0-9]+)?( \([^)]*\))? posix_trace_start \{ event_filter = \[\] \}$' "$T/out" && ok || bad "recorded START: $(grep posix_trace_start "$T/out")"
     grep -Eq 'posix_trace_stop \{ auto = MANUAL \}$' "$T/out" && ok || bad "recorded STOP: $(grep posix_trace_stop "$T/out")"
 fi
 

@@ -43,8 +43,8 @@ done
 # statistics (its indented lines), decoded through the schemas in the log.
 "$TL_BUILD_DIR/samples/typed" "$tmp/typed.ptl"
 check "typed sample runs" test $? -eq 0
-# (time, pid, thread and its kernel tid vary from run to run: cut off)
-"$PTLOG" dump --no-system "$tmp/typed.ptl" | sed -E 's/^[^ ]+ [^ ]+ [^ ]+ (tid [0-9]+ )?//' > "$tmp/typed.dump"
+# (time, pid, thread, its kernel tid and name vary from run to run: cut off)
+"$PTLOG" dump --no-system "$tmp/typed.ptl" | sed -E 's/^[^ ]+ [^ ]+ [^ ]+ (tid [0-9]+ )?(\([^)]*\) )?//' > "$tmp/typed.dump"
 check "typed: dump names and payloads" diff -u "$golden/typed.dump" "$tmp/typed.dump"
 "$TL_BUILD_DIR/samples/offline_analyzer" "$tmp/typed.ptl" | grep '^    ' > "$tmp/typed.fields"
 check "typed: offline_analyzer per-field statistics" diff -u "$golden/typed.fields" "$tmp/typed.fields"

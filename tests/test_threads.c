@@ -753,19 +753,17 @@ static void test_names_in_1_1_log(void)
     tl_buf_free(&c.file);
 }
 
-/* ---- tl_writer_name_threads: where a recorder's names come from -------------------- */
+/* ---- the thread namer: where a recorder's names come from -------------------- */
 
 static int namer_calls, namer_suffix;
 
-/* Kernel thread k is named "t<k>" (with a suffix once renamed); odd ones have ended (ESRCH). */
-static int fake_namer(pid_t pid, pid_t ktid, char *buf, size_t cap)
+/* Kernel thread k is named "t<k>" (with a suffix once renamed); odd ones have ended (no name). */
+static void fake_namer(void *ctx, uint32_t pid, uint64_t tid, uint32_t ktid, char *buf, size_t cap)
 {
-    (void)pid;
+    (void)ctx, (void)pid, (void)tid;
     namer_calls++;
-    if (ktid % 2)
-        return ESRCH;
-    snprintf(buf, cap, namer_suffix ? "t%d-%d" : "t%d", (int)ktid, namer_suffix);
-    return 0;
+    if (ktid % 2 == 0)
+        snprintf(buf, cap, namer_suffix ? "t%u-%d" : "t%u", ktid, namer_suffix);
 }
 
 static void append_thread(tracelog_writer *w, uint64_t ts, uint64_t tid, uint32_t ktid)
@@ -775,32 +773,29 @@ static void append_thread(tracelog_writer *w, uint64_t ts, uint64_t tid, uint32_
 }
 
 /*
- * The first call names every thread known; later calls only those first seen
- * since (one namer call each), or all again with all = 1, where a rename makes
- * a definition and an unchanged name none; a thread the namer cannot name
- * stays unnamed.
+ * The namer names each thread when the writer first defines it (one call
+ * per new thread, none for a known one); tl_writer_rename_threads asks again
+ * for every thread, where a rename makes a definition and an unchanged name
+ * none; a thread the namer cannot name stays unnamed.
  */
 static void test_name_threads(void)
 {
     int fd = tl_test_tmpfd();
     tracelog_writer *w = new_writer(fd, TRACELOG_POLICY_APPEND, 0);
+    tl_writer_set_thread_namer(w, fake_namer, NULL);
     tracelog_writer_define_event(w, 1, "e");
+    namer_calls = 0;
     append_thread(w, 1, 100, 10);
     append_thread(w, 2, 200, 11);
-    namer_calls = 0;
-    CHECK_STATUS(tl_writer_name_threads(w, fake_namer, 0), TRACELOG_OK); /* first: all known */
-    CHECK_EQ(namer_calls, 2);
     append_thread(w, 3, 100, 10); /* known: not asked again */
     append_thread(w, 4, 300, 12); /* new */
-    namer_calls = 0;
-    CHECK_STATUS(tl_writer_name_threads(w, fake_namer, 0), TRACELOG_OK);
-    CHECK_EQ(namer_calls, 1);
+    CHECK_EQ(namer_calls, 3);
     CHECK_STATUS(tracelog_writer_flush(w), TRACELOG_OK);
     namer_calls = 0;
-    CHECK_STATUS(tl_writer_name_threads(w, fake_namer, 1), TRACELOG_OK); /* same names: nothing written */
+    CHECK_STATUS(tl_writer_rename_threads(w), TRACELOG_OK); /* same names: nothing written */
     CHECK_EQ(namer_calls, 3);
     namer_suffix = 2;
-    CHECK_STATUS(tl_writer_name_threads(w, fake_namer, 1), TRACELOG_OK); /* renamed */
+    CHECK_STATUS(tl_writer_rename_threads(w), TRACELOG_OK); /* renamed */
     namer_suffix = 0;
     append_thread(w, 5, 100, 10);
     append_thread(w, 6, 300, 12);
@@ -811,8 +806,8 @@ static void test_name_threads(void)
     tracelog_reader *rd;
     lseek(fd, 0, SEEK_SET);
     if (CHECK_STATUS(tracelog_reader_open(fd, NULL, &rd, NULL), TRACELOG_OK)) {
-        /* 10, 11, t10, 12, t12, t10-2, t12-2: the unchanged names wrote nothing */
-        CHECK_EQ(tracelog_reader_thread_count(rd), 7);
+        /* t10, 11, t12, t10-2, t12-2: the unchanged names wrote nothing */
+        CHECK_EQ(tracelog_reader_thread_count(rd), 5);
         tracelog_reader_close(rd);
     }
     close(fd);
@@ -836,6 +831,12 @@ static void *run_live(void *arg)
     return NULL;
 }
 
+static void proc_namer(void *ctx, uint32_t pid, uint64_t tid, uint32_t ktid, char *buf, size_t cap)
+{
+    (void)ctx, (void)tid;
+    tl_proc_thread_comm((pid_t)pid, (pid_t)ktid, buf, cap);
+}
+
 /* With tl_proc_thread_comm, the name source the recorder uses: a live thread's comm. */
 static void test_name_threads_from_proc(void)
 {
@@ -850,10 +851,10 @@ static void test_name_threads_from_proc(void)
         TL_DIE("read");
     int fd = tl_test_tmpfd();
     tracelog_writer *w = new_writer(fd, TRACELOG_POLICY_APPEND, 0);
+    tl_writer_set_thread_namer(w, proc_namer, NULL);
     tracelog_writer_define_event(w, 1, "e");
     tracelog_event ev = ev_of(1, (uint32_t)getpid(), 0x7f00, (uint32_t)t.ktid);
     CHECK_STATUS(tracelog_writer_append(w, &ev), TRACELOG_OK);
-    CHECK_STATUS(tl_writer_name_threads(w, tl_proc_thread_comm, 0), TRACELOG_OK);
     tracelog_error err;
     CHECK_STATUS(tracelog_writer_close(w, &err), TRACELOG_OK);
     if (write(t.down[1], "q", 1) != 1)

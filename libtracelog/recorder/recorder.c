@@ -15,6 +15,7 @@
 #include "recorder/internal.h"
 #include "common/text.h"
 #include "writer/io.h"
+#include "xproc/proc.h"
 
 #define CRASH_LOCK_WAIT_MS 500 /* the crash handler waits this long for another thread's flush */
 
@@ -162,6 +163,7 @@ int tl_rec_write_out(tl_recorder *r)
 {
     tl_rec_update_status(r);
     r->written_at = tl_rec_recorded(r);
+    tl_writer_rename_threads(r->writer); /* pthread_setname_np after a thread's first event */
     if (r->end_logged && !r->end_checkpointed) {
         r->end_checkpointed = 1;
         return tl_rec_writer_errno(r, tracelog_writer_checkpoint(r->writer));
@@ -377,6 +379,22 @@ static void free_recorder(tl_recorder *r)
     free(r);
 }
 
+/*
+ * A thread's name is its comm (pthread_setname_np, prctl), read from /proc
+ * when the writer first defines the thread and again at each write. For
+ * another process's stream, only that process's threads: the pid of an
+ * event is the traced process's to write, and its controller (perhaps root)
+ * must not put other processes' names into the log on its word.
+ */
+static void name_thread(void *ctx, uint32_t pid, uint64_t tid, uint32_t kernel_tid, char *name, size_t cap)
+{
+    const tl_recorder *r = ctx;
+    (void)tid;
+    if (r->remote && pid != (uint32_t)tl_remote_pid(r->remote))
+        return;
+    tl_proc_thread_comm((pid_t)pid, (pid_t)kernel_tid, name, cap);
+}
+
 /* The clock's fields of the metadata (format 1.1): the conversion, for readers to audit. */
 static void describe_clock(const tl_clock *clock, tracelog_metadata *m)
 {
@@ -407,6 +425,7 @@ static int start_writer(tl_recorder *r)
         r->writer = NULL;
         return st == TRACELOG_E_NOT_SEEKABLE ? EINVAL : errno_of(st, &err) ? errno_of(st, &err) : EINVAL;
     }
+    tl_writer_set_thread_namer(r->writer, name_thread, r);
     client->define_types(client->ctx, r->writer, 1);
     tl_rec_xfsz_restore(&old);
     return 0;

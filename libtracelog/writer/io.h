@@ -51,24 +51,15 @@ void tl_writer_chunk_params(const tracelog_writer *w, uint32_t *limit, int *leve
 tracelog_status tl_writer_put_chunk(tracelog_writer *w, const uint8_t *payload, size_t len, uint32_t count);
 tracelog_status tl_writer_learn_thread(tracelog_writer *w, const tracelog_event *ev);
 /*
- * Where a recorder gets thread names (format 1.2): the name of thread ktid
- * of process pid into buf (cap bytes); 0 when it knows one. The
- * implementation is tl_proc_thread_comm (xproc/proc.h), tests pass others.
+ * Names each thread as the writer first defines it (format 1.2): namer
+ * writes its name into name (cap bytes, NUL-terminated; "" for none), from
+ * within tracelog_writer_append (or tl_writer_learn_thread), so that the
+ * thread's first chunk already reads back with it. NULL: no namer.
  */
-typedef int (*tl_thread_namer)(pid_t pid, pid_t ktid, char *buf, size_t cap);
-/*
- * Names threads from namer, with tracelog_writer_name_thread (which writes
- * nothing for a name a thread already has): all those the writer knows when
- * `all` (a recorder's periodic check for renames, say once a second) or on
- * the first call; else those whose first event came since the last call (a
- * recorder calls it after every drain, before the flush that writes the
- * definitions: the cost is one namer call per new thread). A thread the namer
- * cannot name (ended: ESRCH) stays unnamed. Until the first call the writer
- * keeps no list, so a writer nobody asks for names pays nothing. Errors: the
- * writer's (TRACELOG_E_NOMEM, TRACELOG_E_IO, poisoned). Not thread-safe, as
- * every writer call (under a set, between tl_set_end and the next cycle).
- */
-tracelog_status tl_writer_name_threads(tracelog_writer *w, tl_thread_namer namer, int all);
+typedef void (*tl_thread_namer)(void *ctx, uint32_t pid, uint64_t tid, uint32_t kernel_tid, char *name, size_t cap);
+void tl_writer_set_thread_namer(tracelog_writer *w, tl_thread_namer namer, void *ctx);
+/* Asks the namer again for every thread the writer knows: a new name is a rename (written before the next chunk). */
+tracelog_status tl_writer_rename_threads(tracelog_writer *w);
 /* Writes the writer's own chunk in progress: before chunks built elsewhere, which hold newer events. */
 tracelog_status tl_writer_end_chunk(tracelog_writer *w);
 

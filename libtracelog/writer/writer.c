@@ -47,9 +47,9 @@ struct tracelog_writer {
     size_t npending, pending_cap;
     tl_thread_def last_thread; /* of the last event: most events skip the lookup */
     uint64_t thread_defs;      /* definitions made (at most TL_LOG_THREADS_MAX) */
-    int naming;                /* tl_writer_name_threads was called: fresh is kept */
-    tl_thread_def *fresh;      /* threads first seen (by an event) since its last call */
-    size_t nfresh, fresh_cap;
+    tl_thread_namer namer;     /* names a new thread (tl_writer_set_thread_namer), or NULL */
+    void *namer_ctx;
+    size_t rename_at;          /* where the next tl_writer_rename_threads pass starts in the map */
 
     tl_chunk_builder chunk;
     tl_buf payload, block;
@@ -677,6 +677,50 @@ tracelog_status tracelog_writer_define_event_schema(tracelog_writer *w, uint32_t
  * kernel tid ends the chunk in progress, since a definition applies to the
  * chunks after it (format-spec 5.7). Once per thread, not per event.
  */
+/* The name id the namer gives ev's new thread; 0: none (no namer, no name, out of memory). */
+static uint32_t name_new_thread(tracelog_writer *w, const tracelog_event *ev)
+{
+    if (!w->namer)
+        return 0;
+    char name[TL_THREAD_NAME_MAX + 1] = "";
+    w->namer(w->namer_ctx, ev->pid, ev->tid, ev->kernel_tid, name, sizeof name);
+    size_t len = strnlen(name, TL_THREAD_NAME_MAX);
+    return len ? tl_thread_names_intern(&w->names, name, len) : 0;
+}
+
+void tl_writer_set_thread_namer(tracelog_writer *w, tl_thread_namer namer, void *ctx)
+{
+    w->namer = namer;
+    w->namer_ctx = ctx;
+}
+
+#define RENAME_PASS 256
+
+tracelog_status tl_writer_rename_threads(tracelog_writer *w)
+{
+    if (!w->namer || w->error.code != TRACELOG_OK)
+        return w->error.code;
+    /* A rename replaces the definition in place (tl_thread_map_put): the slots do not move. At most
+       RENAME_PASS threads a pass, taking turns: a program that made thousands of threads does not pay
+       a read of each one's name at every write. */
+    size_t cap = w->threads.cap, asked = 0, k = 0;
+    tracelog_status st = TRACELOG_OK;
+    for (; k < cap && asked < RENAME_PASS && st == TRACELOG_OK; k++) {
+        tl_thread_def d = w->threads.slots[(w->rename_at + k) % cap];
+        if (!d.ktid)
+            continue;
+        asked++;
+        char name[TL_THREAD_NAME_MAX + 1] = "";
+        w->namer(w->namer_ctx, d.pid, d.tid, d.ktid, name, sizeof name);
+        if (name[0]) /* a thread that is gone has no name to read: it keeps its own */
+            st = tracelog_writer_name_thread(w, d.pid, d.tid, d.ktid, name);
+        if (st == TRACELOG_E_INVAL) /* not a name a log holds: the thread keeps its own */
+            st = TRACELOG_OK;
+    }
+    w->rename_at = cap ? (w->rename_at + k) % cap : 0;
+    return st;
+}
+
 static tracelog_status note_other_thread(tracelog_writer *w, const tracelog_event *ev);
 
 /* note_other_thread unless ev's thread is the last event's, inline: most events. */
@@ -720,28 +764,13 @@ static tracelog_status define_thread(tracelog_writer *w, const tl_thread_def *d,
     return TRACELOG_OK;
 }
 
-/* A thread seen for the first time, for the next tl_writer_name_threads to name. */
-static tracelog_status note_fresh(tracelog_writer *w, const tl_thread_def *d)
-{
-    if (!w->naming)
-        return TRACELOG_OK;
-    tl_thread_def *p = tl_grow(w->fresh, &w->fresh_cap, w->nfresh + 1, sizeof *p);
-    if (!p)
-        return TRACELOG_E_NOMEM;
-    w->fresh = p;
-    w->fresh[w->nfresh++] = *d;
-    return TRACELOG_OK;
-}
-
 static tracelog_status note_other_thread(tracelog_writer *w, const tracelog_event *ev)
 {
     uint32_t known = tl_thread_map_get(&w->threads, ev->pid, ev->tid);
     if (known != ev->kernel_tid) {
-        /* A new thread: it has no name until one is given. */
-        tl_thread_def d = {ev->tid, ev->pid, ev->kernel_tid, 0};
+        /* A new thread: its namer's name, else none until one is given. */
+        tl_thread_def d = {ev->tid, ev->pid, ev->kernel_tid, name_new_thread(w, ev)};
         tracelog_status st = define_thread(w, &d, known);
-        if (st == TRACELOG_OK)
-            st = note_fresh(w, &d);
         if (st != TRACELOG_OK)
             return st;
     }
@@ -770,37 +799,6 @@ tracelog_status tracelog_writer_name_thread(tracelog_writer *w, uint32_t pid, ui
     if (st == TRACELOG_E_LOG_FULL) /* the chunk it ended was counted as lost; the thread is defined */
         st = define_thread(w, &d, 0);
     w->last_thread = (tl_thread_def){0, 0, 0, 0}; /* the next event looks its thread up again */
-    return st;
-}
-
-/* Names (pid, tid, ktid) from namer, when it knows it (a thread that ended has no comm to read). */
-static tracelog_status name_from(tracelog_writer *w, const tl_thread_def *d, tl_thread_namer namer)
-{
-    char name[TL_THREAD_NAME_MAX + 1];
-    if (namer((pid_t)d->pid, (pid_t)d->ktid, name, sizeof name) != 0 || !name[0])
-        return TRACELOG_OK;
-    tracelog_status st = tracelog_writer_name_thread(w, d->pid, d->tid, d->ktid, name);
-    return st == TRACELOG_E_INVAL ? TRACELOG_OK : st; /* not a name a log holds: the thread stays unnamed */
-}
-
-tracelog_status tl_writer_name_threads(tracelog_writer *w, tl_thread_namer namer, int all)
-{
-    if (w->error.code != TRACELOG_OK)
-        return w->error.code;
-    tracelog_status st = TRACELOG_OK;
-    if (all || !w->naming) { /* the first call has no list of new threads: it names them all */
-        /* Naming replaces definitions in place (tl_thread_map_put): the slots do not move. */
-        for (size_t i = 0; i < w->threads.cap && st == TRACELOG_OK; i++)
-            if (w->threads.slots[i].ktid) {
-                tl_thread_def d = w->threads.slots[i];
-                st = name_from(w, &d, namer);
-            }
-    } else {
-        for (size_t i = 0; i < w->nfresh && st == TRACELOG_OK; i++)
-            st = name_from(w, &w->fresh[i], namer);
-    }
-    w->naming = 1;
-    w->nfresh = 0;
     return st;
 }
 
@@ -968,7 +966,6 @@ static void free_writer(tracelog_writer *w)
     tl_thread_map_free(&w->threads);
     tl_thread_names_free(&w->names);
     free(w->pending);
-    free(w->fresh);
     tl_chunk_builder_free(&w->chunk);
     tl_buf_free(&w->payload);
     tl_buf_free(&w->block);

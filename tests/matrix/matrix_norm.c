@@ -33,8 +33,10 @@
  * belong to the stream, not to the program, and differ by path). User events
  * are those whose name starts neither with posix_trace_ nor tracelog_.
  *
- * Thread names: any key of an event whose name contains "thread" and whose
- * value is text, or a "threads" array of the header or status line whose
+ * Thread names: those the program gave (mx-*; a thread it did not name has
+ * its process's command name, which differs by path: a spawned program
+ * run as /proc/self/exe is "exe"), from the key "tname" or any key of an
+ * event whose name contains "thread" and whose value is text, or a "threads" array of the header or status line whose
  * entries have a "name" (with pid, tid, ktid). Exit 3 when the log holds
  * the program's thread name ("mx-named") but none of these found it, and
  * when an event has a key this file does not know: a new feature of the
@@ -162,6 +164,9 @@ static unsigned rank_of(const char *pid, const char *tid, long long ktid, int ad
 
 static json_t *types;      /* the latest complete event-type table */
 static json_t *attributes; /* the header's */
+/* A thread name matrix_prog gave with pthread_setname_np (tests/matrix/matrix_prog.c: NAMED_THREAD). */
+static int program_given(const char *name) { return strncmp(name, "mx-", 3) == 0; }
+
 static strv names_out, ids_out, fields_out, threads_out, sys_out;
 static strv starts;          /* each START's filter as ids, resolved at the end */
 static unsigned losses, unnamed, user_events, events_total;
@@ -200,7 +205,7 @@ static void thread_names_of(json_t *list)
     json_array_foreach(list, i, e)
     {
         json_t *n = json_object_get(e, "name");
-        if (!json_is_string(n))
+        if (!json_is_string(n) || !program_given(json_string_value(n)))
             continue;
         char *pid = int_text(json_object_get(e, "pid")), *tid = int_text(json_object_get(e, "tid"));
         json_t *k = json_object_get(e, "ktid");
@@ -234,7 +239,7 @@ static void event(json_t *ev)
             known |= strcmp(key, known_keys[i]) == 0;
         if (known)
             continue;
-        if (strstr(key, "thread") && json_is_string(v)) {
+        if ((strcmp(key, "tname") == 0 || strstr(key, "thread")) && json_is_string(v)) {
             tname = json_string_value(v);
             continue;
         }
@@ -289,7 +294,7 @@ static void event(json_t *ev)
                           ftext ? ftext : "", json_is_integer(trunc) ? json_integer_value(trunc) : 0,
                           json_is_string(size) ? " size=" : "", json_is_string(size) ? json_string_value(size) : ""));
     free(ftext);
-    if (tname)
+    if (tname && program_given(tname))
         push_once(&threads_out, fmt("R%02u %s", r, tname));
     free(pid);
     free(tid);
