@@ -59,7 +59,7 @@ static int grow(tl_thread_map *m)
 int tl_thread_map_put(tl_thread_map *m, const tl_thread_def *d)
 {
     tl_thread_def *s = m->cap ? slot(m, d->pid, d->tid) : NULL;
-    if (s && s->ktid) { /* replaced in place: the slots do not move (tl_writer_name_threads walks them) */
+    if (s && s->ktid) { /* replaced in place: the slots do not move (tl_writer_rename_threads walks them) */
         *s = *d;
         return 0;
     }

@@ -68,7 +68,7 @@ static uint64_t decoded_bytes(const tl_chunk_builder *b, const tl_buf *out)
  * Finishes the part's chunk and hands it to the set, which writes the one
  * it held. A set that would outgrow what readers merge whole ends before
  * it: the caller's window is then cut in two, which only a writer whose
- * windows exceed TL_SET_MAX_DECODED sees (posix/log.c keeps them smaller).
+ * windows exceed TL_SET_MAX_DECODED sees (recorder/drain.c keeps them smaller).
  */
 static tracelog_status hand_over(tl_set_part *p)
 {
@@ -142,14 +142,6 @@ tracelog_status tl_set_end(tl_set *s)
     pthread_mutex_lock(&s->lock);
     tracelog_status st = s->error != TRACELOG_OK ? s->error : write_held(s, 0);
     s->decoded = s->chunks = 0;
-    pthread_mutex_unlock(&s->lock);
-    return st;
-}
-
-tracelog_status tl_set_name_thread(tl_set *s, uint32_t pid, uint64_t tid, uint32_t kernel_tid, const char *name)
-{
-    pthread_mutex_lock(&s->lock);
-    tracelog_status st = tracelog_writer_name_thread(s->w, pid, tid, kernel_tid, name);
     pthread_mutex_unlock(&s->lock);
     return st;
 }

@@ -1,6 +1,6 @@
 /*
  * Merge sets (format-spec 6.10): several threads build the chunks of one
- * set at once, each from its own events (posix/log.c: a flusher per group
+ * set at once, each from its own events (recorder/groups.c: a flusher per group
  * of lanes), and the writer writes them as one set, which readers deliver
  * merged by timestamp.
  *
@@ -68,7 +68,5 @@ tracelog_status tl_set_append(tl_set_part *p, const tracelog_event *ev);
 tracelog_status tl_set_part_finish(tl_set_part *p);
 /* Ends the set: its last chunk is written without MERGE_NEXT. Once every part is finished. */
 tracelog_status tl_set_end(tl_set *s);
-/* tracelog_writer_name_thread under the set's lock: callable while parts append. */
-tracelog_status tl_set_name_thread(tl_set *s, uint32_t pid, uint64_t tid, uint32_t kernel_tid, const char *name);
 
 #endif

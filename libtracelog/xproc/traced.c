@@ -74,16 +74,6 @@ static void exe_of(pid_t pid, char *out, size_t cap)
     out[n > 0 ? n : 0] = 0;
 }
 
-/* /proc/<pid>/comm without its newline (pid 0: our own); "" unknown. */
-static void comm_of(pid_t pid, char *out, size_t cap)
-{
-    char path[64];
-    proc_path(path, pid, "comm");
-    if (read_proc(path, out, cap) < 0)
-        out[0] = 0;
-    out[strcspn(out, "\n")] = 0;
-}
-
 /*
  * The name a user knows the process by: the last part of its argv[0] as
  * given (./server: "server"), unless it rewrote it into a title with blanks
@@ -102,7 +92,7 @@ static void name_of(pid_t pid, char *out, size_t cap)
             return;
         }
     }
-    comm_of(pid, out, cap);
+    tl_proc_thread_comm(pid, 0, out, cap); /* its command name */
 }
 
 /*
@@ -213,7 +203,7 @@ int tl_remote_open(pid_t pid, tl_remote **out)
     rm->id.pid = rm->r.peer.token.pid;
     read_identity(rm, &rm->id);
     exe_of(0, rm->self_exe, sizeof rm->self_exe);
-    comm_of(0, rm->self_comm, sizeof rm->self_comm);
+    tl_proc_thread_comm(0, 0, rm->self_comm, sizeof rm->self_comm);
     pid_t parent;
     rm->pending = tl_proc_parent_of(pid, &parent) == 0 && parent == getpid() && rm->self_exe[0] &&
                   strcmp(rm->id.program, rm->self_exe) == 0;
