@@ -366,14 +366,14 @@ __attribute__((noinline)) static tracelog_status merge_next(tracelog_reader *r, 
         tl_merge_slot *m = &s->slot[c];
         if (slot_next(r, m, ev) == TRACELOG_OK) {
             uint64_t ts = ev->timestamp_ns;
-            if (ts < s->bound.ts || (ts == s->bound.ts && c < s->bound.m))
+            if (ts < s->bound.ts || (ts == s->bound.ts && c < s->bound.id))
                 return TRACELOG_OK;
             m->next = *ev;
             tl_merge_key k = {ts, c};
             if (s->nheap > 0 && (s->first_waiting == s->nwaiting ||
-                                 tl_merge_key_before(s->heap[0], tl_merge_waiting(s)))) {
+                                 tl_heap_before(s->heap[0], tl_merge_waiting(s)))) {
                 /* the heap's least goes first: it trades places with cur, one sift */
-                s->cur = tl_merge_replace(s, k).m;
+                s->cur = tl_heap_replace(s->heap, s->nheap, k).id;
                 tl_merge_set_bound(s);
                 *ev = s->slot[s->cur].next;
                 return TRACELOG_OK;
@@ -383,15 +383,15 @@ __attribute__((noinline)) static tracelog_status merge_next(tracelog_reader *r, 
         r->advance = 0;
     }
     while (s->first_waiting < s->nwaiting &&
-           (s->nheap == 0 || tl_merge_key_before(tl_merge_waiting(s), s->heap[0]))) {
-        uint32_t w = tl_merge_waiting(s).m;
+           (s->nheap == 0 || tl_heap_before(tl_merge_waiting(s), s->heap[0]))) {
+        uint32_t w = tl_merge_waiting(s).id;
         s->first_waiting++;
         if (slot_next(r, &s->slot[w], &s->slot[w].next) == TRACELOG_OK)
             tl_merge_push(s, w);
     }
     if (s->nheap == 0)
         return TRACELOG_END;
-    s->cur = tl_merge_pop(s).m;
+    s->cur = tl_heap_pop(s->heap, &s->nheap).id;
     tl_merge_set_bound(s);
     *ev = s->slot[s->cur].next;
     r->advance = 1;

@@ -86,7 +86,7 @@ void tl_merge_start(tl_merge_set *s)
     for (uint32_t i = 0; i < s->n; i++) {
         tl_merge_key k = {s->slot[i].cur.h.min_ts, i};
         size_t j = i;
-        for (; j > 0 && tl_merge_key_before(k, w[j - 1]); j--)
+        for (; j > 0 && tl_heap_before(k, w[j - 1]); j--)
             w[j] = w[j - 1];
         w[j] = k;
         s->slot[i].tid_cache.ktid = 0;
@@ -96,40 +96,3 @@ void tl_merge_start(tl_merge_set *s)
     s->nheap = 0;
 }
 
-void tl_merge_sift_down(tl_merge_set *s, size_t i)
-{
-    tl_merge_key *h = s->heap, k = h[i];
-    size_t n = s->nheap;
-    for (;;) {
-        size_t l = 2 * i + 1, least = l;
-        if (l >= n)
-            break;
-        if (l + 1 < n && tl_merge_key_before(h[l + 1], h[l]))
-            least = l + 1;
-        if (!tl_merge_key_before(h[least], k))
-            break;
-        h[i] = h[least];
-        i = least;
-    }
-    h[i] = k;
-}
-
-void tl_merge_push(tl_merge_set *s, uint32_t m)
-{
-    tl_merge_key *h = s->heap, k = {s->slot[m].next.timestamp_ns, m};
-    size_t i = s->nheap++;
-    while (i > 0 && tl_merge_key_before(k, h[(i - 1) / 2])) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = k;
-}
-
-tl_merge_key tl_merge_pop(tl_merge_set *s)
-{
-    tl_merge_key top = s->heap[0];
-    s->heap[0] = s->heap[--s->nheap];
-    if (s->nheap)
-        tl_merge_sift_down(s, 0);
-    return top;
-}

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "common/heap.h"
 #include "format/chunk.h"
 #include "format/threads.h"
 
@@ -28,16 +29,8 @@ typedef struct tl_merge_slot {
     tl_thread_def tid_cache; /* merging: the kernel tid of its last event's thread (ktid 0: none) */
 } tl_merge_slot;
 
-/* A place in the merge order: a timestamp and a member (its place in delivery order). */
-typedef struct tl_merge_key {
-    uint64_t ts;
-    uint32_t m;
-} tl_merge_key;
-
-static inline int tl_merge_key_before(tl_merge_key a, tl_merge_key b)
-{
-    return a.ts < b.ts || (a.ts == b.ts && a.m < b.m);
-}
+/* A place in the merge order: a timestamp and a member (id: its place in delivery order). */
+typedef tl_heap_key tl_merge_key;
 
 /*
  * The merge (6.10): the member delivering (cur), the members that have
@@ -80,21 +73,9 @@ void tl_merge_start(tl_merge_set *s);
 static inline tl_merge_key tl_merge_waiting(const tl_merge_set *s) { return s->waiting[s->first_waiting]; }
 
 /* Adds started member m, whose next event is in its slot, to the heap. */
-void tl_merge_push(tl_merge_set *s, uint32_t m);
-
-/* Removes the least key from the heap (not empty) and returns it. */
-tl_merge_key tl_merge_pop(tl_merge_set *s);
-
-void tl_merge_sift_down(tl_merge_set *s, size_t i);
-
-/* Puts k in the heap (not empty) in place of its least key, which it returns. */
-static inline tl_merge_key tl_merge_replace(tl_merge_set *s, tl_merge_key k)
+static inline void tl_merge_push(tl_merge_set *s, uint32_t m)
 {
-    tl_merge_key top = s->heap[0];
-    s->heap[0] = k;
-    if (s->nheap > 1) /* one key: two chunks delivering in turn, the common case */
-        tl_merge_sift_down(s, 0);
-    return top;
+    tl_heap_push(s->heap, &s->nheap, (tl_merge_key){s->slot[m].next.timestamp_ns, m});
 }
 
 /* s->bound: the least of the heap's least key and the first waiting member's. */
@@ -103,7 +84,7 @@ static inline void tl_merge_set_bound(tl_merge_set *s)
     tl_merge_key b = {UINT64_MAX, UINT32_MAX}; /* nothing else: cur goes on to its end */
     if (s->nheap)
         b = s->heap[0];
-    if (s->first_waiting < s->nwaiting && tl_merge_key_before(tl_merge_waiting(s), b))
+    if (s->first_waiting < s->nwaiting && tl_heap_before(tl_merge_waiting(s), b))
         b = tl_merge_waiting(s);
     s->bound = b;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "common/heap.h"
 #include "ptlog.h"
 
 typedef struct input {
@@ -31,7 +32,7 @@ typedef struct merger {
     ptlog_src base;
     input *in;
     size_t n;
-    size_t *heap;       /* indexes of inputs with a current event, min-heap by (ts, index) */
+    tl_heap_key *heap;  /* inputs with a current event, by (its timestamp, index) */
     size_t nheap;
     tracelog_event_types *names; /* output id -> name */
     ptlog_idmap used;   /* output ids in use (named or not) */
@@ -41,39 +42,6 @@ typedef struct merger {
     ptlog_idmap definer_of; /* output id -> index into definer */
     size_t pending;     /* input whose event was returned last: advanced on the next call */
 } merger;
-
-static int before(const merger *m, size_t a, size_t b)
-{
-    uint64_t x = m->in[a].ev.timestamp_ns, y = m->in[b].ev.timestamp_ns;
-    return x < y || (x == y && a < b);
-}
-
-static void sift_down(merger *m, size_t i)
-{
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, s = i;
-        if (l < m->nheap && before(m, m->heap[l], m->heap[s]))
-            s = l;
-        if (r < m->nheap && before(m, m->heap[r], m->heap[s]))
-            s = r;
-        if (s == i)
-            return;
-        size_t t = m->heap[i];
-        m->heap[i] = m->heap[s];
-        m->heap[s] = t;
-        i = s;
-    }
-}
-
-static void sift_up(merger *m, size_t i)
-{
-    while (i > 0 && before(m, m->heap[i], m->heap[(i - 1) / 2])) {
-        size_t p = (i - 1) / 2, t = m->heap[i];
-        m->heap[i] = m->heap[p];
-        m->heap[p] = t;
-        i = p;
-    }
-}
 
 static int use_id(merger *m, uint64_t id)
 {
@@ -185,20 +153,19 @@ static int advance(merger *m, size_t i, int push)
     if (r < 0)
         return -r;
     in->has_ev = r == 1;
-    if (in->has_ev && push) {
-        m->heap[m->nheap++] = i;
-        sift_up(m, m->nheap - 1);
-    }
+    if (in->has_ev && push)
+        tl_heap_push(m->heap, &m->nheap, (tl_heap_key){in->ev.timestamp_ns, (uint32_t)i});
     return 0;
 }
 
-/* Removes input i from the heap's top, or sifts its new event into place. */
+/* Removes the heap's top input when it has no event left, else sifts its new event into place. */
 static void reheap_top(merger *m)
 {
-    if (!m->in[m->heap[0]].has_ev)
-        m->heap[0] = m->heap[--m->nheap];
-    if (m->nheap)
-        sift_down(m, 0);
+    const input *in = &m->in[m->heap[0].id];
+    if (!in->has_ev)
+        tl_heap_pop(m->heap, &m->nheap);
+    else
+        tl_heap_replace(m->heap, m->nheap, (tl_heap_key){in->ev.timestamp_ns, m->heap[0].id});
 }
 
 static int merge_next(ptlog_src *s, tracelog_event *ev)
@@ -216,7 +183,7 @@ static int merge_next(ptlog_src *s, tracelog_event *ev)
         int rc = map_all_types(m); /* types named late (streams) */
         return rc ? -rc : 0;
     }
-    size_t i = m->heap[0];
+    size_t i = m->heap[0].id;
     *ev = m->in[i].ev;
     int rc = map_id(m, &m->in[i], ev->event_id, &ev->event_id);
     if (rc)
