@@ -269,6 +269,12 @@ static void follow_type_at(ptlog_src *s, size_t i, uint32_t *id, const char **na
     in->type_at(in, i, id, name);
 }
 
+static const char *follow_thread_name(ptlog_src *s, const tracelog_event *ev)
+{
+    ptlog_src *in = ((follow_src *)s)->inner;
+    return in->thread_name ? in->thread_name(in, ev) : NULL;
+}
+
 static void follow_get_status(ptlog_src *s, tracelog_log_status *st)
 {
     ptlog_src *in = ((follow_src *)s)->inner;
@@ -316,9 +322,10 @@ static int wrap(ptlog_in *in, tracelog_reader *r, const ptlog_follow_opts *o, pt
     f->r = r;
     f->writer_pid = o->writer_pid;
     ptlog_src *s = &f->base;
-    *s = *f->inner; /* name, metadata so far, format; the functions are ours */
+    *s = *f->inner; /* name, metadata so far, format; the functions are ours: each is given s */
     s->memo = NULL;
     s->seek_time = NULL;
+    s->thread_name = follow_thread_name;
     s->next = follow_next;
     s->type_name = follow_type_name;
     s->type_schema = follow_type_schema;

@@ -213,6 +213,11 @@ static void ring_type_at(ptlog_src *s, size_t i, uint32_t *id, const char **name
     tracelog_reader_event_type(((ring_src *)s)->r, i, id, name);
 }
 
+static const char *ring_thread_name(ptlog_src *s, const tracelog_event *ev)
+{
+    return tracelog_reader_event_thread_name(((ring_src *)s)->r, ev); /* ev came from this read */
+}
+
 static void ring_get_status(ptlog_src *s, tracelog_log_status *st)
 {
     tracelog_reader_get_status(((ring_src *)s)->r, st);
@@ -252,6 +257,7 @@ int ptlog_follow_ring_open(ptlog_in *in, tracelog_reader *r, const ptlog_follow_
     s->type_count = ring_type_count;
     s->type_at = ring_type_at;
     s->get_status = ring_get_status;
+    s->thread_name = ring_thread_name;
     s->finish = ring_finish;
     s->close = ring_close;
     *out = s;

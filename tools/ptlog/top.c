@@ -50,7 +50,6 @@ typedef struct top_ctx {
     top_opts o;
     top_stats st;
     ptlog_src *src;
-    tracelog_reader *r;
     pid_t child;       /* the attach child (PID), 0 for a file */
     int child_err;     /* its standard error, read for the message it ends with */
     char child_msg[256];
@@ -86,7 +85,7 @@ static void *read_main(void *arg)
     tracelog_event ev;
     int rc;
     while ((rc = t->src->next(t->src, &ev)) == 1) {
-        const char *tname = t->r ? tracelog_reader_event_thread_name(t->r, &ev) : NULL; /* none: a ring */
+        const char *tname = t->src->thread_name ? t->src->thread_name(t->src, &ev) : NULL;
         top_stats_add(&t->st, &ev, ptlog_src_type_name(t->src, ev.event_id), tname);
         if (ptlog_live_interrupted())
             break;
@@ -178,7 +177,7 @@ static int open_source(top_ctx *t)
     if (pid == 0) {
         ptlog_follow_opts fo = {t->o.writer_pid};
         snprintf(t->title, sizeof t->title, "%s", t->o.target);
-        return ptlog_follow_src_open(t->o.target, &fo, &t->src, &t->r);
+        return ptlog_follow_src_open(t->o.target, &fo, &t->src, NULL);
     }
     int fd = -1, rc = spawn_attach(t, pid, &fd);
     if (rc)
@@ -186,7 +185,8 @@ static int open_source(top_ctx *t)
     char path[32];
     snprintf(path, sizeof path, "/dev/fd/%d", fd);
     ptlog_msg_silence(1); /* a pipe that ends before a log: attach says why, below */
-    rc = ptlog_src_open_ptl(path, &t->src, &t->r);
+    tracelog_reader *r; /* the source's: events and thread names come through the source */
+    rc = ptlog_src_open_ptl(path, &t->src, &r);
     ptlog_msg_silence(0);
     close(fd); /* the source opened its own descriptor of the pipe */
     snprintf(t->title, sizeof t->title, "process %ld", pid);
