@@ -322,9 +322,12 @@ static int wrap(ptlog_in *in, tracelog_reader *r, const ptlog_follow_opts *o, pt
     f->r = r;
     f->writer_pid = o->writer_pid;
     ptlog_src *s = &f->base;
-    *s = *f->inner; /* name, metadata so far, format; the functions are ours: each is given s */
-    s->memo = NULL;
-    s->seek_time = NULL;
+    /* The inner source's data, not its functions: each is given its own source, so a function
+       this one does not forward stays NULL (optional) rather than called with the wrong one. */
+    s->name = f->inner->name;
+    s->meta = f->inner->meta;
+    s->format_major = f->inner->format_major;
+    s->format_minor = f->inner->format_minor;
     s->thread_name = follow_thread_name;
     s->next = follow_next;
     s->type_name = follow_type_name;
