@@ -43,38 +43,35 @@ C
 # Undefined symbols of an object: does it reference the gate, and the function?
 refs() { nm -u "$1" | awk '{ print $NF }' | grep -E '^(tracelog_event_gate|posix_trace_event)$' | sort | tr '\n' ' '; }
 
+# check LABEL WANT COMPILER ARGS... : compiles (-c) with ARGS, then compares what the object references with WANT.
+check() {
+    local label=$1 want=$2
+    shift 2
+    if "$@" -pedantic -Wall -Wextra -Werror -I"$inc" -c -o "$T/o.o" 2>"$T/err"; then
+        local r
+        r=$(refs "$T/o.o")
+        [ "$r" = "$want" ] && ok || bad "$label: the object references '$r', want '$want'"
+    else
+        bad "$label: $(grep -m2 error "$T/err")"
+    fi
+}
+both="posix_trace_event tracelog_event_gate "
+
 compilers=(gcc)
 command -v clang >/dev/null && compilers+=(clang)
 for cc in "${compilers[@]}"; do
     for std in c99 c11 c17; do
         for opt in -O0 -O2; do
-            if "$cc" -std=$std $opt -pedantic -Wall -Wextra -Werror -I"$inc" -c "$T/use.c" -o "$T/use.o" 2>"$T/err"; then
-                r=$(refs "$T/use.o")
-                [ "$r" = "posix_trace_event tracelog_event_gate " ] && ok ||
-                    bad "$cc -std=$std $opt: the object references '$r', want the function and the gate"
-            else
-                bad "$cc -std=$std $opt: $(grep -m2 error "$T/err")"
-            fi
+            check "$cc -std=$std $opt" "$both" "$cc" -std=$std $opt "$T/use.c"
         done
-        if "$cc" -std=$std -O2 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$T/off.c" -o "$T/off.o" 2>"$T/err"; then
-            r=$(refs "$T/off.o")
-            [ "$r" = "posix_trace_event " ] && ok || bad "$cc -std=$std, TRACELOG_NO_INLINE_EVENT: references '$r'"
-        else
-            bad "$cc -std=$std, TRACELOG_NO_INLINE_EVENT: $(grep -m2 error "$T/err")"
-        fi
+        check "$cc -std=$std, TRACELOG_NO_INLINE_EVENT" "posix_trace_event " "$cc" -std=$std -O2 "$T/off.c"
     done
 done
 
 if command -v g++ >/dev/null; then
     cp "$T/use.c" "$T/use.cpp"
     for std in c++17 c++20; do
-        if g++ -std=$std -O2 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$T/use.cpp" -o "$T/usecc.o" 2>"$T/err"; then
-            r=$(refs "$T/usecc.o")
-            [ "$r" = "posix_trace_event tracelog_event_gate " ] && ok ||
-                bad "g++ -std=$std: the object references '$r', want the function and the gate"
-        else
-            bad "g++ -std=$std: $(grep -m2 error "$T/err")"
-        fi
+        check "g++ -std=$std" "$both" g++ -std=$std -O2 "$T/use.cpp"
     done
 else
     echo "(C++ checks skipped: no g++)"

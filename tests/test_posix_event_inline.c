@@ -12,9 +12,6 @@
  */
 #define _GNU_SOURCE
 
-#include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <trace.h>
@@ -144,30 +141,24 @@ static void traced_main(int up, int down)
 
 static void test_controller_attaches(void)
 {
-    int up[2], down[2];
-    if (pipe(up) || pipe(down))
-        TL_DIE("pipe");
-    pid_t pid = pt_fork(60);
-    if (pid == 0)
-        traced_main(up[1], down[0]);
-    trace_event_id_t id = 0;
-    CHECK_ERR(xp_recv_id(up[0], &id), 0);
+    xp_child c;
+    CHECK_ERR(xp_child_start(&c, traced_main), 0);
     trace_id_t trid;
-    if (pt_create_started(pid, POSIX_TRACE_LOOP, -1, &trid) == 0) {
+    if (pt_create_started(c.pid, POSIX_TRACE_LOOP, -1, &trid) == 0) {
         /* The announcement reaches the traced process through its event word: its next events are ours. */
         size_t n = 0;
         uint32_t got[2];
         uint64_t deadline = xp_now_ns() + 10000000000ull;
-        while ((n = payloads_of(trid, id, got, 2)) < 2 && xp_now_ns() < deadline)
+        while ((n = payloads_of(trid, c.id, got, 2)) < 2 && xp_now_ns() < deadline)
             usleep(1000);
         CHECK_MSG(n >= 2, "the traced process's events reached the controller's stream (%zu)", n);
         if (n >= 2)
             CHECK(got[1] > got[0]);
         pt_shutdown(trid);
     }
-    xp_send(down[1], 'q');
-    CHECK_EQ_INT(xp_wait(pid), 0);
-    close(up[0]), close(up[1]), close(down[0]), close(down[1]);
+    xp_send(c.down[1], 'q');
+    CHECK_EQ_INT(xp_wait(c.pid), 0);
+    xp_child_close(&c);
 }
 
 int main(void)
