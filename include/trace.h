@@ -366,6 +366,8 @@ __TRACELOG_API void posix_trace_event(trace_event_id_t event_id, const void *__r
  * dlsym reach it, programs built with an older header call it every time,
  * and both decide alike. Each argument is evaluated exactly once. Like the
  * function, the test is thread-safe and async-signal-safe (it only loads).
+ * With GCC and clang only (other compilers call the function); a program
+ * built with it needs a libtracelog that exports tracelog_event_gate.
  * Define TRACELOG_NO_INLINE_EVENT before including <trace.h> to call the
  * function every time.
  *
