@@ -14,6 +14,12 @@
 #include <unistd.h>
 
 #include "posix/internal.h"
+#include "posix/event.h"
+#include "posix/log.h"
+#include "posix/names.h"
+#include "posix/process.h"
+#include "posix/read.h"
+#include "posix/wanted.h"
 
 #define CALLER ((uint64_t)(uintptr_t)__builtin_extract_return_addr(__builtin_return_address(0)))
 

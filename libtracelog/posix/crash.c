@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "posix/internal.h"
+#include "posix/process.h"
 #include "xproc/guard.h"
 
 #define GUARD_SECONDS 2

@@ -12,6 +12,8 @@
  * library records itself.
  */
 #include "posix/internal.h"
+#include "posix/event.h"
+#include "posix/process.h"
 #include "posix/thread_ids.h"
 #include "posix/wanted.h"
 #include "stream/produce.h"

@@ -9,6 +9,7 @@
  * streams again (POSIX_TRACE_START) and tracing goes on.
  */
 #include "posix/internal.h"
+#include "posix/read.h"
 
 static pthread_mutex_t exec_lock = PTHREAD_MUTEX_INITIALIZER;
 static trace_id_t stopped[TRACE_SYS_MAX];

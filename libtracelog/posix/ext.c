@@ -2,6 +2,7 @@
 #include <errno.h>
 
 #include "posix/internal.h"
+#include "posix/read.h"
 
 int tracelog_trace_sync(trace_id_t trid)
 {

@@ -1,10 +1,10 @@
 /*
- * The POSIX layer's own interface: trace handles (registry.c), the name map
- * (names.c), logs (log.c, over recorder/), fatal signals (crash.c), the process's fork and
- * exit hooks (process.c), and the trace point's helpers (event.c). The
- * standard's functions are spread over the files by concern: attr.c,
- * control.c, event.c, eventset.c, log.c, read.c, prerecorded.c, ext.c,
- * exec.c.
+ * The POSIX layer's trace handles (registry.c, active.c: what every file
+ * of the layer shares) and attributes (attr.c). The rest of the layer's
+ * interface is in a header per concern: names.h, log.h, process.h,
+ * wanted.h, event.h, read.h. The standard's functions are spread over the
+ * files by concern: attr.c, control.c, event.c, eventset.c, log.c, read.c,
+ * prerecorded.c, ext.c, exec.c, types.c, typed.c, spawn.c.
  */
 #ifndef TRACELOG_POSIX_INTERNAL_H
 #define TRACELOG_POSIX_INTERNAL_H
@@ -78,7 +78,6 @@ typedef struct tl_trace {
         tracelog_log_status status;
     } pre;
 } tl_trace;
-
 /* ---- handles (registry.c) ---------------------------------------------------- */
 
 /* acquire checks the handle, the owner process and the kind mask (1 << tl_kind). */
@@ -119,128 +118,6 @@ pid_t tl_posix_pid(void);
 int tl_posix_registry_before_fork(void);
 void tl_posix_registry_after_fork_parent(void);
 void tl_posix_registry_after_fork_child(void);
-
-/* ---- ids some stream may record (wanted.c): the trace point's first filter ---------- */
-
-/* The user started (1) or stopped (0) the stream of own slot; also 0 when a slot is (re)published. */
-void tl_posix_wanted_set(int slot, int running);
-/* After a change of an own stream's filter. */
-void tl_posix_wanted_refresh(void);
-void tl_posix_wanted_before_fork(void);
-void tl_posix_wanted_after_fork_parent(void);
-/* In the child, first: inherited: the own slots it keeps recording into (its parent controls them). */
-void tl_posix_wanted_after_fork_child(uint64_t inherited);
-
-/* ---- the process (process.c) ------------------------------------------------------ */
-
-void tl_posix_process_init(void); /* the fork handlers, installed once (at load, and by the calls that need them) */
-/* posix_trace_event's slow path when a controller announced something (process.c). */
-void tl_posix_remote_poll(void);
-
-/* ---- names (names.c). Ids below TL_SYSTEM_EVENTS + 1 are system events. ------------- */
-
-const char *tl_posix_system_name(trace_event_id_t id); /* NULL if not a system id */
-int tl_posix_name_of(trace_event_id_t id, char *out, size_t cap); /* 0 or EINVAL */
-int tl_posix_name_open(const char *name, trace_event_id_t *id);
-/* Opens name with its payload schema (canonical text, or NULL), which a controller reading the map sees with it. */
-int tl_posix_name_open_schema(const char *name, const char *schema, trace_event_id_t *id);
-uint32_t tl_posix_name_count(void);
-/*
- * Moves the map to the named object a controller reads
- * (/tracelog.<euid>.<pid>.names), adopting one a controller made for us. 0
- * or an errno (the map then stays private: a controller sees no names).
- */
-int tl_posix_names_share(void);
-/* "TRACELOG_NAMES=<pid>.<start>": where a spawned child finds this process's named map; 0 or an errno. */
-int tl_posix_names_env(char *out, size_t cap);
-/* At load in a spawned child: uses the map TRACELOG_NAMES names (never moved, never removed by us). */
-int tl_posix_names_join_env(void);
-/*
- * Another process's named map (made if it has none; for a process sharing
- * its parent's map, the parent's): 0, ENOENT, ENOTSUP, ESTALE (a dead
- * process's), EAGAIN.
- */
-int tl_names_attach(uint32_t euid, uint32_t egid, uint32_t pid, uint64_t start, uint64_t nonce, tl_names **out);
-/* 1 once m became a redirect (its process joined its parent's map after we attached): attach again. */
-int tl_names_moved(const tl_names *m);
-void tl_names_detach(tl_names *m); /* unmaps m; accepts NULL */
-/* A killed process cannot remove its named map: its controller does (if the process is gone). */
-void tl_names_sweep(uint32_t euid, uint32_t pid, uint64_t start, uint64_t nonce);
-/* The functions above on map m, or on the process's own map when m is NULL. */
-uint32_t tl_names_count(const tl_names *m);
-int tl_names_name_of(const tl_names *m, trace_event_id_t id, char *out, size_t cap);
-int tl_names_open(tl_names *m, const char *name, trace_event_id_t *id);
-/*
- * Opens name with its schema (canonical text) in another process's map m:
- * the id it has there, or a new one; EEXIST if the name is there untyped or
- * with another schema; EAGAIN (its lock), ENAMETOOLONG.
- */
-int tl_names_open_typed(tl_names *m, const char *name, const char *schema, trace_event_id_t *id);
-/*
- * The schema text the map holds for user id (m NULL: the process's own), a
- * new string the caller frees and must parse as untrusted input: 0, ENOENT
- * (none), EINVAL (its place in the map is out of bounds), ENOMEM.
- */
-int tl_names_schema_of(const tl_names *m, trace_event_id_t id, char **out);
-/* Fork: shared, the child keeps its parent's map (an inherited stream is alive); else it gets a copy. */
-void tl_posix_names_before_fork(int shared);
-void tl_posix_names_after_fork_parent(void);
-void tl_posix_names_after_fork_child(int shared);
-/* typed.c: a name's payload schema (canonical text, NULL if none; never freed), read without a lock. */
-const char *tl_posix_schema_of(const char *name);
-/* The schema event id (named name) is logged with: a system event's built-in one, or its name's; NULL if none. */
-const char *tl_posix_event_schema(trace_event_id_t id, const char *name);
-
-/* ---- the trace point (event.c) ------------------------------------------------------ */
-
-/* A system event as the calling thread records it (its pid and ids), from program address caller. */
-tracelog_event tl_posix_system_event(trace_event_id_t id, const void *data, size_t len, uint64_t caller);
-
-/* ---- another process's stream: xproc/traced.h; its names (names.c) ---------------- */
-
-/*
- * The traced process's named map, attached once into *cache (made if it
- * has none yet: our child before its exec opens its names there), again if
- * it moved (the process joined its parent's map since): 0, or EAGAIN while
- * there is none we can read. The caller serialises the calls on one cache.
- */
-int tl_posix_remote_names(const tl_remote *rm, tl_names **cache);
-/* Detaches *cache; removes the map if its process is gone (a killed process cannot). */
-void tl_posix_remote_names_release(tl_remote *rm, tl_names **cache);
-/* The names a handle's stream uses: 0 with *out (NULL: this process's own), or EAGAIN. */
-int tl_posix_trace_names(tl_trace *t, tl_names **out);
-
-/* ---- logs (log.c): the recorder (recorder/recorder.h) as the standard sees it ---------- */
-
-/*
- * t's log, on a duplicate of fd: the recorder, with the FLUSH policy its
- * flusher thread, watched by the fatal-signal handlers. An errno or 0.
- */
-int tl_log_open(tl_trace *t, int fd);
-/* Closes (the last flush, the trailer) or abandons (writing nothing more) the log of a stream. */
-int tl_log_close(tl_recorder *r);
-void tl_log_abandon(tl_recorder *r);
-/* Fills the flush and log fields of si, resetting what the standard resets when read. */
-void tl_log_get_status(tl_trace *t, struct posix_trace_status_info *si);
-/* POSIX_TRACE_FULL or NOT_FULL for a log with these counters (a LOOP log that wrapped is full). */
-int tl_posix_log_full_status(int log_policy, const tracelog_log_status *ls);
-
-/* ---- fatal signals (crash.c): handlers installed while a log is watched ----------------- */
-
-void tl_posix_crash_watch(tl_recorder *r);
-void tl_posix_crash_unwatch(tl_recorder *r);
-void tl_posix_crash_after_fork_child(void); /* a child has no log of its own */
-
-/* ---- reading and statistics (read.c, ext.c) ------------------------------------------------- */
-
-/*
- * A controller's stream without log: 1 if its traced process has just been
- * seen to have ended (stopped, the end to be read after its events). Caller holds read_lock.
- */
-int tl_posix_notice_end(tl_trace *t);
-/* The stream's overruns (log or consumer), and whether it runs: read under the buffer's guard (control.c). */
-uint64_t tl_posix_overruns(tl_trace *t);
-int tl_posix_running(tl_trace *t);
 
 /* ---- attributes (attr.c) ---------------------------------------------------------------- */
 

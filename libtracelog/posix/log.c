@@ -16,6 +16,10 @@
 
 #include "common/text.h"
 #include "posix/internal.h"
+#include "posix/event.h"
+#include "posix/log.h"
+#include "posix/names.h"
+#include "posix/process.h"
 
 /* What the recorder asks of the POSIX layer (its client). */
 typedef struct log_client {

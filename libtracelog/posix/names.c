@@ -48,6 +48,7 @@
 #include "common/text.h"
 #include "tracelog/schema.h"
 #include "posix/internal.h"
+#include "posix/names.h"
 #include "xproc/proc.h"
 #include "xproc/shmobj.h"
 

@@ -7,6 +7,7 @@
 
 #include "common/text.h"
 #include "posix/internal.h"
+#include "posix/process.h"
 
 static void attr_from_log(const tracelog_metadata *m, trace_attr_t *a)
 {

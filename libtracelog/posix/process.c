@@ -12,6 +12,8 @@
 #include <stdlib.h>
 
 #include "posix/internal.h"
+#include "posix/names.h"
+#include "posix/process.h"
 #include "posix/thread_ids.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "posix/internal.h"
+#include "posix/read.h"
 
 /* A sleeping reader looks again at least this often: for a traced process's end, for a wake-up a producer
    missed (it reads the waiter count without a fence), and for a signal (see read_blocked). */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "posix/internal.h"
+#include "posix/wanted.h"
 #include "xproc/quota.h"
 
 #define SLOT_OPEN (1ull << 31)     /* a live handle that takes new calls */

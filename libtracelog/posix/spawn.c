@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "posix/internal.h"
+#include "posix/names.h"
 
 #undef posix_spawn
 #undef posix_spawnp

@@ -18,6 +18,8 @@
 
 #include "format/schema.h"
 #include "posix/internal.h"
+#include "posix/names.h"
+#include "posix/process.h"
 #include "tracelog/posix.h"
 
 #define TABLE_MAX (TRACE_USER_EVENT_MAX - 1) /* as many as the name map holds */

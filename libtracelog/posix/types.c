@@ -7,6 +7,8 @@
 
 #include "common/text.h"
 #include "posix/internal.h"
+#include "posix/names.h"
+#include "posix/process.h"
 
 int posix_trace_eventid_open(const char *restrict event_name, trace_event_id_t *restrict event_id)
 {

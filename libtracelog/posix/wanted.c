@@ -28,6 +28,7 @@
 
 #include "posix/internal.h"
 #include "posix/wanted.h"
+#include "posix/wanted.h"
 
 
 _Alignas(64) _Atomic uint64_t tl_posix_wanted[TL_WANTED_WORDS];

@@ -1,0 +1,75 @@
+/*
+ * Event names and ids (names.c, typed.c): the process's name map, another
+ * process's (a controller reads it), and the schemas names carry. Ids
+ * below TL_SYSTEM_EVENTS + 1 are system events.
+ */
+#ifndef TRACELOG_POSIX_NAMES_H
+#define TRACELOG_POSIX_NAMES_H
+
+#include "posix/internal.h"
+
+const char *tl_posix_system_name(trace_event_id_t id); /* NULL if not a system id */
+int tl_posix_name_of(trace_event_id_t id, char *out, size_t cap); /* 0 or EINVAL */
+int tl_posix_name_open(const char *name, trace_event_id_t *id);
+/* Opens name with its payload schema (canonical text, or NULL), which a controller reading the map sees with it. */
+int tl_posix_name_open_schema(const char *name, const char *schema, trace_event_id_t *id);
+uint32_t tl_posix_name_count(void);
+/*
+ * Moves the map to the named object a controller reads
+ * (/tracelog.<euid>.<pid>.names), adopting one a controller made for us. 0
+ * or an errno (the map then stays private: a controller sees no names).
+ */
+int tl_posix_names_share(void);
+/* "TRACELOG_NAMES=<pid>.<start>": where a spawned child finds this process's named map; 0 or an errno. */
+int tl_posix_names_env(char *out, size_t cap);
+/* At load in a spawned child: uses the map TRACELOG_NAMES names (never moved, never removed by us). */
+int tl_posix_names_join_env(void);
+/*
+ * Another process's named map (made if it has none; for a process sharing
+ * its parent's map, the parent's): 0, ENOENT, ENOTSUP, ESTALE (a dead
+ * process's), EAGAIN.
+ */
+int tl_names_attach(uint32_t euid, uint32_t egid, uint32_t pid, uint64_t start, uint64_t nonce, tl_names **out);
+/* 1 once m became a redirect (its process joined its parent's map after we attached): attach again. */
+int tl_names_moved(const tl_names *m);
+void tl_names_detach(tl_names *m); /* unmaps m; accepts NULL */
+/* A killed process cannot remove its named map: its controller does (if the process is gone). */
+void tl_names_sweep(uint32_t euid, uint32_t pid, uint64_t start, uint64_t nonce);
+/* The functions above on map m, or on the process's own map when m is NULL. */
+uint32_t tl_names_count(const tl_names *m);
+int tl_names_name_of(const tl_names *m, trace_event_id_t id, char *out, size_t cap);
+int tl_names_open(tl_names *m, const char *name, trace_event_id_t *id);
+/*
+ * Opens name with its schema (canonical text) in another process's map m:
+ * the id it has there, or a new one; EEXIST if the name is there untyped or
+ * with another schema; EAGAIN (its lock), ENAMETOOLONG.
+ */
+int tl_names_open_typed(tl_names *m, const char *name, const char *schema, trace_event_id_t *id);
+/*
+ * The schema text the map holds for user id (m NULL: the process's own), a
+ * new string the caller frees and must parse as untrusted input: 0, ENOENT
+ * (none), EINVAL (its place in the map is out of bounds), ENOMEM.
+ */
+int tl_names_schema_of(const tl_names *m, trace_event_id_t id, char **out);
+/* Fork: shared, the child keeps its parent's map (an inherited stream is alive); else it gets a copy. */
+void tl_posix_names_before_fork(int shared);
+void tl_posix_names_after_fork_parent(void);
+void tl_posix_names_after_fork_child(int shared);
+/* typed.c: a name's payload schema (canonical text, NULL if none; never freed), read without a lock. */
+const char *tl_posix_schema_of(const char *name);
+/* The schema event id (named name) is logged with: a system event's built-in one, or its name's; NULL if none. */
+const char *tl_posix_event_schema(trace_event_id_t id, const char *name);
+
+/*
+ * The traced process's named map, attached once into *cache (made if it
+ * has none yet: our child before its exec opens its names there), again if
+ * it moved (the process joined its parent's map since): 0, or EAGAIN while
+ * there is none we can read. The caller serialises the calls on one cache.
+ */
+int tl_posix_remote_names(const tl_remote *rm, tl_names **cache);
+/* Detaches *cache; removes the map if its process is gone (a killed process cannot). */
+void tl_posix_remote_names_release(tl_remote *rm, tl_names **cache);
+/* The names a handle's stream uses: 0 with *out (NULL: this process's own), or EAGAIN. */
+int tl_posix_trace_names(tl_trace *t, tl_names **out);
+
+#endif
