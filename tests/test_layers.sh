@@ -3,8 +3,8 @@
 # folders each folder's files may include, that a folder's internal.h is
 # included only inside that folder (so are stream/'s layout.h and
 # consumer_internal.h: the mapping's layout and the consumer's state), that the recorder knows nothing of
-# POSIX, and that ptlog uses the public headers only (plus two header-only
-# helpers of common/: array.h, text.h, heap.h, which define no symbol and link nothing).
+# POSIX, and that ptlog uses the public headers only (plus the header-only
+# helpers of common/, array.h, text.h and heap.h, which define no symbol and link nothing).
 set -u
 root=${TL_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root" || exit 1
