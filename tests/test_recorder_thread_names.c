@@ -117,6 +117,43 @@ static void run(int stream_policy, int log_policy)
     unlink(path);
 }
 
+static void *ended_early_main(void *arg)
+{
+    const trace_event_id_t *id = arg;
+    pthread_setname_np(pthread_self(), "ended-early");
+    for (int i = 0; i < EVENTS; i++)
+        posix_trace_event(*id, &i, sizeof i);
+    return NULL;
+}
+
+/*
+ * A LOOP stream is drained at shutdown, when a thread that recorded and
+ * ended has no /proc entry left: the log names it by its name at its first
+ * event, which the process remembers (thread_ids.c).
+ */
+static void test_thread_ended_before_the_drain(void)
+{
+    char path[] = "/tmp/tl_tnames_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        TL_DIE("mkstemp");
+    trace_attr_t attr;
+    pt_attr(&attr, POSIX_TRACE_LOOP, 1u << 20, 64);
+    trace_id_t trid;
+    trace_event_id_t id;
+    if (!CHECK_ERR(posix_trace_create_withlog(0, &attr, fd, &trid), 0))
+        return;
+    CHECK_ERR(posix_trace_eventid_open("tn:early", &id), 0);
+    CHECK_ERR(posix_trace_start(trid), 0);
+    pthread_t th;
+    pthread_create(&th, NULL, ended_early_main, &id);
+    pthread_join(th, NULL);
+    CHECK_ERR(posix_trace_shutdown(trid), 0);
+    close(fd);
+    names_of(path, id, "ended-early", "ended-early");
+    unlink(path);
+}
+
 static void test_flush_append(void) { run(POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND); }
 static void test_until_full_append(void) { run(POSIX_TRACE_UNTIL_FULL, POSIX_TRACE_APPEND); }
 static void test_loop_loop(void) { run(POSIX_TRACE_LOOP, POSIX_TRACE_LOOP); }
@@ -127,5 +164,6 @@ int main(void)
     PT_RUN(test_flush_append);
     PT_RUN(test_until_full_append);
     PT_RUN(test_loop_loop);
+    PT_RUN(test_thread_ended_before_the_drain);
     return pt_finish();
 }

@@ -16,6 +16,7 @@
 
 #include "common/text.h"
 #include "posix/internal.h"
+#include "posix/thread_ids.h"
 #include "posix/event.h"
 #include "posix/log.h"
 #include "posix/names.h"
@@ -118,6 +119,14 @@ static void define_types(void *ctx, tracelog_writer *w, int first)
     }
 }
 
+/* A thread of this process that ended before its events were written: its name at its first event. */
+static void thread_name(void *ctx, uint32_t pid, uint32_t kernel_tid, char *name, size_t cap)
+{
+    const log_client *lc = ctx;
+    if (!lc->remote && pid == (uint32_t)tl_posix_pid())
+        tl_posix_thread_first_name(kernel_tid, name, cap);
+}
+
 static void release(void *ctx)
 {
     log_client *lc = ctx;
@@ -145,7 +154,11 @@ int tl_log_open(tl_trace *t, int fd)
                 .stop = POSIX_TRACE_STOP,
                 .overflow = POSIX_TRACE_OVERFLOW,
                 .process_end = TL_PROCESS_END_EVENT},
-        .client = {.ctx = lc, .describe = describe, .define_types = define_types, .release = release},
+        .client = {.ctx = lc,
+                   .describe = describe,
+                   .define_types = define_types,
+                   .thread_name = thread_name,
+                   .release = release},
     };
     tracelog_writer_options_init(&p.writer);
     p.writer.log_policy = policy_of(a->__log_policy);

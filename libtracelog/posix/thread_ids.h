@@ -9,6 +9,7 @@
 #ifndef TRACELOG_POSIX_THREAD_IDS_H
 #define TRACELOG_POSIX_THREAD_IDS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct tl_thread_ids {
@@ -28,6 +29,9 @@ static inline const tl_thread_ids *tl_posix_my_ids(void)
         tl_posix_ask_thread_ids();
     return &tl_posix_me;
 }
+
+/* The name thread ktid of this process had at its first event, into buf (cap bytes): 0, or -1 if none is known. */
+int tl_posix_thread_first_name(uint32_t ktid, char *buf, size_t cap);
 
 /* A forked child starts with its own lane rather than the forking thread's, and its own thread id. */
 void tl_posix_thread_ids_after_fork_child(void);

@@ -381,7 +381,8 @@ static void free_recorder(tl_recorder *r)
 
 /*
  * A thread's name is its comm (pthread_setname_np, prctl), read from /proc
- * when the writer first defines the thread and again at each write. For
+ * when the writer first defines the thread and again at each write (a
+ * thread gone by then: the name its client remembers, if any). For
  * another process's stream, only that process's threads: the pid of an
  * event is the traced process's to write, and its controller (perhaps root)
  * must not put other processes' names into the log on its word.
@@ -392,7 +393,9 @@ static void name_thread(void *ctx, uint32_t pid, uint64_t tid, uint32_t kernel_t
     (void)tid;
     if (r->remote && pid != (uint32_t)tl_remote_pid(r->remote))
         return;
-    tl_proc_thread_comm((pid_t)pid, (pid_t)kernel_tid, name, cap);
+    const tl_recorder_client *client = &r->params.client;
+    if (tl_proc_thread_comm((pid_t)pid, (pid_t)kernel_tid, name, cap) != 0 && client->thread_name)
+        client->thread_name(client->ctx, pid, kernel_tid, name, cap);
 }
 
 /* The clock's fields of the metadata (format 1.1): the conversion, for readers to audit. */

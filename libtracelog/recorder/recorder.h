@@ -35,6 +35,9 @@ typedef struct tl_recorder_client {
     void (*describe)(void *ctx, tracelog_metadata *m);
     /* Defines in w the event types registered since the last call; first: also those every log starts with. */
     void (*define_types)(void *ctx, tracelog_writer *w, int first);
+    /* The name of a thread whose /proc entry is gone (it ended before its events were written), into
+       name (cap bytes); "" if unknown. May be NULL. Called as the writer defines the thread. */
+    void (*thread_name)(void *ctx, uint32_t pid, uint32_t kernel_tid, char *name, size_t cap);
     /* Frees ctx, when the recorder is closed or abandoned (may be NULL). */
     void (*release)(void *ctx);
 } tl_recorder_client;
