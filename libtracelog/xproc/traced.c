@@ -174,7 +174,10 @@ int tl_remote_identity_known(tl_remote *rm, tl_remote_identity *id)
             rm->pending = 0;
         } else if (tl_remote_joined(rm) || tl_remote_ended(rm, NULL)) {
             char comm[sizeof rm->self_comm];
-            if (runs) /* a fork of ours that traces without exec: it is what we are */
+            /* Looked at again: it may have exec'd and joined between the first look and this one
+               (a recorded log was once named after ptlog, the image it had before its exec). */
+            runs = read_identity(rm, &now) >= 0;
+            if (runs) /* its program, or a fork of ours that traces without exec: it is what we are */
                 rm->id = now;
             else if (zombie_comm(rm, comm, sizeof comm) == 0 && strcmp(comm, rm->self_comm) != 0) {
                 /* gone before we saw it exec, and it did (another command name): its program is unknown */
