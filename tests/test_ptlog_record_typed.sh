@@ -8,9 +8,12 @@
 SAMPLES=${TL_BUILD_DIR:?set TL_BUILD_DIR}/samples
 TYPED_ONLY=$TL_BUILD_DIR/tests/typed_only
 
-# The user events of a log as dump shows them, without the time: pid, thread, tid, name, fields.
+# The user events of a log as dump shows them, without the time and the thread's name (ptlog reads
+# it from /proc, where a thread that ended before ptlog drained its events has none left): pid,
+# thread, tid, name, fields.
 user_events() {
-    "$PTLOG" dump "$1" | awk '{ $1 = "" } !/ (posix_trace_|tracelog_)[a-z_]* ?/' | sort
+    "$PTLOG" dump "$1" | sed -E 's/^([^ ]+ [0-9]+ [^ ]+ tid [0-9]+) \([^) ]*\) /\1 /' |
+        awk '{ $1 = "" } !/ (posix_trace_|tracelog_)[a-z_]* ?/' | sort
 }
 
 # record: samples/typed writes its own log in-process while ptlog records it.
@@ -25,6 +28,15 @@ m=$("$PTLOG" dump --where 'port == 8080' own.ptl | wc -l)
 "$PTLOG" info --json rec.ptl >info.json
 grep -q '"name":"net.rx",.*"schema":"u32 len; ' info.json && ok || bad "info --json of the recorded log gives no schema for net.rx: $(grep -m1 net.rx info.json)"
 expect_rc 0 "merge of the in-process and the recorded log" "$PTLOG" merge own.ptl rec.ptl -o merged.ptl
+
+# record --exclude of a typed event: ptlog opens the name (untyped) in the program's map to filter
+# it before the program opens it; the program's typed open of it must still succeed (it failed with
+# EEXIST: samples/typed exited 1), and the log holds the other types, decoded, and none of it.
+expect_rc 0 "record --exclude of a typed event" "$PTLOG" record -q --exclude cpu.load -o ex.ptl -- "$SAMPLES/typed" ex_own.ptl
+"$PTLOG" dump ex.ptl | grep -q ' cpu.load ' && bad "record --exclude cpu.load: the log holds cpu.load events" || ok
+grep -q ' net.rx { len = ' <(user_events ex.ptl) && ok || bad "record --exclude cpu.load: net.rx not decoded: $(user_events ex.ptl | head -1)"
+n=$(user_events ex_own.ptl | grep -c ' cpu.load { load = ')
+[ "$n" -gt 0 ] && ok || bad "record --exclude cpu.load: the program's own log lost cpu.load's schema ($n decoded)"
 
 # attach to a program that opens only typed ids (it could not be found before).
 "$TYPED_ONLY" 3 &

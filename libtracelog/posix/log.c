@@ -22,12 +22,18 @@
 #include "posix/names.h"
 #include "posix/process.h"
 
+#define DEFERRED_MAX 64
+
 /* What the recorder asks of the POSIX layer (its client). */
 typedef struct log_client {
     trace_attr_t attr;     /* the stream's, as resolved at creation */
     tl_remote *remote;     /* a controller's log: the traced process */
     tl_names *names;       /* its named map, once attached (tl_posix_remote_names) */
     uint32_t names_logged; /* user names already given to the writer */
+    /* Names a controller opened before the process (define_or_defer), defined once the process has.
+       Bounded: beyond, such a name is defined without the schema the process may give it later. */
+    trace_event_id_t deferred[DEFERRED_MAX];
+    size_t ndeferred;
 } log_client;
 
 static tracelog_policy policy_of(int posix_policy)
@@ -89,6 +95,25 @@ static void define_user(tracelog_writer *w, const tl_names *names, trace_event_i
     free(schema);
 }
 
+/*
+ * Defines user id unless a controller opened it (to filter it) before the
+ * process did: then not yet, since the process may still open it typed, and
+ * a name the log defined without its schema would stay so. 0, or 1: retry
+ * at the next drain (no event of it can come before: the process has not
+ * got its id yet).
+ */
+static int define_or_defer(tracelog_writer *w, const tl_names *names, trace_event_id_t id, int may_defer)
+{
+    char name[TRACE_EVENT_NAME_MAX + 1], *schema = NULL;
+    int e = tl_names_schema_of(names, id, &schema);
+    free(schema);
+    if (e == EAGAIN && may_defer)
+        return 1;
+    if (tl_names_name_of(names, id, name, sizeof name) == 0)
+        define_user(w, names, id, name);
+    return 0;
+}
+
 /* The system events and the unnamed user event, which every log names. */
 static void define_fixed(const log_client *lc, tracelog_writer *w)
 {
@@ -110,12 +135,16 @@ static void define_types(void *ctx, tracelog_writer *w, int first)
     if (lc->remote && tl_posix_remote_names(lc->remote, &lc->names))
         return; /* it has opened no name we can read yet */
     const tl_names *names = lc->names; /* NULL: the process's own */
+    size_t kept = 0;
+    for (size_t i = 0; i < lc->ndeferred; i++)
+        if (define_or_defer(w, names, lc->deferred[i], 1))
+            lc->deferred[kept++] = lc->deferred[i];
+    lc->ndeferred = kept;
     uint32_t n = tl_names_count(names);
-    char name[TRACE_EVENT_NAME_MAX + 1];
     for (; lc->names_logged < n; lc->names_logged++) {
         trace_event_id_t id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + lc->names_logged;
-        if (tl_names_name_of(names, id, name, sizeof name) == 0)
-            define_user(w, names, id, name);
+        if (define_or_defer(w, names, id, lc->ndeferred < DEFERRED_MAX))
+            lc->deferred[lc->ndeferred++] = id;
     }
 }
 

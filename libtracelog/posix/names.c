@@ -76,6 +76,7 @@ struct tl_names {
     uint32_t schema_used;   /* bytes of `schemas` taken (under the lock) */
     uint32_t schema_at[USER_NAMES];  /* name i's payload schema: offset + 1 in `schemas` (0: none), */
     uint32_t schema_len[USER_NAMES]; /* and its length; both written before the count that publishes name i */
+                                     /* (at 0, length BY_CONTROLLER: opened untyped by a controller, see there) */
     char names[USER_NAMES][NAME_BYTES];
     char schemas[SCHEMA_ARENA]; /* canonical schema texts (typed.c), one after the other, no NUL */
 };
@@ -353,6 +354,20 @@ static int map_name_of(const name_map *m, trace_event_id_t id, char *out, size_t
     return 0;
 }
 
+/*
+ * The schema length of a name a controller opened untyped in the process's
+ * map (to filter it: ptlog record --exclude) before the process opened it:
+ * the process may still open it typed, and its schema goes in then. A name
+ * the process itself opened untyped keeps EEXIST for a typed open.
+ */
+#define BY_CONTROLLER UINT32_MAX
+
+static int opened_by_controller(const name_map *m, uint32_t i)
+{
+    return __atomic_load_n(&m->schema_at[i], __ATOMIC_RELAXED) == 0 &&
+           __atomic_load_n(&m->schema_len[i], __ATOMIC_RELAXED) == BY_CONTROLLER;
+}
+
 /* Name slot n gets schema (canonical text, NULL: none), if the arena has room. Caller holds m's lock. */
 static void put_schema(name_map *m, uint32_t n, const char *schema)
 {
@@ -367,12 +382,20 @@ static void put_schema(name_map *m, uint32_t n, const char *schema)
     m->schema_used = used + (uint32_t)len;
 }
 
-/* Opens name (with schema, or NULL) in m, which the caller has locked. */
-static void map_name_open(name_map *m, const char *name, size_t len, const char *schema, trace_event_id_t *id)
+/*
+ * Opens name (with schema, or NULL) in m, which the caller has locked.
+ * settles: an open that gives the name its schema (or none) for good, ending
+ * a controller's provisional open of it (BY_CONTROLLER); a controller's
+ * untyped open does not.
+ */
+static void map_name_open(name_map *m, const char *name, size_t len, const char *schema, int settles,
+                          trace_event_id_t *id)
 {
     uint32_t n = count_of(m), i = 0;
     while (i < n && strncmp(m->names[i], name, NAME_BYTES) != 0)
         i++;
+    if (i < n && settles && opened_by_controller(m, i))
+        put_schema(m, i, schema);
     if (i == n && n < USER_NAMES) {
         put_schema(m, n, schema);
         memcpy(m->names[n], name, len);
@@ -417,7 +440,7 @@ int tl_posix_name_open_schema(const char *name, const char *schema, trace_event_
     int e = lock_map(&m);
     if (e)
         return e;
-    map_name_open(m, name, len, schema, id);
+    map_name_open(m, name, len, schema, 1, id);
     unlock(m);
     return 0;
 }
@@ -752,7 +775,7 @@ int tl_names_schema_of(const tl_names *m, trace_event_id_t id, char **out)
             return ENOENT;
         m = own;
     }
-    int e = index < count_of(m) ? schema_copy(m, index, out) : ENOENT;
+    int e = index >= count_of(m) ? ENOENT : opened_by_controller(m, index) ? EAGAIN : schema_copy(m, index, out);
     if (own)
         unlock(own);
     return e;
@@ -770,7 +793,10 @@ int tl_names_open(tl_names *m, const char *name, trace_event_id_t *id)
     /* The traced process's lock: a stuck or scribbled one costs EAGAIN, never a hang or a write of ours elsewhere. */
     if (take_lock(m, REMOTE_LOCK_WAIT_NS))
         return EAGAIN;
-    map_name_open(m, name, len, NULL, id);
+    uint32_t before = count_of(m);
+    map_name_open(m, name, len, NULL, 0, id);
+    if (count_of(m) > before) /* ours: the process may still open it typed */
+        m->schema_len[before] = BY_CONTROLLER;
     unlock(m);
     return 0;
 }
@@ -793,7 +819,7 @@ int tl_names_open_typed(tl_names *m, const char *name, const char *schema, trace
         if (!e)
             *id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + i;
     } else {
-        map_name_open(m, name, len, schema, id);
+        map_name_open(m, name, len, schema, 1, id);
     }
     unlock(m);
     return e;

@@ -48,7 +48,9 @@ int tl_names_open_typed(tl_names *m, const char *name, const char *schema, trace
 /*
  * The schema text the map holds for user id (m NULL: the process's own), a
  * new string the caller frees and must parse as untrusted input: 0, ENOENT
- * (none), EINVAL (its place in the map is out of bounds), ENOMEM.
+ * (none), EAGAIN (none yet: a controller opened it to filter it before the
+ * process did, which may still open it typed), EINVAL (its place in the map
+ * is out of bounds), ENOMEM.
  */
 int tl_names_schema_of(const tl_names *m, trace_event_id_t id, char **out);
 /* Fork: shared, the child keeps its parent's map (an inherited stream is alive); else it gets a copy. */

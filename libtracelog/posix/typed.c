@@ -64,7 +64,8 @@ const char *tl_posix_event_schema(trace_event_id_t id, const char *name)
  * Whether the name map already holds name without `schema` (canonical
  * text): opened untyped, or with another schema. A name opened with this
  * schema by another process sharing the map (a parent, through an inherited
- * stream; a spawned child opens its parent's names again) is not.
+ * stream; a spawned child opens its parent's names again) is not, nor one
+ * a controller opened untyped before the process opened it (names.c).
  */
 static int name_opened_otherwise(const char *name, const char *schema)
 {
@@ -75,9 +76,10 @@ static int name_opened_otherwise(const char *name, const char *schema)
         if (tl_posix_name_of(id, have, sizeof have) != 0 || strcmp(have, name) != 0)
             continue;
         char *in_map = NULL;
-        int same = tl_names_schema_of(NULL, id, &in_map) == 0 && strcmp(in_map, schema) == 0;
+        int e = tl_names_schema_of(NULL, id, &in_map);
+        int same = e == 0 && strcmp(in_map, schema) == 0;
         free(in_map);
-        return !same;
+        return !same && e != EAGAIN;
     }
     return 0;
 }
