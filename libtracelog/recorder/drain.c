@@ -112,7 +112,7 @@ static int drain_remote(tl_recorder *r, uint64_t until)
         batch *b = r->batch;
         b->until = until;
         b->look = r->batches++ % (BACKLOG_EVERY / BATCH) == 0;
-        int fault = tl_remote_guard(r->remote, take_batch, b) == EFAULT;
+        int fault = tl_remote_guard(r->params.remote, take_batch, b) == EFAULT;
         uint32_t n = b->n;
         if (!fault && b->look)
             r->behind = keep_up(r, b->backlog);
@@ -156,8 +156,8 @@ int tl_rec_drain(tl_recorder *r, uint64_t until)
         tl_groups_hand_back(r->groups, r->consumer);
         r->grouped = 0;
     }
-    if (r->remote)
-        return !tl_remote_faulted(r->remote) ? drain_remote(r, until) : r->lost ? 0 : log_fault(r, 0);
+    if (r->params.remote)
+        return !tl_remote_faulted(r->params.remote) ? drain_remote(r, until) : r->lost ? 0 : log_fault(r, 0);
     int e = 0;
     tracelog_event ev;
     uint64_t n = 0;
@@ -196,7 +196,7 @@ static int do_yield(void *c)
 int tl_rec_drain_by_groups(tl_recorder *r)
 {
     define_new_types(r);
-    if (tl_remote_faulted(r->remote))
+    if (tl_remote_faulted(r->params.remote))
         return r->lost ? 0 : log_fault(r, 0);
     int e = 0, more = 1;
     uint64_t last_ts = 0, start = r->drained, budget = drain_budget(r);
@@ -213,7 +213,7 @@ int tl_rec_drain_by_groups(tl_recorder *r)
         int too_big = 0;
         int ce = tl_rec_writer_errno(r, tl_groups_cycle(r->groups, &taken, &last_ts, &more, &too_big));
         r->drained += taken;
-        if (tl_remote_faulted(r->remote))
+        if (tl_remote_faulted(r->params.remote))
             return log_fault(r, last_ts);
         if (too_big) {
             ce = tl_rec_drain(r, tl_consumer_now(r->consumer));
@@ -300,7 +300,7 @@ static int end_seen(void *arg)
 int tl_rec_log_process_end(tl_recorder *r)
 {
     tl_proc_end end;
-    if (!r->remote || r->end_logged || !tl_remote_ended(r->remote, &end))
+    if (!r->params.remote || r->end_logged || !tl_remote_ended(r->params.remote, &end))
         return 0;
     tl_rec_guarded(r, end_seen, r);
     int e = 0;
@@ -313,7 +313,7 @@ int tl_rec_log_process_end(tl_recorder *r)
     int32_t data[2] = {end.how, end.code};
     tracelog_event ev = {.timestamp_ns = tl_consumer_now(r->consumer),
                          .event_id = r->params.ids.process_end,
-                         .pid = (uint32_t)tl_remote_pid(r->remote),
+                         .pid = (uint32_t)tl_remote_pid(r->params.remote),
                          .payload_len = sizeof data,
                          .payload = data};
     int we = tl_rec_writer_errno(r, tracelog_writer_append(r->writer, &ev));

@@ -44,7 +44,7 @@ static uint64_t flusher_sleep_ns(const tl_recorder *r, uint64_t last_write)
 {
     uint64_t now = tl_clock_mono_ns(), next = last_write + r->params.flush_interval_ns;
     uint64_t ns = next > now ? next - now : 0;
-    return r->remote && ns > REMOTE_LOOK_NS ? REMOTE_LOOK_NS : ns;
+    return r->params.remote && ns > REMOTE_LOOK_NS ? REMOTE_LOOK_NS : ns;
 }
 
 /*
@@ -58,7 +58,7 @@ static void open_groups(tl_recorder *r)
     r->groups_tried = 1;
     if (r->params.writer.log_policy != TRACELOG_POLICY_UNTIL_FULL) {
         int e;
-        r->groups = tl_groups_open(r->consumer, r->remote, r->writer, &e); /* NULL: one flusher, as good */
+        r->groups = tl_groups_open(r->consumer, r->params.remote, r->writer, &e); /* NULL: one flusher, as good */
     }
 }
 
@@ -91,9 +91,9 @@ static void *flusher_main(void *arg)
             sched_yield();
         tl_rec_lock(r);
         /* Looked at first: a record the process died in the middle of is then not waited for. */
-        int ended = !r->end_logged && r->remote && tl_remote_ended(r->remote, NULL);
-        if (r->remote) /* latched as soon as seen: the process may scribble over its answer later */
-            tl_remote_joined(r->remote);
+        int ended = !r->end_logged && r->params.remote && tl_remote_ended(r->params.remote, NULL);
+        if (r->params.remote) /* latched as soon as seen: the process may scribble over its answer later */
+            tl_remote_joined(r->params.remote);
         if (!r->groups_tried && !tl_rec_writer_ready(r, ended))
             open_groups(r);
         have_writer = r->writer != NULL;
@@ -116,7 +116,7 @@ static void *flusher_main(void *arg)
                an idle stream writes nothing. */
             uint64_t delivered, overruns;
             tl_rec_counters(r, &delivered, &overruns);
-            int we = ended || delivered != r->written_at ? tl_rec_write_out(r) : 0;
+            int we = ended || delivered != r->written_at ? tl_rec_write_out(r, 1) : 0;
             if (!e)
                 e = we;
             last_write = now;
@@ -161,7 +161,7 @@ static void *end_watch_main(void *arg)
         struct timespec look = {0, (long)look_ns};
         nanosleep(&look, NULL);
     }
-    if (tl_remote_wait_end(r->remote, r->end_wake_fd)) {
+    if (tl_remote_wait_end(r->params.remote, r->end_wake_fd)) {
         tl_rec_lock(r);
         tl_rec_flush_locked(r, NULL, NULL);
         tl_rec_unlock(r);

@@ -66,7 +66,6 @@ struct tl_recorder {
     pthread_mutex_t status_lock; /* the fields below: never held during I/O */
     int flush_error;             /* first error, reset when read */
     tracelog_log_status snapshot; /* the writer's status after the last flush */
-    tl_remote *remote;           /* another process's stream: the traced process (params.remote) */
     int end_logged;              /* its end is in the log */
     int end_checkpointed;        /* and a trailer after it */
     pthread_t end_watcher;       /* a controller's log without flusher: logs the end when it comes */
@@ -117,8 +116,8 @@ int tl_rec_writer_ready(tl_recorder *r, int force);
 void tl_rec_update_status(tl_recorder *r);
 /* Lets tl_recorder_get_status answer without waiting for a flush in progress. */
 void tl_rec_publish_status(tl_recorder *r);
-/* The status and the partial chunk out; the first time after the traced process's end, a trailer. */
-int tl_rec_write_out(tl_recorder *r);
+/* The status and the partial chunk out (rename_threads: their names read again first); after the traced process's end, a trailer. */
+int tl_rec_write_out(tl_recorder *r, int rename_threads);
 int tl_rec_flush_locked(tl_recorder *r, const tracelog_event *before, const tracelog_event *after);
 
 /* ---- drain.c (caller holds the lock) ------------------------------------------------- */

@@ -67,7 +67,7 @@ void tl_rec_xfsz_restore(const sigset_t *old)
 
 int tl_rec_guarded(tl_recorder *r, int (*fn)(void *), void *arg)
 {
-    return tl_remote_guard(r->remote, fn, arg);
+    return tl_remote_guard(r->params.remote, fn, arg);
 }
 
 static int read_counters(void *arg)
@@ -157,13 +157,16 @@ void tl_rec_publish_status(tl_recorder *r)
  * Writes the status and the partial chunk out; the first time after the
  * traced process's end was logged, with a trailer (a checkpoint): the log
  * reads back complete from then on, even if this controller never gets to
- * shut the stream down. Caller holds the lock.
+ * shut the stream down. rename_threads: the threads' names are read again first
+ * (pthread_setname_np after a thread's first event); not in a crash, where
+ * /proc is not to be read nor memory allocated. Caller holds the lock.
  */
-int tl_rec_write_out(tl_recorder *r)
+int tl_rec_write_out(tl_recorder *r, int rename_threads)
 {
     tl_rec_update_status(r);
     r->written_at = tl_rec_recorded(r);
-    tl_writer_rename_threads(r->writer); /* pthread_setname_np after a thread's first event */
+    if (rename_threads)
+        tl_writer_rename_threads(r->writer);
     if (r->end_logged && !r->end_checkpointed) {
         r->end_checkpointed = 1;
         return tl_rec_writer_errno(r, tracelog_writer_checkpoint(r->writer));
@@ -188,7 +191,7 @@ int tl_rec_flush_locked(tl_recorder *r, const tracelog_event *before, const trac
     int pe = tl_rec_log_process_end(r);
     if (!e)
         e = pe;
-    int we = tl_rec_write_out(r);
+    int we = tl_rec_write_out(r, 1);
     if (!e)
         e = we;
     if (e)
@@ -287,7 +290,7 @@ void tl_recorder_get_status(tl_recorder *r, tl_recorder_status *st)
     pthread_mutex_unlock(&r->status_lock);
 }
 
-tl_consumer *tl_recorder_consumer(tl_recorder *r) { return r->remote ? r->consumer : NULL; }
+tl_consumer *tl_recorder_consumer(tl_recorder *r) { return r->params.remote ? r->consumer : NULL; }
 
 uint64_t tl_recorder_overruns(tl_recorder *r)
 {
@@ -356,9 +359,10 @@ void tl_recorder_crash_flush(tl_recorder *r)
     }
     sigset_t old;
     tl_rec_xfsz_block(&old);
+    tl_writer_set_thread_namer(r->writer, NULL, NULL); /* no /proc reads in a crash: new threads go unnamed */
     /* Other threads may go on recording: what they record after the crash is not waited for. */
     int e = tl_rec_drain(r, tl_consumer_now(r->consumer)); /* the consumer's copy of the clock: the buffer's may be gone */
-    int we = tl_rec_write_out(r);
+    int we = tl_rec_write_out(r, 0);
     if (e || we)
         tl_rec_note_error(r, e ? e : we);
     tl_rec_xfsz_restore(&old);
@@ -367,7 +371,7 @@ void tl_recorder_crash_flush(tl_recorder *r)
 
 static void free_recorder(tl_recorder *r)
 {
-    tl_remote_consumer_free(r->remote, r->consumer);
+    tl_remote_consumer_free(r->params.remote, r->consumer);
     free(r->arena);
     free(r->batch);
     if (r->params.fd >= 0)
@@ -391,7 +395,7 @@ static void name_thread(void *ctx, uint32_t pid, uint64_t tid, uint32_t kernel_t
 {
     const tl_recorder *r = ctx;
     (void)tid;
-    if (r->remote && pid != (uint32_t)tl_remote_pid(r->remote))
+    if (r->params.remote && pid != (uint32_t)tl_remote_pid(r->params.remote))
         return;
     const tl_recorder_client *client = &r->params.client;
     if (tl_proc_thread_comm((pid_t)pid, (pid_t)kernel_tid, name, cap) != 0 && client->thread_name)
@@ -448,7 +452,7 @@ int tl_rec_writer_ready(tl_recorder *r, int force)
         return 0;
     if (r->start_error)
         return r->start_error;
-    if (!force && r->remote && !tl_remote_identity_known(r->remote, NULL))
+    if (!force && r->params.remote && !tl_remote_identity_known(r->params.remote, NULL))
         return EAGAIN;
     int e = start_writer(r);
     if (e)
@@ -466,7 +470,7 @@ int tl_recorder_open(tl_recorder **out, tl_stream *s, const tl_recorder_params *
     }
     r->params = *p;
     r->stream = s;
-    r->remote = p->remote;
+    r->params.remote = p->remote;
     r->end_wake_fd = -1;
     pthread_mutex_init(&r->lock, NULL);
     pthread_mutex_init(&r->status_lock, NULL);
@@ -475,14 +479,14 @@ int tl_recorder_open(tl_recorder **out, tl_stream *s, const tl_recorder_params *
     if (!e && !(r->consumer = tl_consumer_new(s)))
         e = ENOMEM;
     if (!e)
-        tl_remote_watch_consumer(r->remote, r->consumer, p->inherited);
-    if (!e && r->remote)
+        tl_remote_watch_consumer(r->params.remote, r->consumer, p->inherited);
+    if (!e && r->params.remote)
         e = tl_rec_batch_alloc(r);
-    if (!e && (!r->remote || tl_remote_identity_known(r->remote, NULL)))
+    if (!e && (!r->params.remote || tl_remote_identity_known(r->params.remote, NULL)))
         e = start_writer(r); /* else made later (writer_ready): its process has not exec'd its program yet */
     if (!e && p->background)
         e = tl_rec_start_flusher(r);
-    else if (!e && r->remote)
+    else if (!e && r->params.remote)
         e = tl_rec_start_end_watcher(r);
     if (e) {
         tracelog_writer_abandon(r->writer);

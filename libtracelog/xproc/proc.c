@@ -17,8 +17,7 @@
 #define STAT_FIELD_PPID 4
 #define STAT_FIELD_START 22
 
-/* Reads a whole small file into buf (NUL-terminated). Its length, or -errno. */
-static ssize_t read_small(const char *path, char *buf, size_t cap)
+ssize_t tl_proc_read_small(const char *path, char *buf, size_t cap)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -78,7 +77,7 @@ static int read_stat(pid_t pid, char *line, size_t cap)
         return ESRCH;
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    ssize_t n = read_small(path, line, cap);
+    ssize_t n = tl_proc_read_small(path, line, cap);
     return n < 0 ? gone_or((int)-n) : 0;
 }
 
@@ -97,7 +96,7 @@ int tl_proc_thread_comm(pid_t pid, pid_t ktid, char *buf, size_t cap)
     if (ktid)
         at += snprintf(path + at, sizeof path - (size_t)at, "/task/%d", (int)ktid);
     snprintf(path + at, sizeof path - (size_t)at, "/comm");
-    ssize_t n = read_small(path, text, sizeof text);
+    ssize_t n = tl_proc_read_small(path, text, sizeof text);
     if (n < 0)
         return gone_or((int)-n);
     size_t len = strnlen(text, (size_t)n); /* never a NUL in a comm, but the text is not ours */
@@ -183,7 +182,7 @@ static int hex_value(char c)
 int tl_proc_boot_id(uint8_t out[16])
 {
     char text[64];
-    ssize_t n = read_small("/proc/sys/kernel/random/boot_id", text, sizeof text);
+    ssize_t n = tl_proc_read_small("/proc/sys/kernel/random/boot_id", text, sizeof text);
     if (n < 0)
         return (int)-n;
     int k = 0;
@@ -233,7 +232,7 @@ int tl_proc_creds_of(pid_t pid, tl_proc_creds *out)
         return ESRCH;
     char path[64], text[8192];
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    ssize_t n = read_small(path, text, sizeof text);
+    ssize_t n = tl_proc_read_small(path, text, sizeof text);
     if (n < 0)
         return gone_or((int)-n);
     if (status_triplet(text, "Uid:", out->uid) || status_triplet(text, "Gid:", out->gid))
@@ -244,7 +243,7 @@ int tl_proc_creds_of(pid_t pid, tl_proc_creds *out)
 int tl_proc_self_has_cap(int cap)
 {
     char text[8192];
-    if (read_small("/proc/self/status", text, sizeof text) < 0)
+    if (tl_proc_read_small("/proc/self/status", text, sizeof text) < 0)
         return 0;
     const char *p = strstr(text, "\nCapEff:");
     if (!p)

@@ -34,6 +34,8 @@ uint64_t tl_proc_token_pack(const tl_proc_token *t);
 /* 1 if the packed token names a live process. */
 int tl_proc_packed_alive(uint64_t packed);
 
+/* Reads a whole small file (of /proc) into buf, NUL-terminated (cap >= 1). Its length, or -errno. */
+ssize_t tl_proc_read_small(const char *path, char *buf, size_t cap);
 /*
  * The name of thread ktid of process pid (its comm, as pthread_setname_np or
  * prctl(PR_SET_NAME) set it), from /proc/<pid>/task/<ktid>/comm; ktid 0:

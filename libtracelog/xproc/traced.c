@@ -42,20 +42,6 @@ struct tl_remote {
     char self_comm[32];
 };
 
-/* The first cap - 1 bytes of a /proc file, NUL-terminated; their count, or -1. */
-static ssize_t read_proc(const char *path, char *buf, size_t cap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n;
-    while ((n = read(fd, buf, cap - 1)) < 0 && errno == EINTR)
-        ;
-    close(fd);
-    buf[n > 0 ? n : 0] = 0;
-    return n;
-}
-
 /* "/proc/<pid>/<leaf>" (pid 0: "/proc/self/<leaf>"). */
 static void proc_path(char out[64], pid_t pid, const char *leaf)
 {
@@ -84,7 +70,7 @@ static void name_of(pid_t pid, char *out, size_t cap)
 {
     char path[64], cmd[TRACELOG_TEXT_MAX + 1];
     snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-    if (read_proc(path, cmd, sizeof cmd) > 0) { /* argv[0] ends at the first NUL */
+    if (tl_proc_read_small(path, cmd, sizeof cmd) > 0) { /* argv[0] ends at the first NUL */
         const char *base = strrchr(cmd, '/');
         base = base ? base + 1 : cmd;
         if (*base && !strpbrk(base, " \t\n")) {
@@ -104,7 +90,7 @@ static int zombie_comm(tl_remote *rm, char *out, size_t cap)
 {
     char path[64], line[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)rm->r.peer.token.pid);
-    if (read_proc(path, line, sizeof line) <= 0)
+    if (tl_proc_read_small(path, line, sizeof line) <= 0)
         return -1;
     char *open = strchr(line, '('), *close = strrchr(line, ')');
     if (!open || !close || close < open)
