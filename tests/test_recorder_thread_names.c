@@ -70,17 +70,28 @@ static void names_of(const char *path, trace_event_id_t id, const char *want_fir
     close(fd);
 }
 
-static void run(int stream_policy, int log_policy)
+/* A stream of this process with a log in a new file at path (a mkstemp template): its descriptor, or -1. */
+static int create_logged(char *path, int stream_policy, int log_policy, trace_id_t *trid)
 {
-    char path[] = "/tmp/tl_tnames_XXXXXX";
     int fd = mkstemp(path);
     if (fd < 0)
         TL_DIE("mkstemp");
     trace_attr_t attr;
     pt_attr(&attr, stream_policy, 1u << 20, 64);
     posix_trace_attr_setlogfullpolicy(&attr, log_policy);
+    if (CHECK_ERR(posix_trace_create_withlog(0, &attr, fd, trid), 0))
+        return fd;
+    close(fd);
+    unlink(path);
+    return -1;
+}
+
+static void run(int stream_policy, int log_policy)
+{
+    char path[] = "/tmp/tl_tnames_XXXXXX";
     trace_id_t trid;
-    if (!CHECK_ERR(posix_trace_create_withlog(0, &attr, fd, &trid), 0))
+    int fd = create_logged(path, stream_policy, log_policy, &trid);
+    if (fd < 0)
         return;
     trace_event_id_t ids[3];
     const char *names[3] = {"tn:named", "tn:renamed", "tn:plain"};
@@ -134,14 +145,10 @@ static void *ended_early_main(void *arg)
 static void test_thread_ended_before_the_drain(void)
 {
     char path[] = "/tmp/tl_tnames_XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0)
-        TL_DIE("mkstemp");
-    trace_attr_t attr;
-    pt_attr(&attr, POSIX_TRACE_LOOP, 1u << 20, 64);
     trace_id_t trid;
     trace_event_id_t id;
-    if (!CHECK_ERR(posix_trace_create_withlog(0, &attr, fd, &trid), 0))
+    int fd = create_logged(path, POSIX_TRACE_LOOP, POSIX_TRACE_LOOP, &trid);
+    if (fd < 0)
         return;
     CHECK_ERR(posix_trace_eventid_open("tn:early", &id), 0);
     CHECK_ERR(posix_trace_start(trid), 0);
