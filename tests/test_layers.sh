@@ -88,7 +88,7 @@ if [[ -d $objects ]] && command -v nm >/dev/null; then
     left=$(awk '{split($1, a, "/"); split($2, b, "/"); if (a[1] != b[1]) print a[1], b[1]}' <<<"$edges" | sort -u |
         on_circle | tr '\n' ' ')
     [[ -z $left ]] || fail "folders call each other in a circle: $left"
-    (($(wc -l <<<"$edges") > 200)) || fail "only $(wc -l <<<"$edges") calls between files found: the patterns are broken"
+    (($(wc -l <<<"$edges") > 100)) || fail "only $(wc -l <<<"$edges") calls between files found: the patterns are broken"
 else
     echo "(no objects in $objects: the call graph is not checked)"
 fi
