@@ -10,6 +10,12 @@
 #                              hyperfine only, else empty: wall time counts
 #                              other processes' time on our CPU, CPU time
 #                              does not), and returns non-zero if CMD failed.
+#   bt_once CMD...             runs CMD once (its standard output thrown away);
+#                              sets BT_WALL (seconds) and BT_CPU1 (user+system
+#                              seconds from /usr/bin/time, 10 ms resolution;
+#                              empty without it); returns non-zero if CMD
+#                              failed. For scripts that alternate commands run
+#                              by run (before and after builds in one sitting).
 #   bt_median NUMBERS...       prints the median of the numbers
 #   bt_maxrss_kib CMD...       runs CMD once (output thrown away) under
 #                              /usr/bin/time -v and prints its peak RSS in KiB
@@ -55,6 +61,23 @@ bt_time() {
     BT_MEDIAN=$(bt_median "${times[@]}")
     BT_MIN=$(printf '%s\n' "${times[@]}" | sort -g | head -n1)
     BT_MAX=$(printf '%s\n' "${times[@]}" | sort -g | tail -n1)
+}
+
+bt_once() {
+    local t0 t1 cpu status=0
+    BT_WALL=0 BT_CPU1=""
+    cpu=$(mktemp)
+    t0=$(date +%s%N)
+    if [[ -x /usr/bin/time ]]; then
+        /usr/bin/time -f '%U %S' -o "$cpu" "$@" >/dev/null || status=$?
+    else
+        "$@" >/dev/null || status=$?
+    fi
+    t1=$(date +%s%N)
+    BT_WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.9f", (b - a) / 1e9 }')
+    [[ -s $cpu ]] && BT_CPU1=$(awk 'END { printf "%.2f", $1 + $2 }' "$cpu")
+    rm -f "$cpu"
+    return "$status"
 }
 
 bt_maxrss_kib() {
