@@ -6,19 +6,25 @@
  * few ns from run to run); this one measures the same code on events
  * recorded beforehand, so that a change of one or two ns shows.
  *
- *   bench_drain [--smoke] [--runs N] [--events N] [--cpu N] [--dir DIR] [--json FILE]
+ *   bench_drain [--smoke] [--runs N] [--events N] [--cpu N] [--dir DIR] [--json FILE] [--only KIND]
+ *               [--lanes 1|2] [--run N]
  *
  * Each run records --events events of 16 B (bench_util.h's generator)
  * into a fresh FLUSH stream, from one lane or alternately from two (two
  * threads recording at once: the merge alternates), then times, in thread
  * CPU time per event:
- *  - take: the consumer alone (tl_consumer_take_wait: lanes read, merged,
- *    checked);
+ *  - take: the consumer alone (tl_consumer_take_wait and the runs after
+ *    it, as the flusher takes: lanes read, merged, checked);
  *  - append: the writer alone (tracelog_writer_append of the same events
  *    from memory), raw chunks;
  *  - drain: take + append into a log, raw chunks (what the flusher does
  *    while it is behind) and zstd chunks (while it keeps up).
  * The drained logs are read back: every event, in order, with its payload.
+ * --only KIND (take, append_raw, drain_raw, drain_zstd) times that kind
+ * alone, and --lanes N only the runs of N lanes, for a profiler (callgrind
+ * counts one kind's instructions: bench/drain_instructions.sh). --run N
+ * bounds the runs of events taken after each take (tl_consumer_take_run,
+ * at most 63, the default); 0 takes one event per take, as before runs.
  *
  * Exit status: 0, 1 when a self-check fails, 2 for bad arguments.
  */
@@ -31,6 +37,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "recorder/run.h"
 #include "stream/produce.h"
 #include "stream/consumer.h"
 #include "stream/layout.h"
@@ -43,10 +50,11 @@
 #define MAX_RUNS 64
 
 static struct {
-    int runs, cpu;
+    int runs, cpu, lanes; /* lanes: 1 or 2, 0 for both */
+    uint32_t run;         /* events a take's run may add (tl_consumer_take_run); 0: one event per take */
     long long events;
-    const char *dir, *json;
-} cfg = {.runs = 7, .cpu = -1, .events = 500000, .dir = "/tmp"};
+    const char *dir, *json, *only;
+} cfg = {.runs = 7, .cpu = -1, .run = TL_REC_RUN - 1, .events = 500000, .dir = "/tmp"};
 
 static int failures;
 
@@ -169,14 +177,15 @@ static double time_take(long long n, uint32_t lanes)
 {
     tl_consumer *c = NULL;
     tl_stream *s = recorded_with_consumer(n, lanes, &c);
-    tracelog_event ev;
+    tracelog_event ev[TL_REC_RUN];
     long long got = 0;
     uint64_t sum = 0;
     uint64_t t0 = bu_thread_cpu_ns();
-    while (tl_consumer_take_wait(c, &ev) == TL_TAKE_EVENT) {
-        sum += ev.payload_len ? ((const uint8_t *)ev.payload)[0] : 0; /* the payload is used, as the writer would */
-        got++;
-    }
+    for (uint32_t run; (run = tl_rec_take(c, ev, cfg.run));)
+        for (uint32_t k = 0; k < run; k++) {
+            sum += ev[k].payload_len ? ((const uint8_t *)ev[k].payload)[0] : 0; /* the payload is used, as the writer would */
+            got++;
+        }
     uint64_t t = bu_thread_cpu_ns() - t0;
     if (got < n || sum == 0)
         check_failed("the consumer did not hand out every event");
@@ -221,11 +230,12 @@ static double time_drain(long long n, uint32_t lanes, int zstd, const char *path
     tl_stream *s = recorded_with_consumer(n, lanes, &c);
     int fd;
     tracelog_writer *w = open_log(path, &fd, zstd);
-    tracelog_event ev;
+    tracelog_event ev[TL_REC_RUN];
     uint64_t t0 = bu_thread_cpu_ns();
-    while (tl_consumer_take_wait(c, &ev) == TL_TAKE_EVENT)
-        if (tracelog_writer_append(w, &ev) != TRACELOG_OK)
-            check_failed("tracelog_writer_append");
+    for (uint32_t run; (run = tl_rec_take(c, ev, cfg.run));)
+        for (uint32_t k = 0; k < run; k++)
+            if (tracelog_writer_append(w, &ev[k]) != TRACELOG_OK)
+                check_failed("tracelog_writer_append");
     double ns = close_log(w, fd, t0, path, n, lanes);
     tl_consumer_free(c);
     tl_stream_destroy(s);
@@ -253,9 +263,12 @@ static void print_and_save(void)
     if (j)
         fprintf(j, "{\"events\": %lld, \"runs\": %d, \"figures\": [", cfg.events, cfg.runs);
     printf("\n%-58s %10s %s\n", "figure (thread CPU time per event)", "median", "min-max");
+    const char *sep = "";
     for (int l = 0; l < 2; l++) {
         for (int k = 0; k < NKINDS; k++) {
             figure *f = &figures[l][k];
+            if (!f->n)
+                continue;
             bu_summary s = bu_summarize(f->v, f->n);
             char label[128];
             snprintf(label, sizeof label, "%s, %d lane(s)", kind_label[k], l + 1);
@@ -263,7 +276,8 @@ static void print_and_save(void)
             if (j)
                 fprintf(j, "%s{\"key\": \"%s_%dlane_ns\", \"label\": \"%s\", \"median\": %.3f, \"min\": %.3f, "
                            "\"max\": %.3f}",
-                        l || k ? ", " : "", kind_key[k], l + 1, label, s.median, s.min, s.max);
+                        sep, kind_key[k], l + 1, label, s.median, s.min, s.max);
+            sep = ", ";
         }
     }
     if (j) {
@@ -271,6 +285,18 @@ static void print_and_save(void)
         fclose(j);
     }
 }
+
+/* The kind named by key (a figure's key without its lane suffix: take, append_raw, drain_raw, drain_zstd), or -1. */
+static int kind_of(const char *key)
+{
+    for (int k = 0; k < NKINDS; k++)
+        if (!strcmp(key, kind_key[k]))
+            return k;
+    return -1;
+}
+
+/* Whether the runs time kind k: all, or only the one --only names (for a profiler). */
+static int wanted(int k) { return !cfg.only || kind_of(cfg.only) == k; }
 
 static int parse_args(int argc, char **argv)
 {
@@ -294,6 +320,12 @@ static int parse_args(int argc, char **argv)
             cfg.dir = v;
         else if (!strcmp(a, "--json"))
             cfg.json = v;
+        else if (!strcmp(a, "--only") && kind_of(v) >= 0)
+            cfg.only = v;
+        else if (!strcmp(a, "--lanes") && (!strcmp(v, "1") || !strcmp(v, "2")))
+            cfg.lanes = atoi(v);
+        else if (!strcmp(a, "--run") && atoi(v) >= 0 && atoi(v) < TL_REC_RUN)
+            cfg.run = (uint32_t)atoi(v);
         else
             return -1;
     }
@@ -303,7 +335,7 @@ static int parse_args(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (parse_args(argc, argv)) {
-        fprintf(stderr, "usage: bench_drain [--smoke] [--runs N] [--events N] [--cpu N] [--dir DIR] [--json FILE]\n");
+        fprintf(stderr, "usage: bench_drain [--smoke] [--runs N] [--events N] [--cpu N] [--dir DIR] [--json FILE] [--only KIND] [--lanes 1|2] [--run N]\n");
         return 2;
     }
     int a, b;
@@ -320,11 +352,17 @@ int main(int argc, char **argv)
     /* Runs interleave the kinds, so that a slow moment of the machine spreads over all of them. */
     for (int r = 0; r < cfg.runs; r++) {
         for (uint32_t lanes = 1; lanes <= 2; lanes++) {
+            if (cfg.lanes && lanes != (uint32_t)cfg.lanes)
+                continue;
             figure *f = figures[lanes - 1];
-            f[TAKE].v[f[TAKE].n++] = time_take(cfg.events, lanes);
-            f[APPEND].v[f[APPEND].n++] = time_append(cfg.events, lanes, path);
-            f[DRAIN_RAW].v[f[DRAIN_RAW].n++] = time_drain(cfg.events, lanes, 0, path);
-            f[DRAIN_ZSTD].v[f[DRAIN_ZSTD].n++] = time_drain(cfg.events, lanes, 1, path);
+            if (wanted(TAKE))
+                f[TAKE].v[f[TAKE].n++] = time_take(cfg.events, lanes);
+            if (wanted(APPEND))
+                f[APPEND].v[f[APPEND].n++] = time_append(cfg.events, lanes, path);
+            if (wanted(DRAIN_RAW))
+                f[DRAIN_RAW].v[f[DRAIN_RAW].n++] = time_drain(cfg.events, lanes, 0, path);
+            if (wanted(DRAIN_ZSTD))
+                f[DRAIN_ZSTD].v[f[DRAIN_ZSTD].n++] = time_drain(cfg.events, lanes, 1, path);
         }
     }
     unlink(path);

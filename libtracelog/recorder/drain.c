@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "recorder/internal.h"
+#include "recorder/run.h"
 #include "writer/io.h"
 
 /* Falls back to uncompressed chunks while the producers are ahead (see BEHIND). The new state. */
@@ -77,17 +78,16 @@ static int take_batch(void *arg)
     size_t used = 0;
     if (b->look)
         b->backlog = tl_consumer_backlog(c);
-    for (uint32_t n = 0; n < BATCH && used + tl_consumer_max_data(c) <= b->r->arena_cap; n++) {
+    size_t max_data = tl_consumer_max_data(c);
+    for (uint32_t n = 0; n < BATCH && used + max_data <= b->r->arena_cap;) {
         tracelog_event *ev = &b->ev[n];
-        if (tl_consumer_take_wait(c, ev) != TL_TAKE_EVENT)
+        uint32_t got = tl_rec_take(c, ev, tl_rec_run_max(BATCH - n - 1, used, b->r->arena_cap, max_data));
+        if (!got)
             return 0;
-        if (ev->payload_len)
-            memcpy(arena + used, ev->payload, ev->payload_len);
-        ev->payload = arena + used;
-        used += (ev->payload_len + 7u) & ~(size_t)7u;
+        used = tl_rec_copy_payloads(ev, got, arena, used);
         atomic_signal_fence(memory_order_seq_cst);
-        b->n = n + 1;
-        if (ev->timestamp_ns > b->until)
+        b->n = n += got;
+        if (ev[got - 1].timestamp_ns > b->until)
             return 0;
     }
     b->more = 1;
@@ -159,15 +159,17 @@ int tl_rec_drain(tl_recorder *r, uint64_t until)
     if (r->params.remote)
         return !tl_remote_faulted(r->params.remote) ? drain_remote(r, until) : r->lost ? 0 : log_fault(r, 0);
     int e = 0;
-    tracelog_event ev;
+    tracelog_event ev[TL_REC_RUN];
     uint64_t n = 0;
-    while (tl_consumer_take_wait(r->consumer, &ev) == TL_TAKE_EVENT) {
-        if (n++ % BACKLOG_EVERY == 0)
-            r->behind = keep_up(r, tl_consumer_backlog(r->consumer));
-        int ae = append(r, &ev);
-        if (!e)
-            e = ae;
-        if (ev.timestamp_ns > until && !tl_consumer_queued(r->consumer))
+    for (uint32_t got; (got = tl_rec_take(r->consumer, ev, TL_REC_RUN - 1));) {
+        for (uint32_t k = 0; k < got; k++) {
+            if (n++ % BACKLOG_EVERY == 0)
+                r->behind = keep_up(r, tl_consumer_backlog(r->consumer));
+            int ae = append(r, &ev[k]);
+            if (!e)
+                e = ae;
+        }
+        if (ev[got - 1].timestamp_ns > until && !tl_consumer_queued(r->consumer))
             break;
     }
     r->drained += n;

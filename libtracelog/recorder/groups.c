@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "recorder/groups.h"
+#include "recorder/run.h"
 #include "writer/set.h"
 #include "xproc/traced.h"
 
@@ -93,16 +94,15 @@ static int take_step(void *arg)
         b->begin = 0;
     }
     size_t used = 0;
-    for (uint32_t n = 0; n < STEP && used + tl_consumer_max_data(c) <= b->arena_cap; n++) {
+    size_t max_data = tl_consumer_max_data(c);
+    for (uint32_t n = 0; n < STEP && used + max_data <= b->arena_cap;) {
         tracelog_event *ev = &b->ev[n];
-        if (tl_consumer_take_wait(c, ev) != TL_TAKE_EVENT)
+        uint32_t got = tl_rec_take(c, ev, tl_rec_run_max(STEP - n - 1, used, b->arena_cap, max_data));
+        if (!got)
             return 0;
-        if (ev->payload_len)
-            memcpy(b->arena + used, ev->payload, ev->payload_len);
-        ev->payload = b->arena + used;
-        used += (ev->payload_len + 7u) & ~(size_t)7u;
+        used = tl_rec_copy_payloads(ev, got, b->arena, used);
         atomic_signal_fence(memory_order_seq_cst);
-        b->n = n + 1;
+        b->n = n += got;
     }
     b->more = 1;
     return 0;
@@ -134,13 +134,14 @@ static void run_group(tl_groups *gs, group *g)
     if (gs->rm) {
         run_remote_group(gs, g);
     } else {
-        tracelog_event ev;
+        tracelog_event ev[TL_REC_RUN];
         uint64_t taken = 0, last_ts = 0;
         tl_consumer_begin_batch(g->consumer, gs->w, gs->pub);
-        while (tl_consumer_take_wait(g->consumer, &ev) == TL_TAKE_EVENT) {
-            append(g, &ev);
-            taken++;
-            last_ts = ev.timestamp_ns;
+        for (uint32_t got; (got = tl_rec_take(g->consumer, ev, TL_REC_RUN - 1));) {
+            for (uint32_t k = 0; k < got; k++)
+                append(g, &ev[k]);
+            taken += got;
+            last_ts = ev[got - 1].timestamp_ns;
         }
         g->taken = taken;
         g->last_ts = last_ts;

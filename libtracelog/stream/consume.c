@@ -367,14 +367,45 @@ static void queue_marker(tl_consumer *c, uint32_t id, uint64_t ts)
  * read it). Consumers that take at once (tl_consumer_begin_batch) count
  * privately and add their count at the end of each batch.
  */
-static void count_delivered(tl_consumer *c)
+static void count_delivered(tl_consumer *c, uint64_t n)
 {
     if (c->external) {
-        c->delivered_here++;
+        c->delivered_here += n;
         return;
     }
-    atomic_store_explicit(&c->s->delivered, atomic_load_explicit(&c->s->delivered, memory_order_relaxed) + 1,
+    atomic_store_explicit(&c->s->delivered, atomic_load_explicit(&c->s->delivered, memory_order_relaxed) + n,
                           memory_order_relaxed);
+}
+
+/*
+ * The stamp of the next event handed out, at least the last one's. Rare: a
+ * preempted producer sharing the lane, or a signal handler, took a fresh
+ * timestamp after a newer event was reserved. Order is kept; the timestamp
+ * is raised to stay monotonic.
+ */
+static inline uint64_t stamp_in_order(tl_consumer *c, uint64_t ts)
+{
+    if (ts < c->last_ts) {
+        ts = c->last_ts;
+        c->clamped++;
+    }
+    c->last_ts = ts;
+    return ts;
+}
+
+/* The event of record h (checked by rec_sane), stamped ts, its data at data. */
+static inline void fill_event(const tl_consumer *c, const tl_rec *h, uint64_t ts, const uint8_t *data,
+                              tracelog_event *out)
+{
+    *out = (tracelog_event){.timestamp_ns = tl_clock_ns(&c->clock, ts),
+                            .event_id = h->id_trunc & 0x3fffffff,
+                            .pid = h->pid,
+                            .kernel_tid = h->ktid,
+                            .truncation = h->id_trunc >> 30,
+                            .tid = h->tid,
+                            .address = h->addr,
+                            .payload_len = tl_rec_data_len(h->kind_size),
+                            .payload = data};
 }
 
 /*
@@ -394,15 +425,7 @@ static int deliver(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos, tr
     }
     if (!advance(c, i, pos, pos + size))
         return -1;
-    /* Rare: a preempted producer sharing the lane, or a signal handler, took
-       a fresh timestamp after a newer event was reserved. Order is kept;
-       the timestamp is raised to stay monotonic. */
-    uint64_t ts = h->ts, prev = c->last_ts;
-    if (ts < c->last_ts) {
-        ts = c->last_ts;
-        c->clamped++;
-    }
-    c->last_ts = ts;
+    uint64_t prev = c->last_ts, ts = stamp_in_order(c, h->ts);
     if (c->garbage_lanes >> i & 1) { /* garbage was dropped before this record */
         queue_marker(c, c->markers.overflow, c->garbage_ts[i]);
         queue_marker(c, c->markers.resume, ts);
@@ -423,18 +446,9 @@ static int deliver(tl_consumer *c, uint32_t i, const tl_rec *h, uint64_t pos, tr
     c->held_lane = i;
     c->held_pos = pos;
     int now = c->qlen == 0; /* no marker before it: no queue */
-    tracelog_event *out = now ? ev : &c->queue[c->qlen++]; /* queue_marker kept this place */
-    *out = (tracelog_event){.timestamp_ns = tl_clock_ns(&c->clock, ts),
-                      .event_id = h->id_trunc & 0x3fffffff,
-                      .pid = h->pid,
-                      .kernel_tid = h->ktid,
-                      .truncation = h->id_trunc >> 30,
-                      .tid = h->tid,
-                      .address = h->addr,
-                      .payload_len = len,
-                      .payload = data};
+    fill_event(c, h, ts, data, now ? ev : &c->queue[c->qlen++]); /* queue_marker kept this place */
     if (now)
-        count_delivered(c);
+        count_delivered(c, 1);
     return now;
 }
 
@@ -446,7 +460,7 @@ static int dequeue(tl_consumer *c, tracelog_event *ev)
         return 0;
     }
     *ev = c->queue[c->qhead++];
-    count_delivered(c);
+    count_delivered(c, 1);
     return 1;
 }
 
@@ -565,11 +579,12 @@ static void examine(tl_consumer *c, uint32_t i)
 }
 
 /*
- * examine's common case, inline in take: lane i's next record is a
- * committed, sound event of the batch (FLUSH, UNTIL_FULL). 0 when examine
- * must look (anything else: it does the same checks again, and more).
+ * examine's common case: lane i's next record is a committed, sound event
+ * of the batch (FLUSH, UNTIL_FULL), now lane i's head (head_rec, head_pos),
+ * not yet in the heap. 0 when examine must look (anything else: it does
+ * the same checks again, and more).
  */
-static inline int examine_next_event(tl_consumer *c, uint32_t i)
+static inline int next_plain_event(tl_consumer *c, uint32_t i)
 {
     uint64_t t = c->pos[i], cap = c->cap[i], rem = cap - (t & (cap - 1));
     if (c->shared_tail || t >= c->batch_head[i] || t % 8 || rem < TL_REC_HEADER)
@@ -584,6 +599,14 @@ static inline int examine_next_event(tl_consumer *c, uint32_t i)
         return 0;
     c->waiting &= ~(1ull << i);
     c->head_pos[i] = t;
+    return 1;
+}
+
+/* The same, inline in take, its head in the heap. */
+static inline int examine_next_event(tl_consumer *c, uint32_t i)
+{
+    if (!next_plain_event(c, i))
+        return 0;
     heap_push(c, i);
     return 1;
 }
@@ -921,6 +944,54 @@ tl_take tl_consumer_take(tl_consumer *c, tracelog_event *ev, int force)
             restart_if_drained(c);
         return TL_TAKE_EMPTY;
     }
+}
+
+/*
+ * Whether lane i's head record, at the top of the heap, can go out without
+ * anything before it: an event, no loss to mark on its lane.
+ */
+static int plain_head(const tl_consumer *c, uint32_t i)
+{
+    const tl_lane *l = &c->lanes[i];
+    return tl_rec_kind(c->head_rec[i].kind_size) == TL_KIND_EVENT && !(c->garbage_lanes >> i & 1) &&
+           atomic_load_explicit(&l->dropped, memory_order_relaxed) ==
+               atomic_load_explicit(&l->dropped_acked, memory_order_relaxed);
+}
+
+/* Hands out lane i's head, a plain event (plain_head), out of the heap: advance, stamp, event. */
+static inline void deliver_plain(tl_consumer *c, uint32_t i, tracelog_event *ev)
+{
+    const tl_rec *h = &c->head_rec[i];
+    uint64_t pos = c->head_pos[i];
+    c->pos[i] = pos + tl_rec_bytes(h->kind_size); /* advance(), without a shared tail */
+    fill_event(c, h, stamp_in_order(c, h->ts), c->data[i] + (pos & (c->cap[i] - 1)) + TL_REC_HEADER, ev);
+    c->last_lane = i;
+}
+
+uint32_t tl_consumer_take_run(tl_consumer *c, tracelog_event *evs, uint32_t max)
+{
+    uint32_t n = 0;
+    if (!c->batch || c->shared_tail || c->qhead != c->qlen || !max)
+        return 0;
+    /* take's loop, without what only a call needs: nothing is released until the next take, which
+       releases its last lane as before (the others, at most a run's records each, by the batch's end).
+       Each lane's events go out in a row, without the heap, until another lane's is due. */
+    while (n < max && !c->waiting && c->nheap && plain_head(c, c->heap[0])) {
+        uint32_t i = heap_pop(c);
+        for (;;) {
+            deliver_plain(c, i, &evs[n++]);
+            if (!next_plain_event(c, i)) {
+                examine(c, i); /* as take does after delivering */
+                break;
+            }
+            if (n == max || !plain_head(c, i) || (c->nheap && before(c, c->heap[0], i))) {
+                heap_push(c, i);
+                break;
+            }
+        }
+    }
+    count_delivered(c, n);
+    return n;
 }
 
 /*

@@ -80,6 +80,16 @@ tl_take tl_consumer_take(tl_consumer *c, tracelog_event *ev, int force);
 #define TL_PRODUCER_STALL_NS 200000000ull
 tl_take tl_consumer_take_wait(tl_consumer *c, tracelog_event *ev);
 /*
+ * Right after a take that handed out an event: up to max more that the
+ * next takes would hand out, in the same order, into evs, as long as they
+ * are the plain case (committed events of the batch, nothing to mark
+ * before them, nothing to wait for), at a fraction of a take's cost per
+ * event. The number put in evs, 0 when the next take must look. Their
+ * payloads, like the first event's, stay valid until the next take. A LOOP
+ * stream's consumer (which shares the tail with producers) always gets 0.
+ */
+uint32_t tl_consumer_take_run(tl_consumer *c, tracelog_event *evs, uint32_t max);
+/*
  * take_wait asks gone(arg) (at most once a millisecond, only while it
  * waits for a producer mid-record) whether the producers' process has
  * ended; once it says 1, as after tl_consumer_producers_gone. Consumers
