@@ -16,11 +16,14 @@
  *  - the payload, and prefixes of it, decode with every getter and the
  *    formatter: statuses as documented, nothing read outside the payload
  *    (each length gets a buffer of exactly that size), text that matches the
- *    reported length.
+ *    reported length; a float's text reads back to its exact bits, and one
+ *    digit fewer does not.
  */
 #define _GNU_SOURCE
 #include "format/schema.h"
 #include "fuzz_helpers.h"
+
+#include <math.h>
 
 static uint32_t alignment_of(const tracelog_field_info *fi)
 {
@@ -105,6 +108,47 @@ static void check_same_layout(const tracelog_schema *a, const tracelog_schema *b
     }
 }
 
+/*
+ * A float field's text reads back to the field's exact bits ("nan" for any
+ * NaN), and printf's rounding to one digit fewer does not: the text is the
+ * shortest (tests/test_double_text.c checks the digits in depth).
+ */
+static void check_float_text(const char *text, const uint8_t *p, uint32_t size)
+{
+    double v;
+    float fv;
+    if (size == 4) {
+        memcpy(&fv, p, 4);
+        v = fv;
+    } else {
+        memcpy(&v, p, 8);
+    }
+    if (isnan(v)) {
+        FUZZ_ASSERT(strcmp(text, "nan") == 0, "NaN as \"%s\"", text);
+        return;
+    }
+    char *end;
+    double back = size == 4 ? strtof(text, &end) : strtod(text, &end);
+    FUZZ_ASSERT(*end == 0 && memcmp(&back, &v, sizeof v) == 0, "f%u \"%s\" reads back as %a, not %a", 8 * size,
+                text, back, v);
+    if (isinf(v) || v == 0)
+        return;
+    int n = 0, zeros = 0; /* significant digits, and the zeros that end them (1500: 2) */
+    for (const char *c = text + (*text == '-'); *c && *c != 'e'; c++) {
+        if (*c == '.' || (*c == '0' && n == 0))
+            continue;
+        n++;
+        zeros = *c == '0' ? zeros + 1 : 0;
+    }
+    n -= zeros;
+    if (n < 2)
+        return;
+    char fewer[64];
+    snprintf(fewer, sizeof fewer, "%.*e", n - 2, v);
+    double again = size == 4 ? strtof(fewer, NULL) : strtod(fewer, NULL);
+    FUZZ_ASSERT(memcmp(&again, &v, sizeof v) != 0, "\"%s\" but \"%s\" reads back too", text, fewer);
+}
+
 static void check_field(const tracelog_fields *f, size_t i)
 {
     tracelog_field_info fi;
@@ -151,6 +195,8 @@ static void check_field(const tracelog_fields *f, size_t i)
     FUZZ_ASSERT(need2 == need, "format length %zu then %zu", need, need2);
     FUZZ_ASSERT(memcmp(small, big, strlen(small)) == 0);
     FUZZ_ASSERT(strlen(big) == (need < sizeof big ? need : sizeof big - 1)); /* text has no NUL */
+    if (fi.type == TRACELOG_FIELD_F32 || fi.type == TRACELOG_FIELD_F64)
+        check_float_text(big, f->data + fi.offset, fi.size);
 }
 
 static void check_payload(const tracelog_schema *s, const uint8_t *data, size_t len)

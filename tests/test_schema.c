@@ -7,6 +7,7 @@
  * buffers of exactly their length, so that ASan catches a read past them.
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -355,7 +356,14 @@ static void test_text_forms(void)
     tracelog_schema_free(s);
 }
 
-/* The definition of the float text: the shortest %.Ng (N from 15, or 6 for f32) that reads back. */
+/*
+ * The float text on these values: the shortest %.Ng that reads back, N from
+ * 15 (6 for f32) for a normal value, from 1 for a subnormal one, whose
+ * %.15g can have digits to spare (1e-45, not 1.4013e-45). Where printf's
+ * rounding to the fewest digits does not read back but a neighbour does
+ * (at a power of two), the text is shorter still: tests/test_double_text.c
+ * checks that case, and every value's digits, in depth.
+ */
 static void reference_float(double v, int is_f32, char *buf, size_t cap)
 {
     if (isnan(v)) {
@@ -366,7 +374,8 @@ static void reference_float(double v, int is_f32, char *buf, size_t cap)
         snprintf(buf, cap, v < 0 ? "-inf" : "inf");
         return;
     }
-    for (int prec = is_f32 ? 6 : 15; prec <= (is_f32 ? 9 : 17); prec++) {
+    int subnormal = v != 0 && fabs(v) < (is_f32 ? FLT_MIN : DBL_MIN);
+    for (int prec = subnormal ? 1 : is_f32 ? 6 : 15; prec <= (is_f32 ? 9 : 17); prec++) {
         snprintf(buf, cap, "%.*g", prec, v);
         if (is_f32 ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v)
             return;

@@ -10,7 +10,6 @@
 #include "format/schema.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include "common/buf.h"
 #include "common/bytes.h"
 #include "common/error.h"
+#include "format/double_text.h"
 
 typedef struct item {
     const char *name;
@@ -822,94 +822,11 @@ static void put_hex64(out *o, uint64_t v)
     put(o, tmp + i, sizeof tmp - i);
 }
 
-/* m * 10^-k (below 1e-4, m >= 1) in %g's exponent form ("1.5e-05"): m's digits without trailing zeros. */
-static void put_exponent_form(out *o, uint64_t m, unsigned k)
-{
-    char d[20];
-    size_t n = 0;
-    for (uint64_t v = m; v; v /= 10)
-        n++;
-    uint64_t v = m;
-    for (size_t i = n; i-- > 0; v /= 10)
-        d[i] = (char)('0' + v % 10);
-    unsigned e = k + 1 - (unsigned)n; /* the value is d.ddd * 10^-e, e >= 5 */
-    while (n > 1 && d[n - 1] == '0')
-        n--;
-    put(o, d, 1);
-    if (n > 1) {
-        put(o, ".", 1);
-        put(o, d + 1, n - 1);
-    }
-    char ed[4] = {'e', '-', (char)('0' + e / 10), (char)('0' + e % 10)}; /* 1e-7 <= value < 1e-4: e is 5 to 7 */
-    put(o, ed, 4);
-}
-
-/*
- * Fast path of put_float for doubles with 1e-7 <= |v| < 1e15: the fewest
- * decimals k such that m = round(|v| * 10^k) < 10^15 reads back as v.
- * m / 10^k is then the correctly rounded value of the exact decimal m.10^-k
- * (m and 10^k are exact doubles, k <= 22), which is what strtod returns for
- * it; and it is the text %.15g prints (v rounded to 15 digits, zeros
- * stripped; in exponent form below 1e-4, as %g does), so both paths give
- * the same text. Returns 0 when the slow path must decide.
- */
-static int put_double_fixed(out *o, double v)
-{
-    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    double a = fabs(v);
-    if (!(a >= 1e-7 && a < 1e15))
-        return 0;
-    for (unsigned k = 0; k < sizeof pow10 / sizeof *pow10; k++) {
-        if (a * pow10[k] < 0.5)
-            continue; /* m would be 0, which is not a: no call to round() */
-        double m = round(a * pow10[k]);
-        if (m >= 1e15)
-            return 0;
-        if (m / pow10[k] != a)
-            continue;
-        uint64_t digits = (uint64_t)m;
-        if (v < 0)
-            put(o, "-", 1);
-        if (a < 1e-4) {
-            put_exponent_form(o, digits, k);
-            return 1;
-        }
-        uint64_t scale = (uint64_t)pow10[k];
-        put_u64(o, digits / scale);
-        if (k > 0) {
-            char frac[18];
-            uint64_t f = digits % scale;
-            for (unsigned i = k; i-- > 0; f /= 10)
-                frac[i] = (char)('0' + f % 10);
-            put(o, ".", 1);
-            put(o, frac, k);
-        }
-        return 1;
-    }
-    return 0;
-}
-
-/* The shortest %g form that reads back to the same value. */
+/* The shortest text that reads back to the same value (format/double_text.c). */
 static void put_float(out *o, double v, int is_f32)
 {
-    if (!is_f32 && put_double_fixed(o, v))
-        return;
-    if (isnan(v)) {
-        put_str(o, "nan");
-        return;
-    }
-    if (isinf(v)) {
-        put_str(o, v < 0 ? "-inf" : "inf");
-        return;
-    }
-    char tmp[48];
-    for (int prec = is_f32 ? 6 : 15; prec <= (is_f32 ? 9 : 17); prec++) {
-        snprintf(tmp, sizeof tmp, "%.*g", prec, v);
-        if (is_f32 ? strtof(tmp, NULL) == (float)v : strtod(tmp, NULL) == v)
-            break;
-    }
-    put_str(o, tmp);
+    char tmp[TL_DOUBLE_TEXT_MAX];
+    put(o, tmp, is_f32 ? tl_float_text((float)v, tmp) : tl_double_text(v, tmp));
 }
 
 static void put_flags(out *o, const tracelog_schema *s, const field *fd, uint64_t v)

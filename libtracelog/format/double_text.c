@@ -1,0 +1,226 @@
+/*
+ * Shortest round-trip text of a double (or float), exact for every finite
+ * value and without a loop over precisions: the digits come straight from
+ * the binary value, after R. Giulietti's Schubfach ("The Schubfach way to
+ * render doubles", 2020).
+ *
+ * v = c * 2^q reads back from every decimal strictly inside the rounding
+ * interval around it (its ends too when c is even: strtod rounds half to
+ * even). Scaled by 10^-k, with k the largest such that the interval is at
+ * least 10^k wide, that interval holds at least one integer, and the
+ * shortest decimals in it are among s * 10^k, (s + 1) * 10^k and, one
+ * digit shorter, the multiples of 10^(k+1) around v. Computing v * 10^-k
+ * and the two ends needs only their integer part and whether a fraction is
+ * left: one 64 x 128-bit product each with 10^-k rounded up to 128 bits
+ * (pow10_table.h, written by pow10_gen.py), which the proof shows is
+ * precise enough for every double (and, a fortiori, every float, whose c
+ * is shorter). The checks against the slow way (every %.Ng, strtod) are in
+ * tests/test_double_text.c.
+ */
+#include "format/double_text.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "format/pow10_table.h"
+
+typedef unsigned __int128 u128;
+
+/* floor(e * log10(2)), floor(e * log10(2) + log10(3/4)), floor(e * log2(10)): exact for |e| <= 1650 (checked). */
+static int floor_log10_pow2(int e) { return (e * 1262611) >> 22; }
+static int floor_log10_three_quarters_pow2(int e) { return (e * 1262611 - 524031) >> 22; }
+static int floor_log2_pow10(int e) { return (e * 1741647) >> 19; }
+
+/* floor(g * cp / 2^128), with its lowest bit set when a fraction is left (rounded to odd). */
+static uint64_t times_pow10(const uint64_t g[2], uint64_t cp)
+{
+    u128 lo = (u128)g[1] * cp;
+    u128 hi = (u128)g[0] * cp + (uint64_t)(lo >> 64);
+    return (uint64_t)(hi >> 64) | ((uint64_t)hi > 1);
+}
+
+/*
+ * The shortest decimal digits * 10^exp10 inside v's rounding interval, for
+ * v = c * 2^q > 0 (lower_closer: c is a power of two above the smallest
+ * normal, so the value below is half as far as the one above).
+ */
+static void shortest(uint64_t c, int q, int lower_closer, uint64_t *digits, int *exp10)
+{
+    int even = !(c & 1);
+    uint64_t cbl = 4 * c - 2 + (uint64_t)lower_closer, cb = 4 * c, cbr = 4 * c + 2;
+    int k = lower_closer ? floor_log10_three_quarters_pow2(q) : floor_log10_pow2(q);
+    int h = q + floor_log2_pow10(-k) + 1; /* 1..4 */
+    const uint64_t *g = pow10_table[-k - POW10_MIN];
+    uint64_t vbl = times_pow10(g, cbl << h), vb = times_pow10(g, cb << h), vbr = times_pow10(g, cbr << h);
+    uint64_t lower = vbl + !even, upper = vbr - !even; /* 4 * the interval's ends, scaled by 10^-k */
+    uint64_t s = vb >> 2;                                  /* floor(v * 10^-k) */
+    if (s >= 10) { /* one digit fewer: at most one multiple of 10 * 10^k lies in the interval */
+        uint64_t sp = s / 10;
+        int up_in = lower <= 40 * sp, wp_in = 40 * sp + 40 <= upper;
+        if (up_in != wp_in) {
+            *digits = sp + (uint64_t)wp_in;
+            *exp10 = k + 1;
+            return;
+        }
+    }
+    int u_in = lower <= 4 * s, w_in = 4 * s + 4 <= upper;
+    if (u_in != w_in) {
+        *digits = s + (uint64_t)w_in;
+        *exp10 = k;
+        return;
+    }
+    uint64_t mid = 4 * s + 2; /* both in: the closer, ties to even */
+    *digits = s + (uint64_t)(vb > mid || (vb == mid && (s & 1)));
+    *exp10 = k;
+}
+
+static void drop_trailing_zeros(uint64_t *digits, int *exp10)
+{
+    uint64_t d = *digits;
+    int e = *exp10;
+    while (d % 100000000 == 0) {
+        d /= 100000000;
+        e += 8;
+    }
+    if (d % 10000 == 0) {
+        d /= 10000;
+        e += 4;
+    }
+    if (d % 100 == 0) {
+        d /= 100;
+        e += 2;
+    }
+    if (d % 10 == 0) {
+        d /= 10;
+        e += 1;
+    }
+    *digits = d;
+    *exp10 = e;
+}
+
+void tl_double_shortest(double v, int is_f32, uint64_t *digits, int *exp10)
+{
+    uint64_t c, man;
+    int exp, q;
+    if (is_f32) {
+        float f = (float)v;
+        uint32_t bits;
+        memcpy(&bits, &f, sizeof bits);
+        man = bits & 0x7fffff;
+        exp = (int)(bits >> 23 & 0xff);
+        c = exp ? man | 1u << 23 : man;
+        q = exp ? exp - 150 : -149;
+    } else {
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        man = bits & 0xfffffffffffffull;
+        exp = (int)(bits >> 52 & 0x7ff);
+        c = exp ? man | 1ull << 52 : man;
+        q = exp ? exp - 1075 : -1074;
+    }
+    shortest(c, q, man == 0 && exp > 1, digits, exp10);
+    drop_trailing_zeros(digits, exp10);
+}
+
+static const char two_digits[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                    "8081828384858687888990919293949596979899";
+
+/* d's decimal digits, right-aligned so that they end at end; returns how many. */
+static int put_digits(uint64_t d, char *end)
+{
+    char *p = end;
+    while (d >= 100) {
+        p -= 2;
+        memcpy(p, two_digits + 2 * (d % 100), 2);
+        d /= 100;
+    }
+    if (d >= 10) {
+        p -= 2;
+        memcpy(p, two_digits + 2 * d, 2);
+    } else {
+        *--p = (char)('0' + d);
+    }
+    return (int)(end - p);
+}
+
+/*
+ * digits * 10^exp10 (n digits, no trailing zero) as %g prints it at
+ * precision prec >= n: exponent form when the exponent x of the first digit
+ * is below -4 or at least prec, else fixed, trailing zeros removed.
+ */
+static size_t layout(uint64_t digits, int exp10, int prec, char *out)
+{
+    char buf[24];
+    int n = put_digits(digits, buf + sizeof buf);
+    const char *d = buf + sizeof buf - n;
+    int x = n - 1 + exp10;
+    if (prec < n)
+        prec = n;
+    char *p = out;
+    if (x < -4 || x >= prec) {
+        *p++ = d[0];
+        if (n > 1) {
+            *p++ = '.';
+            memcpy(p, d + 1, (size_t)n - 1);
+            p += n - 1;
+        }
+        *p++ = 'e';
+        *p++ = x < 0 ? '-' : '+';
+        unsigned ax = (unsigned)(x < 0 ? -x : x);
+        if (ax >= 100)
+            *p++ = (char)('0' + ax / 100);
+        memcpy(p, two_digits + 2 * (ax % 100), 2);
+        return (size_t)(p + 2 - out);
+    }
+    if (x < 0) { /* 0.000ddd */
+        memcpy(p, "0.0000", (size_t)(1 - x));
+        p += 1 - x;
+        memcpy(p, d, (size_t)n);
+        return (size_t)(p + n - out);
+    }
+    if (x >= n - 1) { /* ddd000 */
+        memcpy(p, d, (size_t)n);
+        memset(p + n, '0', (size_t)(x - n + 1));
+        return (size_t)(p + x + 1 - out);
+    }
+    memcpy(p, d, (size_t)x + 1); /* dd.ddd */
+    p[x + 1] = '.';
+    memcpy(p + x + 2, d + x + 1, (size_t)(n - x - 1));
+    return (size_t)(p + n + 1 - out);
+}
+
+static size_t text(double v, int is_f32, char *out)
+{
+    if (isnan(v)) {
+        memcpy(out, "nan", 3);
+        return 3;
+    }
+    char *p = out;
+    if (signbit(v)) {
+        *p++ = '-';
+        v = -v;
+    }
+    if (v == 0) {
+        *p = '0';
+        return (size_t)(p + 1 - out);
+    }
+    if (isinf(v)) {
+        memcpy(p, "inf", 3);
+        return (size_t)(p + 3 - out);
+    }
+    uint64_t digits;
+    int exp10;
+    tl_double_shortest(v, is_f32, &digits, &exp10);
+    return (size_t)(p - out) + layout(digits, exp10, is_f32 ? 6 : 15, p);
+}
+
+size_t tl_double_text(double v, char *out)
+{
+    return text(v, 0, out);
+}
+
+size_t tl_float_text(float v, char *out)
+{
+    return text(v, 1, out);
+}
