@@ -12,6 +12,9 @@
 #include "format/chunk.h"
 #include "format/planes.h"
 
+/* A constant plane's deltas, and the columns past a payload's last byte. */
+static const uint8_t zeros[16];
+
 #define CORRUPT(reason) do { *why = reason; return TRACELOG_E_CORRUPT; } while (0)
 
 tracelog_status tl_keyed_bad(tl_chunk_cursor *c, const char *reason, const char **why)
@@ -126,27 +129,34 @@ static tracelog_status read_keys(tl_chunk_cursor *c, const keyed_layout *l, uint
 /*
  * Rebuilds n rows of len bytes at out from their delta planes: plane b's
  * byte r is at src[b][r * step[b]] (step 0: a constant plane, all zero
- * deltas), prev holds row -1 (the constant planes' values, zeros elsewhere).
+ * deltas), prev holds row -1 (the constant planes' values, zeros elsewhere;
+ * TL_PLANES_LEN_MAX + 1 bytes, zero past len). With SSE2, 16 rows at a time
+ * in 16-byte columns, the last column narrower when len is not a multiple of
+ * 16 (24-byte payloads are common): its rows are stored 16 bytes wide, and
+ * the columns go right to left, so that the bytes a narrow store writes past
+ * a row (into the next row, or up to 15 bytes past the last: out has room
+ * for them) are rewritten after it.
  */
 static void planes_to_rows(const uint8_t *const *src, const uint8_t *step, uint32_t n, uint32_t len,
                            uint8_t *prev, uint8_t *out)
 {
     uint32_t r = 0;
 #ifdef __SSE2__
-    if (len % 16 == 0) {
-        for (; r + 16 <= n; r += 16) {
-            for (uint32_t cb = 0; cb < len; cb += 16) {
-                __m128i v[16];
-                for (int j = 0; j < 16; j++)
-                    v[j] = _mm_loadu_si128((const __m128i *)(src[cb + j] + (size_t)r * step[cb + j]));
-                tl_transpose16(v);
-                __m128i row = _mm_loadu_si128((const __m128i *)(prev + cb));
-                for (int j = 0; j < 16; j++) {
-                    row = _mm_xor_si128(row, v[j]);
-                    _mm_storeu_si128((__m128i *)(out + (size_t)(r + j) * len + cb), row);
-                }
-                _mm_storeu_si128((__m128i *)(prev + cb), row);
+    for (; r + 16 <= n; r += 16) {
+        for (uint32_t cb = (len - 1) / 16 * 16;; cb -= 16) {
+            uint32_t w = len - cb < 16 ? len - cb : 16;
+            __m128i v[16];
+            for (uint32_t j = 0; j < 16; j++)
+                v[j] = _mm_loadu_si128((const __m128i *)(j < w ? src[cb + j] + (size_t)r * step[cb + j] : zeros));
+            tl_transpose16(v);
+            __m128i row = _mm_loadu_si128((const __m128i *)(prev + cb));
+            for (int j = 0; j < 16; j++) {
+                row = _mm_xor_si128(row, v[j]);
+                _mm_storeu_si128((__m128i *)(out + (size_t)(r + j) * len + cb), row);
             }
+            _mm_storeu_si128((__m128i *)(prev + cb), row);
+            if (cb == 0)
+                break;
         }
     }
 #endif
@@ -161,9 +171,8 @@ static void planes_to_rows(const uint8_t *const *src, const uint8_t *step, uint3
 static tracelog_status read_key_planes(tl_key_read *k, const uint8_t **p, const uint8_t *end,
                                        uint8_t *out, const char **why)
 {
-    static const uint8_t zeros[16];
     const uint8_t *src[TL_PLANES_LEN_MAX];
-    uint8_t step[TL_PLANES_LEN_MAX], prev[TL_PLANES_LEN_MAX + 1];
+    uint8_t step[TL_PLANES_LEN_MAX], prev[TL_PLANES_LEN_MAX + 1] = {0};
     uint32_t len = k->len, bitmap_len = (len + 7) / 8;
     if ((size_t)(end - *p) < bitmap_len)
         CORRUPT("payload area shorter than its keys");
@@ -200,7 +209,7 @@ tracelog_status tl_keyed_open(tl_chunk_cursor *c, const uint8_t *body, uint32_t 
         return TRACELOG_E_LIMIT;
     }
     c->rebuilt.len = 0;
-    if (tl_buf_reserve(&c->rebuilt, plane_bytes + 1))
+    if (tl_buf_reserve(&c->rebuilt, plane_bytes + 16)) /* planes_to_rows may store 15 bytes past the last row */
         return TRACELOG_E_NOMEM;
     const uint8_t *p = l.payloads;
     uint8_t *out = c->rebuilt.data;
