@@ -1,6 +1,6 @@
 /*
  * bench_xproc: tracing another process (issue 12; bench/README.md, "Tracing
- * another process"). Three figures, each next to its in-process
+ * another process"). Its figures, each next to its in-process
  * counterpart measured in the same run:
  *
  *   cost    ns per posix_trace_event (16 B) in a traced child, into a LOOP
@@ -29,12 +29,30 @@
  *           first, so the first attach is this process's first stream
  *           creation and pays what only the first one pays (the TSC
  *           clock's calibration, stream/clock.c): reported on its own.
+ *   recorded  the recorded path (issue 27): `ptlog record` (its defaults,
+ *           or --ptlog-arg ones) of this program run as a traced program
+ *           (--produce) whose 2 threads record a total rate, paced, for
+ *           --recorded-seconds, while one CPU-bound process (a busy child of
+ *           this one) competes; next to the same program recording into its
+ *           own FLUSH stream with an APPEND log (producers wait for room).
+ *           Per rate (--recorded-rates) and run (--recorded-runs, the two
+ *           alternating): events lost, the rate achieved, the median cost of
+ *           posix_trace_event in the program, ptlog's CPU per event. The
+ *           zero-loss rate: the highest rate that, with every one below it,
+ *           lost nothing in any run. Measured last, and alone with
+ *           --only-recorded.
  *
  *   bench_xproc [--smoke] [--runs N] [--events N] [--tight-events N] [--seconds S]
  *               [--rates 1,2,4] [--dir DIR] [--json FILE]
+ *               [--recorded-rates 2,5,10] [--recorded-seconds S] [--recorded-runs N]
+ *               [--ptlog PATH] [--ptlog-arg ARG]... [--no-competitor] [--no-in-process]
+ *               [--only-recorded | --no-recorded]
  *
  * Exit 1 when a call fails or a self-check fails (every sustained step and
- * every burst and tight run: events in the log == events recorded - events lost).
+ * every burst and tight run: events in the log == events recorded - events
+ * lost; every recorded run: each thread's events in the log in order, none
+ * repeated, each stamped within its group's time and after its thread's last
+ * one, and the sequence numbers missing == the log's stream overruns).
  */
 #define _GNU_SOURCE
 
@@ -45,6 +63,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <trace.h>
 #include <tracelog/posix.h>
@@ -705,6 +725,398 @@ static void measure_attach(void)
     attach_ms = bu_summarize(ms, attaches);
 }
 
+/* ---- recorded: `ptlog record` of a program with 2 paced threads, a competing process running ---- */
+
+/*
+ * The traced program is this benchmark again (`bench_xproc --produce MODE
+ * RATE SECONDS [LOG]`): 2 threads record RATE M events/s between them for
+ * SECONDS, paced, each event 16 B: its thread's sequence number (thread in
+ * the top byte) and the CLOCK_REALTIME time, as this process estimates it,
+ * at the start of its group of BU_PACE_GROUP. MODE "record": into the stream
+ * a controller (ptlog record) gave the process; "in": into its own FLUSH
+ * stream with an APPEND log at LOG, made with the same settings ptlog record
+ * uses by default (the traced program's side then waits for room: zero loss
+ * first). It prints one line: the events each thread recorded, the achieved
+ * rate, the median ns of posix_trace_event (per group of BU_PACE_GROUP, one
+ * clock read included) and the threads' CPU time.
+ */
+#define PRODUCERS 2
+#define SEQ_THREAD_SHIFT 56
+#define COST_BINS 8192 /* ns per group of BU_PACE_GROUP, 1-ns bins; the last one collects the rest */
+#define TS_SLACK_NS 2000000 /* the log's stamps against the payload's clock (two offsets, taken apart) */
+
+typedef struct producer {
+    trace_event_id_t id;
+    int index;
+    double per_ns;                   /* this thread's events per ns */
+    uint64_t n, t0, cpu_ns;
+    int64_t real_off;                /* CLOCK_REALTIME - CLOCK_MONOTONIC, once */
+    pthread_barrier_t *bar;
+    uint32_t *bins;                  /* COST_BINS */
+} producer;
+
+static uint64_t real_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *producer_main(void *arg)
+{
+    producer *p = arg;
+    pthread_barrier_wait(p->bar);
+    uint64_t payload[2], cpu0 = bu_thread_cpu_ns(), now = bu_now_ns();
+    for (uint64_t i = 0; i < p->n; i += BU_PACE_GROUP) {
+        uint64_t due = p->t0 + (uint64_t)((double)i / p->per_ns);
+        while (now < due) {
+            __asm__ __volatile__("pause");
+            now = bu_now_ns();
+        }
+        uint64_t start = now, end = i + BU_PACE_GROUP < p->n ? i + BU_PACE_GROUP : p->n;
+        payload[1] = (uint64_t)((int64_t)start + p->real_off);
+        for (uint64_t k = i; k < end; k++) {
+            payload[0] = (uint64_t)p->index << SEQ_THREAD_SHIFT | k;
+            posix_trace_event(p->id, payload, sizeof payload);
+        }
+        now = bu_now_ns();
+        uint64_t ns = now - start;
+        p->bins[ns < COST_BINS ? ns : COST_BINS - 1]++;
+    }
+    p->cpu_ns = bu_thread_cpu_ns() - cpu0;
+    return NULL;
+}
+
+/* The median of the bins, in ns per event (the whole groups only count: the last may be short). */
+static double bins_median(const uint32_t *bins)
+{
+    uint64_t total = 0, seen = 0;
+    for (int i = 0; i < COST_BINS; i++)
+        total += bins[i];
+    for (int i = 0; i < COST_BINS; i++)
+        if ((seen += bins[i]) * 2 >= total)
+            return (double)i / BU_PACE_GROUP;
+    return 0;
+}
+
+static int produce_main(int argc, char **argv)
+{
+    if (argc != 5 && argc != 6)
+        return 2;
+    int in = strcmp(argv[2], "in") == 0;
+    double rate = atof(argv[3]), secs = atof(argv[4]);
+    if ((!in && strcmp(argv[2], "record")) || (in && argc != 6) || rate <= 0 || secs <= 0)
+        return 2;
+    trace_event_id_t id;
+    if (posix_trace_eventid_open("bench:xrate", &id))
+        return 3;
+    trace_id_t own = 0;
+    if (in) {
+        trace_attr_t a;
+        posix_trace_attr_init(&a);
+        posix_trace_attr_setstreamfullpolicy(&a, POSIX_TRACE_FLUSH);
+        posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND);
+        int fd = open(argv[5], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || posix_trace_create_withlog(0, &a, fd, &own) || posix_trace_start(own))
+            return 4;
+    }
+    uint32_t *bins = calloc((size_t)PRODUCERS * COST_BINS, sizeof *bins);
+    if (!bins)
+        return 5;
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, PRODUCERS + 1);
+    producer p[PRODUCERS];
+    pthread_t th[PRODUCERS];
+    uint64_t each = (uint64_t)(rate * 1e6 * secs / PRODUCERS);
+    int64_t off = (int64_t)real_now_ns() - (int64_t)bu_now_ns();
+    for (int i = 0; i < PRODUCERS; i++) {
+        p[i] = (producer){.id = id, .index = i, .per_ns = rate / PRODUCERS / 1000.0, .n = each,
+                          .real_off = off, .bar = &bar, .bins = bins + (size_t)i * COST_BINS};
+        if (pthread_create(&th[i], NULL, producer_main, &p[i]))
+            return 6;
+    }
+    uint64_t t0 = bu_now_ns() + 1000000; /* both start together, 1 ms on */
+    for (int i = 0; i < PRODUCERS; i++)
+        p[i].t0 = t0;
+    pthread_barrier_wait(&bar);
+    for (int i = 0; i < PRODUCERS; i++)
+        pthread_join(th[i], NULL);
+    double achieved = (double)(each * PRODUCERS) / (double)(bu_now_ns() - t0) * 1e3;
+    for (int i = 1; i < PRODUCERS; i++)
+        for (int k = 0; k < COST_BINS; k++)
+            bins[k] += bins[(size_t)i * COST_BINS + k];
+    if (in && posix_trace_shutdown(own))
+        return 7;
+    printf("%llu %llu %.4f %.3f %.4f\n", (unsigned long long)p[0].n, (unsigned long long)p[1].n, achieved,
+           bins_median(bins), (double)(p[0].cpu_ns + p[1].cpu_ns) / 1e9);
+    free(bins);
+    return fflush(stdout) ? 8 : 0;
+}
+
+static double xr_rates[MAX_RATES] = {2, 5, 7.5, 10, 12.5};
+static int xr_nrates = 5, xr_runs = 3, xr_competitor = 1, xr_enabled = 1, xr_only, xr_in_process = 1;
+static double xr_seconds = 10;
+static const char *ptlog_path;
+#define PTLOG_ARGS_MAX 16
+static const char *ptlog_args[PTLOG_ARGS_MAX];
+static int nptlog_args;
+
+/* One run of the traced program, as the log read back says. */
+typedef struct xrun {
+    uint64_t produced, in_log, lost, overruns; /* lost: the gaps in the threads' sequences */
+    double achieved, cost_ns, producers_cpu_s, total_cpu_s;
+} xrun;
+
+static xrun xr[2][MAX_RATES][MAX_RUNS]; /* [recorded][rate][run] */
+
+/* The log's id of bench:xrate, or -1. */
+static int64_t xrate_id(const tracelog_reader *r)
+{
+    size_t n = tracelog_reader_event_type_count(r);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id;
+        const char *name;
+        if (tracelog_reader_event_type(r, i, &id, &name) == TRACELOG_OK && name && strcmp(name, "bench:xrate") == 0)
+            return id;
+    }
+    return -1;
+}
+
+/* A problem with the log read back: the self-check fails. */
+static void bad_log(const char *what, const char *why, unsigned long long a, unsigned long long b)
+{
+    fprintf(stderr, "bench_xproc: %s: %s (%llu, %llu)\n", what, why, a, b);
+    failures++;
+}
+
+/*
+ * The self-check: each thread's events in the log in sequence order, each
+ * stamped within its group's time (payload) and after the one before; the
+ * sequence numbers missing (between two, and after the last one) are the
+ * events lost, and they must equal the stream's overruns in the log's
+ * status exactly.
+ */
+static void read_back(const char *what, const char *path, const uint64_t produced[PRODUCERS], xrun *x)
+{
+    tracelog_reader *r;
+    tracelog_error err;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || tracelog_reader_open(fd, NULL, &r, &err) != TRACELOG_OK) {
+        bad_log(what, "the log cannot be read", 0, 0);
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    int64_t id = xrate_id(r);
+    uint64_t next[PRODUCERS] = {0}, last_ts[PRODUCERS] = {0}, group_at[PRODUCERS] = {0};
+    tracelog_event ev;
+    while (id >= 0 && tracelog_reader_next(r, &ev) == TRACELOG_OK) {
+        if (ev.event_id != (uint32_t)id)
+            continue;
+        uint64_t p[2];
+        if (ev.payload_len != sizeof p) {
+            bad_log(what, "an event of another size", ev.payload_len, sizeof p);
+            break;
+        }
+        memcpy(p, ev.payload, sizeof p);
+        uint64_t th = p[0] >> SEQ_THREAD_SHIFT, seq = p[0] & ((1ull << SEQ_THREAD_SHIFT) - 1);
+        if (th >= PRODUCERS || seq < next[th] || seq >= produced[th]) {
+            bad_log(what, "an event out of its thread's order, repeated or never made (thread, sequence)", th, seq);
+            break;
+        }
+        if (p[1] != group_at[th]) { /* a new group: every event before it was stamped before it began */
+            if (last_ts[th] > p[1] + TS_SLACK_NS)
+                bad_log(what, "an event stamped after the next group began (stamp, group)", last_ts[th], p[1]);
+            group_at[th] = p[1];
+        }
+        if (ev.timestamp_ns + TS_SLACK_NS < p[1] || ev.timestamp_ns < last_ts[th])
+            bad_log(what, "an event stamped before it was made, or before its thread's last one (stamp, made)",
+                    ev.timestamp_ns, p[1]);
+        x->lost += seq - next[th];
+        next[th] = seq + 1;
+        last_ts[th] = ev.timestamp_ns;
+        x->in_log++;
+    }
+    if (id < 0)
+        bad_log(what, "no bench:xrate event type in the log", 0, 0);
+    for (int th = 0; th < PRODUCERS; th++)
+        x->lost += produced[th] - next[th];
+    tracelog_log_status st;
+    tracelog_reader_get_status(r, &st);
+    x->overruns = st.stream_overruns;
+    if (x->lost != st.stream_overruns)
+        bad_log(what, "events missing from the threads' sequences != the stream's overruns", x->lost,
+                st.stream_overruns);
+    if (x->in_log + x->lost != x->produced)
+        bad_log(what, "events in the log + lost != recorded", x->in_log + x->lost, x->produced);
+    tracelog_reader_close(r);
+    close(fd);
+}
+
+/* A CPU-bound process until killed (it dies with us). */
+static pid_t start_competitor(void)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        must(errno, "fork");
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        for (volatile uint64_t spin = 0;; spin++)
+            ;
+    }
+    return pid;
+}
+
+static void stop_competitor(pid_t pid)
+{
+    if (pid <= 0)
+        return;
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+/* Runs argv with its standard output into line (one line, at most cap bytes). Its exit status; *cpu_s: its CPU time and its children's. */
+static int run_program(char *const argv[], char *line, size_t cap, double *cpu_s)
+{
+    int out[2];
+    if (pipe2(out, O_CLOEXEC))
+        must(errno, "pipe");
+    pid_t pid = fork();
+    if (pid < 0)
+        must(errno, "fork");
+    if (pid == 0) {
+        dup2(out[1], STDOUT_FILENO);
+        execv(argv[0], argv);
+        fprintf(stderr, "bench_xproc: %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(out[1]);
+    size_t got = 0;
+    for (ssize_t n; got + 1 < cap && (n = read(out[0], line + got, cap - 1 - got)) != 0;)
+        if (n > 0)
+            got += (size_t)n;
+        else if (errno != EINTR)
+            break;
+    line[got] = 0;
+    close(out[0]);
+    int st = 0;
+    struct rusage ru;
+    while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
+        ;
+    *cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static char self_exe[4096];
+
+/* One run: the program recorded by ptlog record (recorded 1) or into its own stream and log, at rate. */
+static void recorded_run(int recorded, double rate, xrun *x)
+{
+    char log[4096], rate_s[32], secs_s[32], line[256], what[96];
+    snprintf(log, sizeof log, "%s/bench_xproc_rec_%d.ptl", dir, (int)getpid());
+    snprintf(rate_s, sizeof rate_s, "%g", rate);
+    snprintf(secs_s, sizeof secs_s, "%g", xr_seconds);
+    snprintf(what, sizeof what, "%s at %g M/s", recorded ? "ptlog record" : "in-process", rate);
+    const char *argv[32 + PTLOG_ARGS_MAX];
+    int n = 0;
+    if (recorded) {
+        argv[n++] = ptlog_path, argv[n++] = "record", argv[n++] = "-q", argv[n++] = "-o", argv[n++] = log;
+        for (int i = 0; i < nptlog_args; i++)
+            argv[n++] = ptlog_args[i];
+        argv[n++] = "--";
+    }
+    argv[n++] = self_exe, argv[n++] = "--produce", argv[n++] = recorded ? "record" : "in";
+    argv[n++] = rate_s, argv[n++] = secs_s;
+    if (!recorded)
+        argv[n++] = log;
+    argv[n] = NULL;
+    *x = (xrun){0};
+    int st = run_program((char *const *)argv, line, sizeof line, &x->total_cpu_s);
+    unsigned long long made[PRODUCERS];
+    if (st != 0 || sscanf(line, "%llu %llu %lf %lf %lf", &made[0], &made[1], &x->achieved, &x->cost_ns,
+                          &x->producers_cpu_s) != 5) {
+        bad_log(what, "the traced program failed (exit status, 0)", (unsigned long long)st, 0);
+        unlink(log);
+        return;
+    }
+    uint64_t produced[PRODUCERS] = {made[0], made[1]};
+    x->produced = produced[0] + produced[1];
+    read_back(what, log, produced, x);
+    unlink(log);
+}
+
+static int xr_nrun;
+
+static void measure_recorded(void)
+{
+    pid_t rival = xr_competitor ? start_competitor() : 0;
+    for (int r = 0; r < xr_runs; r++)
+        for (int i = 0; i < xr_nrates; i++)
+            for (int k = 0; k < 2; k++) { /* the order alternates run by run */
+                int recorded = (k + r) % 2;
+                if (recorded || xr_in_process)
+                    recorded_run(recorded, xr_rates[i], &xr[recorded][i][r]);
+            }
+    xr_nrun = xr_runs;
+    stop_competitor(rival);
+}
+
+/* The runs of (recorded, rate i) that lost nothing and kept the rate (98 %). */
+static int runs_without_loss(int recorded, int i)
+{
+    int n = 0;
+    for (int r = 0; r < xr_nrun; r++)
+        n += xr[recorded][i][r].lost == 0 && xr[recorded][i][r].achieved >= 0.98 * xr_rates[i];
+    return n;
+}
+
+/* The highest rate that, with every one below it, lost nothing in any run (0: none). */
+static double recorded_zero_loss(int recorded)
+{
+    double best = 0;
+    for (int i = 0; i < xr_nrates && runs_without_loss(recorded, i) == xr_nrun; i++)
+        best = xr_rates[i];
+    return best;
+}
+
+static bu_summary xr_summary(int recorded, int i, int what)
+{
+    double v[MAX_RUNS];
+    for (int r = 0; r < xr_nrun; r++) {
+        const xrun *x = &xr[recorded][i][r];
+        v[r] = what == 0   ? (x->produced ? 100.0 * (double)x->lost / (double)x->produced : 0)
+               : what == 1 ? x->achieved
+               : what == 2 ? x->cost_ns
+                           : (x->produced ? (x->total_cpu_s - x->producers_cpu_s) * 1e9 / (double)x->produced : 0);
+    }
+    return bu_summarize(v, xr_nrun);
+}
+
+static void print_recorded(void)
+{
+    printf("\n  the recorded path: 2 paced threads, 16 B, %g s per run, %d run(s), %s; in-process: FLUSH + APPEND log,"
+           " default stream; recorded: ptlog record%s",
+           xr_seconds, xr_nrun, xr_competitor ? "one CPU-bound process competing" : "no competing process",
+           nptlog_args ? " with" : " (defaults)");
+    for (int i = 0; i < nptlog_args; i++)
+        printf(" %s", ptlog_args[i]);
+    printf("\n  %-8s %-40s %-40s %s\n", "offered", "in-process: lost % (clean runs), M/s, ns",
+           "ptlog record: lost % (clean runs), M/s, ns", "cost ratio, controller ns/event");
+    for (int i = 0; i < xr_nrates; i++) {
+        bu_summary l[2], a[2], c[2];
+        for (int k = 0; k < 2; k++)
+            l[k] = xr_summary(k, i, 0), a[k] = xr_summary(k, i, 1), c[k] = xr_summary(k, i, 2);
+        printf("  %-8g %7.3f [%.3f-%.3f] (%d/%d) %5.2f %5.1f   %7.3f [%.3f-%.3f] (%d/%d) %5.2f %5.1f   %.3fx  %.1f\n",
+               xr_rates[i], l[0].median, l[0].min, l[0].max, runs_without_loss(0, i), xr_nrun, a[0].median,
+               c[0].median, l[1].median, l[1].min, l[1].max, runs_without_loss(1, i), xr_nrun, a[1].median,
+               c[1].median, c[0].median > 0 ? c[1].median / c[0].median : 0, xr_summary(1, i, 3).median);
+    }
+    double zl = recorded_zero_loss(1);
+    printf("  zero-loss rate (every run, every rate up to it): in-process %g M/s, ptlog record %g M/s  "
+           "target >= 10 M/s: %s\n",
+           recorded_zero_loss(0), zl, zl >= 10 ? "met" : "MISSED");
+}
+
 /* ---- output ---- */
 
 static void print(void)
@@ -742,16 +1154,31 @@ static void print(void)
            first_attach_ms, first_attach_ms < 10 ? "met" : "MISSED");
 }
 
-static void write_json(void)
+/* The recorded path's figures (measure_recorded), after the others: "recorded": {...}. */
+static void write_json_recorded(FILE *f)
 {
-    FILE *f = json ? fopen(json, "w") : NULL;
-    if (!f) {
-        if (json)
-            fail(json, errno);
+    if (!xr_nrun)
         return;
+    fprintf(f, "  \"recorded\": {\"seconds\": %g, \"runs\": %d, \"competitor\": %d, "
+               "\"zero_loss_mevents_s\": {\"in_process\": %g, \"ptlog_record\": %g}, \"rates\": [",
+            xr_seconds, xr_nrun, xr_competitor, recorded_zero_loss(0), recorded_zero_loss(1));
+    for (int i = 0; i < xr_nrates; i++) {
+        fprintf(f, "%s\n    {\"offered\": %g", i ? "," : "", xr_rates[i]);
+        for (int k = 0; k < 2; k++)
+            fprintf(f, ", \"%s\": {\"lost_pct\": %.4f, \"clean_runs\": %d, \"rate\": %.3f, \"cost_ns\": %.2f, "
+                       "\"drain_ns_per_event\": %.2f}",
+                    k ? "ptlog_record" : "in_process", xr_summary(k, i, 0).median, runs_without_loss(k, i),
+                    xr_summary(k, i, 1).median, xr_summary(k, i, 2).median, xr_summary(k, i, 3).median);
+        fprintf(f, "}");
     }
+    fprintf(f, "\n  ]}");
+}
+
+/* The other figures (not with --only-recorded), then the recorded path's. */
+static void write_json_others(FILE *f)
+{
     fprintf(f,
-            "{\n  \"cost_ns\": {\"in_process\": %.2f, \"controller\": %.2f},\n"
+            "  \"cost_ns\": {\"in_process\": %.2f, \"controller\": %.2f},\n"
             "  \"zero_loss_mevents_s\": {\"in_process\": %.1f, \"controller\": %.1f},\n"
             "  \"attach_ms\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f, \"first\": %.3f},\n"
             "  \"bursts_ns\": {\"in_1t\": %.2f, \"in_2t\": %.2f, \"x_1t\": %.2f, \"x_2t\": %.2f},\n"
@@ -763,20 +1190,56 @@ static void write_json(void)
         fprintf(f, "%s\n    {\"offered\": %.1f, \"in_rate\": %.3f, \"in_lost\": %llu, \"x_rate\": %.3f, \"x_lost\": %llu}",
                 i ? "," : "", steps[i].offered, steps[i].in_rate, (unsigned long long)steps[i].in_lost,
                 steps[i].x_rate, (unsigned long long)steps[i].x_lost);
-    fprintf(f, "\n  ]\n}\n");
+    fprintf(f, "\n  ]%s", xr_nrun ? ",\n" : "");
+}
+
+static void write_json(void)
+{
+    FILE *f = json ? fopen(json, "w") : NULL;
+    if (!f) {
+        if (json)
+            fail(json, errno);
+        return;
+    }
+    fprintf(f, "{\n");
+    if (!xr_only)
+        write_json_others(f);
+    write_json_recorded(f);
+    fprintf(f, "\n}\n");
     fclose(f);
 }
 
-static int parse_rates(const char *s)
+static int parse_rates(const char *s, double *out, int *count)
 {
-    nrates = 0;
-    for (char *end; *s && nrates < MAX_RATES; s = *end == ',' ? end + 1 : end) {
+    int n = 0;
+    for (char *end; *s && n < MAX_RATES; s = *end == ',' ? end + 1 : end) {
         double v = strtod(s, &end);
         if (end == s || v <= 0 || (*end && *end != ','))
             return -1;
-        rates[nrates++] = v;
+        out[n++] = v;
     }
-    return nrates ? 0 : -1;
+    *count = n;
+    return n ? 0 : -1;
+}
+
+/* The options of the recorded path's figure; 1 if a was one of them (and took v), -1 if wrong. */
+static int parse_recorded_arg(const char *a, const char *v)
+{
+    if (strcmp(a, "--recorded-rates") == 0)
+        return parse_rates(v, xr_rates, &xr_nrates) ? -1 : 1;
+    if (strcmp(a, "--recorded-seconds") == 0)
+        return (xr_seconds = atof(v)) > 0 ? 1 : -1;
+    if (strcmp(a, "--recorded-runs") == 0)
+        return (xr_runs = atoi(v)) >= 1 && xr_runs <= MAX_RUNS ? 1 : -1;
+    if (strcmp(a, "--ptlog") == 0)
+        return ptlog_path = v, 1;
+    if (strcmp(a, "--ptlog-arg") == 0) {
+        if (nptlog_args == PTLOG_ARGS_MAX)
+            return -1;
+        ptlog_args[nptlog_args++] = v;
+        return 1;
+    }
+    return 0;
 }
 
 static int parse_args(int argc, char **argv)
@@ -787,11 +1250,26 @@ static int parse_args(int argc, char **argv)
             runs = 3, attaches = 3, events = 20000, seconds = 0.1, burst_events = 2000, burst_gap_us = 5000;
             tight_events = 20000;
             rates[0] = 1, nrates = 1;
+            xr_rates[0] = 1, xr_nrates = 1, xr_seconds = 0.2, xr_runs = 1;
+            continue;
+        }
+        int *flag = strcmp(a, "--only-recorded") == 0   ? &xr_only
+                    : strcmp(a, "--no-recorded") == 0   ? &xr_enabled
+                    : strcmp(a, "--no-competitor") == 0 ? &xr_competitor
+                    : strcmp(a, "--no-in-process") == 0 ? &xr_in_process
+                                                        : NULL;
+        if (flag) {
+            *flag = flag == &xr_only;
             continue;
         }
         if (!v)
             return -1;
         i++;
+        int rec = parse_recorded_arg(a, v);
+        if (rec < 0)
+            return -1;
+        if (rec > 0)
+            continue;
         if (strcmp(a, "--runs") == 0)
             runs = atoi(v);
         else if (strcmp(a, "--events") == 0)
@@ -801,7 +1279,7 @@ static int parse_args(int argc, char **argv)
         else if (strcmp(a, "--seconds") == 0)
             seconds = atof(v);
         else if (strcmp(a, "--rates") == 0) {
-            if (parse_rates(v))
+            if (parse_rates(v, rates, &nrates))
                 return -1;
         } else if (strcmp(a, "--dir") == 0)
             dir = v;
@@ -810,25 +1288,58 @@ static int parse_args(int argc, char **argv)
         else
             return -1;
     }
-    if (runs < 1 || runs > MAX_RUNS || events < 1 || tight_events < 1 || seconds <= 0)
+    if (runs < 1 || runs > MAX_RUNS || events < 1 || tight_events < 1 || seconds <= 0 || (xr_only && !xr_enabled))
         return -1;
     attaches = attaches > MAX_RUNS ? MAX_RUNS : attaches;
     return 0;
 }
 
+/* ptlog beside this program's build (<build>/bench/bench_xproc, <build>/tools/ptlog) unless --ptlog says. */
+static int find_programs(void)
+{
+    ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+    if (n <= 0)
+        return -1;
+    self_exe[n] = 0;
+    if (ptlog_path)
+        return 0;
+    static char beside[4096 + 32];
+    snprintf(beside, sizeof beside, "%s", self_exe);
+    char *slash = strrchr(beside, '/');
+    if (!slash)
+        return -1;
+    snprintf(slash, sizeof beside - (size_t)(slash - beside), "/../tools/ptlog");
+    ptlog_path = beside;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--produce") == 0)
+        return produce_main(argc, argv);
     if (parse_args(argc, argv)) {
         fprintf(stderr, "usage: bench_xproc [--smoke] [--runs N] [--events N] [--tight-events N] [--seconds S] "
-                        "[--rates 1,2,4] [--dir DIR] [--json FILE]\n");
+                        "[--rates 1,2,4] [--dir DIR] [--json FILE]\n"
+                        "       [--recorded-rates 2,5,10] [--recorded-seconds S] [--recorded-runs N] [--ptlog PATH]\n"
+                        "       [--ptlog-arg ARG]... [--no-competitor] [--no-in-process] [--only-recorded | --no-recorded]\n");
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    measure_attach();
-    measure_cost();
-    measure_rate();
-    measure_bursts();
-    print();
+    if (xr_enabled && find_programs()) {
+        fprintf(stderr, "bench_xproc: cannot find this program's path (/proc/self/exe)\n");
+        return 2;
+    }
+    if (!xr_only) {
+        measure_attach();
+        measure_cost();
+        measure_rate();
+        measure_bursts();
+        print();
+    }
+    if (xr_enabled) {
+        measure_recorded();
+        print_recorded();
+    }
     write_json();
     return failures ? 1 : 0;
 }
