@@ -6,6 +6,7 @@
 #   tracelog_process_end; the program's exit status is ptlog's.
 # - attach PID of a running instrumented program until it ends.
 # - --flush-wait: a program bursting into a small stream loses nothing.
+# - --drain-nice: the drain threads' priority (default -10 where permitted), not the program's.
 # - errors: a program that cannot be traced, a pid without libtracelog
 #   (exit 3, no output file left), usage errors (exit 2).
 # - the log describes the traced program, not ptlog (issue 26 item 3); a
@@ -284,5 +285,32 @@ expect_rc 0 "record --flush-wait of a burst" "$PTLOG" record -q --stream-size 4k
     bad "record --flush-wait: not every event of the burst, in order: $("$PTLOG" dump burst.ptl | grep -c ' burst ') events"
 overruns=$("$PTLOG" info burst.ptl | sed -n 's/^status:.*stream overruns \([0-9]*\),.*/\1/p')
 [ "${overruns:-x}" = 0 ] && ok || bad "record --flush-wait: ${overruns:-no} stream overruns reported"
+
+# --drain-nice (issue 27): the threads that drain the program's stream into the log (the recorder's)
+# run at the nice value asked, by default -10 where ptlog may set it (root), the caller's otherwise;
+# ptlog's main thread and the program keep the caller's. Read from /proc while the program runs:
+# ptlog is its parent. Prints "main N", "drain N" for each other thread of ptlog, "program N".
+nices() {
+    "$PTLOG" record -q "$@" -o nice.ptl -- "$TRACED_SH" -c 'for f in /proc/$PPID/task/*/stat; do
+        t=${f%/stat}; [ "${t##*/}" = "$PPID" ] && w=main || w=drain; echo "$w $(cut -d" " -f19 "$f")"; done
+        echo "program $(cut -d" " -f19 /proc/$$/stat)"'
+}
+base=$(sh -c 'cut -d" " -f19 /proc/$$/stat') # the caller's nice, as the program inherits it
+check_nices() { # check_nices WHAT DRAIN-NICE [OPTIONS...]
+    local what=$1 want=$2 got
+    shift 2
+    got=$(nices "$@" 2>nice.err | sort | uniq -c | awk '{ printf "%s %s %s;", $2, $3, ($2 == "drain" ? "n" : $1) }')
+    [ "$got" = "drain $want n;main $base 1;program $base 1;" ] && ok ||
+        bad "$what: threads and nice values '$got', want drain $want, main and program $base; stderr: $(head -c 300 nice.err)"
+}
+if [ "$(id -u)" = 0 ]; then check_nices "record's default drain priority (root)" -10; else
+    check_nices "record's default drain priority (not root: the caller's)" "$base"
+    [ ! -s nice.err ] && ok || bad "the default drain priority, not permitted, is not silent: $(head -c 300 nice.err)"
+    check_nices "--drain-nice -5, not permitted" "$base" --drain-nice -5
+    grep -q 'warning: --drain-nice -5' nice.err && ok || bad "--drain-nice not permitted: no warning: $(head -c 300 nice.err)"
+fi
+[ "$base" -le 7 ] && check_nices "--drain-nice 7" 7 --drain-nice 7
+expect_rc 2 "a nice value out of range" "$PTLOG" record --drain-nice 20 -o x.ptl -- true
+expect_rc 2 "a nice value that is not a number" "$PTLOG" record --drain-nice low -o x.ptl -- true
 
 finish

@@ -148,6 +148,10 @@ static const command_help helps[] = {
      "                          microseconds (0..1000000) for room when its buffer\n"
      "                          is full rather than lose events (default 0: it\n"
      "                          never waits for ptlog)\n"
+     "  --drain-nice N          nice value (-20..19) of ptlog's threads that write\n"
+     "                          the log (default -10 where permitted, as root;\n"
+     "                          else unchanged), so that they keep up with PROGRAM\n"
+     "                          under a CPU-bound load; PROGRAM keeps its own\n"
      "  -q, --quiet             no counts, no summary\n"
      "Exit status 3: PROGRAM never took the trace stream up: it is not linked with\n"
      "libtracelog, or made no trace call (the log, with its start and end, is kept).\n"},

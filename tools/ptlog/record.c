@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <trace.h>
@@ -29,6 +31,17 @@
 
 #define MAX_NAMES 64
 #define WARN_NS 3000000000ull /* on a terminal: no trace call from the program after this long */
+/*
+ * The nice value of the threads that drain the traced program's stream into
+ * the log, where ptlog may set it (root, CAP_SYS_NICE or RLIMIT_NICE): the
+ * program never waits for ptlog, so a drain that gets too small a share of
+ * the CPUs (a competing process, the program's own busy threads) loses
+ * events. Their CPU time is what the events cost to write, whatever the
+ * priority; a higher one only gives it to them when the events come
+ * (bench/README.md, "Performance round 3: the recorded path").
+ */
+#define DRAIN_NICE_DEFAULT (-10)
+#define DRAIN_NICE_UNSET 100
 
 typedef struct rec_opts {
     const char *output;
@@ -38,6 +51,7 @@ typedef struct rec_opts {
     size_t nevents, nexcludes;
     int quiet;
     long flush_wait_us; /* --flush-wait; -1: not given (the traced process never waits) */
+    int drain_nice;     /* --drain-nice; DRAIN_NICE_UNSET: not given (DRAIN_NICE_DEFAULT where permitted) */
 } rec_opts;
 
 static volatile sig_atomic_t stop_signal;
@@ -98,7 +112,30 @@ static int wait_of(const char *cmd, const char *s, long *out)
     return 0;
 }
 
-enum { OPT_STREAM_POLICY = 256, OPT_LOG_POLICY, OPT_STREAM_SIZE, OPT_LOG_SIZE, OPT_EVENT, OPT_EXCLUDE, OPT_FLUSH_WAIT };
+/* --drain-nice: a nice value, -20 .. 19. */
+static int nice_of(const char *cmd, const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < -20 || v > 19) {
+        ptlog_msg(cmd, "--drain-nice: not a nice value from -20 to 19: '%s'", s);
+        return PTLOG_EXIT_USAGE;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+enum {
+    OPT_STREAM_POLICY = 256,
+    OPT_LOG_POLICY,
+    OPT_STREAM_SIZE,
+    OPT_LOG_SIZE,
+    OPT_EVENT,
+    OPT_EXCLUDE,
+    OPT_FLUSH_WAIT,
+    OPT_DRAIN_NICE
+};
 
 /* Options up to the first operand (record: the program; attach: the pid). Returns 0, or an exit code; *first gets the first operand's index. */
 static int parse(const char *cmd, int argc, char **argv, rec_opts *o, int *first)
@@ -112,6 +149,7 @@ static int parse(const char *cmd, int argc, char **argv, rec_opts *o, int *first
         {"event", required_argument, NULL, OPT_EVENT},
         {"exclude", required_argument, NULL, OPT_EXCLUDE},
         {"flush-wait", required_argument, NULL, OPT_FLUSH_WAIT},
+        {"drain-nice", required_argument, NULL, OPT_DRAIN_NICE},
         {"quiet", no_argument, NULL, 'q'},
         {NULL, 0, NULL, 0},
     };
@@ -119,6 +157,7 @@ static int parse(const char *cmd, int argc, char **argv, rec_opts *o, int *first
     o->stream_policy = POSIX_TRACE_FLUSH;
     o->log_policy = POSIX_TRACE_APPEND;
     o->flush_wait_us = -1;
+    o->drain_nice = DRAIN_NICE_UNSET;
     optind = 1;
     opterr = 0;
     int c, rc = 0;
@@ -133,6 +172,7 @@ static int parse(const char *cmd, int argc, char **argv, rec_opts *o, int *first
         case OPT_STREAM_SIZE: rc = size_of(cmd, "--stream-size", optarg, &o->stream_size); break;
         case OPT_LOG_SIZE: rc = size_of(cmd, "--log-size", optarg, &o->log_size); break;
         case OPT_FLUSH_WAIT: rc = wait_of(cmd, optarg, &o->flush_wait_us); break;
+        case OPT_DRAIN_NICE: rc = nice_of(cmd, optarg, &o->drain_nice); break;
         case OPT_EVENT:
         case OPT_EXCLUDE: {
             const char **list = c == OPT_EVENT ? o->events : o->excludes;
@@ -189,6 +229,31 @@ static int set_filter(const char *cmd, trace_id_t trid, const rec_opts *o)
     return e ? PTLOG_EXIT_INTERNAL : 0;
 }
 
+/*
+ * The drain threads' priority: on Linux a nice value is a thread's, and the
+ * threads posix_trace_create_withlog makes (the flusher, which makes its
+ * helpers) take the calling thread's; the traced program, forked before,
+ * keeps its own. Sets the calling thread's nice for the create (*old: the
+ * value to restore; 1 if it was changed). A value ptlog may not set is kept:
+ * silently for the default, with a warning for --drain-nice.
+ */
+static int drain_nice_set(const char *cmd, const rec_opts *o, int *old)
+{
+    int want = o->drain_nice == DRAIN_NICE_UNSET ? DRAIN_NICE_DEFAULT : o->drain_nice;
+    id_t self = (id_t)syscall(SYS_gettid);
+    errno = 0;
+    *old = getpriority(PRIO_PROCESS, self);
+    if ((*old == -1 && errno) || *old == want)
+        return 0;
+    if (setpriority(PRIO_PROCESS, self, want) == 0)
+        return 1;
+    if (o->drain_nice != DRAIN_NICE_UNSET)
+        ptlog_msg(cmd, "warning: --drain-nice %d: %s; the drain threads keep nice %d", want, strerror(errno), *old);
+    return 0;
+}
+
+static void drain_nice_restore(int old) { setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), old); }
+
 /* Creates the stream with log for pid and starts it. 0 or an exit code. */
 static int start_tracing(const char *cmd, pid_t pid, const rec_opts *o, int fd, trace_id_t *trid)
 {
@@ -202,7 +267,10 @@ static int start_tracing(const char *cmd, pid_t pid, const rec_opts *o, int fd, 
         posix_trace_attr_setlogsize(&attr, o->log_size);
     if (o->flush_wait_us >= 0)
         tracelog_trace_attr_setflushwait(&attr, (unsigned)o->flush_wait_us);
+    int old_nice, reniced = drain_nice_set(cmd, o, &old_nice);
     int e = posix_trace_create_withlog(pid, &attr, fd, trid);
+    if (reniced)
+        drain_nice_restore(old_nice);
     if (e) {
         const char *why = e == ESRCH    ? "no such process"
                           : e == EPERM  ? "not permitted (another user's process?)"
