@@ -899,10 +899,14 @@ tl_take tl_consumer_take(tl_consumer *c, tracelog_event *ev, int force)
 {
     if (c->qhead == c->qlen)
         c->held = 0; /* the event handed out last is no longer used */
-    uint32_t last = c->last_lane; /* the only lane whose position moved much since the last call */
-    uint64_t read = c->pos[last] - c->pub[last];
-    if (read >= TL_CONSUMER_RELEASE || read >= c->cap[last] / 8)
-        release(c, last);
+    /* The lanes whose positions moved since the last call: the last one's, and those a run read from */
+    for (uint64_t moved = c->run_lanes | 1ull << c->last_lane; moved; moved &= moved - 1) {
+        uint32_t i = (uint32_t)__builtin_ctzll(moved);
+        uint64_t read = c->pos[i] - c->pub[i];
+        if (read >= TL_CONSUMER_RELEASE || read >= c->cap[i] / 8)
+            release(c, i);
+    }
+    c->run_lanes = 0;
     int fresh = 0; /* the batch was opened by this call */
     for (;;) {
         if (dequeue(c, ev))
@@ -966,6 +970,7 @@ static inline void deliver_plain(tl_consumer *c, uint32_t i, tracelog_event *ev)
     c->pos[i] = pos + tl_rec_bytes(h->kind_size); /* advance(), without a shared tail */
     fill_event(c, h, stamp_in_order(c, h->ts), c->data[i] + (pos & (c->cap[i] - 1)) + TL_REC_HEADER, ev);
     c->last_lane = i;
+    c->run_lanes |= 1ull << i;
 }
 
 uint32_t tl_consumer_take_run(tl_consumer *c, tracelog_event *evs, uint32_t max)
@@ -973,9 +978,10 @@ uint32_t tl_consumer_take_run(tl_consumer *c, tracelog_event *evs, uint32_t max)
     uint32_t n = 0;
     if (!c->batch || c->shared_tail || c->qhead != c->qlen || !max)
         return 0;
+    c->run_lanes |= 1ull << c->last_lane; /* the take's: the run moves last_lane on */
     /* take's loop, without what only a call needs: nothing is released until the next take, which
-       releases its last lane as before (the others, at most a run's records each, by the batch's end).
-       Each lane's events go out in a row, without the heap, until another lane's is due. */
+       releases the lanes the run read from (run_lanes) as it does its last one. Each lane's events
+       go out in a row, without the heap, until another lane's is due. */
     while (n < max && !c->waiting && c->nheap && plain_head(c, c->heap[0])) {
         uint32_t i = heap_pop(c);
         for (;;) {

@@ -25,6 +25,7 @@ struct tl_consumer {
     uint64_t pos[TL_MAX_LANES + 1];  /* each lane's read position (the tail, when not shared) */
     uint64_t pub[TL_MAX_LANES + 1];  /* and the value last stored in the lane's tail */
     uint32_t last_lane;    /* the lane of the event handed out last */
+    uint64_t run_lanes;    /* the lanes a run read from since the last take (tl_consumer_take_run) */
     int held;              /* an event of lane held_lane at held_pos is queued or handed out: its room stays */
     uint32_t held_lane;
     uint64_t held_pos;
