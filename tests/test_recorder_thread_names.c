@@ -161,6 +161,86 @@ static void test_thread_ended_before_the_drain(void)
     unlink(path);
 }
 
+typedef struct rename_then_end {
+    trace_event_id_t id;
+    pthread_barrier_t *step;
+    uint32_t ktid;
+} rename_then_end;
+
+static void *rename_then_end_main(void *arg)
+{
+    rename_then_end *r = arg;
+    r->ktid = (uint32_t)gettid();
+    pthread_setname_np(pthread_self(), "first-name");
+    int i = 0;
+    posix_trace_event(r->id, &i, sizeof i);
+    pthread_barrier_wait(r->step); /* the main thread writes it out: defined as first-name */
+    pthread_barrier_wait(r->step);
+    pthread_setname_np(pthread_self(), "second-name");
+    pthread_barrier_wait(r->step); /* the main thread writes again: renamed second-name */
+    pthread_barrier_wait(r->step);
+    return NULL;
+}
+
+/* The last name the log's definitions give kernel thread ktid ("" if none). */
+static void last_name_of(const char *path, uint32_t ktid, char *out, size_t cap)
+{
+    int fd = open(path, O_RDONLY);
+    tracelog_reader *r;
+    out[0] = 0;
+    if (!CHECK(fd >= 0) || !CHECK_EQ_INT(tracelog_reader_open(fd, NULL, &r, NULL), TRACELOG_OK))
+        return;
+    for (size_t i = 0; i < tracelog_reader_thread_count(r); i++) {
+        uint32_t pid, k;
+        uint64_t tid;
+        const char *name = tracelog_reader_thread_name(r, i);
+        if (tracelog_reader_thread(r, i, &pid, &tid, &k) == TRACELOG_OK && k == ktid)
+            snprintf(out, cap, "%s", name ? name : "");
+    }
+    tracelog_reader_close(r);
+    close(fd);
+}
+
+/*
+ * A thread renamed after its first event, the rename written, then gone:
+ * a later write keeps the name it had last. Its name at its first event
+ * (which names a thread gone before the writer first saw it) is not a
+ * rename back: that undid pthread_setname_np in the log's last definition.
+ */
+static void test_rename_kept_after_the_thread_ended(void)
+{
+    char path[] = "/tmp/tl_tnames_XXXXXX";
+    trace_id_t trid;
+    trace_event_id_t id;
+    int fd = create_logged(path, POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, &trid);
+    if (fd < 0)
+        return;
+    CHECK_ERR(posix_trace_eventid_open("tn:gone", &id), 0);
+    CHECK_ERR(posix_trace_start(trid), 0);
+    pthread_barrier_t step;
+    pthread_barrier_init(&step, NULL, 2);
+    rename_then_end r = {id, &step, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, rename_then_end_main, &r);
+    pthread_barrier_wait(&step);
+    CHECK_ERR(posix_trace_flush(trid), 0);
+    pthread_barrier_wait(&step);
+    pthread_barrier_wait(&step);
+    CHECK_ERR(posix_trace_flush(trid), 0);
+    pthread_barrier_wait(&step);
+    pthread_join(th, NULL);
+    int i = 1;
+    posix_trace_event(id, &i, sizeof i); /* something to write after the thread is gone */
+    CHECK_ERR(posix_trace_flush(trid), 0);
+    CHECK_ERR(posix_trace_shutdown(trid), 0);
+    close(fd);
+    char last[80];
+    last_name_of(path, r.ktid, last, sizeof last);
+    CHECK_MSG(strcmp(last, "second-name") == 0, "the ended thread's last name: %s, want second-name", last);
+    pthread_barrier_destroy(&step);
+    unlink(path);
+}
+
 static void test_flush_append(void) { run(POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND); }
 static void test_until_full_append(void) { run(POSIX_TRACE_UNTIL_FULL, POSIX_TRACE_APPEND); }
 static void test_loop_loop(void) { run(POSIX_TRACE_LOOP, POSIX_TRACE_LOOP); }
@@ -172,5 +252,6 @@ int main(void)
     PT_RUN(test_until_full_append);
     PT_RUN(test_loop_loop);
     PT_RUN(test_thread_ended_before_the_drain);
+    PT_RUN(test_rename_kept_after_the_thread_ended);
     return pt_finish();
 }

@@ -385,8 +385,10 @@ static void free_recorder(tl_recorder *r)
 
 /*
  * A thread's name is its comm (pthread_setname_np, prctl), read from /proc
- * when the writer first defines the thread and again at each write (a
- * thread gone by then: the name its client remembers, if any). For
+ * when the writer first defines the thread and again at each write. A
+ * thread gone before it was first defined: the name its client remembers,
+ * if any; gone by a later write: the name the writer has (a client's name
+ * from the thread's first event would undo a rename seen since). For
  * another process's stream, only that process's threads: the pid of an
  * event is the traced process's to write, and its controller (perhaps root)
  * must not put other processes' names into the log on its word.
@@ -398,7 +400,8 @@ static void name_thread(void *ctx, uint32_t pid, uint64_t tid, uint32_t kernel_t
     if (r->params.remote && pid != (uint32_t)tl_remote_pid(r->params.remote))
         return;
     const tl_recorder_client *client = &r->params.client;
-    if (tl_proc_thread_comm((pid_t)pid, (pid_t)kernel_tid, name, cap) != 0 && client->thread_name)
+    int defined = name[0] != 0; /* the writer has a name for it: a rename pass */
+    if (tl_proc_thread_comm((pid_t)pid, (pid_t)kernel_tid, name, cap) != 0 && !defined && client->thread_name)
         client->thread_name(client->ctx, pid, kernel_tid, name, cap);
 }
 

@@ -54,7 +54,9 @@ tracelog_status tl_writer_learn_thread(tracelog_writer *w, const tracelog_event 
  * Names each thread as the writer first defines it (format 1.2): namer
  * writes its name into name (cap bytes, NUL-terminated; "" for none), from
  * within tracelog_writer_append (or tl_writer_learn_thread), so that the
- * thread's first chunk already reads back with it. NULL: no namer.
+ * thread's first chunk already reads back with it. NULL: no namer. name
+ * comes holding the name the writer has for the thread: "" for a new
+ * thread (or one it has no name for), its name in a rename pass.
  */
 typedef void (*tl_thread_namer)(void *ctx, uint32_t pid, uint64_t tid, uint32_t kernel_tid, char *name, size_t cap);
 void tl_writer_set_thread_namer(tracelog_writer *w, tl_thread_namer namer, void *ctx);

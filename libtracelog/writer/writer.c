@@ -710,7 +710,10 @@ tracelog_status tl_writer_rename_threads(tracelog_writer *w)
         if (!d.ktid)
             continue;
         asked++;
-        char name[TL_THREAD_NAME_MAX + 1] = "";
+        char name[TL_THREAD_NAME_MAX + 1] = ""; /* the name it has: the namer tells a rename from a new thread */
+        const char *has = tl_thread_names_get(&w->names, d.name);
+        if (has)
+            memcpy(name, has, strnlen(has, TL_THREAD_NAME_MAX)); /* a name the writer holds: at most the max */
         w->namer(w->namer_ctx, d.pid, d.tid, d.ktid, name, sizeof name);
         if (name[0]) /* a thread that is gone has no name to read: it keeps its own */
             st = tracelog_writer_name_thread(w, d.pid, d.tid, d.ktid, name);
