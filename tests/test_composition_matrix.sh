@@ -48,7 +48,6 @@ export TRACELOG_FLUSH_INTERVAL_MS=2
 # enough: such a cell may agree (ok) or differ (gap), and neither fails.
 GAPS=(
     "online,ctl-online-* threads the POSIX reading interface gives no thread name (posix_trace_event_info has none), as it gives no kernel tid"
-    "fork-*,record-*,attach-*,conv-record threads (timing) a thread's name is read from /proc when the log's writer first sees the thread, else, in the process that recorded it, its name at its first event; another process's recorder (a parent draining its forked child's events, ptlog) has only /proc: a thread that ended before the recorder drained its events (a killed program, a loaded machine) keeps no name"
     "online,ctl-online-* ktids the POSIX reading interface gives no kernel tid (posix_trace_event_info has none)"
     "record-*,conv-record ids a controller that filters opens the filtered name in the program's map before the program opens its names (ptlog record --exclude: tools/ptlog/record.c set_filter), so they get other ids than in-process"
 )

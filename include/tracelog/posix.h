@@ -126,6 +126,10 @@ typedef struct tracelog_trace_stats {
     uint64_t log_events_lost;  /* overwritten by a LOOP log or discarded by an UNTIL_FULL log */
     uint32_t lanes;            /* per-thread buffers of the stream */
     uint32_t flags;            /* TRACELOG_STATS_* bits */
+    uint64_t names_refused;    /* with log, of another process (a controller's, or children recording into an
+                                  inherited stream): thread names it published that the log refused as
+                                  malformed (no NUL within 16 bytes, or empty); those threads are named
+                                  from /proc while they live, else not at all */
 } tracelog_trace_stats;
 
 /*

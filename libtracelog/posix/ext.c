@@ -64,8 +64,10 @@ int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats)
         stats->events_lost = tl_posix_overruns(t);
         stats->lanes = tl_consumer_lanes(t->active.consumer);
     }
-    if (t->active.log)
+    if (t->active.log) {
         log_stats(t->active.log, stats);
+        stats->names_refused = atomic_load(&t->active.names_refused);
+    }
     if (t->active.remote && tl_remote_joined(t->active.remote))
         stats->flags |= TRACELOG_STATS_JOINED;
     tl_posix_release(t);

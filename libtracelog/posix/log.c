@@ -29,6 +29,7 @@ typedef struct log_client {
     trace_attr_t attr;     /* the stream's, as resolved at creation */
     tl_remote *remote;     /* a controller's log: the traced process */
     tl_names *names;       /* its named map, once attached (tl_posix_remote_names) */
+    _Atomic uint64_t *names_refused; /* the handle's count of malformed thread names (it outlives us) */
     uint32_t names_logged; /* user names already given to the writer */
     /* Names a controller opened before the process (define_or_defer), defined once the process has.
        Bounded: beyond, such a name is defined without the schema the process may give it later. */
@@ -148,12 +149,24 @@ static void define_types(void *ctx, tracelog_writer *w, int first)
     }
 }
 
-/* A thread of this process that ended before its events were written: its name at its first event. */
+/*
+ * A thread that ended before its events were written: its name at its
+ * first event. Ours from our own table; another process's (the traced
+ * process of a controller's log, a child recording into our inherited
+ * stream, which shares our map) from the name map, written by that process:
+ * a malformed entry is counted, and the thread goes unnamed.
+ */
 static void thread_name(void *ctx, uint32_t pid, uint32_t kernel_tid, char *name, size_t cap)
 {
-    const log_client *lc = ctx;
-    if (!lc->remote && pid == (uint32_t)tl_posix_pid())
+    log_client *lc = ctx;
+    if (!lc->remote && pid == (uint32_t)tl_posix_pid()) {
         tl_posix_thread_first_name(kernel_tid, name, cap);
+        return;
+    }
+    if (lc->remote && tl_posix_remote_names(lc->remote, &lc->names))
+        return; /* no map we can read */
+    if (tl_names_thread_name(lc->names, pid, kernel_tid, name, cap) == EILSEQ)
+        atomic_fetch_add(lc->names_refused, 1);
 }
 
 static void release(void *ctx)
@@ -168,7 +181,7 @@ int tl_log_open(tl_trace *t, int fd)
     log_client *lc = calloc(1, sizeof *lc);
     if (!lc)
         return ENOMEM;
-    *lc = (log_client){.attr = t->attr, .remote = t->active.remote};
+    *lc = (log_client){.attr = t->attr, .remote = t->active.remote, .names_refused = &t->active.names_refused};
     /* Mapped now: a process that ends before its log's writer is made takes its map's name with it. */
     if (lc->remote)
         tl_posix_remote_names(lc->remote, &lc->names);

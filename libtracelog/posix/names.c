@@ -49,13 +49,15 @@
 #include "tracelog/schema.h"
 #include "posix/internal.h"
 #include "posix/names.h"
+#include "posix/thread_names.h"
 #include "xproc/proc.h"
 #include "xproc/shmobj.h"
 
 #define TL_NAMES_ENV "TRACELOG_NAMES"
 #define USER_NAMES (TRACE_USER_EVENT_MAX - 1) /* the unnamed user event takes one slot */
 #define NAMES_MAGIC 0x4d4e4c54u               /* "TLNM" */
-#define NAMES_VERSION 2u              /* 2: the lock word, the nonces, names of TRACE_EVENT_NAME_MAX characters, schemas */
+#define NAMES_VERSION 3u              /* 2: the lock word, the nonces, names of TRACE_EVENT_NAME_MAX characters, schemas;
+                                         3: the threads' names */
 #define SCHEMA_ARENA (1u << 20)       /* bytes of schema text a map holds (pages are taken as they are written) */
 #define NAME_BYTES (TRACE_EVENT_NAME_MAX + 1) /* the limit counts characters, not the NUL */
 #define REMOTE_LOCK_WAIT_NS 100000000ull /* a controller waits this long for the traced process's lock */
@@ -79,6 +81,7 @@ struct tl_names {
                                      /* (at 0, length BY_CONTROLLER: opened untyped by a controller, see there) */
     char names[USER_NAMES][NAME_BYTES];
     char schemas[SCHEMA_ARENA]; /* canonical schema texts (typed.c), one after the other, no NUL */
+    tl_tname_table threads;     /* each thread's name at its first event, of every process writing the map */
 };
 typedef tl_names name_map;
 
@@ -156,6 +159,25 @@ static name_map *new_map(void)
     return m == MAP_FAILED ? NULL : m;
 }
 
+/*
+ * Makes n (NULL: none yet) the process's map, old the one it replaces (or
+ * NULL). The names its threads had at their first events go with it: those
+ * of our own table (tl_tname_own: a thread that saw no map, or the old one, when it
+ * published its name: thread_started) and those of the old map (our
+ * children sharing it through an inherited stream write there too).
+ * Caller holds create_lock.
+ */
+static void set_map(name_map *n, name_map *old)
+{
+    atomic_store(&map, n);
+    atomic_thread_fence(memory_order_seq_cst); /* pairs with tl_posix_names_thread_started's */
+    if (!n)
+        return;
+    tl_tname_copy(&n->threads, tl_tname_own(), (uint32_t)getpid());
+    if (old && old != n)
+        tl_tname_copy(&n->threads, &old->threads, 0);
+}
+
 /* The count, as another process may read it (without the lock), never above the map's capacity. */
 static uint32_t count_of(const name_map *m)
 {
@@ -192,7 +214,7 @@ static name_map *map_locked(void)
     name_map *m = atomic_load(&map);
     if (!m) {
         m = new_map();
-        atomic_store(&map, m);
+        set_map(m, NULL);
     }
     return m;
 }
@@ -225,7 +247,7 @@ static int follow(name_map *m, uint32_t euid, tl_proc_token to, uint64_t nonce)
     name_map *n;
     int changed = atomic_load(&map) != m;
     if (!changed && open_named(euid, &to, nonce, &n) == 0) {
-        atomic_store(&map, n);
+        set_map(n, m);
         changed = 1;
     }
     pthread_mutex_unlock(&create_lock);
@@ -639,7 +661,7 @@ int tl_posix_names_share(void)
                 old->to_euid = (uint32_t)geteuid();
                 old->to_nonce = nonce;
                 atomic_store(&old->moved, 1);
-                atomic_store(&map, n);
+                set_map(n, old);
                 atomic_store(&map_named, 1);
             }
             unlock(old);
@@ -711,7 +733,7 @@ int tl_posix_names_join_env(void)
         munmap(m, sizeof *m);
         return EBUSY;
     }
-    atomic_store(&map, m);
+    set_map(m, NULL);
     map_inherited = 1;
     pthread_mutex_unlock(&create_lock);
     return 0;
@@ -846,4 +868,36 @@ void tl_posix_remote_names_release(tl_remote *rm, tl_names **cache)
         tl_names_sweep(at.euid, at.pid, at.start, at.nonce);
     tl_names_detach(*cache);
     *cache = NULL;
+}
+
+/*
+ * Lock-free and async-signal-safe (the trace point calls it): the map may
+ * move meanwhile (set_map). A thread that finds the map it wrote to still
+ * current after its entry is in it was seen by the mover's copy, which
+ * reads after its store of the new map; else it writes to the new one too.
+ */
+void tl_posix_names_thread_started(uint32_t pid, uint32_t ktid, const char *name)
+{
+    atomic_thread_fence(memory_order_seq_cst); /* our own table's entry first: set_map copies it */
+    name_map *m = atomic_load(&map);
+    for (int i = 0; m && i < 4; i++) {
+        tl_tname_put(&m->threads, pid, ktid, name, 0);
+        atomic_thread_fence(memory_order_seq_cst);
+        name_map *now = atomic_load(&map);
+        if (now == m)
+            return;
+        m = now;
+    }
+}
+
+int tl_names_thread_name(const tl_names *m, uint32_t pid, uint32_t ktid, char *out, size_t cap)
+{
+    if (!m)
+        m = atomic_load(&map);
+    if (!m) {
+        if (cap)
+            out[0] = 0;
+        return ENOENT;
+    }
+    return tl_tname_get(&m->threads, pid, ktid, out, cap);
 }

@@ -53,6 +53,20 @@ int tl_names_open_typed(tl_names *m, const char *name, const char *schema, trace
  * is out of bounds), ENOMEM.
  */
 int tl_names_schema_of(const tl_names *m, trace_event_id_t id, char **out);
+/*
+ * Thread names (thread_names.h): thread (pid, ktid) of this process, or of
+ * a child recording into its inherited stream, had name at its first event.
+ * Into the process's map (async-signal-safe, lock-free: the trace point
+ * calls it once per thread), where its controller and the parent of an
+ * inherited stream read it.
+ */
+void tl_posix_names_thread_started(uint32_t pid, uint32_t ktid, const char *name);
+/*
+ * The name thread (pid, ktid) had at its first event, from map m (NULL:
+ * the process's own), written by another process: 0; ENOENT (none known);
+ * EILSEQ (a malformed entry: the caller counts it). out gets "" unless 0.
+ */
+int tl_names_thread_name(const tl_names *m, uint32_t pid, uint32_t ktid, char *out, size_t cap);
 /* Fork: shared, the child keeps its parent's map (an inherited stream is alive); else it gets a copy. */
 void tl_posix_names_before_fork(int shared);
 void tl_posix_names_after_fork_parent(void);

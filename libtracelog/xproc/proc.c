@@ -6,6 +6,8 @@
  */
 #include "xproc/proc.h"
 
+#include "common/text.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -102,13 +104,7 @@ int tl_proc_thread_comm(pid_t pid, pid_t ktid, char *buf, size_t cap)
     size_t len = strnlen(text, (size_t)n); /* never a NUL in a comm, but the text is not ours */
     if (len > 0 && text[len - 1] == '\n')
         len--;
-    if (len > cap - 1) { /* cut before a UTF-8 continuation byte, not inside a character */
-        len = cap - 1;
-        while (len > 0 && ((unsigned char)text[len] & 0xC0) == 0x80)
-            len--;
-    }
-    memcpy(buf, text, len);
-    buf[len] = 0;
+    tl_copy_text_cut(buf, cap, text, len);
     return 0;
 }
 
