@@ -144,6 +144,27 @@ check_where '!(state == IDLE) && port < 100' '0001000 0005000 '
 # code is a field of msg only: the events without it match neither the comparison nor its negation
 check_where 'code == 1 || !(code == 1)' '0012000 '
 check_where 'code == 2 || !(code == 2)' '0012000 '
+# Numbers compared straight from the payload bytes (issue 27): f32, i16, i64 and u8 fields, NaN
+# (never ordered), -inf, the i64 extremes, and an event cut inside l (l and b absent). Event i is at i ms.
+"$MAKE_TYPED" --numbers num.ptl || bad "make_typed --numbers"
+check_num() { # check_num EXPR EVENTS
+    local got
+    got=$("$PTLOG" dump --relative --where "$1" num.ptl | cut -c5 | tr '\n' ' ')
+    [ "$got" = "$2" ] && ok || bad "--where '$1' on num.ptl: kept '$got', want '$2'"
+}
+check_num 'f < 0' '1 4 6 '
+check_num '!(f < 0)' '0 3 5 '
+check_num 'f > 1e38' '5 '
+check_num 'f == 1.5' '0 '
+check_num 's < -299' '2 5 '
+check_num 's >= 300' '1 3 6 '
+check_num 'l < 0' '0 1 4 '
+check_num 'l == -9223372036854775808' '0 '
+check_num 'l > 9223372036854775806' '2 '
+check_num 'l == -4000000000' '4 '
+check_num 'b > 100' '1 5 '
+check_num '!(b > 100)' '0 2 3 4 '
+check_num 'b == 255 || s == 300' '1 6 '
 # A field no schema of the log has, or a value no enum or flags field of that name has, is a usage
 # error naming it and its close candidates (issue 26 item 7: they printed nothing and exited 0), in
 # dump, filter and convert, for a seekable log (before any output), a pipe and JSON Lines (at the end).

@@ -3,8 +3,14 @@
  * (test_ptlog_typed.sh, test_ptlog_duckdb.sh), written with the writer API:
  * net.rx events with every kind of field, one short and one long payload,
  * a trailing char[], an untyped event, and pairs named X.begin / X.end.
+ *
+ * make_typed --numbers OUT.ptl: events of one type "num" {f32 f; i16 s;
+ * i64 l; u8 b} for --where's comparisons read from the payload bytes:
+ * negative, NaN and extreme values, and a payload cut inside the fields.
  */
 #include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -40,12 +46,40 @@ static tracelog_status add(tracelog_writer *w, uint64_t ts, uint32_t id, const v
     return tracelog_writer_append(w, &ev);
 }
 
+/* The --numbers log: event i at 2026-01-01T00:00:00Z + i ms. */
+static int write_numbers(tracelog_writer *w)
+{
+    struct num {
+        float f;
+        int16_t s;
+        int64_t l;
+        uint8_t b;
+    };
+    static const struct num nums[] = {
+        {1.5f, -1, INT64_MIN, 0},      {-2.5f, 300, -1, 255},           {NAN, -32768, INT64_MAX, 7},
+        {0.0f, 32767, 0, 1},           {-INFINITY, 0, -4000000000, 2},  {3.0e38f, -300, 5, 200},
+    };
+    tracelog_error err;
+    tracelog_status st = tracelog_writer_define_event_schema(w, 50, "num", "f32 f; i16 s; i64 l; u8 b", &err);
+    uint64_t ts = 1767225600000000000ull;
+    for (size_t i = 0; i < sizeof nums / sizeof *nums && !st; i++)
+        st = add(w, ts + i * 1000000, 50, &nums[i], sizeof nums[i]);
+    if (!st) /* cut inside l: f and s present, l and b absent */
+        st = add(w, ts + 6000000, 50, &nums[1], 12);
+    if (st)
+        return fail("numbers", st);
+    return (st = tracelog_writer_close(w, &err)) ? fail("close", st) : 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: make_typed OUT.ptl\n");
+    int numbers = argc == 3 && strcmp(argv[1], "--numbers") == 0;
+    if (argc != 2 && !numbers) {
+        fprintf(stderr, "usage: make_typed [--numbers] OUT.ptl\n");
         return 2;
     }
+    if (numbers)
+        argv++;
     int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
         perror(argv[1]);
@@ -56,6 +90,8 @@ int main(int argc, char **argv)
     tracelog_status st = tracelog_writer_create(fd, NULL, NULL, &w, &err);
     if (st)
         return fail("create", st);
+    if (numbers)
+        return write_numbers(w) || close(fd) ? 1 : 0;
     static const struct {
         uint32_t id;
         const char *name, *schema;

@@ -1,8 +1,10 @@
 /*
  * --where EXPR: field conditions on typed events (README.md, "Field
  * conditions"). A small recursive-descent parser builds a tree once; each
- * comparison's field is looked up once per schema (not per event); an
- * event is kept when the expression is true.
+ * comparison's field is looked up once per schema (not per event), and a
+ * number compared with an integer or float field is read from the
+ * payload's bytes where the schema puts it (the event's fields are decoded
+ * only for text comparisons); an event is kept when the expression is true.
  *
  *   expr    := and ( "||" and )*
  *   and     := unary ( "&&" unary )*
@@ -15,6 +17,7 @@
  * wrong kind) is unknown; ! of unknown is unknown; && and || are false and
  * true as soon as one side decides. Only a true expression keeps the event.
  */
+#include <endian.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -47,10 +50,22 @@ typedef struct node {
     uint64_t mag;
 } node;
 
-/* Field indexes of each comparison for one schema. */
+/*
+ * A comparison's field in one schema. A number compared with an integer or
+ * float field is read straight from the payload bytes (fast): no decoding
+ * of the event's fields, no lookup of the field per event.
+ */
+enum { SLOW, FAST_UNSIGNED, FAST_SIGNED, FAST_FLOAT };
+typedef struct bound_leaf {
+    size_t field;     /* index, or TRACELOG_SCHEMA_NO_FIELD */
+    int fast;         /* SLOW: through tracelog_fields */
+    uint32_t offset, size;
+} bound_leaf;
+
+/* Each comparison's field for one schema. */
 typedef struct binding {
     const tracelog_schema *schema;
-    size_t *field;  /* per leaf: index, or TRACELOG_SCHEMA_NO_FIELD */
+    bound_leaf *leaf; /* per leaf */
 } binding;
 
 struct ptlog_where {
@@ -61,6 +76,8 @@ struct ptlog_where {
     ptlog_idmap by_schema; /* schema address -> index in bindings */
     binding *bindings;
     size_t nbindings;
+    const tracelog_schema *last_schema; /* the last event's, and its binding's index */
+    size_t last_binding;
 };
 
 typedef struct parser {
@@ -308,7 +325,7 @@ void ptlog_where_free(ptlog_where *w)
         free(w->nodes[i].text);
     }
     for (size_t i = 0; i < w->nbindings; i++)
-        free(w->bindings[i].field);
+        free(w->bindings[i].leaf);
     free(w->bindings);
     ptlog_idmap_free(&w->by_schema);
     free(w->nodes);
@@ -338,29 +355,61 @@ int ptlog_where_parse(const char *text, ptlog_where **out)
     return 0;
 }
 
-/* The field index of every comparison for schema s, made once per schema. */
+/* How comparison nd reads field i of s. */
+static bound_leaf bind_leaf(const node *nd, const tracelog_schema *s)
+{
+    bound_leaf l = {tracelog_schema_find(s, nd->field), SLOW, 0, 0};
+    tracelog_field_info fi;
+    if (l.field == TRACELOG_SCHEMA_NO_FIELD || nd->vkind != V_NUMBER || tracelog_schema_field(s, l.field, &fi))
+        return l;
+    l.offset = fi.offset;
+    l.size = fi.size;
+    switch (fi.type) {
+    case TRACELOG_FIELD_CHAR: case TRACELOG_FIELD_BYTES: case TRACELOG_FIELD_EVENTSET:
+        break;
+    case TRACELOG_FIELD_F32: case TRACELOG_FIELD_F64:
+        l.fast = FAST_FLOAT;
+        break;
+    case TRACELOG_FIELD_I8: case TRACELOG_FIELD_I16: case TRACELOG_FIELD_I32: case TRACELOG_FIELD_I64:
+        l.fast = FAST_SIGNED;
+        break;
+    default: /* unsigned, bool, ptr, enum and flags values as numbers */
+        l.fast = FAST_UNSIGNED;
+        break;
+    }
+    if (fi.variable || (fi.size != 1 && fi.size != 2 && fi.size != 4 && fi.size != 8))
+        l.fast = SLOW;
+    return l;
+}
+
+/* The binding of every comparison for schema s, made once per schema. */
 static const binding *bind(ptlog_where *w, const tracelog_schema *s)
 {
+    if (s == w->last_schema)
+        return &w->bindings[w->last_binding];
     size_t i = ptlog_idmap_get(&w->by_schema, (uint64_t)(uintptr_t)s);
-    if (i != SIZE_MAX)
-        return &w->bindings[i];
-    binding *v = realloc(w->bindings, (w->nbindings + 1) * sizeof *v);
-    if (!v)
-        return NULL;
-    w->bindings = v;
-    binding *b = &v[w->nbindings];
-    b->schema = s;
-    b->field = malloc((size_t)(w->leaves ? w->leaves : 1) * sizeof *b->field);
-    if (!b->field)
-        return NULL;
-    for (size_t k = 0; k < w->n; k++)
-        if (w->nodes[k].kind == N_CMP)
-            b->field[w->nodes[k].leaf] = tracelog_schema_find(s, w->nodes[k].field);
-    if (ptlog_idmap_put(&w->by_schema, (uint64_t)(uintptr_t)s, w->nbindings)) {
-        free(b->field);
-        return NULL;
+    if (i == SIZE_MAX) {
+        binding *v = realloc(w->bindings, (w->nbindings + 1) * sizeof *v);
+        if (!v)
+            return NULL;
+        w->bindings = v;
+        binding *b = &v[w->nbindings];
+        b->schema = s;
+        b->leaf = malloc((size_t)(w->leaves ? w->leaves : 1) * sizeof *b->leaf);
+        if (!b->leaf)
+            return NULL;
+        for (size_t k = 0; k < w->n; k++)
+            if (w->nodes[k].kind == N_CMP)
+                b->leaf[w->nodes[k].leaf] = bind_leaf(&w->nodes[k], s);
+        if (ptlog_idmap_put(&w->by_schema, (uint64_t)(uintptr_t)s, w->nbindings)) {
+            free(b->leaf);
+            return NULL;
+        }
+        i = w->nbindings++;
     }
-    return &w->bindings[w->nbindings++];
+    w->last_schema = s;
+    w->last_binding = i;
+    return &w->bindings[i];
 }
 
 static int order(int c, int op)
@@ -392,6 +441,55 @@ static int cmp_bytes(const char *a, size_t an, const char *b, size_t bn)
     return an < bn ? -1 : an > bn;
 }
 
+static int compare_double(const node *nd, double d)
+{
+    return isnan(d) ? UNKNOWN : order(d < nd->num ? -1 : d > nd->num, nd->op);
+}
+
+/* The integer (sign neg, magnitude mag) against nd's number. */
+static int compare_integer(const node *nd, int neg, uint64_t mag)
+{
+    if (nd->is_int)
+        return order(cmp_exact(neg, mag, nd->neg, nd->mag), nd->op);
+    double d = neg ? -(double)mag : (double)mag;
+    return order(d < nd->num ? -1 : d > nd->num, nd->op);
+}
+
+/* Little-endian unsigned of size 1, 2, 4 or 8 bytes. */
+static uint64_t load_le(const uint8_t *p, uint32_t size)
+{
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    switch (size) {
+    case 1: return p[0];
+    case 2: memcpy(&u16, p, 2); return le16toh(u16);
+    case 4: memcpy(&u32, p, 4); return le32toh(u32);
+    default: memcpy(&u64, p, 8); return le64toh(u64);
+    }
+}
+
+/* A fast leaf, on the payload bytes: the field's value is p[0 .. l->size). */
+static int eval_fast(const node *nd, const bound_leaf *l, const uint8_t *p)
+{
+    uint64_t u = load_le(p, l->size);
+    if (l->fast == FAST_FLOAT) {
+        if (l->size == 4) {
+            uint32_t u32 = (uint32_t)u;
+            float fv;
+            memcpy(&fv, &u32, sizeof fv);
+            return compare_double(nd, fv);
+        }
+        double d;
+        memcpy(&d, &u, sizeof d);
+        return compare_double(nd, d);
+    }
+    if (l->fast == FAST_SIGNED && l->size < 8 && (u >> (8 * l->size - 1) & 1))
+        u |= ~(uint64_t)0 << (8 * l->size); /* sign extension */
+    int neg = l->fast == FAST_SIGNED && (int64_t)u < 0;
+    return compare_integer(nd, neg, neg ? 0 - u : u);
+}
+
 static int eval_compare(const node *nd, const tracelog_fields *f, size_t i)
 {
     tracelog_field_info info;
@@ -410,9 +508,9 @@ static int eval_compare(const node *nd, const tracelog_fields *f, size_t i)
     case TRACELOG_FIELD_F32:
     case TRACELOG_FIELD_F64: {
         double d;
-        if (nd->vkind != V_NUMBER || tracelog_fields_double(f, i, &d) || isnan(d))
+        if (nd->vkind != V_NUMBER || tracelog_fields_double(f, i, &d))
             return UNKNOWN;
-        return order(d < nd->num ? -1 : d > nd->num, nd->op);
+        return compare_double(nd, d);
     }
     default:
         break;
@@ -435,51 +533,67 @@ static int eval_compare(const node *nd, const tracelog_fields *f, size_t i)
     } else {
         tracelog_fields_uint(f, i, &mag);
     }
-    if (nd->is_int)
-        return order(cmp_exact(neg, mag, nd->neg, nd->mag), nd->op);
-    double d = neg ? -(double)mag : (double)mag;
-    return order(d < nd->num ? -1 : d > nd->num, nd->op);
+    return compare_integer(nd, neg, mag);
 }
 
-static int eval(const ptlog_where *w, int id, const tracelog_fields *f, const binding *b)
+/* One event being matched: its fields decoded only when a comparison needs them. */
+typedef struct match {
+    const tracelog_event *ev;
+    const binding *b; /* NULL: an untyped event */
+    tracelog_fields f;
+    int decoded;
+} match;
+
+static int eval_leaf(const node *nd, match *m)
+{
+    if (!m->b)
+        return UNKNOWN;
+    const bound_leaf *l = &m->b->leaf[nd->leaf];
+    if (l->field == TRACELOG_SCHEMA_NO_FIELD)
+        return UNKNOWN;
+    if (l->fast) /* present when the payload holds it (fields are in offset order) */
+        return (uint64_t)l->offset + l->size > m->ev->payload_len
+                   ? UNKNOWN
+                   : eval_fast(nd, l, (const uint8_t *)m->ev->payload + l->offset);
+    if (!m->decoded) {
+        tracelog_fields_decode(m->b->schema, m->ev->payload, m->ev->payload_len, &m->f);
+        m->decoded = 1;
+    }
+    return l->field < m->f.present ? eval_compare(nd, &m->f, l->field) : UNKNOWN;
+}
+
+static int eval(const ptlog_where *w, int id, match *m)
 {
     const node *nd = &w->nodes[id];
     int x, y;
     switch (nd->kind) {
     case N_NOT:
-        x = eval(w, nd->a, f, b);
+        x = eval(w, nd->a, m);
         return x == UNKNOWN ? UNKNOWN : !x;
     case N_AND:
-        x = eval(w, nd->a, f, b);
+        x = eval(w, nd->a, m);
         if (x == FALSE)
             return FALSE;
-        y = eval(w, nd->b, f, b);
+        y = eval(w, nd->b, m);
         return y == FALSE ? FALSE : x == UNKNOWN || y == UNKNOWN ? UNKNOWN : TRUE;
     case N_OR:
-        x = eval(w, nd->a, f, b);
+        x = eval(w, nd->a, m);
         if (x == TRUE)
             return TRUE;
-        y = eval(w, nd->b, f, b);
+        y = eval(w, nd->b, m);
         return y == TRUE ? TRUE : x == UNKNOWN || y == UNKNOWN ? UNKNOWN : FALSE;
-    default: {
-        if (!f)
-            return UNKNOWN;
-        size_t i = b->field[nd->leaf];
-        if (i == TRACELOG_SCHEMA_NO_FIELD || i >= f->present)
-            return UNKNOWN;
-        return eval_compare(nd, f, i);
-    }
+    default:
+        return eval_leaf(nd, m);
     }
 }
 
 int ptlog_where_match(ptlog_where *w, ptlog_src *src, const tracelog_event *ev)
 {
-    tracelog_fields f;
-    const binding *b = NULL;
-    int typed = ptlog_event_fields(src, ev, &f);
-    if (typed && !(b = bind(w, f.schema)))
+    match m = {.ev = ev};
+    const tracelog_schema *s = ptlog_event_schema(src, ev->event_id);
+    if (s && !(m.b = bind(w, s)))
         return -1;
-    return eval(w, w->root, typed ? &f : NULL, b) == TRUE;
+    return eval(w, w->root, &m) == TRUE;
 }
 
 /*
