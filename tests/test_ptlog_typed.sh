@@ -165,6 +165,16 @@ check_num 'l == -4000000000' '4 '
 check_num 'b > 100' '1 5 '
 check_num '!(b > 100)' '0 2 3 4 '
 check_num 'b == 255 || s == 300' '1 6 '
+# The same values in JSON Lines: negative integers, i64 beyond 2^53 as strings, nan and -inf as strings
+want_num='{"f":1.5,"s":-1,"l":"-9223372036854775808","b":0},"fields_size":null}
+{"f":-2.5,"s":300,"l":-1,"b":255},"fields_size":null}
+{"f":"nan","s":-32768,"l":"9223372036854775807","b":7},"fields_size":null}
+{"f":0,"s":32767,"l":0,"b":1},"fields_size":null}
+{"f":"-inf","s":0,"l":-4000000000,"b":2},"fields_size":null}
+{"f":3e+38,"s":-300,"l":5,"b":200},"fields_size":null}
+{"f":-2.5,"s":300},"fields_size":"short"}'
+got_num=$("$PTLOG" convert --to jsonl num.ptl | grep '^{"name":"num"' | sed 's/.*"fields"://')
+[ "$got_num" = "$want_num" ] && ok || bad "num.ptl as JSON Lines: $got_num"
 # A field no schema of the log has, or a value no enum or flags field of that name has, is a usage
 # error naming it and its close candidates (issue 26 item 7: they printed nothing and exited 0), in
 # dump, filter and convert, for a seekable log (before any output), a pipe and JSON Lines (at the end).

@@ -22,6 +22,8 @@ typedef struct dumper {
     ptlog_src *src;          /* names in system events' payloads */
     ptlog_textmemo threads;
     ptlog_type_texts names;  /* as printed (quoted if needed) */
+    ptlog_plans plans;       /* typed events' schemas, resolved once */
+    ptlog_name_memo tname;   /* the last thread name's text */
 } dumper;
 
 #define C_TIME "\033[2m"
@@ -159,17 +161,24 @@ static char *put_thread(dumper *d, const tracelog_event *ev, char *p)
  * cannot be taken for the parentheses, else quoted and escaped (at most
  * 4 * 64 + 5 bytes).
  */
-static char *put_tname(const dumper *d, const tracelog_event *ev, char *p)
+static char *put_tname(dumper *d, const tracelog_event *ev, char *p)
 {
     const char *t = ev->kernel_tid && d->src->thread_name ? d->src->thread_name(d->src, ev) : NULL;
     if (!t)
         return p;
-    size_t n = strnlen(t, TRACELOG_THREAD_NAME_MAX);
-    *p++ = '(';
-    p += strpbrk(t, "()") ? ptlog_text_quote(t, n, p) : ptlog_text_safe(t, n, 1, p);
-    *p++ = ')';
-    *p++ = ' ';
-    return p;
+    ptlog_name_memo *m = &d->tname;
+    if (!ptlog_name_memo_hit(m, t)) { /* the text of a name not seen just before */
+        char *q = m->text;
+        *q++ = '(';
+        q += memchr(m->raw, '(', m->raw_len) || memchr(m->raw, ')', m->raw_len)
+                 ? ptlog_text_quote(m->raw, m->raw_len, q)
+                 : ptlog_text_safe(m->raw, m->raw_len, 1, q);
+        *q++ = ')';
+        *q++ = ' ';
+        m->len = (size_t)(q - m->text);
+    }
+    memcpy(p, m->text, m->len);
+    return p + m->len;
 }
 
 static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
@@ -234,7 +243,7 @@ static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
         }
         out->len += (size_t)(p - o);
     }
-    int typed = !d->o.hex && ptlog_fields_dump(out, d->src, ev, put_set_name, d);
+    int typed = !d->o.hex && ptlog_fields_dump(out, d->src, &d->plans, ev, put_set_name, d);
     if (!typed && ev->payload_len)
         put_payload(d, ev->payload, ev->payload_len);
     ptlog_out_room(out, 1)[0] = '\n';
@@ -261,6 +270,7 @@ int ptlog_write_text(ptlog_src *src, ptlog_out *out, ptlog_select *sel, const pt
     ptlog_timecache_init(&d->tc, d->o.local);
     int rc = ptlog_src_events(src, sel, dump_event, d);
     ptlog_type_texts_free(&d->names);
+    ptlog_plans_free(&d->plans);
     free(d);
     return rc;
 }

@@ -42,6 +42,79 @@ int ptlog_field_text(const tracelog_fields *f, size_t i, void (*fn)(void *ctx, c
     return 0;
 }
 
+/* ---- plans: a schema's fields resolved once --------------------------------------- */
+
+static void make_plan(ptlog_plan *p, const tracelog_schema *s)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        tracelog_field_info info;
+        tracelog_schema_field(s, i, &info); /* cannot fail: i < the field count */
+        ptlog_field_plan *fp = &p->f[i];
+        size_t n = strlen(info.name); /* at most TRACELOG_SCHEMA_NAME_MAX */
+        fp->type = info.type;
+        fp->offset = info.offset;
+        fp->size = info.variable ? 0 : info.size;
+        memcpy(fp->dump_head, i ? ", " : " ", i ? 2 : 1);
+        memcpy(fp->dump_head + (i ? 2 : 1), info.name, n);
+        memcpy(fp->dump_head + (i ? 2 : 1) + n, " = ", 3);
+        fp->dump_len = (uint8_t)((i ? 2 : 1) + n + 3);
+        memcpy(fp->json_head, ",\"", 2);
+        memcpy(fp->json_head + 2, info.name, n);
+        memcpy(fp->json_head + 2 + n, "\":", 2);
+        fp->json_len = (uint8_t)(n + 4);
+        if (i == 0) { /* no comma before the first */
+            memmove(fp->json_head, fp->json_head + 1, fp->json_len - 1u);
+            fp->json_len--;
+        }
+    }
+}
+
+const ptlog_plan *ptlog_plan_of(ptlog_plans *ps, const tracelog_schema *s)
+{
+    if (s == ps->last)
+        return &ps->v[ps->last_index];
+    size_t i = ptlog_idmap_get(&ps->by_schema, (uint64_t)(uintptr_t)s);
+    if (i == SIZE_MAX) {
+        ptlog_plan *v = realloc(ps->v, (ps->n + 1) * sizeof *v);
+        if (!v)
+            return NULL;
+        ps->v = v;
+        ptlog_plan *p = &v[ps->n];
+        p->schema = s;
+        p->n = tracelog_schema_field_count(s);
+        p->f = malloc((p->n ? p->n : 1) * sizeof *p->f);
+        if (!p->f)
+            return NULL;
+        make_plan(p, s);
+        if (ptlog_idmap_put(&ps->by_schema, (uint64_t)(uintptr_t)s, ps->n)) {
+            free(p->f);
+            return NULL;
+        }
+        i = ps->n++;
+    }
+    ps->last = s;
+    ps->last_index = i;
+    return &ps->v[i];
+}
+
+void ptlog_plans_free(ptlog_plans *ps)
+{
+    for (size_t i = 0; i < ps->n; i++)
+        free(ps->v[i].f);
+    free(ps->v);
+    ptlog_idmap_free(&ps->by_schema);
+    memset(ps, 0, sizeof *ps);
+}
+
+uint64_t ptlog_plan_load(const ptlog_field_plan *fp, const uint8_t *p)
+{
+    uint64_t u64 = ptlog_load_le(p, fp->size);
+    int is_signed = fp->type >= TRACELOG_FIELD_I8 && fp->type <= TRACELOG_FIELD_I64;
+    if (is_signed && fp->size < 8 && (u64 >> (8 * fp->size - 1) & 1))
+        u64 |= ~(uint64_t)0 << (8 * fp->size); /* sign extension */
+    return u64;
+}
+
 static void put_raw(void *ctx, const char *s, size_t n)
 {
     ptlog_out_write(ctx, s, n);
@@ -99,18 +172,6 @@ static void put_scalar(ptlog_out *out, const tracelog_fields *f, size_t i)
         ptlog_out_puts(out, "?");
 }
 
-/* ", name = " (" name = " for the first field) in one copy. */
-static void put_field_name(ptlog_out *out, const char *name, int first)
-{
-    size_t n = strlen(name);
-    char *o = ptlog_out_room(out, n + 5);
-    size_t k = first ? 1 : 2;
-    memcpy(o, first ? " " : ", ", k);
-    memcpy(o + k, name, n);
-    memcpy(o + k + n, " = ", 3);
-    out->len += k + n + 3;
-}
-
 /* " [short: 6 of 24 bytes]" or " [long: ...]" when the payload's size is not the schema's. */
 static void put_size_flag(ptlog_out *out, const tracelog_fields *f)
 {
@@ -122,41 +183,88 @@ static void put_size_flag(ptlog_out *out, const tracelog_fields *f)
     ptlog_out_puts(out, text);
 }
 
-int ptlog_fields_dump(ptlog_out *out, ptlog_src *src, const tracelog_event *ev,
+int ptlog_put_plain_text(ptlog_out *out, const char *p, size_t *n)
+{
+    const char *nul = memchr(p, 0, *n);
+    if (nul)
+        *n = (size_t)(nul - p);
+    if (*n > 256 || ptlog_text_plain_ascii(p, *n) != *n)
+        return 0;
+    char *o = ptlog_out_room(out, *n + 2);
+    o[0] = '"';
+    memcpy(o + 1, p, *n);
+    o[*n + 1] = '"';
+    out->len += *n + 2;
+    return 1;
+}
+
+/* A char field's text, quoted as dump quotes text. */
+static void put_char_field(ptlog_out *out, const char *p, size_t n)
+{
+    if (!ptlog_put_plain_text(out, p, &n))
+        ptlog_out_quoted(out, p, n, ptlog_text_quote, 4);
+}
+
+/* One field's value; f is the event's fields (present past i). */
+static void put_dump_value(ptlog_out *out, ptlog_src *src, const ptlog_field_plan *fp, const tracelog_fields *f,
+                           size_t i, ptlog_name_writer put_name, void *ctx)
+{
+    const uint8_t *p = f->data + fp->offset;
+    size_t n = fp->size ? fp->size : f->len - fp->offset;
+    char *o;
+    uint64_t v;
+    switch (fp->type) {
+    case TRACELOG_FIELD_U8: case TRACELOG_FIELD_U16: case TRACELOG_FIELD_U32: case TRACELOG_FIELD_U64:
+        out->len += ptlog_fmt_u64(ptlog_plan_load(fp, p), ptlog_out_room(out, 20));
+        break;
+    case TRACELOG_FIELD_I8: case TRACELOG_FIELD_I16: case TRACELOG_FIELD_I32: case TRACELOG_FIELD_I64:
+        v = ptlog_plan_load(fp, p);
+        o = ptlog_out_room(out, 21);
+        if ((int64_t)v < 0) {
+            *o++ = '-';
+            out->len++;
+            v = 0 - v;
+        }
+        out->len += ptlog_fmt_u64(v, o);
+        break;
+    case TRACELOG_FIELD_CHAR:
+        put_char_field(out, (const char *)p, n);
+        break;
+    case TRACELOG_FIELD_BYTES:
+        put_hex(out, p, n);
+        break;
+    case TRACELOG_FIELD_EVENTSET:
+        put_event_set(out, src, p, n, put_name, ctx);
+        break;
+    default: /* floats, bool, ptr, enum, flags */
+        put_scalar(out, f, i);
+        break;
+    }
+}
+
+int ptlog_fields_dump(ptlog_out *out, ptlog_src *src, ptlog_plans *plans, const tracelog_event *ev,
                       ptlog_name_writer put_name, void *ctx)
 {
     tracelog_fields f;
     if (!ptlog_event_fields(src, ev, &f))
         return 0;
+    const ptlog_plan *plan = ptlog_plan_of(plans, f.schema);
+    if (!plan)
+        return 0; /* no memory for the plan: the payload as hex */
     put_size_flag(out, &f);
     if (f.present == 0 && f.size_check == 0)
         return 1; /* an empty schema and an empty payload: nothing to show */
-    ptlog_out_puts(out, " {");
+    memcpy(ptlog_out_room(out, 2), " {", 2);
+    out->len += 2;
     for (size_t i = 0; i < f.present; i++) {
-        tracelog_field_info info;
-        tracelog_schema_field(f.schema, i, &info);
-        put_field_name(out, info.name, i == 0);
-        const char *text;
-        const uint8_t *bytes;
-        size_t n;
-        switch (info.type) {
-        case TRACELOG_FIELD_CHAR:
-            tracelog_fields_string(&f, i, &text, &n);
-            ptlog_out_quoted(out, text, n, ptlog_text_quote, 4);
-            break;
-        case TRACELOG_FIELD_BYTES:
-            tracelog_fields_bytes(&f, i, &bytes, &n);
-            put_hex(out, bytes, n);
-            break;
-        case TRACELOG_FIELD_EVENTSET:
-            tracelog_fields_bytes(&f, i, &bytes, &n);
-            put_event_set(out, src, bytes, n, put_name, ctx);
-            break;
-        default:
-            put_scalar(out, &f, i);
-            break;
-        }
+        const ptlog_field_plan *fp = &plan->f[i];
+        memcpy(ptlog_out_room(out, PTLOG_FIELD_HEAD), fp->dump_head, PTLOG_FIELD_HEAD); /* one fixed-size copy */
+        out->len += fp->dump_len;
+        put_dump_value(out, src, fp, &f, i, put_name, ctx);
     }
-    ptlog_out_puts(out, f.present ? " }" : "}");
+    memcpy(ptlog_out_room(out, 2), " }", 2);
+    out->len += f.present ? 2 : 1;
+    if (!f.present)
+        out->buf[out->len - 1] = '}';
     return 1;
 }

@@ -229,6 +229,8 @@ typedef struct json_writer {
     ptlog_nscache ts;
     ptlog_textmemo threads, addresses;
     ptlog_type_texts prefixes; /* {"name":...,"id":N,"ts": */
+    ptlog_plans plans;         /* typed events' schemas, resolved once */
+    ptlog_name_memo tname;     /* the last thread name's text */
 } json_writer;
 
 static char *make_prefix(const char *name, uint32_t id, size_t *len)
@@ -425,21 +427,84 @@ void ptlog_json_field_members(ptlog_out *out, const tracelog_fields *f, const ch
     }
 }
 
+/* A JSON number for an integer, or a string past 2^53 (exact as a string). */
+static void put_json_integer(ptlog_out *out, int neg, uint64_t mag)
+{
+    char *o = ptlog_out_room(out, 24), *p = o;
+    int text = mag > JSON_SAFE_INT;
+    if (text)
+        *p++ = '"';
+    if (neg)
+        *p++ = '-';
+    p += ptlog_fmt_u64(mag, p);
+    if (text)
+        *p++ = '"';
+    out->len += (size_t)(p - o);
+}
+
+/* Field i's value through its plan: integers, floats and plain text without a detour; the rest as before. */
+static void put_plan_value(ptlog_out *out, const ptlog_field_plan *fp, const tracelog_fields *f, size_t i)
+{
+    const uint8_t *p = f->data + fp->offset;
+    uint64_t v;
+    switch (fp->type) {
+    case TRACELOG_FIELD_U8: case TRACELOG_FIELD_U16: case TRACELOG_FIELD_U32: case TRACELOG_FIELD_U64:
+        put_json_integer(out, 0, ptlog_plan_load(fp, p));
+        return;
+    case TRACELOG_FIELD_I8: case TRACELOG_FIELD_I16: case TRACELOG_FIELD_I32: case TRACELOG_FIELD_I64:
+        v = ptlog_plan_load(fp, p);
+        put_json_integer(out, (int64_t)v < 0, (int64_t)v < 0 ? 0 - v : v);
+        return;
+    case TRACELOG_FIELD_F32: case TRACELOG_FIELD_F64: {
+        size_t n;
+        char *o = ptlog_out_room(out, 64);
+        tracelog_fields_format(f, i, o, 64, &n); /* at most 24 bytes */
+        if (o[n - 1] == 'n' || o[n - 1] == 'f') { /* nan, inf, -inf: not JSON numbers */
+            char text[8];
+            memcpy(text, o, n < sizeof text ? n : sizeof text); /* a copy: writing may flush the buffer */
+            ptlog_json_string(out, text, n < sizeof text ? n : sizeof text);
+        } else {
+            out->len += n;
+        }
+        return;
+    }
+    case TRACELOG_FIELD_CHAR: {
+        size_t n = fp->size ? fp->size : f->len - fp->offset;
+        if (!ptlog_put_plain_text(out, (const char *)p, &n))
+            ptlog_json_string(out, (const char *)p, n);
+        return;
+    }
+    default:
+        put_field_value(out, f, i, fp->type);
+        return;
+    }
+}
+
 /*
  * ,"fields":{...},"fields_size":... on every event, so that a consumer that
  * infers columns from the first lines (DuckDB) sees both keys whatever the
  * first events are: {} and null for an untyped event, "short"/"long" when the
  * payload's size is not the schema's.
  */
-static void put_fields(ptlog_out *out, ptlog_src *src, const tracelog_event *ev)
+static void put_fields(ptlog_out *out, ptlog_src *src, ptlog_plans *plans, const tracelog_event *ev)
 {
     tracelog_fields f;
     if (!ptlog_event_fields(src, ev, &f)) {
         ptlog_out_puts(out, ",\"fields\":{},\"fields_size\":null");
         return;
     }
+    const ptlog_plan *plan = ptlog_plan_of(plans, f.schema);
     ptlog_out_puts(out, ",\"fields\":{");
-    ptlog_json_field_members(out, &f, "", 0);
+    if (!plan) { /* no memory for the plan: field by field through the schema */
+        ptlog_json_field_members(out, &f, "", 0);
+    } else {
+        for (size_t i = 0; i < f.present; i++) {
+            const ptlog_field_plan *fp = &plan->f[i];
+            memcpy(ptlog_out_room(out, PTLOG_FIELD_HEAD), fp->json_head, PTLOG_FIELD_HEAD);
+            out->len += fp->json_len;
+            put_plan_value(out, fp, &f, i);
+        }
+    }
     ptlog_out_puts(out, "}");
     ptlog_out_puts(out, !f.size_check ? ",\"fields_size\":null"
                         : f.size_check < 0 ? ",\"fields_size\":\"short\"" : ",\"fields_size\":\"long\"");
@@ -524,7 +589,15 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
     const char *tname = ev->kernel_tid && w->src->thread_name ? w->src->thread_name(w->src, ev) : NULL;
     if (tname) { /* format 1.2: "tname" (and "tname_hex" when it is not UTF-8), escaped by the JSON writer */
         out->len += (size_t)(p - o);
-        put_text(out, "tname", tname, 1);
+        ptlog_name_memo *m = &w->tname;
+        if (ptlog_name_memo_hit(m, tname)) {
+            ptlog_out_write(out, m->text, m->len);
+        } else { /* made in the buffer (room for all of it: nothing is written out meanwhile), then kept */
+            size_t start = ptlog_out_room(out, sizeof m->text) - out->buf;
+            put_text(out, "tname", tname, 1);
+            m->len = out->len - start;
+            memcpy(m->text, out->buf + start, m->len);
+        }
         o = p = ptlog_out_room(out, 256 + (small ? 2 * 1024 : 0));
     }
     p = put_address(w, ev->address, p);
@@ -542,7 +615,7 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
         put_data_hex(out, ev->payload, ev->payload_len);
         ptlog_out_write(out, "\"", 1);
     }
-    put_fields(out, w->src, ev);
+    put_fields(out, w->src, &w->plans, ev);
     if (w->lines)
         ptlog_out_write(out, "}\n", 2);
     else
@@ -600,6 +673,7 @@ int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *se
         ptlog_out_puts(out, "}\n");
     }
     ptlog_type_texts_free(&w->prefixes);
+    ptlog_plans_free(&w->plans);
     free(w);
     return rc;
 }

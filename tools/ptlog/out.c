@@ -153,20 +153,16 @@ void ptlog_out_flush(ptlog_out *o)
     o->len = 0;
 }
 
-void ptlog_out_write(ptlog_out *o, const void *p, size_t n)
+void ptlog_out_write_full(ptlog_out *o, const void *p, size_t n)
 {
-    if (n > o->cap - o->len) {
-        ptlog_out_flush(o);
-        if (n > o->cap) {
-            write_all(o, p, n);
-            return;
-        }
+    ptlog_out_flush(o);
+    if (n > o->cap) {
+        write_all(o, p, n);
+        return;
     }
     memcpy(o->buf + o->len, p, n);
     o->len += n;
 }
-
-void ptlog_out_puts(ptlog_out *o, const char *s) { ptlog_out_write(o, s, strlen(s)); }
 
 void ptlog_out_quoted(ptlog_out *o, const char *s, size_t n, ptlog_quote_fn quote, size_t grow)
 {

@@ -13,9 +13,11 @@
 #ifndef PTLOG_H
 #define PTLOG_H
 
+#include <endian.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <tracelog.h>
 
@@ -95,8 +97,19 @@ static inline char *ptlog_out_room(ptlog_out *o, size_t n)
         ptlog_out_flush(o);
     return o->buf + o->len;
 }
-void ptlog_out_write(ptlog_out *o, const void *p, size_t n);
-void ptlog_out_puts(ptlog_out *o, const char *s);
+/* ptlog_out_write when the buffer has no room for n more bytes. */
+void ptlog_out_write_full(ptlog_out *o, const void *p, size_t n);
+/* Inline: most writes are a few bytes into a buffer with room (strlen of a literal folds away). */
+static inline void ptlog_out_write(ptlog_out *o, const void *p, size_t n)
+{
+    if (n > o->cap - o->len) {
+        ptlog_out_write_full(o, p, n);
+        return;
+    }
+    memcpy(o->buf + o->len, p, n);
+    o->len += n;
+}
+static inline void ptlog_out_puts(ptlog_out *o, const char *s) { ptlog_out_write(o, s, strlen(s)); }
 /* Writes "s[0..n)" into dst, quoted and escaped (at most grow * n + 2 bytes); returns its length. */
 typedef size_t (*ptlog_quote_fn)(const char *s, size_t n, char *dst);
 /* s[0..n) through quote, in slices (never inside a UTF-8 sequence) so that any length fits. */
@@ -141,6 +154,32 @@ typedef struct ptlog_type_texts {
 
 void ptlog_put_type_text(ptlog_out *out, ptlog_type_texts *t, uint32_t id, const char *name);
 void ptlog_type_texts_free(ptlog_type_texts *t);
+
+/*
+ * The text an output made for a thread's name, kept for the next events
+ * (one slot: the last name; a thread's events come in runs): made again
+ * only when the name differs. Zero-initialise.
+ */
+typedef struct ptlog_name_memo {
+    int valid;
+    size_t raw_len;
+    char raw[TRACELOG_THREAD_NAME_MAX];
+    size_t len;
+    char text[640]; /* dump's "(NAME) ", JSON's ,"tname":..[,"tname_hex":..] */
+} ptlog_name_memo;
+
+/* 1 when m holds the text of name (NUL-terminated, at most TRACELOG_THREAD_NAME_MAX bytes read); else
+   m's raw name becomes name's and 0 is returned: make the text into m->text, m->len. */
+static inline int ptlog_name_memo_hit(ptlog_name_memo *m, const char *name)
+{
+    size_t n = strnlen(name, TRACELOG_THREAD_NAME_MAX);
+    if (m->valid && n == m->raw_len && memcmp(name, m->raw, n) == 0)
+        return 1;
+    memcpy(m->raw, name, n);
+    m->raw_len = n;
+    m->valid = 1;
+    return 0;
+}
 
 /* ---- text formatting helpers (timefmt.c) --------------------------------------- */
 
@@ -211,13 +250,22 @@ size_t ptlog_fmt_hex64(uint64_t v, char *out);
 /* ISO 8601 UTC of ns into out (at least 40 bytes), NUL-terminated. */
 const char *ptlog_iso_utc(uint64_t ns, char *out);
 
-/* The little-endian unsigned integer of p[0..n), n <= 8. */
+/* The little-endian unsigned integer of p[0..n), n <= 8 (one load for 1, 2, 4 and 8: typed fields). */
 static inline uint64_t ptlog_load_le(const unsigned char *p, size_t n)
 {
+    uint16_t u16;
+    uint32_t u32;
     uint64_t v = 0;
-    while (n--)
-        v = v << 8 | p[n];
-    return v;
+    switch (n) {
+    case 1: return p[0];
+    case 2: memcpy(&u16, p, 2); return le16toh(u16);
+    case 4: memcpy(&u32, p, 4); return le32toh(u32);
+    case 8: memcpy(&v, p, 8); return le64toh(v);
+    default:
+        while (n--)
+            v = v << 8 | p[n];
+        return v;
+    }
 }
 
 /* A time given on the command line: absolute ns, or an offset from the first event. */
@@ -238,6 +286,8 @@ size_t ptlog_utf8_len(const unsigned char *p, size_t n);
 int ptlog_text_is_plain(const char *s, size_t n, int blanks_ok);
 /* s[0..n) in double quotes, C-escaped, \xHH for control and non-UTF-8 bytes (room for 4n + 2). */
 size_t ptlog_text_quote(const char *s, size_t n, char *dst);
+/* Bytes at the start of s[0..n) that every quoting copies as they are: printable ASCII but " and \. */
+size_t ptlog_text_plain_ascii(const char *s, size_t n);
 /* Bare if plain, else quoted (room for 4n + 2). */
 size_t ptlog_text_safe(const char *s, size_t n, int blanks_ok, char *dst);
 /* Only control and non-UTF-8 bytes as \xHH, nothing quoted (room for 4n): for messages. */
@@ -579,11 +629,50 @@ int ptlog_event_fields(ptlog_src *src, const tracelog_event *ev, tracelog_fields
 int ptlog_field_text(const tracelog_fields *f, size_t i, void (*fn)(void *ctx, const char *s, size_t n),
                      void *ctx);
 /*
+ * A schema's fields as dump and JSON print them, resolved once per schema
+ * (not per event): type, where the payload holds each, and the text before
+ * its value (" name = ", ", name = "; "\"name\":", ",\"name\":").
+ */
+#define PTLOG_FIELD_HEAD 72 /* ", " + a name (63 bytes at most) + " = " */
+typedef struct ptlog_field_plan {
+    tracelog_field_type type;
+    uint32_t offset, size; /* size 0: variable, the rest of the payload */
+    uint8_t dump_len, json_len;
+    char dump_head[PTLOG_FIELD_HEAD], json_head[PTLOG_FIELD_HEAD];
+} ptlog_field_plan;
+typedef struct ptlog_plan {
+    const tracelog_schema *schema;
+    size_t n;
+    ptlog_field_plan *f;
+} ptlog_plan;
+/* The plans of the schemas seen, by schema (zero-initialise; ptlog_plans_free). */
+typedef struct ptlog_plans {
+    ptlog_idmap by_schema;
+    ptlog_plan *v;
+    size_t n;
+    const tracelog_schema *last; /* the last one asked for, and its index in v */
+    size_t last_index;
+} ptlog_plans;
+/* s's plan (made the first time); NULL when out of memory. */
+const ptlog_plan *ptlog_plan_of(ptlog_plans *ps, const tracelog_schema *s);
+void ptlog_plans_free(ptlog_plans *ps);
+/* A field at p (where the plan puts it in the payload) as an unsigned, or a sign-extended signed, integer. */
+uint64_t ptlog_plan_load(const ptlog_field_plan *fp, const uint8_t *p);
+/*
+ * A char field's text p[0..*n) up to its first NUL (*n becomes its length):
+ * written in double quotes in one copy, and 1, when it is plain ASCII
+ * (ptlog_text_plain_ascii, at most 256 bytes: most are); else 0, nothing
+ * written (the caller escapes it).
+ */
+int ptlog_put_plain_text(ptlog_out *out, const char *p, size_t *n);
+
+/*
  * Writes "[ SIZE-FLAG] { field = value, ... }" for a typed event and
  * returns 1; returns 0, writing nothing, for an untyped one. Event names in
  * event sets are written by put_name (name NULL for an id src does not name).
+ * plans: the schemas' plans, kept by the caller across events.
  */
-int ptlog_fields_dump(ptlog_out *out, ptlog_src *src, const tracelog_event *ev,
+int ptlog_fields_dump(ptlog_out *out, ptlog_src *src, ptlog_plans *plans, const tracelog_event *ev,
                       ptlog_name_writer put_name, void *ctx);
 
 /* ptl_out.c: a new .ptl log of the selected events, with src's attributes and types. */

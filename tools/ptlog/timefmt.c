@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <time.h>
 
 #include "ptlog.h"
@@ -145,7 +148,22 @@ void ptlog_fmt_hexbytes(const unsigned char *p, size_t n, char *out)
         "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
         "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
         "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
-    for (size_t i = 0; i < n; i++)
+    size_t i = 0;
+#ifdef __SSE2__
+    /* 16 bytes at a time: each byte's two nibbles side by side, then '0'..'9' or 'a'..'f' */
+    const __m128i low4 = _mm_set1_epi8(0x0f), nine = _mm_set1_epi8(9), zero = _mm_set1_epi8('0'),
+                  letters = _mm_set1_epi8('a' - '0' - 10);
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        __m128i hi = _mm_and_si128(_mm_srli_epi16(v, 4), low4), lo = _mm_and_si128(v, low4);
+        __m128i d[2] = {_mm_unpacklo_epi8(hi, lo), _mm_unpackhi_epi8(hi, lo)};
+        for (int k = 0; k < 2; k++) {
+            __m128i x = _mm_add_epi8(_mm_add_epi8(d[k], zero), _mm_and_si128(_mm_cmpgt_epi8(d[k], nine), letters));
+            _mm_storeu_si128((__m128i *)(out + 2 * i + 16 * k), x);
+        }
+    }
+#endif
+    for (; i < n; i++)
         memcpy(out + 2 * i, pairs + 2 * p[i], 2);
 }
 

@@ -17,7 +17,6 @@
  * wrong kind) is unknown; ! of unknown is unknown; && and || are false and
  * true as soon as one side decides. Only a true expression keeps the event.
  */
-#include <endian.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -455,24 +454,10 @@ static int compare_integer(const node *nd, int neg, uint64_t mag)
     return order(d < nd->num ? -1 : d > nd->num, nd->op);
 }
 
-/* Little-endian unsigned of size 1, 2, 4 or 8 bytes. */
-static uint64_t load_le(const uint8_t *p, uint32_t size)
-{
-    uint16_t u16;
-    uint32_t u32;
-    uint64_t u64;
-    switch (size) {
-    case 1: return p[0];
-    case 2: memcpy(&u16, p, 2); return le16toh(u16);
-    case 4: memcpy(&u32, p, 4); return le32toh(u32);
-    default: memcpy(&u64, p, 8); return le64toh(u64);
-    }
-}
-
 /* A fast leaf, on the payload bytes: the field's value is p[0 .. l->size). */
 static int eval_fast(const node *nd, const bound_leaf *l, const uint8_t *p)
 {
-    uint64_t u = load_le(p, l->size);
+    uint64_t u = ptlog_load_le(p, l->size);
     if (l->fast == FAST_FLOAT) {
         if (l->size == 4) {
             uint32_t u32 = (uint32_t)u;
