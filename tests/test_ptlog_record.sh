@@ -7,6 +7,7 @@
 # - attach PID of a running instrumented program until it ends.
 # - --flush-wait: a program bursting into a small stream loses nothing.
 # - --drain-nice: the drain threads' priority (default -10 where permitted), not the program's.
+# - the stream's default size: 64 MiB with the flush policy, the library's 8 MiB otherwise.
 # - errors: a program that cannot be traced, a pid without libtracelog
 #   (exit 3, no output file left), usage errors (exit 2).
 # - the log describes the traced program, not ptlog (issue 26 item 3); a
@@ -310,6 +311,14 @@ if [ "$(id -u)" = 0 ]; then check_nices "record's default drain priority (root)"
     grep -q 'warning: --drain-nice -5' nice.err && ok || bad "--drain-nice not permitted: no warning: $(head -c 300 nice.err)"
 fi
 [ "$base" -le 7 ] && check_nices "--drain-nice 7" 7 --drain-nice 7
+# The stream's default size (issue 27): 64 MiB with the flush policy, where the lanes ride out the
+# times the drain does not run; the library's 8 MiB with loop, where it is what the log keeps;
+# --stream-size wins. The log's "stream min size" is each thread's lane.
+stream_size() { "$PTLOG" record -q "$@" -o size.ptl -- "$TRACED_SH" -c true &&
+    "$PTLOG" info size.ptl | sed -n 's/^stream min size: *\([0-9]*\) bytes$/\1/p'; }
+got="$(stream_size) $(stream_size --stream-policy loop) $(stream_size --stream-size 1M)"
+[ "$got" = "67108864 8388608 1048576" ] && ok ||
+    bad "stream sizes (flush default, loop default, --stream-size 1M): $got, want 67108864 8388608 1048576"
 expect_rc 2 "a nice value out of range" "$PTLOG" record --drain-nice 20 -o x.ptl -- true
 expect_rc 2 "a nice value that is not a number" "$PTLOG" record --drain-nice low -o x.ptl -- true
 

@@ -42,6 +42,17 @@
  */
 #define DRAIN_NICE_DEFAULT (-10)
 #define DRAIN_NICE_UNSET 100
+/*
+ * The stream's size (each recording thread's lane) with the flush policy
+ * unless --stream-size says: 8 times the library's default. The lanes are
+ * what rides out the times the drain does not run (the program never waits
+ * for it): at 5 M events/s per thread, 64 MiB of 64-byte records last
+ * 200 ms, 8 MiB 26 ms. Memory is used as a thread writes: up to 64 MiB of
+ * shared memory per thread that records (bench/README.md, "Performance
+ * round 3: the recorded path"). Loop and until-full keep the library's
+ * default: there the size is what the log keeps.
+ */
+#define FLUSH_STREAM_SIZE_DEFAULT (64u << 20)
 
 typedef struct rec_opts {
     const char *output;
@@ -261,8 +272,8 @@ static int start_tracing(const char *cmd, pid_t pid, const rec_opts *o, int fd, 
     posix_trace_attr_init(&attr); /* no name: the log is named after the traced program */
     posix_trace_attr_setstreamfullpolicy(&attr, o->stream_policy);
     posix_trace_attr_setlogfullpolicy(&attr, o->log_policy);
-    if (o->stream_size)
-        posix_trace_attr_setstreamsize(&attr, o->stream_size);
+    if (o->stream_size || o->stream_policy == POSIX_TRACE_FLUSH)
+        posix_trace_attr_setstreamsize(&attr, o->stream_size ? o->stream_size : FLUSH_STREAM_SIZE_DEFAULT);
     if (o->log_size)
         posix_trace_attr_setlogsize(&attr, o->log_size);
     if (o->flush_wait_us >= 0)
