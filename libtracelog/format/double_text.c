@@ -147,24 +147,25 @@ static int put_digits(uint64_t d, char *end)
 /*
  * digits * 10^exp10 (n digits, no trailing zero) as %g prints it at
  * precision prec >= n: exponent form when the exponent x of the first digit
- * is below -4 or at least prec, else fixed, trailing zeros removed.
+ * is below -4 or at least prec, else fixed, trailing zeros removed. The
+ * digits are copied in fixed-size blocks (no call to memcpy for a few
+ * bytes): out has room for TL_DOUBLE_TEXT_MAX - 1 bytes, the text is at
+ * most 24.
  */
 static size_t layout(uint64_t digits, int exp10, int prec, char *out)
 {
-    char buf[24];
-    int n = put_digits(digits, buf + sizeof buf);
-    const char *d = buf + sizeof buf - n;
+    char buf[48];
+    int n = put_digits(digits, buf + 24); /* at most 17 digits, ending at buf + 24 */
+    const char *d = buf + 24 - n;
     int x = n - 1 + exp10;
     if (prec < n)
         prec = n;
     char *p = out;
     if (x < -4 || x >= prec) {
-        *p++ = d[0];
-        if (n > 1) {
-            *p++ = '.';
-            memcpy(p, d + 1, (size_t)n - 1);
-            p += n - 1;
-        }
+        p[0] = d[0];
+        p[1] = '.';
+        memcpy(p + 2, d + 1, 16);
+        p += n > 1 ? n + 1 : 1;
         *p++ = 'e';
         *p++ = x < 0 ? '-' : '+';
         unsigned ax = (unsigned)(x < 0 ? -x : x);
@@ -174,20 +175,18 @@ static size_t layout(uint64_t digits, int exp10, int prec, char *out)
         return (size_t)(p + 2 - out);
     }
     if (x < 0) { /* 0.000ddd */
-        memcpy(p, "0.0000", (size_t)(1 - x));
-        p += 1 - x;
-        memcpy(p, d, (size_t)n);
-        return (size_t)(p + n - out);
+        memcpy(p, "0.0000", 6);
+        memcpy(p + 1 - x, d, 17);
+        return (size_t)(1 - x + n);
     }
+    memcpy(p, d, 17);
     if (x >= n - 1) { /* ddd000 */
-        memcpy(p, d, (size_t)n);
-        memset(p + n, '0', (size_t)(x - n + 1));
-        return (size_t)(p + x + 1 - out);
+        memcpy(p + n, "0000000000000000", 16); /* x - n + 1 <= 16 */
+        return (size_t)x + 1;
     }
-    memcpy(p, d, (size_t)x + 1); /* dd.ddd */
-    p[x + 1] = '.';
-    memcpy(p + x + 2, d + x + 1, (size_t)(n - x - 1));
-    return (size_t)(p + n + 1 - out);
+    p[x + 1] = '.'; /* dd.ddd */
+    memcpy(p + x + 2, d + x + 1, 16);
+    return (size_t)n + 1;
 }
 
 static size_t text(double v, int is_f32, char *out)

@@ -14,8 +14,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Most bytes either function writes ("-2.2250738585072014e-308" is 24); no NUL is written. */
-#define TL_DOUBLE_TEXT_MAX 32
+/*
+ * Room either function needs at out: the text is at most 24 bytes
+ * ("-2.2250738585072014e-308"), but digits are copied in blocks that may
+ * write past its end. No NUL is written.
+ */
+#define TL_DOUBLE_TEXT_MAX 48
 
 /* Writes v's text to out[0 .. TL_DOUBLE_TEXT_MAX) and returns its length. */
 size_t tl_double_text(double v, char *out);

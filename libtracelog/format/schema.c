@@ -825,6 +825,11 @@ static void put_hex64(out *o, uint64_t v)
 /* The shortest text that reads back to the same value (format/double_text.c). */
 static void put_float(out *o, double v, int is_f32)
 {
+    if (o->cap > o->len && o->cap - o->len > TL_DOUBLE_TEXT_MAX) { /* room: straight into the buffer */
+        char *at = o->buf + o->len;
+        o->len += is_f32 ? tl_float_text((float)v, at) : tl_double_text(v, at);
+        return;
+    }
     char tmp[TL_DOUBLE_TEXT_MAX];
     put(o, tmp, is_f32 ? tl_float_text((float)v, tmp) : tl_double_text(v, tmp));
 }

@@ -185,16 +185,21 @@ static void put_size_flag(ptlog_out *out, const tracelog_fields *f)
 
 int ptlog_put_plain_text(ptlog_out *out, const char *p, size_t *n)
 {
-    const char *nul = memchr(p, 0, *n);
-    if (nul)
-        *n = (size_t)(nul - p);
-    if (*n > 256 || ptlog_text_plain_ascii(p, *n) != *n)
+    /* checked and copied in one pass (most are short: char[8], char[16]); out->len moves only on success */
+    size_t max = *n < 256 ? *n : 256, i = 0;
+    char *o = ptlog_out_room(out, max + 2);
+    for (; i < max && ptlog_plain_ascii[(unsigned char)p[i]]; i++)
+        o[i + 1] = p[i];
+    if (i < *n && p[i]) { /* a byte to escape, or longer than 256 bytes: the caller's way */
+        const char *nul = memchr(p, 0, *n);
+        if (nul)
+            *n = (size_t)(nul - p);
         return 0;
-    char *o = ptlog_out_room(out, *n + 2);
+    }
+    *n = i;
     o[0] = '"';
-    memcpy(o + 1, p, *n);
-    o[*n + 1] = '"';
-    out->len += *n + 2;
+    o[i + 1] = '"';
+    out->len += i + 2;
     return 1;
 }
 

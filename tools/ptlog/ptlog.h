@@ -286,8 +286,8 @@ size_t ptlog_utf8_len(const unsigned char *p, size_t n);
 int ptlog_text_is_plain(const char *s, size_t n, int blanks_ok);
 /* s[0..n) in double quotes, C-escaped, \xHH for control and non-UTF-8 bytes (room for 4n + 2). */
 size_t ptlog_text_quote(const char *s, size_t n, char *dst);
-/* Bytes at the start of s[0..n) that every quoting copies as they are: printable ASCII but " and \. */
-size_t ptlog_text_plain_ascii(const char *s, size_t n);
+/* 1 for the bytes every quoting copies as they are (printable ASCII but " and \), else 0. */
+extern const unsigned char ptlog_plain_ascii[256];
 /* Bare if plain, else quoted (room for 4n + 2). */
 size_t ptlog_text_safe(const char *s, size_t n, int blanks_ok, char *dst);
 /* Only control and non-UTF-8 bytes as \xHH, nothing quoted (room for 4n): for messages. */
@@ -661,7 +661,7 @@ uint64_t ptlog_plan_load(const ptlog_field_plan *fp, const uint8_t *p);
 /*
  * A char field's text p[0..*n) up to its first NUL (*n becomes its length):
  * written in double quotes in one copy, and 1, when it is plain ASCII
- * (ptlog_text_plain_ascii, at most 256 bytes: most are); else 0, nothing
+ * (ptlog_plain_ascii, at most 256 bytes: most are); else 0, nothing
  * written (the caller escapes it).
  */
 int ptlog_put_plain_text(ptlog_out *out, const char *p, size_t *n);

@@ -120,8 +120,7 @@ static size_t escape_bytes(const unsigned char *p, size_t n, int c_style, char *
     return (size_t)(d - dst);
 }
 
-/* 1 for the bytes every quoting copies as they are: printable ASCII but " and \. */
-static const unsigned char plain_ascii[256] = {
+const unsigned char ptlog_plain_ascii[256] = {
     ['\x20'] = 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,             /* " is 0x22 */
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,                         /* 0x30 */
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,                         /* 0x40 */
@@ -129,14 +128,6 @@ static const unsigned char plain_ascii[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,                         /* 0x60 */
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,                         /* 0x70: DEL is 0x7f */
 };
-
-size_t ptlog_text_plain_ascii(const char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n && plain_ascii[(unsigned char)s[i]])
-        i++;
-    return i;
-}
 
 size_t ptlog_text_quote(const char *s, size_t n, char *dst)
 {
