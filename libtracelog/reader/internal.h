@@ -83,7 +83,7 @@ struct tracelog_reader {
     thread_def_at *defs;
     size_t ndefs, defs_cap, next_def;
     uint64_t threads_seq;  /* the map holds the definitions made before this seq */
-    tl_thread_def cache;   /* the last lookup (ktid 0: none) */
+    tl_thread_def cache;   /* the last lookup, with its name (ktid 0: none; cleared when threads changes) */
 
     chunk_ref *chunks;
     size_t nchunks, chunks_cap;

@@ -49,10 +49,10 @@ static inline uint32_t kernel_tid_cached(tracelog_reader *r, tl_thread_def *cach
     if (r->threads.n == 0)
         return 0;
     if (!cache->ktid || cache->pid != ev->pid || cache->tid != ev->tid) {
-        uint32_t k = tl_thread_map_get(&r->threads, ev->pid, ev->tid);
-        if (!k)
+        const tl_thread_def *d = tl_thread_map_find(&r->threads, ev->pid, ev->tid);
+        if (!d)
             return 0;
-        *cache = (tl_thread_def){ev->tid, ev->pid, k, 0};
+        *cache = *d; /* its name too: tracelog_reader_event_thread_name looks here first */
     }
     return cache->ktid;
 }

@@ -341,8 +341,12 @@ const char *tracelog_reader_event_thread_name(const tracelog_reader *r, const tr
 {
     if (!r || !ev || !ev->kernel_tid)
         return NULL;
-    /* The map holds the definitions that gave ev its kernel tid (those before its set's last chunk). */
-    const tl_thread_def *d = tl_thread_map_find(&r->threads, ev->pid, ev->tid);
+    /* The map holds the definitions that gave ev its kernel tid (those before its set's last chunk);
+       the last lookup of a kernel tid (r->cache, cleared whenever the map changes) is the common answer. */
+    const tl_thread_def *c = &r->cache;
+    const tl_thread_def *d = c->ktid && c->pid == ev->pid && c->tid == ev->tid
+                                 ? c
+                                 : tl_thread_map_find(&r->threads, ev->pid, ev->tid);
     return d && d->ktid == ev->kernel_tid ? tl_thread_names_get(&r->names, d->name) : NULL;
 }
 
