@@ -11,11 +11,13 @@
 #                              other processes' time on our CPU, CPU time
 #                              does not), and returns non-zero if CMD failed.
 #   bt_once CMD...             runs CMD once (its standard output thrown away);
-#                              sets BT_WALL (seconds) and BT_CPU1 (user+system
-#                              seconds from /usr/bin/time, 10 ms resolution;
-#                              empty without it); returns non-zero if CMD
-#                              failed. For scripts that alternate commands run
-#                              by run (before and after builds in one sitting).
+#                              sets BT_WALL (seconds) and BT_CPU1 (its CPU
+#                              seconds: perf stat's task-clock when perf runs
+#                              here, else user+system from /usr/bin/time, 10 ms
+#                              resolution; empty without either); returns
+#                              non-zero if CMD failed. For scripts that
+#                              alternate commands run by run (before and after
+#                              builds in one sitting).
 #   bt_median NUMBERS...       prints the median of the numbers
 #   bt_maxrss_kib CMD...       runs CMD once (output thrown away) under
 #                              /usr/bin/time -v and prints its peak RSS in KiB
@@ -68,14 +70,24 @@ bt_once() {
     BT_WALL=0 BT_CPU1=""
     cpu=$(mktemp)
     t0=$(date +%s%N)
-    if [[ -x /usr/bin/time ]]; then
+    if [[ -z ${BT_PERF_OK+set} ]]; then # task-clock needs no PMU; perf may still be refused (paranoid level)
+        BT_PERF_OK=0
+        perf stat -x, -e task-clock -o "$cpu" -- true >/dev/null 2>&1 && grep -q task-clock "$cpu" && BT_PERF_OK=1
+    fi
+    if ((BT_PERF_OK)); then
+        perf stat -x, -e task-clock -o "$cpu" -- "$@" >/dev/null || status=$?
+    elif [[ -x /usr/bin/time ]]; then
         /usr/bin/time -f '%U %S' -o "$cpu" "$@" >/dev/null || status=$?
     else
         "$@" >/dev/null || status=$?
     fi
     t1=$(date +%s%N)
     BT_WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.9f", (b - a) / 1e9 }')
-    [[ -s $cpu ]] && BT_CPU1=$(awk 'END { printf "%.2f", $1 + $2 }' "$cpu")
+    if ((BT_PERF_OK)); then
+        BT_CPU1=$(awk -F, '$3 == "task-clock" { printf "%.4f", $1 / 1000 }' "$cpu")
+    elif [[ -s $cpu ]]; then
+        BT_CPU1=$(awk 'END { printf "%.2f", $1 + $2 }' "$cpu")
+    fi
     rm -f "$cpu"
     return "$status"
 }

@@ -16,7 +16,8 @@
 #    reads back (self-check: every event in order with its time, thread and
 #    fields; every printed double parses back with strtod to the event's
 #    exact bits; --where: exactly the events on port 9000), then --runs times
-#    to /dev/null (page cache warm): median wall time and user+system CPU.
+#    to /dev/null (page cache warm): median wall time and CPU time (bt_once:
+#    perf stat task-clock, else /usr/bin/time).
 # 3. With --before PTLOG (an older build of ptlog), that binary gets the same
 #    self-checks and its runs alternate with this build's, run by run, so the
 #    ratio of the two comes from one sitting.
