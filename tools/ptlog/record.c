@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,29 +242,53 @@ static int set_filter(const char *cmd, trace_id_t trid, const rec_opts *o)
 }
 
 /*
- * The drain threads' priority: on Linux a nice value is a thread's, and the
- * threads posix_trace_create_withlog makes (the flusher, which makes its
- * helpers) take the calling thread's; the traced program, forked before,
- * keeps its own. Sets the calling thread's nice for the create (*old: the
- * value to restore; 1 if it was changed). A value ptlog may not set is kept:
- * silently for the default, with a warning for --drain-nice.
+ * The drain threads' priority. On Linux a nice value is a thread's, and a
+ * new thread takes its creator's: the stream is created by a short-lived
+ * thread that sets its own nice first, so that the threads
+ * posix_trace_create_withlog makes (the flusher, which makes its helpers)
+ * take it, while the program (forked before) and ptlog's main thread keep
+ * theirs (a thread that raised its nice value may not lower it back without
+ * privilege: the main thread never changes it). A value ptlog may not set
+ * is kept: silently for the default, with a warning for --drain-nice.
  */
-static int drain_nice_set(const char *cmd, const rec_opts *o, int *old)
+typedef struct create_args {
+    pid_t pid;
+    const trace_attr_t *attr;
+    int fd;
+    trace_id_t *trid;
+    int nice, nice_error; /* the value wanted; setpriority's errno, 0 if set */
+    int e;                /* posix_trace_create_withlog's */
+} create_args;
+
+static void *create_main(void *arg)
 {
-    int want = o->drain_nice == DRAIN_NICE_UNSET ? DRAIN_NICE_DEFAULT : o->drain_nice;
+    create_args *a = arg;
     id_t self = (id_t)syscall(SYS_gettid);
     errno = 0;
-    *old = getpriority(PRIO_PROCESS, self);
-    if ((*old == -1 && errno) || *old == want)
-        return 0;
-    if (setpriority(PRIO_PROCESS, self, want) == 0)
-        return 1;
-    if (o->drain_nice != DRAIN_NICE_UNSET)
-        ptlog_msg(cmd, "warning: --drain-nice %d: %s; the drain threads keep nice %d", want, strerror(errno), *old);
-    return 0;
+    int now = getpriority(PRIO_PROCESS, self);
+    if (now == -1 && errno)
+        a->nice_error = errno;
+    else if (now != a->nice && setpriority(PRIO_PROCESS, self, a->nice) != 0)
+        a->nice_error = errno;
+    a->e = posix_trace_create_withlog(a->pid, a->attr, a->fd, a->trid);
+    return NULL;
 }
 
-static void drain_nice_restore(int old) { setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), old); }
+static int create_drained(const char *cmd, const rec_opts *o, create_args *a)
+{
+    a->nice = o->drain_nice == DRAIN_NICE_UNSET ? DRAIN_NICE_DEFAULT : o->drain_nice;
+    pthread_t creator;
+    if (pthread_create(&creator, NULL, create_main, a) != 0) { /* the caller's priority, then */
+        a->nice_error = EAGAIN;
+        a->e = posix_trace_create_withlog(a->pid, a->attr, a->fd, a->trid);
+    } else {
+        pthread_join(creator, NULL);
+    }
+    if (a->nice_error && o->drain_nice != DRAIN_NICE_UNSET)
+        ptlog_msg(cmd, "warning: --drain-nice %d: %s; the drain threads keep ptlog's priority", a->nice,
+                  strerror(a->nice_error));
+    return a->e;
+}
 
 /* Creates the stream with log for pid and starts it. 0 or an exit code. */
 static int start_tracing(const char *cmd, pid_t pid, const rec_opts *o, int fd, trace_id_t *trid)
@@ -278,10 +303,8 @@ static int start_tracing(const char *cmd, pid_t pid, const rec_opts *o, int fd, 
         posix_trace_attr_setlogsize(&attr, o->log_size);
     if (o->flush_wait_us >= 0)
         tracelog_trace_attr_setflushwait(&attr, (unsigned)o->flush_wait_us);
-    int old_nice, reniced = drain_nice_set(cmd, o, &old_nice);
-    int e = posix_trace_create_withlog(pid, &attr, fd, trid);
-    if (reniced)
-        drain_nice_restore(old_nice);
+    create_args create = {.pid = pid, .attr = &attr, .fd = fd, .trid = trid};
+    int e = create_drained(cmd, o, &create);
     if (e) {
         const char *why = e == ESRCH    ? "no such process"
                           : e == EPERM  ? "not permitted (another user's process?)"
