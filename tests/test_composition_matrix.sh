@@ -23,7 +23,10 @@
 #   ktids    distinct kernel tids, one per thread, the main thread's = its pid
 #   end      tracelog_process_end (how, code, after every user event) where a
 #            controller traced the program; none elsewhere
-#   sys      posix_trace_start says event_filter = [mx.noise]; no OVERFLOW,
+#   sys      the filter in force from posix_trace_start to the first user
+#            event is [mx.noise] (START's event_filter, as a posix_trace_filter
+#            before that event changed it: ptlog record's filter by name takes
+#            effect when the program opens the name, after the start); no OVERFLOW,
 #            RESUME, ERROR, automatic STOP, unnamed event or id without name
 #   ident    the log's process (format-spec 5.2): the program that recorded
 #            the events (with an inherited stream: the parent that owns it);
@@ -49,7 +52,6 @@ export TRACELOG_FLUSH_INTERVAL_MS=2
 GAPS=(
     "online,ctl-online-* threads the POSIX reading interface gives no thread name (posix_trace_event_info has none), as it gives no kernel tid"
     "online,ctl-online-* ktids the POSIX reading interface gives no kernel tid (posix_trace_event_info has none)"
-    "record-*,conv-record ids a controller that filters opens the filtered name in the program's map before the program opens its names (ptlog record --exclude: tools/ptlog/record.c set_filter), so they get other ids than in-process"
 )
 
 ASPECTS=(run names ids fields threads ktids end sys ident verify)

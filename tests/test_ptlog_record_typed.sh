@@ -38,6 +38,27 @@ grep -q ' net.rx { len = ' <(user_events ex.ptl) && ok || bad "record --exclude 
 n=$(user_events ex_own.ptl | grep -c ' cpu.load { load = ')
 [ "$n" -gt 0 ] && ok || bad "record --exclude cpu.load: the program's own log lost cpu.load's schema ($n decoded)"
 
+# The filter is by name (tracelog_trace_filter_name): the program's names keep the ids of its own
+# order (ptlog opened cpu.load first, which gave it the first id and shifted the program's), and the
+# program records the filter change when it opens cpu.load, before its first event.
+types() { "$PTLOG" convert "$1" --to jsonl -o - | head -1 | grep -o '"id":[0-9]*,"name":"[a-z]*\.[a-z]*"'; }
+expect_rc 0 "samples/typed alone" "$SAMPLES/typed" alone.ptl
+types alone.ptl >alone.types
+types ex.ptl >ex.types
+[ "$(wc -l <alone.types)" = 4 ] && ok || bad "the program's own log has not its 4 types: $(cat alone.types)"
+expect_same "record --exclude: the program's ids, as in its own log untraced" alone.types ex.types
+"$PTLOG" dump ex.ptl | sed -n '/ posix_trace_filter /,$p' | sed -n '1p;2p' >ex.filter
+grep -q ' posix_trace_filter { old_event_filter = \[\], new_event_filter = \[cpu.load\] }$' ex.filter && ok ||
+    bad "record --exclude: no FILTER event naming cpu.load: $(head -c 300 ex.filter)"
+grep -q ' posix_trace_filter ' <(sed -n 2p ex.filter) && bad "record --exclude: a second FILTER event" || ok
+# --event keeps only the named type, the ids again the program's.
+expect_rc 0 "record --event net.rx" "$PTLOG" record -q --event net.rx -o ev.ptl -- "$SAMPLES/typed" ev_own.ptl
+types ev.ptl >ev.types
+expect_same "record --event: the program's ids, as in its own log untraced" alone.types ev.types
+n=$(user_events ev.ptl | grep -c ' net.rx { len = ')
+m=$(user_events ev.ptl | grep -vc ' net.rx { len = ')
+[ "$n" -gt 0 ] && [ "$m" = 0 ] && ok || bad "record --event net.rx: $n net.rx events and $m others"
+
 # attach to a program that opens only typed ids (it could not be found before).
 "$TYPED_ONLY" 3 &
 pid=$!

@@ -148,6 +148,28 @@ typedef struct tracelog_trace_stats {
 TRACELOG_API int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats);
 
 /*
+ * Filters the event type `name` out of stream trid (how
+ * POSIX_TRACE_ADD_EVENTSET) or lets it through (POSIX_TRACE_SUB_EVENTSET),
+ * by name. For a stream of this process, and for a name the traced process
+ * of a controller's stream has opened, it is posix_trace_set_filter with
+ * the name's id. A name the traced process has not opened yet gets no id
+ * here (posix_trace_trid_eventid_open would give it the next one now, and
+ * the process's own names would then get other ids than in its own logs):
+ * the process applies the filter when it opens the name (or maps the
+ * stream, if later), records POSIX_TRACE_FILTER (old and new filter) then,
+ * and the name has the id of the process's own order. So a filter set with
+ * it before posix_trace_start may show in the start event's filter only as
+ * that later FILTER event. A later posix_trace_set_filter with
+ * POSIX_TRACE_SET_EVENTSET replaces what was applied. ptlog record --event
+ * and --exclude use it. A process's name map holds 64 such names over its
+ * life (their streams may be gone): beyond, the name gets the next id at
+ * once, as posix_trace_trid_eventid_open gives it. Thread-safe. Errors:
+ * EINVAL (trid, name or how), ENAMETOOLONG, EAGAIN (the traced process's
+ * name map cannot be locked or read).
+ */
+TRACELOG_API int tracelog_trace_filter_name(trace_id_t trid, const char *name, int how);
+
+/*
  * Typed events: posix_trace_eventid_open() with the layout of the event's
  * payload, so that logs show named fields instead of bytes. schema is text
  * in the language of <tracelog/schema.h> ("u32 len; u16 port; char[16]

@@ -535,3 +535,42 @@ int posix_trace_set_filter(trace_id_t trid, const trace_event_set_t *set, int ho
     tl_posix_release(t);
     return 0;
 }
+
+/* The id name has for t's stream: 0, EINPROGRESS (another process's, which has not opened it: left to it), or an errno. */
+static int filter_id(tl_trace *t, const char *name, int keep, trace_event_id_t *id)
+{
+    if (!t->active.remote)
+        return tl_posix_name_open(name, id); /* our own order: the id is the one we record with */
+    tl_names *names;
+    int e = tl_posix_trace_names(t, &names);
+    if (!e)
+        e = tl_names_filter_by_name(names, tl_remote_stream_id(t->active.remote), name, keep, id);
+    /* Its map holds as many waiting names as it can (their streams may be long gone): the name gets
+       its id now, as posix_trace_trid_eventid_open gives it, and the process's later names the next ones. */
+    return e == ENOSPC ? tl_names_open(names, name, id) : e;
+}
+
+int tracelog_trace_filter_name(trace_id_t trid, const char *name, int how)
+{
+    if (!name || (how != POSIX_TRACE_ADD_EVENTSET && how != POSIX_TRACE_SUB_EVENTSET))
+        return EINVAL;
+    if (strnlen(name, TRACE_EVENT_NAME_MAX + 1) > TRACE_EVENT_NAME_MAX)
+        return ENAMETOOLONG;
+    tl_trace *t;
+    int e = tl_posix_acquire(trid, TL_ACTIVE_KINDS, &t);
+    if (e)
+        return e;
+    pthread_mutex_lock(&t->read_lock); /* the handle's view of the names, and filter changes */
+    trace_event_id_t id;
+    e = filter_id(t, name, how == POSIX_TRACE_SUB_EVENTSET, &id);
+    if (!e) {
+        trace_event_set_t set;
+        posix_trace_eventset_empty(&set);
+        posix_trace_eventset_add(id, &set);
+        filter_args a = {&set, how, CALLER};
+        guarded(t, set_filter_op, &a);
+    }
+    pthread_mutex_unlock(&t->read_lock);
+    tl_posix_release(t);
+    return e == EINPROGRESS ? 0 : e;
+}

@@ -110,6 +110,12 @@ int tl_posix_publish_remote(tl_stream *s);
 void tl_posix_registry_init(void);
 /* What xproc/attach.c hands announced buffers to (remote.c). */
 const tl_xproc_ops *tl_posix_remote_ops(void);
+/*
+ * Applies the filters controllers asked for by name (tracelog_trace_filter_name)
+ * that wait for user id (the process just opened it; 0: any) in stream (a
+ * controller's buffer id; 0: any). Async-signal-safe, lock-free (remote.c).
+ */
+void tl_posix_remote_filters(trace_event_id_t id, uint64_t stream, uint64_t caller);
 /* A running inherited stream of this process with a named buffer: 1 with its name and id (spawn.c). */
 int tl_posix_inherited_buffer(char name[TL_SHM_NAME_MAX], uint64_t *id);
 /* Handles of this process's traces of the given kinds (at most max). */

@@ -56,12 +56,27 @@
 #define TL_NAMES_ENV "TRACELOG_NAMES"
 #define USER_NAMES (TRACE_USER_EVENT_MAX - 1) /* the unnamed user event takes one slot */
 #define NAMES_MAGIC 0x4d4e4c54u               /* "TLNM" */
-#define NAMES_VERSION 3u              /* 2: the lock word, the nonces, names of TRACE_EVENT_NAME_MAX characters, schemas;
-                                         3: the threads' names */
+#define NAMES_VERSION 4u              /* 2: the lock word, the nonces, names of TRACE_EVENT_NAME_MAX characters, schemas;
+                                         3: the threads' names; 4: names filtered before the process opens them */
 #define SCHEMA_ARENA (1u << 20)       /* bytes of schema text a map holds (pages are taken as they are written) */
 #define NAME_BYTES (TRACE_EVENT_NAME_MAX + 1) /* the limit counts characters, not the NUL */
 #define REMOTE_LOCK_WAIT_NS 100000000ull /* a controller waits this long for the traced process's lock */
 #define OWN_LOCK_WAIT_NS UINT64_MAX     /* the process itself waits for a live holder (its parent, a controller) */
+#define FILTER_NAMES TL_NAME_FILTERS_MAX /* names controllers filter before the process opens them */
+
+/*
+ * A name a controller filters in its stream before the process has opened
+ * it (tl_names_filter_by_name): the process applies it when it opens the
+ * name, so that the name gets the id the process's own order gives it.
+ * Written whole under the lock before the count that publishes it; only
+ * `applied` changes after.
+ */
+typedef struct filter_entry {
+    uint64_t stream;          /* the controller's stream: its buffer's id (tl_remote_stream_id) */
+    uint32_t keep;            /* 1: let it through; 0: filter it out */
+    _Atomic uint32_t applied; /* the process applied it (once) */
+    char name[NAME_BYTES];
+} filter_entry;
 
 struct tl_names {
     _Atomic uint32_t magic; /* named maps: valid once set (they are linked in complete) */
@@ -81,6 +96,8 @@ struct tl_names {
                                      /* (at 0, length BY_CONTROLLER: opened untyped by a controller, see there) */
     char names[USER_NAMES][NAME_BYTES];
     char schemas[SCHEMA_ARENA]; /* canonical schema texts (typed.c), one after the other, no NUL */
+    uint32_t filter_count;      /* entries of `filters`, stored with release order after the entry (under the lock) */
+    filter_entry filters[FILTER_NAMES];
     tl_tname_table threads;     /* each thread's name at its first event, of every process writing the map */
 };
 typedef tl_names name_map;
@@ -426,6 +443,36 @@ static void map_name_open(name_map *m, const char *name, size_t len, const char 
         n++;
     }
     *id = i < n ? POSIX_TRACE_UNNAMED_USEREVENT + 1 + i : POSIX_TRACE_UNNAMED_USEREVENT;
+}
+
+static uint32_t filters_of(const name_map *m)
+{
+    uint32_t n = __atomic_load_n(&m->filter_count, __ATOMIC_ACQUIRE);
+    return n < FILTER_NAMES ? n : FILTER_NAMES;
+}
+
+size_t tl_posix_names_filters(trace_event_id_t id, uint64_t stream, tl_name_filter *out, size_t cap)
+{
+    name_map *m = atomic_load(&map);
+    if (!m || !filters_of(m))
+        return 0;
+    atomic_thread_fence(memory_order_seq_cst); /* the name (or the stream) first: see tl_posix_remote_filters */
+    uint32_t nf = filters_of(m), nn = count_of(m), want = id - POSIX_TRACE_UNNAMED_USEREVENT - 1;
+    size_t k = 0;
+    for (uint32_t f = 0; f < nf && k < cap; f++) {
+        filter_entry *fe = &m->filters[f];
+        if (atomic_load(&fe->applied) || (stream && fe->stream != stream))
+            continue;
+        uint32_t i = 0;
+        if (id)
+            i = want < nn && strncmp(fe->name, m->names[want], NAME_BYTES) == 0 ? want : nn;
+        else
+            while (i < nn && strncmp(fe->name, m->names[i], NAME_BYTES) != 0)
+                i++;
+        if (i < nn)
+            out[k++] = (tl_name_filter){fe->stream, POSIX_TRACE_UNNAMED_USEREVENT + 1 + i, fe->keep != 0, &fe->applied};
+    }
+    return k;
 }
 
 static int fixed_name(trace_event_id_t id, char *out, size_t cap)
@@ -900,4 +947,33 @@ int tl_names_thread_name(const tl_names *m, uint32_t pid, uint32_t ktid, char *o
         return ENOENT;
     }
     return tl_tname_get(&m->threads, pid, ktid, out, cap);
+}
+
+int tl_names_filter_by_name(tl_names *m, uint64_t stream, const char *name, int keep, trace_event_id_t *id)
+{
+    size_t len = strnlen(name, NAME_BYTES);
+    if (len > TRACE_EVENT_NAME_MAX)
+        return ENAMETOOLONG;
+    if (take_lock(m, REMOTE_LOCK_WAIT_NS))
+        return EAGAIN;
+    uint32_t n = count_of(m), i = 0, f = filters_of(m);
+    while (i < n && strncmp(m->names[i], name, NAME_BYTES) != 0)
+        i++;
+    int e = EINPROGRESS;
+    if (i < n) {
+        *id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + i;
+        e = 0;
+    } else if (f >= FILTER_NAMES) {
+        e = ENOSPC;
+    } else {
+        filter_entry *fe = &m->filters[f];
+        fe->stream = stream;
+        fe->keep = keep != 0;
+        atomic_store(&fe->applied, 0);
+        memcpy(fe->name, name, len);
+        memset(fe->name + len, 0, sizeof fe->name - len);
+        __atomic_store_n(&m->filter_count, f + 1, __ATOMIC_RELEASE);
+    }
+    unlock(m);
+    return e;
 }

@@ -67,6 +67,32 @@ void tl_posix_names_thread_started(uint32_t pid, uint32_t ktid, const char *name
  * EILSEQ (a malformed entry: the caller counts it). out gets "" unless 0.
  */
 int tl_names_thread_name(const tl_names *m, uint32_t pid, uint32_t ktid, char *out, size_t cap);
+/*
+ * Filters by name (tracelog_trace_filter_name). The controller: filters
+ * `name` in its stream `stream` (its buffer's id) of map m's process, by
+ * name: 0 with *id when the process has opened the name (the caller filters
+ * that id); EINPROGRESS when not yet: the map asks the process to apply it
+ * when it opens the name, so that its ids stay those of its own order;
+ * EAGAIN (the map's lock), ENOSPC (too many such names), ENAMETOOLONG.
+ */
+int tl_names_filter_by_name(tl_names *m, uint64_t stream, const char *name, int keep, trace_event_id_t *id);
+/* Names a map holds filtered that way, over its process's life. */
+#define TL_NAME_FILTERS_MAX 64u
+/* The process: a filter a controller asked for, not applied yet. */
+typedef struct tl_name_filter {
+    uint64_t stream;           /* the controller's stream (its buffer's id) */
+    trace_event_id_t id;       /* the name's id in the process */
+    int keep;                  /* 1: let it through; 0: filter it out */
+    _Atomic uint32_t *applied; /* in the map: set by whoever applies it (once) */
+} tl_name_filter;
+/*
+ * Those of the process's own map for user id (0: any name it has opened)
+ * in stream (0: any stream), at most cap into out: how many. Lock-free and
+ * async-signal-safe (a stream's publication runs in the trace point's slow
+ * path); the map's text is read bounded by its slots.
+ */
+size_t tl_posix_names_filters(trace_event_id_t id, uint64_t stream, tl_name_filter *out, size_t cap);
+
 /* Fork: shared, the child keeps its parent's map (an inherited stream is alive); else it gets a copy. */
 void tl_posix_names_before_fork(int shared);
 void tl_posix_names_after_fork_parent(void);

@@ -134,7 +134,10 @@ int tracelog_eventid_open_typed(const char *name, const char *schema, trace_even
     /* An instrumented process, as after posix_trace_eventid_open: a controller can find it and read its names. */
     if (tl_xproc_ensure_ctl() == 0)
         tl_posix_names_share();
-    return open_typed(name, schema, id);
+    int e = open_typed(name, schema, id);
+    if (!e) /* a controller's filter by name waits for it (tracelog_trace_filter_name) */
+        tl_posix_remote_filters(*id, 0, (uint64_t)(uintptr_t)__builtin_return_address(0));
+    return e;
 }
 
 /*

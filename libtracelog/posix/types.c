@@ -16,7 +16,10 @@ int posix_trace_eventid_open(const char *restrict event_name, trace_event_id_t *
     /* An instrumented process: from now on a controller can find it (design note, section 3.2). */
     if (tl_xproc_ensure_ctl() == 0)
         tl_posix_names_share(); /* ... and read our names */
-    return tl_posix_name_open(event_name, event_id);
+    int e = tl_posix_name_open(event_name, event_id);
+    if (!e) /* a controller's filter by name waits for it (tracelog_trace_filter_name) */
+        tl_posix_remote_filters(*event_id, 0, (uint64_t)(uintptr_t)__builtin_return_address(0));
+    return e;
 }
 
 int posix_trace_trid_eventid_open(trace_id_t trid, const char *restrict event_name,

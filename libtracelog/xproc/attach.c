@@ -172,7 +172,7 @@ static int join(unsigned i, const char *name, uint64_t size, uint64_t id, uint32
         return e;
     }
     release_local(i);
-    int h = ops.publish(m, actual, flags);
+    int h = ops.publish(m, actual, id, flags);
     if (h < 0) {
         munmap(m, actual);
         return -h;

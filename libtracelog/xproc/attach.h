@@ -40,8 +40,8 @@ extern tl_xproc_page tl_xproc_event_page;
 typedef struct tl_xproc_ops {
     /* Is this mapping a stream buffer of `size` bytes with this id? 0 or EINVAL. */
     int (*validate)(const void *map, uint64_t size, uint64_t id);
-    /* Makes posix_trace_event record into it. A handle >= 0, or -errno. */
-    int (*publish)(void *map, uint64_t size, uint32_t flags);
+    /* Makes posix_trace_event record into it (id: the buffer's, as validated). A handle >= 0, or -errno. */
+    int (*publish)(void *map, uint64_t size, uint64_t id, uint32_t flags);
     /* Stops recording into the handle's buffer (the buffer stays mapped). */
     void (*unpublish)(int handle);
 } tl_xproc_ops;

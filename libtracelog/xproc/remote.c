@@ -11,7 +11,7 @@ static int random_id(uint64_t *id)
 {
     for (;;) {
         ssize_t n = getrandom(id, sizeof *id, 0);
-        if (n == (ssize_t)sizeof *id)
+        if (n == (ssize_t)sizeof *id && *id) /* never 0: "no stream" where ids are kept (posix/names.c) */
             return 0;
         if (n < 0 && errno != EINTR)
             return errno;

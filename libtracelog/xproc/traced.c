@@ -248,6 +248,8 @@ int tl_remote_faulted(const tl_remote *rm) { return rm && atomic_load(&rm->fault
 
 pid_t tl_remote_pid(const tl_remote *rm) { return (pid_t)rm->r.peer.token.pid; }
 
+uint64_t tl_remote_stream_id(const tl_remote *rm) { return rm->b.id; }
+
 void tl_remote_names_key(const tl_remote *rm, tl_remote_names_at *key)
 {
     const tl_ctl_peer *p = &rm->r.peer;

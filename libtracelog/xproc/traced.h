@@ -44,6 +44,8 @@ void tl_remote_watch_consumer(tl_remote *rm, tl_consumer *c, int inherited);
 /* 1 once tl_remote_guard saw the buffer shrunk (rm may be NULL: 0). */
 int tl_remote_faulted(const tl_remote *rm);
 pid_t tl_remote_pid(const tl_remote *rm);
+/* The id of the stream's buffer (random, never 0), which the traced process learns when it maps it. */
+uint64_t tl_remote_stream_id(const tl_remote *rm);
 /* Where the traced process's event-name map is (the POSIX layer attaches it: posix/names.c). */
 typedef struct tl_remote_names_at {
     uint32_t euid, egid, pid;

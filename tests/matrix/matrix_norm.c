@@ -16,8 +16,12 @@
  *            thread has exactly one, whether the first thread's is its pid
  *   end      tracelog_process_end's how and code, and whether it comes after
  *            every user event; "none"
- *   sys      what is kept of the stream's own events: each posix_trace_start's
- *            filter (by names), and the count of loss markers (OVERFLOW,
+ *   sys      what is kept of the stream's own events: the filter in force
+ *            from each posix_trace_start (by names): its event_filter, as
+ *            the posix_trace_filter events between it and the first user
+ *            event after it changed it (a controller's filter on a name the
+ *            program opens after the start takes effect, and is recorded,
+ *            when it opens it: tracelog_trace_filter_name), and the count of loss markers (OVERFLOW,
  *            RESUME, ERROR, a STOP with auto = AUTOMATIC), events of
  *            posix_trace_unnamed_userevent, and events of ids the log does not
  *            name
@@ -169,6 +173,7 @@ static int program_given(const char *name) { return strncmp(name, "mx-", 3) == 0
 
 static strv names_out, ids_out, fields_out, threads_out, sys_out;
 static strv starts;          /* each START's filter as ids, resolved at the end */
+static int start_open;       /* no user event since the last START: a FILTER changes its filter */
 static unsigned losses, unnamed, user_events, events_total;
 static unsigned ends, end_after_user;
 static char *end_text;
@@ -256,6 +261,11 @@ static void event(json_t *ev)
             json_t *set = json_object_get(fields, "event_filter");
             char *ids = json_dumps(set ? set : json_null(), JSON_COMPACT);
             push(&starts, ids);
+            start_open = 1;
+        } else if (strcmp(name, "posix_trace_filter") == 0 && start_open && starts.n) {
+            json_t *set = json_object_get(fields, "new_event_filter");
+            free(starts.v[starts.n - 1]);
+            starts.v[starts.n - 1] = json_dumps(set ? set : json_null(), JSON_COMPACT);
         } else if (strcmp(name, "posix_trace_overflow") == 0 || strcmp(name, "posix_trace_resume") == 0 ||
                    strcmp(name, "posix_trace_error") == 0) {
             losses++;
@@ -284,6 +294,7 @@ static void event(json_t *ev)
     }
     unsigned s = threads[r].events++;
     user_events++;
+    start_open = 0;
     push(&names_out, fmt("R%02u S%05u %s", r, s, name));
     push(&ids_out, fmt("R%02u S%05u %s %lld", r, s, name, id));
     json_t *data = json_object_get(ev, "data"), *trunc = json_object_get(ev, "truncation"),

@@ -139,9 +139,10 @@ static int fake_validate(const void *map, uint64_t size, uint64_t id)
     return size >= sizeof *f && f->magic == XP_FAKE_MAGIC && f->id == id ? 0 : EINVAL;
 }
 
-static int fake_publish(void *map, uint64_t size, uint32_t flags)
+static int fake_publish(void *map, uint64_t size, uint64_t id, uint32_t flags)
 {
     (void)size;
+    (void)id;
     for (int i = 0; i < 8; i++)
         if (!published[i]) {
             published[i] = 1;

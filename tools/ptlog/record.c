@@ -210,20 +210,30 @@ static int parse(const char *cmd, int argc, char **argv, rec_opts *o, int *first
     return rc;
 }
 
-/* The filter: with --event, every user event type but those; --exclude takes types out. */
+/*
+ * The filter: with --event, every user event type but those; --exclude takes
+ * types out. By name (tracelog_trace_filter_name): a name the program has
+ * not opened yet is filtered when it opens it, and keeps the id the
+ * program's own order gives it (opened here first, it took the next id and
+ * shifted the program's).
+ */
 static int set_filter(const char *cmd, trace_id_t trid, const rec_opts *o)
 {
     if (!o->nevents && !o->nexcludes)
         return 0;
-    trace_event_set_t set;
-    posix_trace_eventset_empty(&set);
-    if (o->nevents)
-        posix_trace_eventset_fill(&set, POSIX_TRACE_ALL_EVENTS);
+    if (o->nevents) {
+        trace_event_set_t all;
+        posix_trace_eventset_fill(&all, POSIX_TRACE_ALL_EVENTS);
+        int e = posix_trace_set_filter(trid, &all, POSIX_TRACE_SET_EVENTSET);
+        if (e) {
+            ptlog_msg(cmd, "cannot set the filter: %s", strerror(e));
+            return PTLOG_EXIT_INTERNAL;
+        }
+    }
     for (size_t i = 0; i < o->nevents + o->nexcludes; i++) {
         int keep = i < o->nevents;
         const char *name = keep ? o->events[i] : o->excludes[i - o->nevents];
-        trace_event_id_t id;
-        int e = posix_trace_trid_eventid_open(trid, name, &id);
+        int e = tracelog_trace_filter_name(trid, name, keep ? POSIX_TRACE_SUB_EVENTSET : POSIX_TRACE_ADD_EVENTSET);
         if (e == ENAMETOOLONG || e == EINVAL) {
             ptlog_msg(cmd, "event type '%s': %s", name, strerror(e));
             return PTLOG_EXIT_USAGE;
@@ -233,12 +243,8 @@ static int set_filter(const char *cmd, trace_id_t trid, const rec_opts *o)
                            "read or written (%s)", name, strerror(e));
             return PTLOG_EXIT_INPUT;
         }
-        (keep ? posix_trace_eventset_del : posix_trace_eventset_add)(id, &set);
     }
-    int e = posix_trace_set_filter(trid, &set, POSIX_TRACE_SET_EVENTSET);
-    if (e)
-        ptlog_msg(cmd, "cannot set the filter: %s", strerror(e));
-    return e ? PTLOG_EXIT_INTERNAL : 0;
+    return 0;
 }
 
 /*
