@@ -103,7 +103,7 @@ static void test_waiting_names_bounded(void)
     if (!CHECK_EQ_INT(xp_child_start(&c, idle_child), 0))
         return;
     trace_id_t t;
-    if (CHECK_ERR(posix_trace_create(c.pid, NULL, &t), 0)) {
+    if (!CHECK_ERR(posix_trace_create(c.pid, NULL, &t), 0)) {
         xp_child_end(&c);
         return;
     }
@@ -143,7 +143,7 @@ static void test_own_stream_and_errors(void)
     trace_attr_t attr;
     trace_id_t t;
     pt_attr(&attr, POSIX_TRACE_LOOP, 1u << 16, 64);
-    if (CHECK_ERR(posix_trace_create(0, &attr, &t), 0))
+    if (!CHECK_ERR(posix_trace_create(0, &attr, &t), 0))
         return;
     trace_event_id_t id;
     CHECK_ERR(tracelog_trace_filter_name(t, "own.x", POSIX_TRACE_ADD_EVENTSET), 0);

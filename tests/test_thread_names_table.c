@@ -240,7 +240,7 @@ static void test_spoiled_entry_counted(void)
     posix_trace_eventid_open("tn.parent", &id); /* the map is named before the fork (the controller's object made) */
     pt_attr(&attr, POSIX_TRACE_LOOP, 1u << 20, 64);
     posix_trace_attr_setinherited(&attr, POSIX_TRACE_INHERITED);
-    if (CHECK_ERR(posix_trace_create_withlog(0, &attr, fd, &trid), 0) || CHECK_ERR(posix_trace_start(trid), 0))
+    if (!CHECK_ERR(posix_trace_create_withlog(0, &attr, fd, &trid), 0) || !CHECK_ERR(posix_trace_start(trid), 0))
         return;
     pid_t pid = pt_fork(30);
     if (pid == 0)
