@@ -2,8 +2,8 @@
 #define TL_RECORDER_RUN_H
 /*
  * Taking events in runs (tl_consumer_take_run): after each take, the
- * events of the same lane that follow it in the plain case, at a fraction
- * of a take's cost. And, for another process's buffer, the copy of their
+ * plain events that follow it (each lane's in a row until another lane's
+ * is due), at a fraction of a take's cost. And, for another process's buffer, the copy of their
  * payloads into an arena before the buffer can change (its drain steps run
  * under the SIGBUS guard and take up to a step's events at once).
  */
@@ -19,10 +19,9 @@
 static inline size_t tl_rec_arena_bytes(size_t len) { return (len + 7u) & ~(size_t)7u; }
 
 /*
- * How many events a run may add to one just taken, at used bytes of an
- * arena of cap bytes that held the one taken (cap - used >= its payload's
- * arena bytes), each up to max_data bytes, with room for `left` more in the
- * step.
+ * How many events a run may add to one about to be taken, at used bytes
+ * of an arena of cap bytes with room for it (used + max_data <= cap), each
+ * up to max_data bytes, with room for `left` more in the step.
  */
 static inline uint32_t tl_rec_run_max(uint32_t left, size_t used, size_t cap, size_t max_data)
 {
