@@ -3,9 +3,10 @@
 /*
  * Taking events in runs (tl_consumer_take_run): after each take, the
  * plain events that follow it (each lane's in a row until another lane's
- * is due), at a fraction of a take's cost. And, for another process's buffer, the copy of their
- * payloads into an arena before the buffer can change (its drain steps run
- * under the SIGBUS guard and take up to a step's events at once).
+ * is due), at a fraction of a take's cost. And, for another process's
+ * buffer, the copy of their payloads into an arena before the buffer can
+ * change (its drain steps run under the SIGBUS guard and take up to a
+ * step's events at once).
  */
 #include <stddef.h>
 #include <stdint.h>
