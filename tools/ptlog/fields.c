@@ -71,38 +71,33 @@ static void make_plan(ptlog_plan *p, const tracelog_schema *s)
 
 const ptlog_plan *ptlog_plan_of(ptlog_plans *ps, const tracelog_schema *s)
 {
-    if (s == ps->last)
-        return &ps->v[ps->last_index];
-    size_t i = ptlog_idmap_get(&ps->by_schema, (uint64_t)(uintptr_t)s);
-    if (i == SIZE_MAX) {
-        ptlog_plan *v = realloc(ps->v, (ps->n + 1) * sizeof *v);
-        if (!v)
-            return NULL;
-        ps->v = v;
-        ptlog_plan *p = &v[ps->n];
-        p->schema = s;
-        p->n = tracelog_schema_field_count(s);
-        p->f = malloc((p->n ? p->n : 1) * sizeof *p->f);
-        if (!p->f)
-            return NULL;
-        make_plan(p, s);
-        if (ptlog_idmap_put(&ps->by_schema, (uint64_t)(uintptr_t)s, ps->n)) {
-            free(p->f);
-            return NULL;
-        }
-        i = ps->n++;
+    size_t i = ptlog_by_schema_find(&ps->index, s);
+    if (i != SIZE_MAX)
+        return &ps->v[i];
+    ptlog_plan *v = realloc(ps->v, (ps->index.n + 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    ps->v = v;
+    ptlog_plan *p = &v[ps->index.n];
+    p->schema = s;
+    p->n = tracelog_schema_field_count(s);
+    p->f = malloc((p->n ? p->n : 1) * sizeof *p->f);
+    if (!p->f)
+        return NULL;
+    make_plan(p, s);
+    if ((i = ptlog_by_schema_add(&ps->index, s)) == SIZE_MAX) {
+        free(p->f);
+        return NULL;
     }
-    ps->last = s;
-    ps->last_index = i;
     return &ps->v[i];
 }
 
 void ptlog_plans_free(ptlog_plans *ps)
 {
-    for (size_t i = 0; i < ps->n; i++)
+    for (size_t i = 0; i < ps->index.n; i++)
         free(ps->v[i].f);
     free(ps->v);
-    ptlog_idmap_free(&ps->by_schema);
+    ptlog_idmap_free(&ps->index.map);
     memset(ps, 0, sizeof *ps);
 }
 

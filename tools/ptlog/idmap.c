@@ -64,3 +64,23 @@ void ptlog_idmap_free(ptlog_idmap *m)
     m->used = NULL;
     m->n = m->cap = 0;
 }
+
+size_t ptlog_by_schema_find(ptlog_by_schema *x, const tracelog_schema *s)
+{
+    if (s == x->last && x->n)
+        return x->last_index;
+    size_t i = ptlog_idmap_get(&x->map, (uint64_t)(uintptr_t)s);
+    if (i != SIZE_MAX) {
+        x->last = s;
+        x->last_index = i;
+    }
+    return i;
+}
+
+size_t ptlog_by_schema_add(ptlog_by_schema *x, const tracelog_schema *s)
+{
+    if (ptlog_idmap_put(&x->map, (uint64_t)(uintptr_t)s, x->n))
+        return SIZE_MAX;
+    x->last = s;
+    return x->last_index = x->n++;
+}

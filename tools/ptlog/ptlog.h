@@ -312,6 +312,22 @@ size_t ptlog_idmap_get(const ptlog_idmap *m, uint64_t key);
 int ptlog_idmap_put(ptlog_idmap *m, uint64_t key, size_t val);
 void ptlog_idmap_free(ptlog_idmap *m);
 
+/*
+ * Entries made once per schema and found again by its address (its
+ * reader keeps it while the entries are used): the last one asked for
+ * without a search, as consecutive events mostly share their schema.
+ */
+typedef struct ptlog_by_schema {
+    ptlog_idmap map;
+    size_t n;                    /* entries */
+    const tracelog_schema *last; /* the last one found, and its index */
+    size_t last_index;
+} ptlog_by_schema;
+/* s's entry index, or SIZE_MAX when it has none: the caller makes entry x->n, then ptlog_by_schema_add. */
+size_t ptlog_by_schema_find(ptlog_by_schema *x, const tracelog_schema *s);
+/* Entry x->n is s's: its index, or SIZE_MAX when out of memory (the entry is not counted). */
+size_t ptlog_by_schema_add(ptlog_by_schema *x, const tracelog_schema *s);
+
 /* ---- per-thread statistics (threads.c), for info --threads --------------------- */
 
 typedef struct ptlog_thread_stats {
@@ -647,11 +663,8 @@ typedef struct ptlog_plan {
 } ptlog_plan;
 /* The plans of the schemas seen, by schema (zero-initialise; ptlog_plans_free). */
 typedef struct ptlog_plans {
-    ptlog_idmap by_schema;
+    ptlog_by_schema index; /* schema -> its plan in v */
     ptlog_plan *v;
-    size_t n;
-    const tracelog_schema *last; /* the last one asked for, and its index in v */
-    size_t last_index;
 } ptlog_plans;
 /* s's plan (made the first time); NULL when out of memory. */
 const ptlog_plan *ptlog_plan_of(ptlog_plans *ps, const tracelog_schema *s);

@@ -72,11 +72,8 @@ struct ptlog_where {
     size_t n, cap;
     int root;
     int leaves;
-    ptlog_idmap by_schema; /* schema address -> index in bindings */
+    ptlog_by_schema index; /* schema -> its binding in bindings */
     binding *bindings;
-    size_t nbindings;
-    const tracelog_schema *last_schema; /* the last event's, and its binding's index */
-    size_t last_binding;
 };
 
 typedef struct parser {
@@ -323,10 +320,10 @@ void ptlog_where_free(ptlog_where *w)
         free(w->nodes[i].field);
         free(w->nodes[i].text);
     }
-    for (size_t i = 0; i < w->nbindings; i++)
+    for (size_t i = 0; i < w->index.n; i++)
         free(w->bindings[i].leaf);
     free(w->bindings);
-    ptlog_idmap_free(&w->by_schema);
+    ptlog_idmap_free(&w->index.map);
     free(w->nodes);
     free(w);
 }
@@ -384,30 +381,25 @@ static bound_leaf bind_leaf(const node *nd, const tracelog_schema *s)
 /* The binding of every comparison for schema s, made once per schema. */
 static const binding *bind(ptlog_where *w, const tracelog_schema *s)
 {
-    if (s == w->last_schema)
-        return &w->bindings[w->last_binding];
-    size_t i = ptlog_idmap_get(&w->by_schema, (uint64_t)(uintptr_t)s);
-    if (i == SIZE_MAX) {
-        binding *v = realloc(w->bindings, (w->nbindings + 1) * sizeof *v);
-        if (!v)
-            return NULL;
-        w->bindings = v;
-        binding *b = &v[w->nbindings];
-        b->schema = s;
-        b->leaf = malloc((size_t)(w->leaves ? w->leaves : 1) * sizeof *b->leaf);
-        if (!b->leaf)
-            return NULL;
-        for (size_t k = 0; k < w->n; k++)
-            if (w->nodes[k].kind == N_CMP)
-                b->leaf[w->nodes[k].leaf] = bind_leaf(&w->nodes[k], s);
-        if (ptlog_idmap_put(&w->by_schema, (uint64_t)(uintptr_t)s, w->nbindings)) {
-            free(b->leaf);
-            return NULL;
-        }
-        i = w->nbindings++;
+    size_t i = ptlog_by_schema_find(&w->index, s);
+    if (i != SIZE_MAX)
+        return &w->bindings[i];
+    binding *v = realloc(w->bindings, (w->index.n + 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    w->bindings = v;
+    binding *b = &v[w->index.n];
+    b->schema = s;
+    b->leaf = malloc((size_t)(w->leaves ? w->leaves : 1) * sizeof *b->leaf);
+    if (!b->leaf)
+        return NULL;
+    for (size_t k = 0; k < w->n; k++)
+        if (w->nodes[k].kind == N_CMP)
+            b->leaf[w->nodes[k].leaf] = bind_leaf(&w->nodes[k], s);
+    if ((i = ptlog_by_schema_add(&w->index, s)) == SIZE_MAX) {
+        free(b->leaf);
+        return NULL;
     }
-    w->last_schema = s;
-    w->last_binding = i;
     return &w->bindings[i];
 }
 
