@@ -84,9 +84,8 @@ static int take_batch(void *arg)
         uint32_t got = tl_rec_take(c, ev, tl_rec_run_max(BATCH - n - 1, used, b->r->arena_cap, max_data));
         if (!got)
             return 0;
-        used = tl_rec_copy_payloads(ev, got, arena, used);
-        atomic_signal_fence(memory_order_seq_cst);
-        b->n = n += got;
+        tl_rec_copy_out(ev, got, arena, &used, &b->n);
+        n += got;
         if (ev[got - 1].timestamp_ns > b->until)
             return 0;
     }

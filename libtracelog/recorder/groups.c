@@ -100,9 +100,8 @@ static int take_step(void *arg)
         uint32_t got = tl_rec_take(c, ev, tl_rec_run_max(STEP - n - 1, used, b->arena_cap, max_data));
         if (!got)
             return 0;
-        used = tl_rec_copy_payloads(ev, got, b->arena, used);
-        atomic_signal_fence(memory_order_seq_cst);
-        b->n = n += got;
+        tl_rec_copy_out(ev, got, b->arena, &used, &b->n);
+        n += got;
     }
     b->more = 1;
     return 0;

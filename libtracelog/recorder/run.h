@@ -8,6 +8,7 @@
  * change (its drain steps run under the SIGBUS guard and take up to a
  * step's events at once).
  */
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -32,16 +33,22 @@ static inline uint32_t tl_rec_run_max(uint32_t left, size_t used, size_t cap, si
     return fit < m ? (uint32_t)fit : m;
 }
 
-/* Copies the payloads of evs[0..n) to the arena at used, points them there; the bytes used after them. */
-static inline size_t tl_rec_copy_payloads(tracelog_event *evs, uint32_t n, uint8_t *arena, size_t used)
+/*
+ * Copies the payloads of evs[0..got) to the arena at *used and points them
+ * there, adding 1 to *count after each: a fault in the buffer (it shrank)
+ * mid-run leaves the events copied before it counted, to be written.
+ */
+static inline void tl_rec_copy_out(tracelog_event *evs, uint32_t got, uint8_t *arena, size_t *used,
+                                   volatile uint32_t *count)
 {
-    for (uint32_t k = 0; k < n; k++) {
+    for (uint32_t k = 0; k < got; k++) {
         if (evs[k].payload_len)
-            memcpy(arena + used, evs[k].payload, evs[k].payload_len);
-        evs[k].payload = arena + used;
-        used += tl_rec_arena_bytes(evs[k].payload_len);
+            memcpy(arena + *used, evs[k].payload, evs[k].payload_len);
+        evs[k].payload = arena + *used;
+        *used += tl_rec_arena_bytes(evs[k].payload_len);
+        atomic_signal_fence(memory_order_seq_cst);
+        *count += 1;
     }
-    return used;
 }
 
 /*
