@@ -108,10 +108,13 @@ static void test_records_filters_stops(void)
     posix_trace_eventset_empty(&set);
     CHECK_ERR(posix_trace_set_filter(trid, &set, POSIX_TRACE_SET_EVENTSET), 0);
 
-    /* Stopped: not recorded; started again: recorded. */
+    /* Stopped: not recorded, and the event word the inline test reads first is 0, as with no
+       stream (the summary is not even read); started again: recorded. */
     CHECK_ERR(posix_trace_stop(trid), 0);
+    CHECK_EQ(__atomic_load_n(tracelog_event_gate.__word, __ATOMIC_RELAXED), 0);
     event_counting(id, 30);
     CHECK_ERR(posix_trace_start(trid), 0);
+    CHECK(__atomic_load_n(tracelog_event_gate.__word, __ATOMIC_RELAXED) != 0);
     event_counting(id, 31);
     if (CHECK_EQ(payloads_of(trid, id, got, 8), 1))
         CHECK_EQ(got[0], 31);

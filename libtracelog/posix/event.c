@@ -99,7 +99,7 @@ void posix_trace_event(trace_event_id_t event_id, const void *restrict data_ptr,
     uint64_t mask = atomic_load_explicit(&tl_xproc_event_page.word, memory_order_acquire);
     if (event_id >= TL_ID_LIMIT)
         return;
-    /* No stream, or nobody wants this id: filtered out by every stream, or every stream stopped. */
+    /* No stream that runs (none, or every one stopped), or nobody wants this id: filtered out by every stream. */
     if (!mask || (!(mask & SKIP_SUMMARY) &&
                   !(atomic_load_explicit(&tl_posix_wanted[event_id / 64], memory_order_relaxed) >> (event_id % 64) & 1))) {
         if (atomic_load_explicit(&tl_xproc_polling, memory_order_relaxed))

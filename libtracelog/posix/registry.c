@@ -45,11 +45,9 @@ _Static_assert(TL_ACTIVE_SLOTS <= 63, "the event word has 63 stream bits");
 void tl_posix_publish(int slot, tl_stream *s)
 {
     atomic_store(&tl_posix_active[slot], s);
-    if (s)
-        tl_xproc_word_set(1ull << slot);
-    else
-        tl_xproc_word_clear(1ull << slot);
-    tl_posix_wanted_set(slot, 0); /* a new stream is suspended; a withdrawn one wants nothing */
+    /* A new stream is suspended, a withdrawn one wants nothing: either way its word bit is
+       cleared there, and set again when the user starts it. */
+    tl_posix_wanted_set(slot, 0);
 }
 
 /* A stream a controller announced (async-signal-safe: called from posix_trace_event's slow path). */

@@ -1,8 +1,10 @@
 /*
  * Which event ids some stream of this process may record: the trace
  * point's test right after the event word (event.c), so that an event that
- * every stream filters out, or that only stopped streams could take, costs
- * two loads and a branch instead of a walk over the streams.
+ * every stream filters out costs two loads and a branch instead of a walk
+ * over the streams. The event word itself leaves out the own streams the
+ * user stopped (recompute), so that with every stream stopped an event
+ * costs one load, as with none.
  *
  * The summary is the union, over the streams this process created and
  * controls, of the ids each would record: nothing while the user has it
@@ -28,7 +30,6 @@
 
 #include "posix/internal.h"
 #include "posix/wanted.h"
-#include "posix/wanted.h"
 
 
 _Alignas(64) _Atomic uint64_t tl_posix_wanted[TL_WANTED_WORDS];
@@ -37,27 +38,39 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t started; /* own slots the user started and has not stopped since */
 static uint64_t blind;   /* own slots of streams this process only inherited (forked child) */
 
-/* Caller holds the lock. */
+/*
+ * Caller holds the lock. Also sets the event word's bits of the own slots
+ * to the streams that may record (published, and started or inherited):
+ * with every own stream stopped the word is 0, and the trace point returns
+ * after one load, as with no stream at all. A stream started again gets its
+ * bit back before the summary wants its ids, so the word is never narrower
+ * than the truth once posix_trace_start returns either.
+ */
 static void recompute(void)
 {
     uint64_t sum[TL_FILTER_WORDS] = {0};
+    uint64_t live = 0;
     for (int i = 0; i < TRACE_SYS_MAX; i++) {
         tl_stream *s = atomic_load(&tl_posix_active[i]);
-        if (!s)
+        if (!s || !((started | blind) >> i & 1))
             continue;
+        live |= 1ull << i;
         if (blind >> i & 1) {
             memset(sum, 0xff, sizeof sum);
-            break;
-        }
-        if (!(started >> i & 1))
             continue;
+        }
         uint64_t filter[TL_FILTER_WORDS];
         tl_stream_get_filter(s, filter);
         for (int w = 0; w < TL_FILTER_WORDS; w++)
             sum[w] |= ~filter[w];
     }
+    uint64_t own = (1ull << TRACE_SYS_MAX) - 1;
+    if (live)
+        tl_xproc_word_set(live);
     for (int w = 0; w < TL_FILTER_WORDS; w++)
         atomic_store_explicit(&tl_posix_wanted[w], sum[w], memory_order_release);
+    if (own & ~live)
+        tl_xproc_word_clear(own & ~live);
 }
 
 void tl_posix_wanted_set(int slot, int running)
