@@ -165,6 +165,25 @@ check_num 'l == -4000000000' '4 '
 check_num 'b > 100' '1 5 '
 check_num '!(b > 100)' '0 2 3 4 '
 check_num 'b == 255 || s == 300' '1 6 '
+# Integer comparisons are ranges of the field's values made once per schema: the ends of each type,
+# constants past them on either side, every operator (a range off by one at an end fails these).
+check_num 'l < -9223372036854775808' ''
+check_num 'l >= -9223372036854775808' '0 1 2 3 4 5 '
+check_num 'l > 9223372036854775807' ''
+check_num 'l <= 9223372036854775807' '0 1 2 3 4 5 '
+check_num 'l < 9223372036854775808 && l > -9223372036854775809' '0 1 2 3 4 5 '
+check_num 'l != 9223372036854775808 && l != -9223372036854775809' '0 1 2 3 4 5 '
+check_num 'l <= 9223372036854775808 && l < 18446744073709551615 && l >= -18446744073709551615' '0 1 2 3 4 5 '
+check_num 'l > -9223372036854775810 && l >= -9223372036854775809' '0 1 2 3 4 5 '
+check_num 'l == 9223372036854775808 || l >= 18446744073709551615 || l <= -9223372036854775809' ''
+check_num 'l > 9223372036854775806 || l < -9223372036854775807' '0 2 '
+check_num 'b < 0 || b <= -1 || b == -1' ''
+check_num 'b >= -1 && b > -2 && b != -1' '0 1 2 3 4 5 '
+check_num 'b > 254 && b < 256' '1 '
+check_num 'b >= 255 || b <= 0' '0 1 '
+check_num 'b != 255 && b != 0' '2 3 4 5 '
+check_num 's <= -32768 || s >= 32767' '2 3 '
+check_num 's != -32768 && s != 32767 && s > -32769 && s < 32768' '0 1 4 5 6 '
 # The same values in JSON Lines: negative integers, i64 beyond 2^53 as strings, nan and -inf as strings
 want_num='{"f":1.5,"s":-1,"l":"-9223372036854775808","b":0},"fields_size":null}
 {"f":-2.5,"s":300,"l":-1,"b":255},"fields_size":null}

@@ -65,10 +65,9 @@ void ptlog_idmap_free(ptlog_idmap *m)
     m->n = m->cap = 0;
 }
 
-size_t ptlog_by_schema_find(ptlog_by_schema *x, const tracelog_schema *s)
+/* ptlog_by_schema_find when s is not the last one found (ptlog.h). */
+size_t ptlog_by_schema_search(ptlog_by_schema *x, const tracelog_schema *s)
 {
-    if (s == x->last && x->n)
-        return x->last_index;
     size_t i = ptlog_idmap_get(&x->map, (uint64_t)(uintptr_t)s);
     if (i != SIZE_MAX) {
         x->last = s;

@@ -323,8 +323,12 @@ typedef struct ptlog_by_schema {
     const tracelog_schema *last; /* the last one found, and its index */
     size_t last_index;
 } ptlog_by_schema;
+size_t ptlog_by_schema_search(ptlog_by_schema *x, const tracelog_schema *s);
 /* s's entry index, or SIZE_MAX when it has none: the caller makes entry x->n, then ptlog_by_schema_add. */
-size_t ptlog_by_schema_find(ptlog_by_schema *x, const tracelog_schema *s);
+static inline size_t ptlog_by_schema_find(ptlog_by_schema *x, const tracelog_schema *s)
+{
+    return s == x->last && x->n ? x->last_index : ptlog_by_schema_search(x, s);
+}
 /* Entry x->n is s's: its index, or SIZE_MAX when out of memory (the entry is not counted). */
 size_t ptlog_by_schema_add(ptlog_by_schema *x, const tracelog_schema *s);
 
@@ -404,8 +408,38 @@ int ptlog_src_open(const char *path, ptlog_format fmt, ptlog_src **out);
 /* Opens a .ptl log only (info, verify): *reader stays owned by the source. */
 int ptlog_src_open_ptl(const char *path, ptlog_src **out, tracelog_reader **reader);
 
-/* src.c: the name of id (NULL if unnamed), remembered while ptlog_src_events runs on an upfront source. */
-const char *ptlog_src_type_name(ptlog_src *s, uint32_t id);
+/*
+ * src.c: each id's name and schema, remembered while ptlog_src_events runs on
+ * an upfront source (its types never change while events flow): looked up
+ * inline for every event, the source asked once per id.
+ */
+#define PTLOG_MEMO_IDS 4096
+struct ptlog_type_memo {
+    unsigned char known[PTLOG_MEMO_IDS];
+    const char *name[PTLOG_MEMO_IDS];
+    const tracelog_schema *schema[PTLOG_MEMO_IDS];
+};
+void ptlog_src_memo_fill(ptlog_src *s, uint32_t id);
+
+/* The name of id (NULL if unnamed). */
+static inline const char *ptlog_src_type_name(ptlog_src *s, uint32_t id)
+{
+    if (!s->memo || id >= PTLOG_MEMO_IDS)
+        return s->type_name(s, id);
+    if (!s->memo->known[id])
+        ptlog_src_memo_fill(s, id);
+    return s->memo->name[id];
+}
+
+/* The schema src stores for event_id's type; NULL: untyped (no guess from a name, spec 5.6.6). */
+static inline const tracelog_schema *ptlog_event_schema(ptlog_src *s, uint32_t id)
+{
+    if (!s->memo || id >= PTLOG_MEMO_IDS)
+        return s->type_schema ? s->type_schema(s, id) : NULL;
+    if (!s->memo->known[id])
+        ptlog_src_memo_fill(s, id);
+    return s->memo->schema[id];
+}
 
 /* Warns on stderr about every problem the reader found. Returns the count. */
 uint64_t ptlog_report_problems(const char *name, const tracelog_reader *r);
@@ -491,6 +525,8 @@ int ptlog_select_option(ptlog_select *s, int opt, const char *arg);
 void ptlog_select_resolve(ptlog_select *s, uint64_t origin);
 /* 1 if the event passes the selection (name may be NULL: unknown id). */
 int ptlog_select_event(ptlog_select *s, const tracelog_event *ev, const char *name);
+/* 1 if ptlog_select_event keeps every event (once resolved): the event loop then skips it. */
+int ptlog_select_keeps_all(const ptlog_select *s);
 int ptlog_select_is_trivial(const ptlog_select *s);
 void ptlog_select_free(ptlog_select *s);
 
@@ -637,8 +673,6 @@ void ptlog_tracks_free(ptlog_tracks *t);
 
 /* fields.c: typed payloads (README.md, "Typed events"). */
 typedef void (*ptlog_name_writer)(void *ctx, uint32_t id, const char *name);
-/* The schema src stores for event_id's type; NULL: untyped (no guess from a name, spec 5.6.6). In src.c. */
-const tracelog_schema *ptlog_event_schema(ptlog_src *src, uint32_t event_id);
 /* Decodes ev with ptlog_event_schema's schema into *f: 1, or 0 when untyped. */
 int ptlog_event_fields(ptlog_src *src, const tracelog_event *ev, tracelog_fields *f);
 /* Calls fn with tracelog_fields_format's text of present field i. 0, or -1 (no memory). */

@@ -169,6 +169,11 @@ int ptlog_select_event(ptlog_select *s, const tracelog_event *ev, const char *na
     return name_selected(s, id, name);
 }
 
+int ptlog_select_keeps_all(const ptlog_select *s)
+{
+    return !s->npids && !s->ntids && !s->have_begin && !s->have_end && !s->nglobs && !s->no_system;
+}
+
 int ptlog_select_is_trivial(const ptlog_select *s)
 {
     return !s->nglobs && !s->npids && !s->ntids && !s->no_system && !s->begin.set && !s->end.set &&

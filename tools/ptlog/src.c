@@ -12,39 +12,13 @@
 
 #include "ptlog.h"
 
-#define MEMO_IDS 4096
-
-struct ptlog_type_memo {
-    unsigned char known[MEMO_IDS];
-    const char *name[MEMO_IDS];
-    const tracelog_schema *schema[MEMO_IDS];
-};
-
-/* Fills id's slot; only for id < MEMO_IDS. */
-static void memo_fill(ptlog_src *s, uint32_t id)
+/* Fills id's slot (id < PTLOG_MEMO_IDS); the lookups are inline in ptlog.h. */
+void ptlog_src_memo_fill(ptlog_src *s, uint32_t id)
 {
     struct ptlog_type_memo *m = s->memo;
     m->name[id] = s->type_name(s, id);
     m->schema[id] = s->type_schema ? s->type_schema(s, id) : NULL;
     m->known[id] = 1;
-}
-
-const char *ptlog_src_type_name(ptlog_src *s, uint32_t id)
-{
-    if (!s->memo || id >= MEMO_IDS)
-        return s->type_name(s, id);
-    if (!s->memo->known[id])
-        memo_fill(s, id);
-    return s->memo->name[id];
-}
-
-const tracelog_schema *ptlog_event_schema(ptlog_src *s, uint32_t id)
-{
-    if (!s->memo || id >= MEMO_IDS)
-        return s->type_schema ? s->type_schema(s, id) : NULL;
-    if (!s->memo->known[id])
-        memo_fill(s, id);
-    return s->memo->schema[id];
 }
 
 static int run_events(ptlog_src *src, ptlog_select *sel,
@@ -68,10 +42,11 @@ static int run_events(ptlog_src *src, ptlog_select *sel,
     ptlog_progress_init(&prog, src->total_events);
     uint64_t done = 0, kept = 0;
     uint64_t limit = sel->has_limit ? sel->limit : UINT64_MAX;
+    int every = ptlog_select_keeps_all(sel); /* --where aside: no test per event */
     int code = 0;
     while (rc == 1 && kept < limit) {
         const char *name = ptlog_src_type_name(src, ev.event_id);
-        int keep = ptlog_select_event(sel, &ev, name);
+        int keep = every || ptlog_select_event(sel, &ev, name);
         if (keep && sel->where && (keep = ptlog_where_match(sel->where, src, &ev)) < 0) {
             code = ptlog_nomem();
             break;

@@ -59,6 +59,11 @@ typedef struct bound_leaf {
     size_t field;     /* index, or TRACELOG_SCHEMA_NO_FIELD */
     int fast;         /* SLOW: through tracelog_fields */
     uint32_t offset, size;
+    /* An integer field against an integer: true when the field's key (its
+       value, signed ones biased by 2^63 so that order is kept) is within
+       lo .. lo + span, or outside it when `outside` (made by int_range). */
+    int ranged, outside;
+    uint64_t lo, span;
 } bound_leaf;
 
 /* Each comparison's field for one schema. */
@@ -351,10 +356,55 @@ int ptlog_where_parse(const char *text, ptlog_where **out)
     return 0;
 }
 
+#define KEY_BIAS ((uint64_t)1 << 63)
+
+/*
+ * The keys (see bound_leaf) for which the integer comparison nd is true, as
+ * one range or the outside of one: the same verdicts as cmp_exact and order
+ * give, with one subtraction and one comparison per event. The constant
+ * lies below every key (an unsigned field against a negative number, a
+ * signed one below INT64_MIN), above every key, or at key c.
+ */
+static void int_range(const node *nd, int is_signed, bound_leaf *l)
+{
+    int below, above = 0;
+    uint64_t c = 0;
+    if (is_signed) {
+        below = nd->neg && nd->mag > KEY_BIAS;
+        above = !nd->neg && nd->mag >= KEY_BIAS;
+        c = (nd->neg ? 0 - nd->mag : nd->mag) ^ KEY_BIAS;
+    } else {
+        below = nd->neg;
+        c = nd->mag;
+    }
+    uint64_t lo = 0, hi = UINT64_MAX; /* true for lo..hi */
+    int none = 0;                     /* true for no key */
+    int op = nd->op == OP_NE ? OP_EQ : nd->op;
+    switch (op) {
+    case OP_EQ: lo = hi = c; none = below || above; break;
+    case OP_LT: hi = c - 1; none = below || (!above && c == 0); break;
+    case OP_LE: hi = c; none = below; break;
+    case OP_GT: lo = c + 1; none = above || (!below && c == UINT64_MAX); break;
+    default: lo = c; none = above; break; /* OP_GE */
+    }
+    if ((op == OP_LT || op == OP_LE) && above)
+        hi = UINT64_MAX;
+    if ((op == OP_GT || op == OP_GE) && below)
+        lo = 0;
+    if (none) { /* never true: the outside of every key */
+        lo = 0;
+        hi = UINT64_MAX;
+    }
+    l->ranged = 1;
+    l->lo = lo;
+    l->span = hi - lo;
+    l->outside = none != (nd->op == OP_NE);
+}
+
 /* How comparison nd reads field i of s. */
 static bound_leaf bind_leaf(const node *nd, const tracelog_schema *s)
 {
-    bound_leaf l = {tracelog_schema_find(s, nd->field), SLOW, 0, 0};
+    bound_leaf l = {tracelog_schema_find(s, nd->field), SLOW, 0, 0, 0, 0, 0, 0};
     tracelog_field_info fi;
     if (l.field == TRACELOG_SCHEMA_NO_FIELD || nd->vkind != V_NUMBER || tracelog_schema_field(s, l.field, &fi))
         return l;
@@ -375,6 +425,8 @@ static bound_leaf bind_leaf(const node *nd, const tracelog_schema *s)
     }
     if (fi.variable || (fi.size != 1 && fi.size != 2 && fi.size != 4 && fi.size != 8))
         l.fast = SLOW;
+    if (nd->is_int && (l.fast == FAST_UNSIGNED || l.fast == FAST_SIGNED))
+        int_range(nd, l.fast == FAST_SIGNED, &l);
     return l;
 }
 
@@ -450,6 +502,13 @@ static int compare_integer(const node *nd, int neg, uint64_t mag)
 static int eval_fast(const node *nd, const bound_leaf *l, const uint8_t *p)
 {
     uint64_t u = ptlog_load_le(p, l->size);
+    if (l->ranged) {
+        if (l->fast == FAST_SIGNED) {
+            unsigned shift = 64 - 8 * l->size;
+            u = (uint64_t)((int64_t)(u << shift) >> shift) ^ KEY_BIAS; /* sign extension, then the bias */
+        }
+        return (u - l->lo <= l->span) != l->outside;
+    }
     if (l->fast == FAST_FLOAT) {
         if (l->size == 4) {
             uint32_t u32 = (uint32_t)u;
@@ -539,9 +598,17 @@ static int eval_leaf(const node *nd, match *m)
     return l->field < m->f.present ? eval_compare(nd, &m->f, l->field) : UNKNOWN;
 }
 
-static int eval(const ptlog_where *w, int id, match *m)
+static int eval_tree(const ptlog_where *w, const node *nd, match *m);
+
+/* A comparison at once, without the calls of the tree's walk (most expressions are one or two). */
+static inline int eval(const ptlog_where *w, int id, match *m)
 {
     const node *nd = &w->nodes[id];
+    return nd->kind == N_CMP ? eval_leaf(nd, m) : eval_tree(w, nd, m);
+}
+
+static int eval_tree(const ptlog_where *w, const node *nd, match *m)
+{
     int x, y;
     switch (nd->kind) {
     case N_NOT:
@@ -553,20 +620,21 @@ static int eval(const ptlog_where *w, int id, match *m)
             return FALSE;
         y = eval(w, nd->b, m);
         return y == FALSE ? FALSE : x == UNKNOWN || y == UNKNOWN ? UNKNOWN : TRUE;
-    case N_OR:
+    default: /* N_OR */
         x = eval(w, nd->a, m);
         if (x == TRUE)
             return TRUE;
         y = eval(w, nd->b, m);
         return y == TRUE ? TRUE : x == UNKNOWN || y == UNKNOWN ? UNKNOWN : FALSE;
-    default:
-        return eval_leaf(nd, m);
     }
 }
 
 int ptlog_where_match(ptlog_where *w, ptlog_src *src, const tracelog_event *ev)
 {
-    match m = {.ev = ev};
+    match m; /* m.f is set when m.decoded is */
+    m.ev = ev;
+    m.b = NULL;
+    m.decoded = 0;
     const tracelog_schema *s = ptlog_event_schema(src, ev->event_id);
     if (s && !(m.b = bind(w, s)))
         return -1;
