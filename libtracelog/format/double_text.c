@@ -98,6 +98,43 @@ static void drop_trailing_zeros(uint64_t *digits, int *exp10)
     *exp10 = e;
 }
 
+/* 10^0 .. 10^22: the powers of ten a double holds exactly. */
+static const double exact_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                       1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/*
+ * The shortcut for a normal double v > 0 that reads back from a decimal of
+ * at most 15 significant digits (short exact decimals such as the 0.000231
+ * of a latency in seconds), 10^-8 <= v < 10^15: d = v * 10^e rounded to an
+ * integer of 15 digits, kept when d / 10^e (both exact, so one correctly
+ * rounded division, as strtod rounds) gives v back. Two decimals of 15
+ * digits or fewer never read back as the same double (DBL_DIG), so d is
+ * then the only one in v's rounding interval: the shortest, without its
+ * trailing zeros, and the closest. When such a decimal exists, d is it
+ * (v * 10^e is within 0.25 of it), so a miss means 16 or 17 digits: 0,
+ * and the full computation.
+ */
+static int short_decimal(double v, uint64_t bits, uint64_t *digits, int *exp10)
+{
+    int x = floor_log10_pow2((int)(bits >> 52 & 0x7ff) - 1023); /* v's first digit is at 10^x or 10^(x+1) */
+    if (x < -8 || x > 14)
+        return 0;
+    int e = 14 - x;
+    double s = v * exact_pow10[e]; /* 10^14 <= s < 10^16 */
+    if (s >= 1e15) {
+        if (e == 0)
+            return 0;
+        s = v * exact_pow10[--e];
+    }
+    uint64_t d = (uint64_t)(s + 0.5);
+    if ((double)d / exact_pow10[e] != v)
+        return 0;
+    *digits = d;
+    *exp10 = -e;
+    drop_trailing_zeros(digits, exp10);
+    return 1;
+}
+
 void tl_double_shortest(double v, int is_f32, uint64_t *digits, int *exp10)
 {
     uint64_t c, man;
@@ -113,6 +150,8 @@ void tl_double_shortest(double v, int is_f32, uint64_t *digits, int *exp10)
     } else {
         uint64_t bits;
         memcpy(&bits, &v, sizeof bits);
+        if (short_decimal(v, bits, digits, exp10))
+            return;
         man = bits & 0xfffffffffffffull;
         exp = (int)(bits >> 52 & 0x7ff);
         c = exp ? man | 1ull << 52 : man;
