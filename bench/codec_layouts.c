@@ -20,6 +20,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <time.h>
+/* ZSTD_compressSequences (zstd >= 1.5, exported by the shared library): the entropy stage alone. */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include "codec_workload.h"
@@ -339,15 +341,60 @@ typedef struct result {
     double raw, stored, comp_ns, decomp_ns; /* per event */
 } result;
 
+/*
+ * How a body is compressed: zstd as the library does (tuned: its level 1's
+ * parameters), with an acceleration (ZSTD_c_targetLength for the fast
+ * strategy: it skips ahead faster where matches are rare), or without zstd's
+ * match finder: its entropy stage alone (every byte a literal), or given the
+ * matches a single pass finds (runs of one byte, as offset-1 matches).
+ */
+enum { STAGE_MATCH_FINDER, STAGE_LITERALS_ONLY, STAGE_OWN_RUNS };
+
+/* Runs of at least 5 equal bytes as matches at offset 1 (zstd's smallest match is 3). */
+static size_t run_sequences(const uint8_t *s, size_t n, ZSTD_Sequence *q)
+{
+    size_t nq = 0, lit = 0;
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && s[j] == s[i]; j++)
+            ;
+        if (j - i < 5) {
+            lit += j - i;
+            continue;
+        }
+        q[nq++] = (ZSTD_Sequence){.offset = 1, .litLength = (unsigned)lit + 1, .matchLength = (unsigned)(j - i - 1)};
+        lit = 0;
+    }
+    return nq;
+}
+
+static size_t compress_stage(ZSTD_CCtx *cc, int stage, ZSTD_Sequence *q, void *dst, size_t cap, const uint8_t *src,
+                             size_t len)
+{
+    if (stage == STAGE_MATCH_FINDER)
+        return ZSTD_compress2(cc, dst, cap, src, len);
+    ZSTD_CCtx_setParameter(cc, ZSTD_c_blockDelimiters, ZSTD_sf_noBlockDelimiters);
+    size_t nq = stage == STAGE_OWN_RUNS ? run_sequences(src, len, q) : 0;
+    return ZSTD_compressSequences(cc, dst, cap, q, nq, src, len);
+}
+
 /* Compresses and decompresses every body at level runs times; best CPU times. */
-static result measure(tl_buf *bodies, size_t nb, size_t events, int level, int runs, int tuned)
+static result measure_stage(tl_buf *bodies, size_t nb, size_t events, int level, int runs, int tuned, int accel,
+                            int stage)
 {
     ZSTD_CCtx *cc = ZSTD_createCCtx();
     ZSTD_DCtx *dc = ZSTD_createDCtx();
     result r = {0, 0, 1e30, 1e30};
     tl_buf z = {0}, back = {0};
-    for (size_t b = 0; b < nb; b++)
+    size_t most = 0;
+    for (size_t b = 0; b < nb; b++) {
         r.raw += (double)bodies[b].len;
+        most = bodies[b].len > most ? bodies[b].len : most;
+    }
+    ZSTD_Sequence *q = stage == STAGE_OWN_RUNS ? malloc(most / 5 * sizeof *q + sizeof *q) : NULL;
+    if (stage == STAGE_OWN_RUNS && !q) {
+        fprintf(stderr, "codec_layouts: out of memory\n");
+        exit(1);
+    }
     for (int run = 0; run < runs; run++) {
         double tc = 0, td = 0, stored = 0;
         for (size_t b = 0; b < nb; b++) {
@@ -363,8 +410,10 @@ static result measure(tl_buf *bodies, size_t nb, size_t events, int level, int r
                 ZSTD_CCtx_setParameter(cc, ZSTD_c_minMatch, 7);
                 ZSTD_CCtx_setParameter(cc, ZSTD_c_hashLog, 12);
             }
+            if (accel)
+                ZSTD_CCtx_setParameter(cc, ZSTD_c_targetLength, accel);
             double t0 = cpu_now();
-            size_t zn = ZSTD_compress2(cc, z.data, bound, bodies[b].data, bodies[b].len);
+            size_t zn = compress_stage(cc, stage, q, z.data, bound, bodies[b].data, bodies[b].len);
             double t1 = cpu_now();
             size_t dn = ZSTD_isError(zn) ? 0 : ZSTD_decompressDCtx(dc, back.data, bodies[b].len + 1, z.data, zn);
             double t2 = cpu_now();
@@ -387,9 +436,15 @@ static result measure(tl_buf *bodies, size_t nb, size_t events, int level, int r
     r.decomp_ns *= 1e9 / n;
     tl_buf_free(&z);
     tl_buf_free(&back);
+    free(q);
     ZSTD_freeCCtx(cc);
     ZSTD_freeDCtx(dc);
     return r;
+}
+
+static result measure(tl_buf *bodies, size_t nb, size_t events, int level, int runs, int tuned)
+{
+    return measure_stage(bodies, nb, events, level, runs, tuned, 0, STAGE_MATCH_FINDER);
 }
 
 /* Chunk boundaries and bodies of the library's writer (its own keyed bodies, raw). */
@@ -467,6 +522,15 @@ static void run_mix(const char *mix, size_t n, int runs)
     };
     for (size_t i = 0; i < sizeof z / sizeof z[0]; i++)
         print_row(z[i].name, measure(lib, nb, n, z[i].level, runs, z[i].tuned));
+    /* Cheaper stages than the writer's level 1 (issue 27: the flusher's budget). */
+    static const struct { const char *name; int accel, stage; } cheaper[] = {
+        {"format 1.1 body (library), writer's level 1, acceleration 2", 2, STAGE_MATCH_FINDER},
+        {"format 1.1 body (library), writer's level 1, acceleration 4", 4, STAGE_MATCH_FINDER},
+        {"format 1.1 body (library), zstd's entropy stage alone (all literals)", 0, STAGE_LITERALS_ONLY},
+        {"format 1.1 body (library), entropy stage, byte runs as matches", 0, STAGE_OWN_RUNS},
+    };
+    for (size_t i = 0; i < sizeof cheaper / sizeof cheaper[0]; i++)
+        print_row(cheaper[i].name, measure_stage(lib, nb, n, 1, runs, 1, cheaper[i].accel, cheaper[i].stage));
     for (size_t c = 0; c < nb; c++) {
         tl_buf_free(&bodies[c]);
         tl_buf_free(&lib[c]);
