@@ -242,7 +242,8 @@ void ptlog_out_abort(ptlog_out *o)
     o->len = o->cap = 0;
 }
 
-void ptlog_put_type_text(ptlog_out *out, ptlog_type_texts *t, uint32_t id, const char *name)
+/* ptlog_put_type_text (ptlog.h) for a text to make, or longer than `fixed`. */
+void ptlog_put_type_text_slow(ptlog_out *out, ptlog_type_texts *t, uint32_t id, const char *name)
 {
     ptlog_type_text tmp = {0}, *slot = id < PTLOG_TYPE_TEXTS ? &t->v[id] : &tmp;
     if (!slot->text || slot->src != name) {

@@ -148,11 +148,24 @@ typedef struct ptlog_type_text {
 
 typedef struct ptlog_type_texts {
     char *(*make)(const char *name, uint32_t id, size_t *len);
-    size_t fixed;
+    size_t fixed;                        /* a multiple of 16 */
     ptlog_type_text v[PTLOG_TYPE_TEXTS]; /* by id; larger ids are made for every event */
 } ptlog_type_texts;
 
-void ptlog_put_type_text(ptlog_out *out, ptlog_type_texts *t, uint32_t id, const char *name);
+void ptlog_put_type_text_slow(ptlog_out *out, ptlog_type_texts *t, uint32_t id, const char *name);
+/* Inline for a text already made that fits `fixed` (a multiple of 16): copied in 16-byte blocks, no call. */
+static inline void ptlog_put_type_text(ptlog_out *out, ptlog_type_texts *t, uint32_t id, const char *name)
+{
+    const ptlog_type_text *slot = &t->v[id < PTLOG_TYPE_TEXTS ? id : 0];
+    if (id >= PTLOG_TYPE_TEXTS || !slot->text || slot->src != name || slot->len > t->fixed) {
+        ptlog_put_type_text_slow(out, t, id, name);
+        return;
+    }
+    char *o = ptlog_out_room(out, t->fixed);
+    for (size_t k = 0; k < t->fixed; k += 16)
+        memcpy(o + k, slot->text + k, 16);
+    out->len += slot->len;
+}
 void ptlog_type_texts_free(ptlog_type_texts *t);
 
 /*
