@@ -499,16 +499,22 @@ static int compare_integer(const node *nd, int neg, uint64_t mag)
 }
 
 /* A fast leaf, on the payload bytes: the field's value is p[0 .. l->size). */
-static int eval_fast(const node *nd, const bound_leaf *l, const uint8_t *p)
+/* A ranged leaf (an integer field against an integer) on the field's bytes at p: TRUE or FALSE. */
+static inline int eval_ranged(const bound_leaf *l, const uint8_t *p)
 {
     uint64_t u = ptlog_load_le(p, l->size);
-    if (l->ranged) {
-        if (l->fast == FAST_SIGNED) {
-            unsigned shift = 64 - 8 * l->size;
-            u = (uint64_t)((int64_t)(u << shift) >> shift) ^ KEY_BIAS; /* sign extension, then the bias */
-        }
-        return (u - l->lo <= l->span) != l->outside;
+    if (l->fast == FAST_SIGNED) {
+        unsigned shift = 64 - 8 * l->size;
+        u = (uint64_t)((int64_t)(u << shift) >> shift) ^ KEY_BIAS; /* sign extension, then the bias */
     }
+    return (u - l->lo <= l->span) != l->outside;
+}
+
+static int eval_fast(const node *nd, const bound_leaf *l, const uint8_t *p)
+{
+    if (l->ranged)
+        return eval_ranged(l, p);
+    uint64_t u = ptlog_load_le(p, l->size);
     if (l->fast == FAST_FLOAT) {
         if (l->size == 4) {
             uint32_t u32 = (uint32_t)u;
@@ -638,6 +644,12 @@ int ptlog_where_match(ptlog_where *w, ptlog_src *src, const tracelog_event *ev)
     const tracelog_schema *s = ptlog_event_schema(src, ev->event_id);
     if (s && !(m.b = bind(w, s)))
         return -1;
+    const node *root = &w->nodes[w->root];
+    if (m.b && root->kind == N_CMP && m.b->leaf[root->leaf].ranged) { /* the common one: no call */
+        const bound_leaf *l = &m.b->leaf[root->leaf];
+        return (uint64_t)l->offset + l->size <= ev->payload_len &&
+               eval_ranged(l, (const uint8_t *)ev->payload + l->offset);
+    }
     return eval(w, w->root, &m) == TRUE;
 }
 
