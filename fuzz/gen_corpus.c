@@ -2,7 +2,7 @@
  * Seed corpus generator for the fuzz targets (fuzz/README.md). Not a fuzz
  * target itself; build and run it with fuzz/make-corpus.sh.
  *
- *   gen_corpus CORPUS_DIR
+ *   gen_corpus CORPUS_DIR [TARGET]
  *
  * Writes CORPUS_DIR/<target>/seed-*: small logs of each policy (APPEND,
  * UNTIL_FULL, LOOP; stored and zstd-compressed chunks), each also cut short
@@ -10,7 +10,9 @@
  * chunk body (300 keys: two-byte key indexes; text payloads stored as rows;
  * constant and varying planes), for reader and reader_stream; writer programs for
  * roundtrip, some of them built choice by choice to repeat keys as real
- * traces do; CBOR payloads for cbor_meta. Each file stays under 20 KiB.
+ * traces do; CBOR payloads for cbor_meta; name maps for name_map (patches
+ * of a map built with the controller's own calls, then spoiled). Each file
+ * stays under 20 KiB.
  * Logs get a random salt, so a rerun changes checksums but not structure.
  */
 #define _GNU_SOURCE
@@ -27,6 +29,7 @@
 #include "format/format.h"
 #include "format/meta.h"
 #include "format/threads.h"
+#include "posix/names_map.h"
 #include "stream/consumer.h"
 #include "stream/produce.h"
 #include "tracelog.h"
@@ -677,21 +680,198 @@ static void shared_buffer_seeds(void)
     free(map);
 }
 
+
+/* ---- name maps (fuzz_name_map.c: patches of a zero map, steps, choices) ---- */
+
+#define NAMES_STEP_END 0xffffffffu
+
+typedef struct patches {
+    uint8_t data[MAX_SEED];
+    size_t len;
+} patches;
+
+static void patch_bytes(patches *p, const void *bytes, size_t n)
+{
+    if (p->len + n > sizeof p->data) {
+        fprintf(stderr, "gen_corpus: a name map seed over %d bytes\n", MAX_SEED);
+        exit(1);
+    }
+    memcpy(p->data + p->len, bytes, n);
+    p->len += n;
+}
+
+static void patch_head(patches *p, uint32_t at, uint16_t n)
+{
+    uint8_t h[6] = {(uint8_t)at, (uint8_t)(at >> 8), (uint8_t)(at >> 16), (uint8_t)(at >> 24), (uint8_t)n,
+                    (uint8_t)(n >> 8)};
+    patch_bytes(p, h, sizeof h);
+}
+
+/* Patches that write every byte of m that differs from base (runs joined over gaps of < 16 bytes). */
+static void patch_diff(patches *p, const tl_names *m, const tl_names *base)
+{
+    const uint8_t *a = (const uint8_t *)m, *b = (const uint8_t *)base;
+    size_t size = sizeof *m;
+    for (size_t i = 0; i < size;) {
+        if (a[i] == b[i]) {
+            i++;
+            continue;
+        }
+        size_t end = i + 1, same = 0;
+        while (end < size && end - i < 65535 && same < 16) {
+            same = a[end] == b[end] ? same + 1 : 0;
+            end++;
+        }
+        end -= same;
+        patch_head(p, (uint32_t)i, (uint16_t)(end - i));
+        patch_bytes(p, a + i, end - i);
+        i = end;
+    }
+}
+
+static void patch_step_end(patches *p) { patch_head(p, NAMES_STEP_END, 0); }
+
+static tl_names *zero_map(void)
+{
+    tl_names *m = calloc(1, sizeof *m);
+    if (!m)
+        die("calloc");
+    return m;
+}
+
+/* A map as a traced process leaves it: its header, names (typed, untyped, a controller's), filters, threads. */
+static void fill_map(tl_names *m)
+{
+    atomic_store(&m->magic, TL_NAMES_MAGIC);
+    m->version = TL_NAMES_VERSION;
+    m->pid = 4242;
+    m->euid = 1000;
+    m->start = 987654321;
+    m->nonce = 0x0123456789abcdefull;
+    trace_event_id_t id;
+    tl_names_open(m, "app.start", &id);
+    tl_names_open_typed(m, "net.rx", "u32 len; u16 port; char[16] peer", &id);
+    tl_names_open_typed(m, "net.tx", "u32 len; bytes[] data", &id);
+    tl_names_open(m, "app.stop", &id);
+    tl_names_open(m, "ctl.excluded", &id); /* opened by a controller first: TL_NAMES_BY_CONTROLLER */
+    tl_names_filter_by_name(m, 7, "later.name", 0, &id);
+    tl_names_filter_by_name(m, 7, "net.rx", 1, &id);
+    tl_tname_put(&m->threads, 4242, 4242, "app", 0);
+    tl_tname_put(&m->threads, 4242, 4243, "worker-1", 0);
+    tl_tname_put(&m->threads, 4242, 4244, "\xc3\xa9t\xc3\xa9-\xc3\xa9t\xc3\xa9-\xc3\xa9", 0); /* 15 bytes of UTF-8 */
+    tl_tname_put(&m->threads, 4250, 4250, "child", 0);
+    tl_tname_put(&m->threads, 4250, 4243 + TL_TNAME_SLOTS, "same-slot", 0); /* the next probe */
+}
+
+static void put_map(const char *name, patches *p)
+{
+    static const uint8_t choices[16] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3};
+    patch_step_end(p);
+    patch_bytes(p, choices, sizeof choices);
+    put_file("name_map", name, p->data, p->len);
+}
+
+/* The spoiled map: every field another process can make wrong. */
+static void spoil_map(tl_names *m)
+{
+    memset(m->names[1], 'a', sizeof m->names[1]);          /* no NUL */
+    m->schema_at[1] = TL_NAMES_SCHEMA_ARENA;                /* its text past the arena's end */
+    m->schema_len[1] = 2;
+    m->schema_len[2] = TRACELOG_SCHEMA_TEXT_MAX + 1;        /* over the limit */
+    m->schema_at[3] = 1;                                    /* a text that is not a schema */
+    m->schema_len[3] = 12;
+    m->schema_at[4] = 0x7fffffff;
+    m->schema_len[4] = TL_NAMES_BY_CONTROLLER;
+    memcpy(m->schemas, "u33 x; u8 y;", 12);
+    m->count = 5000;
+    m->schema_used = TL_NAMES_SCHEMA_ARENA + 7;
+    m->filter_count = 1000;
+    atomic_store(&m->lock, (uint64_t)0x7ffffff0u << 32 | 1); /* a holder that no longer lives */
+    for (uint32_t i = 0; i < TL_TNAME_SLOTS; i++) {
+        tl_tname_slot *s = &m->threads.slot[i];
+        uint32_t k = atomic_load(&s->ktid);
+        if (k == 4243)
+            memset(s->name, 'w', sizeof s->name); /* no NUL */
+        else if (k == 4250)
+            memset(s->name, 0, sizeof s->name); /* empty */
+        else if (k == 4244)
+            atomic_store(&s->ktid, k | TL_TNAME_BUSY); /* caught being written */
+    }
+}
+
+static void name_map_seeds(void)
+{
+    tl_names *zero = zero_map(), *m = zero_map();
+    patches *p = calloc(1, sizeof *p);
+    if (!p)
+        die("calloc");
+
+    put_map("zero", p); /* nothing: not a map */
+
+    fill_map(m);
+    p->len = 0;
+    patch_diff(p, m, zero);
+    put_map("names", p);
+
+    m->version = 3; /* an older build's map: refused by the check */
+    p->len = 0;
+    patch_diff(p, m, zero);
+    put_map("version-3", p);
+    m->version = TL_NAMES_VERSION;
+
+    tl_names *spoiled = zero_map();
+    memcpy(spoiled, m, sizeof *m);
+    spoil_map(spoiled);
+    p->len = 0;
+    patch_diff(p, spoiled, zero);
+    put_map("spoiled", p);
+
+    /* Rewritten between two of the controller's reads: the good map, then the spoiled one's changes. */
+    p->len = 0;
+    patch_diff(p, m, zero);
+    patch_step_end(p);
+    patch_diff(p, spoiled, m);
+    put_map("rewritten", p);
+
+    /* Full: every name counted (most of them empty), the arena used up, the filters too. */
+    memcpy(spoiled, m, sizeof *m);
+    spoiled->count = TL_NAMES_USER;
+    spoiled->schema_used = TL_NAMES_SCHEMA_ARENA - 3;
+    spoiled->filter_count = TL_NAME_FILTERS_MAX;
+    p->len = 0;
+    patch_diff(p, spoiled, zero);
+    put_map("full", p);
+    free(spoiled);
+    free(p);
+    free(m);
+    free(zero);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s CORPUS_DIR\n", argv[0]);
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: %s CORPUS_DIR [name_map]\n", argv[0]);
         return 2;
     }
     root = argv[1];
     if (mkdir(root, 0777) != 0 && errno != EEXIST)
         die(root);
+    if (argc == 3) { /* one target's seeds only: the others keep their bytes (logs get a new salt) */
+        if (strcmp(argv[2], "name_map") != 0) {
+            fprintf(stderr, "gen_corpus: %s: only name_map's seeds are made alone\n", argv[2]);
+            return 2;
+        }
+        name_map_seeds();
+        printf("gen_corpus: %u files written under %s\n", files_written, root);
+        return 0;
+    }
     logs();
     merge_seeds();
     programs();
     keyed_programs();
     cbor_seeds();
     shared_buffer_seeds();
+    name_map_seeds();
     printf("gen_corpus: %u files written under %s\n", files_written, root);
     return 0;
 }

@@ -49,57 +49,15 @@
 #include "tracelog/schema.h"
 #include "posix/internal.h"
 #include "posix/names.h"
+#include "posix/names_map.h"
 #include "posix/thread_names.h"
 #include "xproc/proc.h"
 #include "xproc/shmobj.h"
 
 #define TL_NAMES_ENV "TRACELOG_NAMES"
-#define USER_NAMES (TRACE_USER_EVENT_MAX - 1) /* the unnamed user event takes one slot */
-#define NAMES_MAGIC 0x4d4e4c54u               /* "TLNM" */
-#define NAMES_VERSION 4u              /* 2: the lock word, the nonces, names of TRACE_EVENT_NAME_MAX characters, schemas;
-                                         3: the threads' names; 4: names filtered before the process opens them */
-#define SCHEMA_ARENA (1u << 20)       /* bytes of schema text a map holds (pages are taken as they are written) */
-#define NAME_BYTES (TRACE_EVENT_NAME_MAX + 1) /* the limit counts characters, not the NUL */
 #define REMOTE_LOCK_WAIT_NS 100000000ull /* a controller waits this long for the traced process's lock */
 #define OWN_LOCK_WAIT_NS UINT64_MAX     /* the process itself waits for a live holder (its parent, a controller) */
-#define FILTER_NAMES TL_NAME_FILTERS_MAX /* names controllers filter before the process opens them */
 
-/*
- * A name a controller filters in its stream before the process has opened
- * it (tl_names_filter_by_name): the process applies it when it opens the
- * name, so that the name gets the id the process's own order gives it.
- * Written whole under the lock before the count that publishes it; only
- * `applied` changes after.
- */
-typedef struct filter_entry {
-    uint64_t stream;          /* the controller's stream: its buffer's id (tl_remote_stream_id) */
-    uint32_t keep;            /* 1: let it through; 0: filter it out */
-    _Atomic uint32_t applied; /* the process applied it (once) */
-    char name[NAME_BYTES];
-} filter_entry;
-
-struct tl_names {
-    _Atomic uint32_t magic; /* named maps: valid once set (they are linked in complete) */
-    uint32_t version;
-    uint32_t pid;           /* the process whose map it is (with start: its token) */
-    uint32_t euid;
-    uint64_t start;
-    uint64_t nonce;         /* named maps: the nonce in its name */
-    _Atomic uint32_t moved; /* replaced by the named map of process (to_pid, to_start): names go there now */
-    uint32_t count;         /* stored with release order after the name it adds */
-    uint32_t to_pid, to_euid;
-    uint64_t to_start, to_nonce;
-    _Atomic uint64_t lock;  /* for opening names: 0, or the holder's token (lock_token) */
-    uint32_t schema_used;   /* bytes of `schemas` taken (under the lock) */
-    uint32_t schema_at[USER_NAMES];  /* name i's payload schema: offset + 1 in `schemas` (0: none), */
-    uint32_t schema_len[USER_NAMES]; /* and its length; both written before the count that publishes name i */
-                                     /* (at 0, length BY_CONTROLLER: opened untyped by a controller, see there) */
-    char names[USER_NAMES][NAME_BYTES];
-    char schemas[SCHEMA_ARENA]; /* canonical schema texts (typed.c), one after the other, no NUL */
-    uint32_t filter_count;      /* entries of `filters`, stored with release order after the entry (under the lock) */
-    filter_entry filters[FILTER_NAMES];
-    tl_tname_table threads;     /* each thread's name at its first event, of every process writing the map */
-};
 typedef tl_names name_map;
 
 static _Atomic(name_map *) map;
@@ -199,7 +157,7 @@ static void set_map(name_map *n, name_map *old)
 static uint32_t count_of(const name_map *m)
 {
     uint32_t n = __atomic_load_n(&m->count, __ATOMIC_ACQUIRE);
-    return n < USER_NAMES ? n : USER_NAMES;
+    return n < TL_NAMES_USER ? n : TL_NAMES_USER;
 }
 
 /*
@@ -214,7 +172,8 @@ static int schema_copy(const name_map *m, uint32_t index, char **out)
     uint32_t len = __atomic_load_n(&m->schema_len[index], __ATOMIC_RELAXED);
     if (!at)
         return ENOENT;
-    if (len == 0 || len > TRACELOG_SCHEMA_TEXT_MAX || at - 1 > SCHEMA_ARENA || len > SCHEMA_ARENA - (at - 1))
+    if (len == 0 || len > TRACELOG_SCHEMA_TEXT_MAX || at - 1 > TL_NAMES_SCHEMA_ARENA ||
+        len > TL_NAMES_SCHEMA_ARENA - (at - 1))
         return EINVAL;
     char *text = malloc((size_t)len + 1);
     if (!text)
@@ -312,8 +271,8 @@ static void copy_names(name_map *dst, const name_map *src, uint32_t from, uint32
         memcpy(dst->names[i], src->names[i], sizeof dst->names[i]);
         uint32_t at = src->schema_at[i], len = src->schema_len[i], used = dst->schema_used;
         dst->schema_at[i] = dst->schema_len[i] = 0;
-        if (!at || !len || at - 1 > SCHEMA_ARENA || len > SCHEMA_ARENA - (at - 1) || used > SCHEMA_ARENA ||
-            len > SCHEMA_ARENA - used)
+        if (!at || !len || at - 1 > TL_NAMES_SCHEMA_ARENA || len > TL_NAMES_SCHEMA_ARENA - (at - 1) ||
+            used > TL_NAMES_SCHEMA_ARENA || len > TL_NAMES_SCHEMA_ARENA - used)
             continue;
         memcpy(dst->schemas + used, src->schemas + at - 1, len);
         dst->schema_at[i] = used + 1;
@@ -399,12 +358,10 @@ static int map_name_of(const name_map *m, trace_event_id_t id, char *out, size_t
  * the process may still open it typed, and its schema goes in then. A name
  * the process itself opened untyped keeps EEXIST for a typed open.
  */
-#define BY_CONTROLLER UINT32_MAX
-
 static int opened_by_controller(const name_map *m, uint32_t i)
 {
     return __atomic_load_n(&m->schema_at[i], __ATOMIC_RELAXED) == 0 &&
-           __atomic_load_n(&m->schema_len[i], __ATOMIC_RELAXED) == BY_CONTROLLER;
+           __atomic_load_n(&m->schema_len[i], __ATOMIC_RELAXED) == TL_NAMES_BY_CONTROLLER;
 }
 
 /* Name slot n gets schema (canonical text, NULL: none), if the arena has room. Caller holds m's lock. */
@@ -413,7 +370,7 @@ static void put_schema(name_map *m, uint32_t n, const char *schema)
     uint32_t used = m->schema_used;
     size_t len = schema ? strlen(schema) : 0;
     m->schema_at[n] = m->schema_len[n] = 0;
-    if (!len || used > SCHEMA_ARENA || len > SCHEMA_ARENA - used)
+    if (!len || used > TL_NAMES_SCHEMA_ARENA || len > TL_NAMES_SCHEMA_ARENA - used)
         return; /* none, or no room: the process's own log still has it (typed.c) */
     memcpy(m->schemas + used, schema, len);
     m->schema_at[n] = used + 1;
@@ -424,18 +381,18 @@ static void put_schema(name_map *m, uint32_t n, const char *schema)
 /*
  * Opens name (with schema, or NULL) in m, which the caller has locked.
  * settles: an open that gives the name its schema (or none) for good, ending
- * a controller's provisional open of it (BY_CONTROLLER); a controller's
+ * a controller's provisional open of it (TL_NAMES_BY_CONTROLLER); a controller's
  * untyped open does not.
  */
 static void map_name_open(name_map *m, const char *name, size_t len, const char *schema, int settles,
                           trace_event_id_t *id)
 {
     uint32_t n = count_of(m), i = 0;
-    while (i < n && strncmp(m->names[i], name, NAME_BYTES) != 0)
+    while (i < n && strncmp(m->names[i], name, TL_NAMES_NAME_BYTES) != 0)
         i++;
     if (i < n && settles && opened_by_controller(m, i))
         put_schema(m, i, schema);
-    if (i == n && n < USER_NAMES) {
+    if (i == n && n < TL_NAMES_USER) {
         put_schema(m, n, schema);
         memcpy(m->names[n], name, len);
         m->names[n][len] = '\0';
@@ -448,7 +405,7 @@ static void map_name_open(name_map *m, const char *name, size_t len, const char 
 static uint32_t filters_of(const name_map *m)
 {
     uint32_t n = __atomic_load_n(&m->filter_count, __ATOMIC_ACQUIRE);
-    return n < FILTER_NAMES ? n : FILTER_NAMES;
+    return n < TL_NAME_FILTERS_MAX ? n : TL_NAME_FILTERS_MAX;
 }
 
 size_t tl_posix_names_filters(trace_event_id_t id, uint64_t stream, tl_name_filter *out, size_t cap)
@@ -460,14 +417,14 @@ size_t tl_posix_names_filters(trace_event_id_t id, uint64_t stream, tl_name_filt
     uint32_t nf = filters_of(m), nn = count_of(m), want = id - POSIX_TRACE_UNNAMED_USEREVENT - 1;
     size_t k = 0;
     for (uint32_t f = 0; f < nf && k < cap; f++) {
-        filter_entry *fe = &m->filters[f];
+        tl_names_filter_entry *fe = &m->filters[f];
         if (atomic_load(&fe->applied) || (stream && fe->stream != stream))
             continue;
         uint32_t i = 0;
         if (id)
-            i = want < nn && strncmp(fe->name, m->names[want], NAME_BYTES) == 0 ? want : nn;
+            i = want < nn && strncmp(fe->name, m->names[want], TL_NAMES_NAME_BYTES) == 0 ? want : nn;
         else
-            while (i < nn && strncmp(fe->name, m->names[i], NAME_BYTES) != 0)
+            while (i < nn && strncmp(fe->name, m->names[i], TL_NAMES_NAME_BYTES) != 0)
                 i++;
         if (i < nn)
             out[k++] = (tl_name_filter){fe->stream, POSIX_TRACE_UNNAMED_USEREVENT + 1 + i, fe->keep != 0, &fe->applied};
@@ -502,7 +459,7 @@ int tl_posix_name_open_schema(const char *name, const char *schema, trace_event_
 {
     if (!name || !id)
         return EINVAL;
-    size_t len = strnlen(name, NAME_BYTES);
+    size_t len = strnlen(name, TL_NAMES_NAME_BYTES);
     if (len > TRACE_EVENT_NAME_MAX)
         return ENAMETOOLONG;
     name_map *m;
@@ -541,6 +498,18 @@ static int map_fd(int fd, name_map **out)
     return 0;
 }
 
+int tl_names_check(const tl_names *m, uint32_t euid, uint32_t pid, uint64_t start, uint64_t nonce)
+{
+    uint32_t magic = atomic_load(&m->magic), version = __atomic_load_n(&m->version, __ATOMIC_RELAXED);
+    uint32_t owner = __atomic_load_n(&m->pid, __ATOMIC_RELAXED);
+    uint64_t since = __atomic_load_n(&m->start, __ATOMIC_RELAXED);
+    if (magic != TL_NAMES_MAGIC)
+        return ENOTSUP;
+    if (owner != pid || since != start)
+        return ESTALE;
+    return version == TL_NAMES_VERSION && m->euid == euid && m->nonce == nonce ? 0 : ENOTSUP;
+}
+
 /* 0 with the named map of the process token names; ENOENT; ESTALE (another process's, left behind); ENOTSUP. */
 static int open_named(uint32_t euid, const tl_proc_token *t, uint64_t nonce, name_map **out)
 {
@@ -552,13 +521,10 @@ static int open_named(uint32_t euid, const tl_proc_token *t, uint64_t nonce, nam
         e = map_fd(fd, out);
     if (e)
         return e;
-    name_map *m = *out;
-    if (atomic_load(&m->magic) == NAMES_MAGIC && m->version == NAMES_VERSION && m->pid == t->pid &&
-        m->start == t->start && m->euid == euid && m->nonce == nonce)
+    if (!(e = tl_names_check(*out, euid, t->pid, t->start, nonce)))
         return 0;
-    int stale = atomic_load(&m->magic) == NAMES_MAGIC && (m->pid != t->pid || m->start != t->start);
-    munmap(m, sizeof *m);
-    return stale ? ESTALE : ENOTSUP;
+    munmap(*out, sizeof **out);
+    return e;
 }
 
 /* Builds the named map of token t under a private name and links it in: 0, EEXIST (someone was first). */
@@ -573,12 +539,12 @@ static int make_named(uint32_t euid, uint32_t egid, const tl_proc_token *t, uint
     name_map *m;
     e = map_fd(fd, &m);
     if (!e) {
-        m->version = NAMES_VERSION;
+        m->version = TL_NAMES_VERSION;
         m->pid = t->pid;
         m->start = t->start;
         m->euid = euid;
         m->nonce = nonce;
-        atomic_store(&m->magic, NAMES_MAGIC);
+        atomic_store(&m->magic, TL_NAMES_MAGIC);
         munmap(m, sizeof *m);
     }
     return tl_shmobj_publish(tmp, name, e);
@@ -612,7 +578,7 @@ static int names_prefix(const name_map *prefix, const name_map *m)
     if (n > count_of(m))
         return 0;
     for (uint32_t i = 0; i < n; i++)
-        if (strncmp(prefix->names[i], m->names[i], NAME_BYTES) != 0)
+        if (strncmp(prefix->names[i], m->names[i], TL_NAMES_NAME_BYTES) != 0)
             return 0;
     return 1;
 }
@@ -641,7 +607,7 @@ static int merge_into(const name_map *old, name_map *n)
 static int redirect_to_inherited(void)
 {
     name_map *inh = atomic_load(&map), *n;
-    if (!inh || atomic_load(&inh->magic) != NAMES_MAGIC)
+    if (!inh || atomic_load(&inh->magic) != TL_NAMES_MAGIC)
         return EBUSY;
     tl_proc_token self;
     uint64_t nonce;
@@ -856,7 +822,7 @@ int tl_names_open(tl_names *m, const char *name, trace_event_id_t *id)
         return tl_posix_name_open(name, id);
     if (!name || !id)
         return EINVAL;
-    size_t len = strnlen(name, NAME_BYTES);
+    size_t len = strnlen(name, TL_NAMES_NAME_BYTES);
     if (len > TRACE_EVENT_NAME_MAX)
         return ENAMETOOLONG;
     /* The traced process's lock: a stuck or scribbled one costs EAGAIN, never a hang or a write of ours elsewhere. */
@@ -865,20 +831,20 @@ int tl_names_open(tl_names *m, const char *name, trace_event_id_t *id)
     uint32_t before = count_of(m);
     map_name_open(m, name, len, NULL, 0, id);
     if (count_of(m) > before) /* ours: the process may still open it typed */
-        m->schema_len[before] = BY_CONTROLLER;
+        m->schema_len[before] = TL_NAMES_BY_CONTROLLER;
     unlock(m);
     return 0;
 }
 
 int tl_names_open_typed(tl_names *m, const char *name, const char *schema, trace_event_id_t *id)
 {
-    size_t len = strnlen(name, NAME_BYTES);
+    size_t len = strnlen(name, TL_NAMES_NAME_BYTES);
     if (len > TRACE_EVENT_NAME_MAX)
         return ENAMETOOLONG;
     if (take_lock(m, REMOTE_LOCK_WAIT_NS))
         return EAGAIN;
     uint32_t n = count_of(m), i = 0;
-    while (i < n && strncmp(m->names[i], name, NAME_BYTES) != 0)
+    while (i < n && strncmp(m->names[i], name, TL_NAMES_NAME_BYTES) != 0)
         i++;
     int e = 0;
     if (i < n) { /* opened before: with this schema, or it is another event type */
@@ -951,22 +917,22 @@ int tl_names_thread_name(const tl_names *m, uint32_t pid, uint32_t ktid, char *o
 
 int tl_names_filter_by_name(tl_names *m, uint64_t stream, const char *name, int keep, trace_event_id_t *id)
 {
-    size_t len = strnlen(name, NAME_BYTES);
+    size_t len = strnlen(name, TL_NAMES_NAME_BYTES);
     if (len > TRACE_EVENT_NAME_MAX)
         return ENAMETOOLONG;
     if (take_lock(m, REMOTE_LOCK_WAIT_NS))
         return EAGAIN;
     uint32_t n = count_of(m), i = 0, f = filters_of(m);
-    while (i < n && strncmp(m->names[i], name, NAME_BYTES) != 0)
+    while (i < n && strncmp(m->names[i], name, TL_NAMES_NAME_BYTES) != 0)
         i++;
     int e = EINPROGRESS;
     if (i < n) {
         *id = POSIX_TRACE_UNNAMED_USEREVENT + 1 + i;
         e = 0;
-    } else if (f >= FILTER_NAMES) {
+    } else if (f >= TL_NAME_FILTERS_MAX) {
         e = ENOSPC;
     } else {
-        filter_entry *fe = &m->filters[f];
+        tl_names_filter_entry *fe = &m->filters[f];
         fe->stream = stream;
         fe->keep = keep != 0;
         atomic_store(&fe->applied, 0);

@@ -30,6 +30,13 @@ int tl_posix_names_join_env(void);
  * process's), EAGAIN.
  */
 int tl_names_attach(uint32_t euid, uint32_t egid, uint32_t pid, uint64_t start, uint64_t nonce, tl_names **out);
+/*
+ * Whether mapped map m is the named map of process (pid, start) of user
+ * euid with that nonce, of this build's layout: 0; ESTALE (another process's
+ * with that pid, left behind); ENOTSUP (not a map, or of another version).
+ * The process can rewrite any byte later: every read after stays bounded.
+ */
+int tl_names_check(const tl_names *m, uint32_t euid, uint32_t pid, uint64_t start, uint64_t nonce);
 /* 1 once m became a redirect (its process joined its parent's map after we attached): attach again. */
 int tl_names_moved(const tl_names *m);
 void tl_names_detach(tl_names *m); /* unmaps m; accepts NULL */
