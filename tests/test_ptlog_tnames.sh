@@ -119,6 +119,29 @@ bad_name "tname_hex not hex" '{"ts":1,"id":1,"pid":1,"tid":7,"ktid":3,"tname_hex
 { echo "$head"; echo '{"ts":1,"id":1,"pid":1,"tid":7,"ktid":3,"tname":null}'; } >null.jsonl
 expect_rc 0 "tname null: no name" "$PTLOG" convert null.jsonl --to ptl -o null.ptl
 
+# ---- names that come back: dump and JSON Lines keep the last name's text and know a .ptl reader's
+# names by their address (issue 27); a name that returns after another, or two threads of the same
+# name, must print their own name (a memo of the wrong name fails this) ----------------------------------
+{
+    echo "$head"
+    i=0
+    for n in 0 1 0 0 2 1 2 0; do
+        case $n in 0) t=7 k=100 nm=main ;; 1) t=8 k=101 nm="worker 1" ;; 2) t=9 k=102 nm=main ;; esac
+        i=$((i + 1))
+        echo "{\"ts\":$((1714564800000000100 + i)),\"id\":1,\"pid\":42,\"tid\":$t,\"ktid\":$k,\"tname\":\"$nm\",\"data\":\"\"}"
+    done
+} >back.jsonl
+expect_rc 0 "names that come back to .ptl" "$PTLOG" convert back.jsonl --to ptl -o back.ptl
+expect_rc 0 "dump names that come back" "$PTLOG" dump back.ptl
+got=$(cut -d' ' -f5-6 "$T/out" | tr '\n' ',')
+[ "$got" = "100 (main),101 (worker,100 (main),100 (main),102 (main),101 (worker,102 (main),100 (main)," ] && ok ||
+    bad "dump of names that come back: $got"
+expect_rc 0 "jsonl of names that come back" "$PTLOG" convert back.ptl --to jsonl
+got=$(grep -o '"ktid":[0-9]*,"tname":"[^"]*"' "$T/out" | tr '\n' ',')
+want='"ktid":100,"tname":"main","ktid":101,"tname":"worker 1","ktid":100,"tname":"main","ktid":100,"tname":"main",'
+want+='"ktid":102,"tname":"main","ktid":101,"tname":"worker 1","ktid":102,"tname":"main","ktid":100,"tname":"main",'
+[ "$got" = "$want" ] && ok || bad "jsonl of names that come back: $got"
+
 # ---- a log without names (format 1.1): as before ---------------------------------------------------------
 expect_rc 0 "dump a 1.1 log" "$PTLOG" dump "$SRC/samples/golden/1.1/threads.ptl"
 grep -q '(' "$T/out" && bad "a 1.1 log shows thread names" || ok

@@ -167,7 +167,7 @@ static char *put_tname(dumper *d, const tracelog_event *ev, char *p)
     if (!t)
         return p;
     ptlog_name_memo *m = &d->tname;
-    if (!ptlog_name_memo_hit(m, t)) { /* the text of a name not seen just before */
+    if (!ptlog_name_memo_hit(m, t, d->src->thread_names_stable)) { /* the text of a name not seen just before */
         char *q = m->text;
         *q++ = '(';
         q += memchr(m->raw, '(', m->raw_len) || memchr(m->raw, ')', m->raw_len)

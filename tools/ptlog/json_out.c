@@ -590,7 +590,7 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
     if (tname) { /* format 1.2: "tname" (and "tname_hex" when it is not UTF-8), escaped by the JSON writer */
         out->len += (size_t)(p - o);
         ptlog_name_memo *m = &w->tname;
-        if (ptlog_name_memo_hit(m, tname)) {
+        if (ptlog_name_memo_hit(m, tname, w->src->thread_names_stable)) {
             ptlog_out_write(out, m->text, m->len);
         } else { /* made in the buffer (room for all of it: nothing is written out meanwhile), then kept */
             size_t start = ptlog_out_room(out, sizeof m->text) - out->buf;

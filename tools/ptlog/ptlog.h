@@ -175,6 +175,7 @@ void ptlog_type_texts_free(ptlog_type_texts *t);
  */
 typedef struct ptlog_name_memo {
     int valid;
+    const char *same; /* the last name's address, when its source's names are stable; else NULL */
     size_t raw_len;
     char raw[TRACELOG_THREAD_NAME_MAX];
     size_t len;
@@ -182,9 +183,13 @@ typedef struct ptlog_name_memo {
 } ptlog_name_memo;
 
 /* 1 when m holds the text of name (NUL-terminated, at most TRACELOG_THREAD_NAME_MAX bytes read); else
-   m's raw name becomes name's and 0 is returned: make the text into m->text, m->len. */
-static inline int ptlog_name_memo_hit(ptlog_name_memo *m, const char *name)
+   m's raw name becomes name's and 0 is returned: make the text into m->text, m->len. stable: the source's
+   thread_names_stable (then the address alone tells the last name, without reading it). */
+static inline int ptlog_name_memo_hit(ptlog_name_memo *m, const char *name, int stable)
 {
+    if (stable && m->valid && name == m->same)
+        return 1;
+    m->same = stable ? name : NULL;
     size_t n = strnlen(name, TRACELOG_THREAD_NAME_MAX);
     if (m->valid && n == m->raw_len && memcmp(name, m->raw, n) == 0)
         return 1;
@@ -390,6 +395,9 @@ struct ptlog_src {
     void (*get_status)(ptlog_src *s, tracelog_log_status *st);
     /* Name of ev's thread, or NULL (unknown, or a source without thread names: the member is NULL). */
     const char *(*thread_name)(ptlog_src *s, const tracelog_event *ev);
+    /* 1 when thread_name's texts neither change nor move until close (a .ptl reader's are borrowed until
+       tracelog_reader_close): the same address is the same name. 0 (zeroed): compared by content. */
+    int thread_names_stable;
     /* Next event is the first with ts >= ns. 0, or -1 if not possible (then filter). */
     int (*seek_time)(ptlog_src *s, uint64_t ns);
     /* After the last event: warns about damage; PTLOG_EXIT_OK or PTLOG_EXIT_LOSS. */

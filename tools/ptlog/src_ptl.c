@@ -170,6 +170,7 @@ int ptlog_ptl_src_wrap(ptlog_in *in, tracelog_reader *r, ptlog_src **out)
     s->type_at = ptl_type_at;
     s->get_status = ptl_get_status;
     s->thread_name = ptl_thread_name;
+    s->thread_names_stable = 1; /* borrowed from the reader until it is closed */
     s->seek_time = info.seekable ? ptl_seek_time : NULL;
     s->finish = ptl_finish;
     s->close = ptl_close;
