@@ -177,7 +177,7 @@ static char *put_tname(dumper *d, const tracelog_event *ev, char *p)
         *q++ = ' ';
         m->len = (size_t)(q - m->text);
     }
-    memcpy(p, m->text, m->len);
+    ptlog_copy_blocks(p, m->text, m->len); /* dump_event's room: at most 4 * 64 + 5 bytes here, and 15 past */
     return p + m->len;
 }
 

@@ -591,7 +591,8 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
         out->len += (size_t)(p - o);
         ptlog_name_memo *m = &w->tname;
         if (ptlog_name_memo_hit(m, tname, w->src->thread_names_stable)) {
-            ptlog_out_write(out, m->text, m->len);
+            ptlog_copy_blocks(ptlog_out_room(out, sizeof m->text), m->text, m->len);
+            out->len += m->len;
         } else { /* made in the buffer (room for all of it: nothing is written out meanwhile), then kept */
             size_t start = ptlog_out_room(out, sizeof m->text) - out->buf;
             put_text(out, "tname", tname, 1);

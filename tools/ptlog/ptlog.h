@@ -152,6 +152,17 @@ typedef struct ptlog_type_texts {
     ptlog_type_text v[PTLOG_TYPE_TEXTS]; /* by id; larger ids are made for every event */
 } ptlog_type_texts;
 
+/*
+ * Copies src[0..n) to dst in 16-byte blocks, n rounded up: no call for a
+ * length known only at run time. Both sides have room for the rounding (a
+ * memo's text whose size is a multiple of 16, an output with room reserved).
+ */
+static inline void ptlog_copy_blocks(char *dst, const char *src, size_t n)
+{
+    for (size_t k = 0; k < n; k += 16)
+        memcpy(dst + k, src + k, 16);
+}
+
 void ptlog_put_type_text_slow(ptlog_out *out, ptlog_type_texts *t, uint32_t id, const char *name);
 /* Inline for a text already made that fits `fixed` (a multiple of 16): copied in 16-byte blocks, no call. */
 static inline void ptlog_put_type_text(ptlog_out *out, ptlog_type_texts *t, uint32_t id, const char *name)
@@ -161,9 +172,7 @@ static inline void ptlog_put_type_text(ptlog_out *out, ptlog_type_texts *t, uint
         ptlog_put_type_text_slow(out, t, id, name);
         return;
     }
-    char *o = ptlog_out_room(out, t->fixed);
-    for (size_t k = 0; k < t->fixed; k += 16)
-        memcpy(o + k, slot->text + k, 16);
+    ptlog_copy_blocks(ptlog_out_room(out, t->fixed), slot->text, t->fixed);
     out->len += slot->len;
 }
 void ptlog_type_texts_free(ptlog_type_texts *t);
@@ -179,7 +188,7 @@ typedef struct ptlog_name_memo {
     size_t raw_len;
     char raw[TRACELOG_THREAD_NAME_MAX];
     size_t len;
-    char text[640]; /* dump's "(NAME) ", JSON's ,"tname":..[,"tname_hex":..] */
+    char text[640]; /* dump's "(NAME) ", JSON's ,"tname":..[,"tname_hex":..]; copied by ptlog_copy_blocks */
 } ptlog_name_memo;
 
 /* 1 when m holds the text of name (NUL-terminated, at most TRACELOG_THREAD_NAME_MAX bytes read); else
