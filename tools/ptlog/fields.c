@@ -69,11 +69,10 @@ static void make_plan(ptlog_plan *p, const tracelog_schema *s)
     }
 }
 
-const ptlog_plan *ptlog_plan_of(ptlog_plans *ps, const tracelog_schema *s)
+/* ptlog_plan_of (ptlog.h) the first time s is seen. */
+const ptlog_plan *ptlog_plan_make(ptlog_plans *ps, const tracelog_schema *s)
 {
-    size_t i = ptlog_by_schema_find(&ps->index, s);
-    if (i != SIZE_MAX)
-        return &ps->v[i];
+    size_t i;
     ptlog_plan *v = realloc(ps->v, (ps->index.n + 1) * sizeof *v);
     if (!v)
         return NULL;

@@ -730,8 +730,13 @@ typedef struct ptlog_plans {
     ptlog_by_schema index; /* schema -> its plan in v */
     ptlog_plan *v;
 } ptlog_plans;
-/* s's plan (made the first time); NULL when out of memory. */
-const ptlog_plan *ptlog_plan_of(ptlog_plans *ps, const tracelog_schema *s);
+const ptlog_plan *ptlog_plan_make(ptlog_plans *ps, const tracelog_schema *s);
+/* s's plan (made the first time); NULL when out of memory. Inline: once per typed event. */
+static inline const ptlog_plan *ptlog_plan_of(ptlog_plans *ps, const tracelog_schema *s)
+{
+    size_t i = ptlog_by_schema_find(&ps->index, s);
+    return i != SIZE_MAX ? &ps->v[i] : ptlog_plan_make(ps, s);
+}
 void ptlog_plans_free(ptlog_plans *ps);
 /* A field at p (where the plan puts it in the payload) as an unsigned, or a sign-extended signed, integer. */
 uint64_t ptlog_plan_load(const ptlog_field_plan *fp, const uint8_t *p);
