@@ -128,8 +128,15 @@ typedef struct tracelog_trace_stats {
     uint32_t flags;            /* TRACELOG_STATS_* bits */
     uint64_t names_refused;    /* with log, of another process (a controller's, or children recording into an
                                   inherited stream): thread names it published that the log refused as
-                                  malformed (no NUL within 16 bytes, or empty); those threads are named
-                                  from /proc while they live, else not at all */
+                                  malformed (no NUL within 16 bytes, or empty), each thread once (of
+                                  the first 256 such threads; beyond, each time the log asks again);
+                                  those threads are named from /proc while they live, else not at all */
+    int32_t names_error;       /* with log of another process: 0, or why the library refused that process's
+                                  name map the first time (an errno): ENOTSUP (a map of another
+                                  version of libtracelog, or not a name map), ESTALE (left by a dead
+                                  process with its pid), EACCES (another owner)... The log then has
+                                  the process's events under their ids, without their names, payload
+                                  schemas, or the names of threads gone before they were written */
 } tracelog_trace_stats;
 
 /*

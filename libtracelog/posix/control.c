@@ -260,7 +260,7 @@ static int create(pid_t pid, const trace_attr_t *attr, int with_log, int fd, tra
     t->kind = with_log ? TL_ACTIVE_LOG : TL_ACTIVE;
     int e = is_other_process(pid) ? tl_remote_open(pid, &t->active.remote) : 0;
     if (!e && t->active.remote) /* made now if it has none (our child before exec): the names it opens go there */
-        tl_posix_remote_names(t->active.remote, &t->active.remote_names);
+        tl_posix_remote_names(t->active.remote, &t->active.remote_names, NULL);
     if (!e)
         e = resolve_attr(attr, with_log, t->active.remote != NULL, &t->attr);
     if (!e && with_log)

@@ -67,6 +67,7 @@ int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats)
     if (t->active.log) {
         log_stats(t->active.log, stats);
         stats->names_refused = atomic_load(&t->active.names_refused);
+        stats->names_error = atomic_load(&t->active.names_error);
     }
     if (t->active.remote && tl_remote_joined(t->active.remote))
         stats->flags |= TRACELOG_STATS_JOINED;

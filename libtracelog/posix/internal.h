@@ -66,6 +66,7 @@ typedef struct tl_trace {
         tl_remote *remote;     /* pid != 0: the stream is in a buffer another process records into */
         tl_names *remote_names; /* its process's names (tl_posix_remote_names) */
         _Atomic uint64_t names_refused; /* with log: malformed thread names of other processes (log.c) */
+        _Atomic int names_error;        /* with log: why the traced process's name map was refused, or 0 (log.c) */
         tl_xproc_buffer named; /* pid 0, INHERITED: the stream's buffer has a name that spawned children open */
         int end_seen;          /* remote, without log: 1 once its process ended, 2 once the end was read,
                                   3 its buffer was lost (the OVERFLOW to be read first: read.c) */

@@ -23,6 +23,7 @@
 #include "posix/process.h"
 
 #define DEFERRED_MAX 64
+#define REFUSED_KEPT 256 /* threads whose refused names are counted once */
 
 /* What the recorder asks of the POSIX layer (its client). */
 typedef struct log_client {
@@ -30,11 +31,14 @@ typedef struct log_client {
     tl_remote *remote;     /* a controller's log: the traced process */
     tl_names *names;       /* its named map, once attached (tl_posix_remote_names) */
     _Atomic uint64_t *names_refused; /* the handle's count of malformed thread names (it outlives us) */
+    _Atomic int *names_error;        /* the handle's: why the process's map was first refused, or 0 */
     uint32_t names_logged; /* user names already given to the writer */
     /* Names a controller opened before the process (define_or_defer), defined once the process has.
        Bounded: beyond, such a name is defined without the schema the process may give it later. */
     trace_event_id_t deferred[DEFERRED_MAX];
     size_t ndeferred;
+    uint64_t refused[REFUSED_KEPT]; /* (pid, kernel tid) of the threads whose names were refused */
+    size_t nrefused;
 } log_client;
 
 static tracelog_policy policy_of(int posix_policy)
@@ -127,13 +131,27 @@ static void define_fixed(const log_client *lc, tracelog_writer *w)
         define(w, TL_PROCESS_END_EVENT, TL_PROCESS_END_NAME);
 }
 
+/*
+ * The traced process's named map (a controller's log): 0, or EAGAIN, the
+ * handle told why the first time it is refused. That stays: a later try
+ * that succeeds may find a map made anew (its process ended and removed its
+ * own), without the names the log has missed.
+ */
+static int remote_names(log_client *lc)
+{
+    int refused = 0, none = 0, e = tl_posix_remote_names(lc->remote, &lc->names, &refused);
+    if (refused)
+        atomic_compare_exchange_strong(lc->names_error, &none, refused);
+    return e;
+}
+
 /* Names registered since the last call (by the traced process, for a controller's log). */
 static void define_types(void *ctx, tracelog_writer *w, int first)
 {
     log_client *lc = ctx;
     if (first)
         define_fixed(lc, w);
-    if (lc->remote && tl_posix_remote_names(lc->remote, &lc->names))
+    if (lc->remote && remote_names(lc))
         return; /* it has opened no name we can read yet */
     const tl_names *names = lc->names; /* NULL: the process's own */
     size_t kept = 0;
@@ -150,6 +168,22 @@ static void define_types(void *ctx, tracelog_writer *w, int first)
 }
 
 /*
+ * Counts thread (pid, kernel_tid)'s malformed name once: the writer asks
+ * again for an unnamed thread at each write-out (its rename pass). Beyond
+ * REFUSED_KEPT threads, each refusal counts.
+ */
+static void count_refused(log_client *lc, uint32_t pid, uint32_t kernel_tid)
+{
+    uint64_t key = (uint64_t)pid << 32 | kernel_tid;
+    for (size_t i = 0; i < lc->nrefused; i++)
+        if (lc->refused[i] == key)
+            return;
+    if (lc->nrefused < REFUSED_KEPT)
+        lc->refused[lc->nrefused++] = key;
+    atomic_fetch_add(lc->names_refused, 1);
+}
+
+/*
  * A thread that ended before its events were written: its name at its
  * first event. Ours from our own table; another process's (the traced
  * process of a controller's log, a child recording into our inherited
@@ -163,10 +197,10 @@ static void thread_name(void *ctx, uint32_t pid, uint32_t kernel_tid, char *name
         tl_posix_thread_first_name(kernel_tid, name, cap);
         return;
     }
-    if (lc->remote && tl_posix_remote_names(lc->remote, &lc->names))
+    if (lc->remote && remote_names(lc))
         return; /* no map we can read */
     if (tl_names_thread_name(lc->names, pid, kernel_tid, name, cap) == EILSEQ)
-        atomic_fetch_add(lc->names_refused, 1);
+        count_refused(lc, pid, kernel_tid);
 }
 
 static void release(void *ctx)
@@ -181,10 +215,13 @@ int tl_log_open(tl_trace *t, int fd)
     log_client *lc = calloc(1, sizeof *lc);
     if (!lc)
         return ENOMEM;
-    *lc = (log_client){.attr = t->attr, .remote = t->active.remote, .names_refused = &t->active.names_refused};
+    *lc = (log_client){.attr = t->attr,
+                       .remote = t->active.remote,
+                       .names_refused = &t->active.names_refused,
+                       .names_error = &t->active.names_error};
     /* Mapped now: a process that ends before its log's writer is made takes its map's name with it. */
     if (lc->remote)
-        tl_posix_remote_names(lc->remote, &lc->names);
+        remote_names(lc);
     const trace_attr_t *a = &t->attr;
     tl_recorder_params p = {
         .fd = fd,

@@ -860,7 +860,7 @@ int tl_names_open_typed(tl_names *m, const char *name, const char *schema, trace
     return e;
 }
 
-int tl_posix_remote_names(const tl_remote *rm, tl_names **cache)
+int tl_posix_remote_names(const tl_remote *rm, tl_names **cache, int *refused)
 {
     if (*cache && tl_names_moved(*cache)) { /* it joined its parent's map since */
         tl_names_detach(*cache);
@@ -868,8 +868,13 @@ int tl_posix_remote_names(const tl_remote *rm, tl_names **cache)
     }
     tl_remote_names_at at;
     tl_remote_names_key(rm, &at);
-    if (!*cache && (!at.nonce || tl_names_attach(at.euid, at.egid, at.pid, at.start, at.nonce, cache)))
+    int e = 0;
+    if (!*cache && at.nonce) /* no nonce: it has no control object yet, nothing refused */
+        e = tl_names_attach(at.euid, at.egid, at.pid, at.start, at.nonce, cache);
+    if (e)
         *cache = NULL;
+    if (refused)
+        *refused = e;
     return *cache ? 0 : EAGAIN;
 }
 

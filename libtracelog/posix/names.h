@@ -113,9 +113,12 @@ const char *tl_posix_event_schema(trace_event_id_t id, const char *name);
  * The traced process's named map, attached once into *cache (made if it
  * has none yet: our child before its exec opens its names there), again if
  * it moved (the process joined its parent's map since): 0, or EAGAIN while
- * there is none we can read. The caller serialises the calls on one cache.
+ * there is none we can read. *refused (if not NULL) gets 0, or why the
+ * process's map was refused (tl_names_attach's errno: ENOTSUP, a map of
+ * another version or not a map; ESTALE; EACCES...), which leaves a log
+ * without the process's names. The caller serialises the calls on one cache.
  */
-int tl_posix_remote_names(const tl_remote *rm, tl_names **cache);
+int tl_posix_remote_names(const tl_remote *rm, tl_names **cache, int *refused);
 /* Detaches *cache; removes the map if its process is gone (a killed process cannot). */
 void tl_posix_remote_names_release(tl_remote *rm, tl_names **cache);
 /* The names a handle's stream uses: 0 with *out (NULL: this process's own), or EAGAIN. */

@@ -76,7 +76,7 @@ int tl_posix_trace_names(tl_trace *t, tl_names **out)
     *out = NULL;
     if (!t->active.remote)
         return 0;
-    int e = tl_posix_remote_names(t->active.remote, &t->active.remote_names);
+    int e = tl_posix_remote_names(t->active.remote, &t->active.remote_names, NULL);
     *out = t->active.remote_names;
     return e;
 }

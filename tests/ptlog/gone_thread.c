@@ -11,10 +11,14 @@
  *
  *   gone_thread bare ENDING         in a stream someone else made (ptlog record)
  *   gone_thread bare-wait ENDING    opens its names, prints "ready", waits for SIGUSR1 (ptlog attach)
+ *   gone_thread spoil-wait ENDING   as bare-wait, but the thread, after its events, spoils its own entry
+ *                                   in the name map (its 16 bytes without a NUL), as a scribbling
+ *                                   program may: its controller refuses it and counts it
  *   gone_thread fork OUT ENDING     its own INHERITED stream (LOOP stream, APPEND log to OUT): a forked
  *                                   child does the above; the parent reaps it, then flushes and shuts down
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -22,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <trace.h>
 #include <unistd.h>
@@ -29,6 +35,7 @@
 #define EVENTS 20
 
 static trace_event_id_t tick_id, main_id;
+static int spoil; /* bare-spoil: the worker spoils its own entry in the name map */
 
 /* LeakSanitizer asks whether to run (ignored without it): not in the forked child, whose heap is its parent's copy. */
 static volatile int in_forked_child;
@@ -41,6 +48,40 @@ static void die(const char *what, int e)
     exit(1);
 }
 
+/* Overwrites "gone-worker" and its NULs (the slot's 16 bytes) in the named map of this process. */
+static void spoil_worker_name(void)
+{
+    static const char entry[] = "gone-worker"; /* with its NUL: the slot, not a longer text */
+    char prefix[64], path[512];
+    snprintf(prefix, sizeof prefix, "tracelog.%u.%d.names.", (unsigned)geteuid(), (int)getpid());
+    DIR *d = opendir("/dev/shm");
+    struct dirent *de;
+    int spoiled = 0;
+    while (d && !spoiled && (de = readdir(d))) {
+        if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+            continue;
+        snprintf(path, sizeof path, "/dev/shm/%s", de->d_name);
+        int fd = open(path, O_RDWR | O_CLOEXEC);
+        struct stat st;
+        char *m = fd < 0 || fstat(fd, &st) != 0 ? MAP_FAILED
+                                                 : mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (fd >= 0)
+            close(fd);
+        if (m == MAP_FAILED)
+            continue;
+        char *at = memmem(m, (size_t)st.st_size, entry, sizeof entry);
+        if (at) {
+            memset(at, 'x', 16);
+            spoiled = 1;
+        }
+        munmap(m, (size_t)st.st_size);
+    }
+    if (d)
+        closedir(d);
+    if (!spoiled)
+        die("no gone-worker entry in a name map of this process", ENOENT);
+}
+
 static void *worker(void *arg)
 {
     (void)arg;
@@ -49,6 +90,8 @@ static void *worker(void *arg)
         die("pthread_setname_np", e);
     for (int i = 0; i < EVENTS; i++)
         posix_trace_event(tick_id, &i, sizeof i);
+    if (spoil) /* before it ends: its end may wake the controller's drain, which then reads the entry */
+        spoil_worker_name();
     /* A later name: the log keeps the first, the only one it could have seen (the thread is gone before any drain). */
     pthread_setname_np(pthread_self(), "gone-renamed");
     return NULL;
@@ -124,7 +167,8 @@ int main(int argc, char **argv)
         open_names();
         workload(kill_it);
     }
-    if (argc == 3 && strcmp(argv[1], "bare-wait") == 0) {
+    if (argc == 3 && (strcmp(argv[1], "bare-wait") == 0 || strcmp(argv[1], "spoil-wait") == 0)) {
+        spoil = argv[1][0] == 's';
         int kill_it = ending(argv[2]), sig;
         sigset_t usr1;
         sigemptyset(&usr1);
@@ -138,6 +182,6 @@ int main(int argc, char **argv)
     }
     if (argc == 4 && strcmp(argv[1], "fork") == 0)
         return run_fork(argv[2], ending(argv[3]));
-    fprintf(stderr, "usage: gone_thread bare|bare-wait exit|kill\n       gone_thread fork OUT exit|kill\n");
+    fprintf(stderr, "usage: gone_thread bare|bare-wait|spoil-wait exit|kill\n       gone_thread fork OUT exit|kill\n");
     return 2;
 }

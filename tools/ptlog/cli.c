@@ -156,7 +156,12 @@ static const command_help helps[] = {
      "                          the log (default -10 where permitted, as root;\n"
      "                          else unchanged), so that they keep up with PROGRAM\n"
      "                          under a CPU-bound load; PROGRAM keeps its own\n"
-     "  -q, --quiet             no counts, no summary\n"
+     "  -q, --quiet             no counts, no summary (warnings are still shown)\n"
+     "A warning says when the program's event-name map is refused (of another\n"
+     "libtracelog version, or left by a dead process with its pid): the log then\n"
+     "has its events under ids only, without names, schemas or the names of\n"
+     "threads gone before they were written. The summary counts thread names the\n"
+     "program published malformed in its map (refused: those threads are unnamed).\n"
      "Exit status 3: PROGRAM never took the trace stream up: it is not linked with\n"
      "libtracelog, or made no trace call (the log, with its start and end, is kept).\n"},
     {"attach", "ptlog attach [OPTIONS] PID -o FILE",
@@ -167,8 +172,10 @@ static const command_help helps[] = {
      "come; with loop or until-full, what the stream holds is written when PID ends\n"
      "or ptlog gets SIGINT or SIGTERM (loop: the last events; until-full: the first,\n"
      "and attach ends when the stream is full). On a terminal, a warning if PID has\n"
-     "made no trace call after 3 s. Exit status 3: the process cannot be traced (no\n"
-     "such process, another user's, or not linked with libtracelog).\n"},
+     "made no trace call after 3 s. The warning and the summary of record apply too\n"
+     "(a refused event-name map, thread names refused). Exit status 3: the process\n"
+     "cannot be traced (no such process, another user's, or not linked with\n"
+     "libtracelog).\n"},
     {"top", "ptlog top [OPTIONS] PID|FILE",
      "Show live what a program records: per event type and per thread (kernel tid,\n"
      "name when the log gives one) the rate over the last interval, the totals and\n"

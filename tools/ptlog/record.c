@@ -377,11 +377,27 @@ static void wait_loop(trace_id_t trid, int quiet, int (*ended)(pid_t), pid_t pid
         fputc('\n', stderr);
 }
 
+/* What the log lacks when the library refused the traced program's name map (stats names_error). */
+static void warn_names_refused(const char *cmd, int why)
+{
+    const char *what = why == ENOTSUP  ? "is of another version of libtracelog (or is not a name map)"
+                       : why == ESTALE ? "was left by a dead process with the same pid"
+                                       : strerror(why);
+    ptlog_msg(cmd, "warning: the program's event-name map %s and was refused: the log has its events under "
+                   "their ids only, without their names, payload schemas, or the names of threads that ended "
+                   "before their events were written", what);
+}
+
 static int finish(const char *cmd, trace_id_t trid, ptlog_out *out, const rec_opts *o)
 {
+    /* The final drain before the figures, so that they count it (a thread name is refused when the
+       drain writes its thread); a failure stays in the log's status, which shutdown reports. */
+    tracelog_trace_sync(trid);
     tracelog_trace_stats st;
     int have = tracelog_trace_get_stats(trid, &st) == 0;
     int e = posix_trace_shutdown(trid);
+    if (have && st.names_error)
+        warn_names_refused(cmd, st.names_error);
     if (e) {
         ptlog_msg(cmd, "%s: %s", o->output, strerror(e));
         ptlog_out_finish(out);
@@ -390,6 +406,10 @@ static int finish(const char *cmd, trace_id_t trid, ptlog_out *out, const rec_op
     int rc = ptlog_out_finish(out); /* fsync and close; the file took its place when tracing began */
     if (!rc && !o->quiet && have)
         fprintf(stderr, "ptlog %s: %s written\n", cmd, o->output);
+    if (!rc && !o->quiet && have && st.names_refused)
+        fprintf(stderr, "ptlog %s: thread names refused as malformed: %llu (in the program's name map: not "
+                        "NUL-terminated within 16 bytes, or empty); those threads, gone before ptlog saw "
+                        "them, are unnamed in the log\n", cmd, (unsigned long long)st.names_refused);
     return rc;
 }
 
