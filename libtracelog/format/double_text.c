@@ -105,14 +105,15 @@ static const double exact_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6, 
 /*
  * The shortcut for a normal double v > 0 that reads back from a decimal of
  * at most 15 significant digits (short exact decimals such as the 0.000231
- * of a latency in seconds), 10^-8 <= v < 10^15: d = v * 10^e rounded to an
- * integer of 15 digits, kept when d / 10^e (both exact, so one correctly
- * rounded division, as strtod rounds) gives v back. Two decimals of 15
- * digits or fewer never read back as the same double (DBL_DIG), so d is
- * then the only one in v's rounding interval: the shortest, without its
- * trailing zeros, and the closest. When such a decimal exists, d is it
- * (v * 10^e is within 0.25 of it), so a miss means 16 or 17 digits: 0,
- * and the full computation.
+ * of a latency in seconds), 2^-26 <= v < 10^15 (the binary exponents e2
+ * where floor(e2 * log10(2)) is -8 .. 14, so that 10^e is exact): d =
+ * v * 10^e rounded to an integer of 15 digits, kept when d / 10^e (both
+ * exact, so one correctly rounded division, as strtod rounds) gives v
+ * back. Two decimals of 15 digits or fewer never read back as the same
+ * double (DBL_DIG), so d is then the only one in v's rounding interval:
+ * the shortest, without its trailing zeros, and the closest. When such a
+ * decimal exists, d is it (v * 10^e is within 0.25 of it), so a miss means
+ * 16 or 17 digits: 0, and the full computation.
  */
 static int short_decimal(double v, uint64_t bits, uint64_t *digits, int *exp10)
 {
