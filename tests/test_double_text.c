@@ -22,6 +22,7 @@
  * The full slow reference, the shortest of %.1g .. %.17g that reads back,
  * runs on a sample and must never be shorter than T.
  */
+#include <fenv.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -367,6 +368,55 @@ static void test_random_bits(void)
         check_value(float_from_bits((uint32_t)rng() & 0x807fffff), 1);
 }
 
+/*
+ * The shortcut for short decimals (2^-26 <= v < 10^15, at most 15 digits):
+ * its edges, and every decimal of up to 15 digits in its range, checked as
+ * every value is; then the same digits in every rounding mode, which the
+ * shortcut's floating-point check would not give (it would take a decimal
+ * that reads back only when rounded upward, say).
+ */
+static void test_short_decimals(void)
+{
+    const double edges[] = {0x1p-26, nextafter(0x1p-26, 0), nextafter(0x1p-26, 1), 999999999999999.0,
+                            nextafter(1e15, 0), 1e15, 99999999999999.95, 1e-8, 0.000231, 123456789012345e-10,
+                            0.1, 0.3, 2.675, 1e14, 5e-9};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+        check_value(edges[i], 0);
+    static const int modes[] = {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO};
+    int mismatches = 0;
+    for (int i = 0; i < 400000; i++) {
+        uint64_t r = rng();
+        double v;
+        if (i % 2) { /* any double of the range: most need 16 or 17 digits */
+            v = from_bits((uint64_t)(1023 - 26 + (r >> 52) % 77) << 52 | (r & 0xfffffffffffffull));
+            if (v >= 1e15)
+                continue;
+        } else { /* a decimal of at most 15 digits */
+            int digits = 1 + (int)(r % 15);
+            uint64_t d = (r >> 8) % pow10u(digits);
+            int e = (int)((r >> 40) % 24) - 8 - digits;
+            char s[48];
+            snprintf(s, sizeof s, "%llue%d", (unsigned long long)d, e);
+            v = strtod(s, NULL); /* in round-to-nearest */
+            if (v == 0)
+                continue;
+        }
+        check_value(v, 0);
+        uint64_t want_d, got_d;
+        int want_e, got_e;
+        tl_double_shortest(v, 0, &want_d, &want_e);
+        for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+            fesetround(modes[m]);
+            tl_double_shortest(v, 0, &got_d, &got_e);
+            fesetround(FE_TONEAREST);
+            if (!CHECK_MSG(got_d == want_d && got_e == want_e, "%a: %llue%d rounding to nearest, %llue%d in mode %d",
+                           v, (unsigned long long)want_d, want_e, (unsigned long long)got_d, got_e, modes[m]) &&
+                ++mismatches > 10)
+                return;
+        }
+    }
+}
+
 /* The slow reference on a sample: it never finds fewer digits. */
 static void test_slow_reference(void)
 {
@@ -394,6 +444,7 @@ int main(void)
     TL_TEST_RUN(test_every_exponent);
     TL_TEST_RUN(test_powers_of_ten);
     TL_TEST_RUN(test_decimals);
+    TL_TEST_RUN(test_short_decimals);
     TL_TEST_RUN(test_random_bits);
     TL_TEST_RUN(test_slow_reference);
     printf("%lu values; %lu whose shortest digits are not printf's rounding; %lu whose text differs from the "

@@ -133,10 +133,12 @@ typedef struct tracelog_trace_stats {
                                   those threads are named from /proc while they live, else not at all */
     int32_t names_error;       /* with log of another process: 0, or why the library refused that process's
                                   name map the first time (an errno): ENOTSUP (a map of another
-                                  version of libtracelog, or not a name map), ESTALE (left by a dead
-                                  process with its pid), EACCES (another owner)... The log then has
-                                  the process's events under their ids, without their names, payload
-                                  schemas, or the names of threads gone before they were written */
+                                  version of libtracelog, not a name map, or another owner's), ESTALE
+                                  (left by a dead process with its pid), EACCES (not readable by us).
+                                  The log then has the process's events under their ids, without
+                                  their names, payload schemas, or the names of threads gone before
+                                  they were written. A failure a later try may not meet (a lock,
+                                  memory, descriptors) is tried again and not reported here */
 } tracelog_trace_stats;
 
 /*

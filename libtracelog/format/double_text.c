@@ -19,6 +19,7 @@
  */
 #include "format/double_text.h"
 
+#include <fenv.h>
 #include <math.h>
 #include <string.h>
 
@@ -113,12 +114,15 @@ static const double exact_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6, 
  * double (DBL_DIG), so d is then the only one in v's rounding interval:
  * the shortest, without its trailing zeros, and the closest. When such a
  * decimal exists, d is it (v * 10^e is within 0.25 of it), so a miss means
- * 16 or 17 digits: 0, and the full computation.
+ * 16 or 17 digits: 0, and the full computation. Only while the program
+ * rounds to nearest (fegetround): in another rounding mode the division
+ * that checks d would not round as strtod does, and the full computation,
+ * integers only, does not depend on the mode.
  */
 static int short_decimal(double v, uint64_t bits, uint64_t *digits, int *exp10)
 {
     int x = floor_log10_pow2((int)(bits >> 52 & 0x7ff) - 1023); /* v's first digit is at 10^x or 10^(x+1) */
-    if (x < -8 || x > 14)
+    if (x < -8 || x > 14 || fegetround() != FE_TONEAREST)
         return 0;
     int e = 14 - x;
     double s = v * exact_pow10[e]; /* 10^14 <= s < 10^16 */

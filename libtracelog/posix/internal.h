@@ -89,7 +89,7 @@ void tl_posix_release(tl_trace *t);
 int tl_posix_register(tl_trace *t, trace_id_t *trid);
 /* Marks t dying, waits for other users to leave, frees the slot. Caller holds one use. */
 void tl_posix_unregister(tl_trace *t);
-/* Makes posix_trace_event record into (or stop recording into) the stream of slot. */
+/* Makes slot's stream the one posix_trace_event records into once the user starts it (or none). */
 void tl_posix_publish(int slot, tl_stream *s);
 /* Entries of the active table: the process's own streams, then those controllers announced. */
 #define TL_ACTIVE_SLOTS (TRACE_SYS_MAX + (int)TL_CTL_SLOTS)

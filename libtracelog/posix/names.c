@@ -352,12 +352,7 @@ static int map_name_of(const name_map *m, trace_event_id_t id, char *out, size_t
     return 0;
 }
 
-/*
- * The schema length of a name a controller opened untyped in the process's
- * map (to filter it: ptlog record --exclude) before the process opened it:
- * the process may still open it typed, and its schema goes in then. A name
- * the process itself opened untyped keeps EEXIST for a typed open.
- */
+/* Whether name i was opened untyped by a controller, not by the process (TL_NAMES_BY_CONTROLLER). */
 static int opened_by_controller(const name_map *m, uint32_t i)
 {
     return __atomic_load_n(&m->schema_at[i], __ATOMIC_RELAXED) == 0 &&
@@ -874,7 +869,7 @@ int tl_posix_remote_names(const tl_remote *rm, tl_names **cache, int *refused)
     if (e)
         *cache = NULL;
     if (refused)
-        *refused = e;
+        *refused = e == ENOTSUP || e == ESTALE || e == EACCES ? e : 0;
     return *cache ? 0 : EAGAIN;
 }
 

@@ -114,9 +114,11 @@ const char *tl_posix_event_schema(trace_event_id_t id, const char *name);
  * has none yet: our child before its exec opens its names there), again if
  * it moved (the process joined its parent's map since): 0, or EAGAIN while
  * there is none we can read. *refused (if not NULL) gets 0, or why the
- * process's map was refused (tl_names_attach's errno: ENOTSUP, a map of
- * another version or not a map; ESTALE; EACCES...), which leaves a log
- * without the process's names. The caller serialises the calls on one cache.
+ * process's map was refused for good (tl_names_attach's errno: ENOTSUP, a
+ * map of another version or not a map; ESTALE; EACCES), which leaves a log
+ * without the process's names; a failure the next call may not meet (a
+ * lock, memory, descriptors) is not a refusal. The caller serialises the
+ * calls on one cache.
  */
 int tl_posix_remote_names(const tl_remote *rm, tl_names **cache, int *refused);
 /* Detaches *cache; removes the map if its process is gone (a killed process cannot). */

@@ -482,7 +482,7 @@ static void heap_push(tl_consumer *c, uint32_t lane)
     c->heap[k] = (uint8_t)lane;
 }
 
-/* The lane at the top of the heap has a new head (not before its old one): moves it down to its place. */
+/* The lane at the top of the heap has a new head: moves it down to its place. */
 static inline void heap_sift_top(tl_consumer *c)
 {
     uint32_t lane = c->heap[0], k = 0;

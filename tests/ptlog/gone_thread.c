@@ -35,7 +35,7 @@
 #define EVENTS 20
 
 static trace_event_id_t tick_id, main_id;
-static int spoil; /* bare-spoil: the worker spoils its own entry in the name map */
+static int spoil; /* spoil-wait: the worker spoils its own entry in the name map */
 
 /* LeakSanitizer asks whether to run (ignored without it): not in the forked child, whose heap is its parent's copy. */
 static volatile int in_forked_child;

@@ -382,7 +382,8 @@ static void warn_names_refused(const char *cmd, int why)
 {
     const char *what = why == ENOTSUP  ? "is of another version of libtracelog (or is not a name map)"
                        : why == ESTALE ? "was left by a dead process with the same pid"
-                                       : strerror(why);
+                       : why == EACCES ? "cannot be read by ptlog's user"
+                                       : "cannot be read";
     ptlog_msg(cmd, "warning: the program's event-name map %s and was refused: the log has its events under "
                    "their ids only, without their names, payload schemas, or the names of threads that ended "
                    "before their events were written", what);

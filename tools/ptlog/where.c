@@ -498,7 +498,6 @@ static int compare_integer(const node *nd, int neg, uint64_t mag)
     return order(d < nd->num ? -1 : d > nd->num, nd->op);
 }
 
-/* A fast leaf, on the payload bytes: the field's value is p[0 .. l->size). */
 /* A ranged leaf (an integer field against an integer) on the field's bytes at p: TRUE or FALSE. */
 static inline int eval_ranged(const bound_leaf *l, const uint8_t *p)
 {
@@ -510,6 +509,7 @@ static inline int eval_ranged(const bound_leaf *l, const uint8_t *p)
     return (u - l->lo <= l->span) != l->outside;
 }
 
+/* A fast leaf, on the payload bytes: the field's value is p[0 .. l->size). */
 static int eval_fast(const node *nd, const bound_leaf *l, const uint8_t *p)
 {
     if (l->ranged)
