@@ -117,6 +117,19 @@ TRACELOG_API tracelog_status tracelog_reader_follow_wait(tracelog_reader *r, uns
 /* TRACELOG_OK; TRACELOG_E_STATE when r was not opened to follow. Stopping twice is harmless. */
 TRACELOG_API tracelog_status tracelog_reader_follow_stop(tracelog_reader *r);
 
+/*
+ * hold 1: a merge set (format-spec 6.10) that the log's last chunk leaves
+ * open (its MERGE_NEXT flag is set: the writer has not written the set's
+ * other chunks yet) is held back: reading ends before it (TRACELOG_END)
+ * instead of delivering the part written, whose events the chunks still to
+ * come may precede. For a log read again as it is written, such as a LOOP
+ * log followed (a reader opened to follow holds such a set anyway, until
+ * it is stopped). hold 0, the default: the part is delivered, as 6.10 says
+ * of a log that ends there. Call it before reading. TRACELOG_OK, or
+ * TRACELOG_E_INVAL for a NULL r.
+ */
+TRACELOG_API tracelog_status tracelog_reader_hold_open_set(tracelog_reader *r, int hold);
+
 /* Opens path read-only and owns that descriptor. */
 TRACELOG_API tracelog_status tracelog_reader_open_path(const char *path, const tracelog_reader_options *opt,
                                      tracelog_reader **out, tracelog_error *err);

@@ -68,6 +68,14 @@ tracelog_status tracelog_reader_follow_wait(tracelog_reader *r, unsigned timeout
     }
 }
 
+tracelog_status tracelog_reader_hold_open_set(tracelog_reader *r, int hold)
+{
+    if (!r)
+        return TRACELOG_E_INVAL;
+    r->hold_open_set = hold != 0;
+    return TRACELOG_OK;
+}
+
 tracelog_status tracelog_reader_follow_stop(tracelog_reader *r)
 {
     if (!r)

@@ -127,6 +127,7 @@ struct tracelog_reader {
        of the data is "not yet" until tracelog_reader_follow_stop. */
     int follow_dry;       /* the last take found no complete block: next() says TRACELOG_END for now */
     int follow_stopped;   /* no more data will come: the end of the data is the end of the log */
+    int hold_open_set;    /* a set the last chunk leaves open ends reading (tracelog_reader_hold_open_set) */
     uint64_t follow_size; /* the file's size when it ran dry: follow_wait waits for more */
 };
 

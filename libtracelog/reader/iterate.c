@@ -308,6 +308,9 @@ static tracelog_status load_set(tracelog_reader *r)
             return st;
         if (t.kind == TAKE_NONE && r->follow_dry)
             return TRACELOG_END; /* following: the set's next chunk is not written yet; loaded on by the next call */
+        if (t.kind == TAKE_NONE && r->hold_open_set && r->set.n &&
+            (r->set.slot[r->set.n - 1].cur.h.flags & TL_CHUNK_MERGE_NEXT))
+            return TRACELOG_END; /* its other chunks are not written yet: held back */
         if (t.kind == TAKE_HELD || t.kind == TAKE_DROPPED) {
             r->set_last_seq = t.seq;
             r->set_last_defs = t.defs;

@@ -13,8 +13,11 @@
  *
  * A read of the ring while the writer writes may find a block half written
  * or overwritten: its problems are not reported; those of the last read,
- * once following ends at the trailer or with the writer gone, are. Ends as
- * a followed APPEND log does (follow.c).
+ * once following ends at the trailer or with the writer gone, are. It may
+ * also find a merge set of which only some chunks are written: that set is
+ * read the next time (tracelog_reader_hold_open_set), since its other
+ * chunks may hold earlier events, which would then never be printed (older
+ * than the last one printed). Ends as a followed APPEND log does (follow.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -103,6 +106,9 @@ static int reread(ring_src *g)
         return -ptlog_nomem();
     if (st != TRACELOG_OK)
         return g->final ? -ptlog_ptl_open_error(g->base.name, st, &err) : 0; /* its header being written */
+    /* A merge set written in part (the writer between its chunks) waits for its other chunks, whose
+       events may come first; the last read, once following ended, gives what there is. */
+    tracelog_reader_hold_open_set(r, !g->final);
     g->mtime = mtime;
     g->size = size;
     tracelog_reader_info info;
