@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "recorder/lane.h"
 #include "recorder/run.h"
 #include "stream/produce.h"
 #include "stream/consumer.h"
@@ -52,9 +53,10 @@
 static struct {
     int runs, cpu, lanes; /* lanes: 1 or 2, 0 for both */
     uint32_t run;         /* events a take's run may add (tl_consumer_take_run); 0: one event per take */
+    int in_place;         /* drain: a lane's runs encoded where they lie (tl_rec_append_lane), as the flusher */
     long long events;
     const char *dir, *json, *only;
-} cfg = {.runs = 7, .cpu = -1, .run = TL_REC_RUN - 1, .events = 500000, .dir = "/tmp"};
+} cfg = {.runs = 7, .cpu = -1, .run = TL_REC_RUN - 1, .in_place = 1, .events = 500000, .dir = "/tmp"};
 
 static int failures;
 
@@ -232,10 +234,19 @@ static double time_drain(long long n, uint32_t lanes, int zstd, const char *path
     tracelog_writer *w = open_log(path, &fd, zstd);
     tracelog_event ev[TL_REC_RUN];
     uint64_t t0 = bu_thread_cpu_ns();
-    for (uint32_t run; (run = tl_rec_take(c, ev, cfg.run));)
+    while (tl_consumer_take_wait(c, &ev[0]) == TL_TAKE_EVENT) { /* as the flusher (recorder/drain.c) */
+        if (tracelog_writer_append(w, &ev[0]) != TRACELOG_OK)
+            check_failed("tracelog_writer_append");
+        tracelog_event last;
+        size_t limit = 0;
+        tl_chunk_builder *b = cfg.in_place ? tl_writer_lane_target(w, &limit, &last) : NULL;
+        if (tl_rec_append_lane(c, b, limit, &last))
+            continue;
+        uint32_t run = tl_consumer_take_run(c, ev, cfg.run);
         for (uint32_t k = 0; k < run; k++)
             if (tracelog_writer_append(w, &ev[k]) != TRACELOG_OK)
                 check_failed("tracelog_writer_append");
+    }
     double ns = close_log(w, fd, t0, path, n, lanes);
     tl_consumer_free(c);
     tl_stream_destroy(s);
@@ -305,6 +316,10 @@ static int parse_args(int argc, char **argv)
         if (!strcmp(a, "--smoke")) {
             cfg.runs = 1;
             cfg.events = 20000;
+            continue;
+        }
+        if (!strcmp(a, "--no-in-place")) {
+            cfg.in_place = 0;
             continue;
         }
         if (!v)

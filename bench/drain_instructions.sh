@@ -5,8 +5,9 @@
 #   bench/drain_instructions.sh build-bench/bench/bench_drain drain_zstd 200000 1
 #
 # One run of bench_drain --only KIND (default drain_zstd) with LANES lanes (1 or 2, default 1); the parts
-# are callgrind's inclusive counts of the consumer (tl_consumer_take_wait and _take_run), the writer
-# (tracelog_writer_append and the last flush) and, within the writer, zstd, each divided by
+# are callgrind's inclusive counts of the consumer (tl_consumer_take_wait and _take_run), the lane runs
+# encoded in place (tl_rec_append_lane: consumer and chunk builder at once, recorder/lane.h), the writer
+# (tracelog_writer_append and the last flush; the chunks' ends) and, within the writer, zstd, each divided by
 # the events taken. Needs valgrind.
 set -euo pipefail
 bin=${1:?usage: drain_instructions.sh BENCH_DRAIN [KIND] [EVENTS] [LANES]}
@@ -24,15 +25,16 @@ callgrind_annotate --inclusive=yes "$work/cg.out" 2>/dev/null |
         function add(part, v) { gsub(",", "", v); sum[part] += v }
         / [^ ]*:tl_consumer_take_wait /       { add("consumer (take)", $1) }
         / [^ ]*:tl_consumer_take_run /        { add("consumer (take)", $1) }
+        / [^ ]*:tl_rec_append_lane /          { add("in place", $1) }
         / [^ ]*:tracelog_writer_append /      { add("writer (append)", $1) }
         / [^ ]*:tracelog_writer_flush /       { add("writer (append)", $1) }
         / [^ ]*:ZSTD_compress2 /              { add("  of which zstd", $1) }
         / [^ ]*:ZSTD_compressCCtx /           { add("  of which zstd", $1) }
         END {
             printf "%-22s %s\n", "part", "instructions per event"
-            split("consumer (take)|writer (append)|  of which zstd", parts, "|")
-            for (i = 1; i <= 3; i++)
+            split("consumer (take)|in place|writer (append)|  of which zstd", parts, "|")
+            for (i = 1; i <= 4; i++)
                 if (parts[i] in sum)
                     printf "%-22s %.1f\n", parts[i], sum[parts[i]] / n
-            printf "%-22s %.1f\n", "total", (sum["consumer (take)"] + sum["writer (append)"]) / n
+            printf "%-22s %.1f\n", "total", (sum["consumer (take)"] + sum["in place"] + sum["writer (append)"]) / n
         }'

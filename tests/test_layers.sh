@@ -16,7 +16,7 @@ declare -A allowed=(
     [reader]="common format reader"
     [stream]="common stream"
     [xproc]="common stream xproc"
-    [recorder]="common stream writer xproc recorder"
+    [recorder]="common format stream writer xproc recorder"
     [posix]="common format stream xproc recorder posix"
 )
 failures=0

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "recorder/internal.h"
+#include "recorder/lane.h"
 #include "recorder/run.h"
 #include "writer/io.h"
 
@@ -159,16 +160,30 @@ int tl_rec_drain(tl_recorder *r, uint64_t until)
         return !tl_remote_faulted(r->params.remote) ? drain_remote(r, until) : r->lost ? 0 : log_fault(r, 0);
     int e = 0;
     tracelog_event ev[TL_REC_RUN];
-    uint64_t n = 0;
-    for (uint32_t got; (got = tl_rec_take(r->consumer, ev, TL_REC_RUN - 1));) {
-        for (uint32_t k = 0; k < got; k++) {
-            if (n++ % BACKLOG_EVERY == 0)
-                r->behind = keep_up(r, tl_consumer_backlog(r->consumer));
-            int ae = append(r, &ev[k]);
-            if (!e)
-                e = ae;
+    uint64_t n = 0, looked = 0;
+    tl_consumer *c = r->consumer;
+    while (tl_consumer_take_wait(c, &ev[0]) == TL_TAKE_EVENT) {
+        if (n - looked >= BACKLOG_EVERY || n == 0) {
+            r->behind = keep_up(r, tl_consumer_backlog(c));
+            looked = n;
         }
-        if (ev[got - 1].timestamp_ns > until && !tl_consumer_queued(r->consumer))
+        int ae = append(r, &ev[0]);
+        e = e ? e : ae;
+        /* The common case: the lane's next events encoded where they lie (lane.h); else taken in a run */
+        tracelog_event last;
+        size_t limit = 0;
+        tl_chunk_builder *b = tl_writer_lane_target(r->writer, &limit, &last);
+        uint32_t got = 1, placed = tl_rec_append_lane(c, b, limit, &last);
+        if (!placed) {
+            got += tl_consumer_take_run(c, ev + 1, TL_REC_RUN - 1);
+            for (uint32_t k = 1; k < got; k++) {
+                ae = append(r, &ev[k]);
+                e = e ? e : ae;
+            }
+            last = ev[got - 1];
+        }
+        n += got + placed;
+        if (last.timestamp_ns > until && !tl_consumer_queued(c))
             break;
     }
     r->drained += n;

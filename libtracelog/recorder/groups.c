@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "recorder/groups.h"
+#include "recorder/lane.h"
 #include "recorder/run.h"
 #include "writer/set.h"
 #include "xproc/traced.h"
@@ -135,12 +136,23 @@ static void run_group(tl_groups *gs, group *g)
     } else {
         tracelog_event ev[TL_REC_RUN];
         uint64_t taken = 0, last_ts = 0;
-        tl_consumer_begin_batch(g->consumer, gs->w, gs->pub);
-        for (uint32_t got; (got = tl_rec_take(g->consumer, ev, TL_REC_RUN - 1));) {
-            for (uint32_t k = 0; k < got; k++)
-                append(g, &ev[k]);
-            taken += got;
-            last_ts = ev[got - 1].timestamp_ns;
+        tl_consumer *c = g->consumer;
+        tl_consumer_begin_batch(c, gs->w, gs->pub);
+        while (tl_consumer_take_wait(c, &ev[0]) == TL_TAKE_EVENT) {
+            append(g, &ev[0]);
+            /* as the recorder's drain: the lane's next events where they lie, else a run */
+            tracelog_event last;
+            size_t limit = 0;
+            tl_chunk_builder *b = tl_set_lane_target(&g->part, &limit, &last);
+            uint32_t got = 1, placed = tl_rec_append_lane(c, b, limit, &last);
+            if (!placed) {
+                got += tl_consumer_take_run(c, ev + 1, TL_REC_RUN - 1);
+                for (uint32_t k = 1; k < got; k++)
+                    append(g, &ev[k]);
+                last = ev[got - 1];
+            }
+            taken += got + placed;
+            last_ts = last.timestamp_ns;
         }
         g->taken = taken;
         g->last_ts = last_ts;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "stream/consumer_internal.h"
+#include "stream/lane_run.h"
 #include "stream/produce.h"
 
 /* The consumer on stream s whose geometry g (s itself, or a checked copy of its header) gives. */
@@ -1011,6 +1012,53 @@ uint32_t tl_consumer_take_run(tl_consumer *c, tracelog_event *evs, uint32_t max)
     }
     count_delivered(c, n);
     return n;
+}
+
+int tl_lane_run_begin(tl_consumer *c, tl_lane_run *r)
+{
+    /* take_run's conditions: the lane at the top of the heap, its events up to the next lane's head */
+    if (!c->batch || c->shared_tail || c->qhead != c->qlen || c->waiting || !c->nheap || !plain_head(c, c->heap[0]))
+        return 0;
+    uint32_t i = c->heap[0];
+    uint64_t w = c->batch_w;
+    if (c->nheap > 1) { /* the next lane's head (the smaller of the top's children) goes first from its stamp on */
+        uint32_t j = c->nheap > 2 && before(c, c->heap[2], c->heap[1]) ? c->heap[2] : c->heap[1];
+        uint64_t next = c->head_rec[j].ts; /* before(): a tie goes to the lower lane */
+        if (i > j && next == 0)
+            return 0;
+        next -= i > j;
+        w = next < w ? next : w;
+    }
+    *r = (tl_lane_run){.base = c->data[i],
+                       .mask = c->cap[i] - 1,
+                       .pos = c->head_pos[i],
+                       .end = c->batch_head[i],
+                       .w = w,
+                       .last = c->last_ts,
+                       .max_len = c->buf_cap,
+                       .clock = &c->clock,
+                       .lane = i};
+    return 1;
+}
+
+void tl_lane_run_end(tl_consumer *c, const tl_lane_run *r)
+{
+    if (!r->taken)
+        return;
+    uint32_t i = r->lane;
+    c->pos[i] = r->pos; /* advance(), without a shared tail */
+    c->last_ts = r->last;
+    c->clamped += r->clamped;
+    c->last_lane = i;
+    c->run_lanes |= 1ull << i;
+    count_delivered(c, r->taken);
+    if (next_plain_event(c, i)) { /* its new head, at the top still: moved down to its place */
+        if (c->nheap > 1)
+            heap_sift_top(c);
+    } else {
+        heap_pop(c);
+        examine(c, i);
+    }
 }
 
 /*

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "format/chunk.h"
 #include "tracelog/writer.h"
 
 typedef struct tl_io {
@@ -50,6 +51,16 @@ void tl_writer_set_raw(tracelog_writer *w, int raw);
 void tl_writer_chunk_params(const tracelog_writer *w, uint32_t *limit, int *level);
 tracelog_status tl_writer_put_chunk(tracelog_writer *w, const uint8_t *payload, size_t len, uint32_t count);
 tracelog_status tl_writer_learn_thread(tracelog_writer *w, const tracelog_event *ev);
+
+/*
+ * The chunk being built (and *limit, its size limit in body bytes), into
+ * which events of the thread append noted last (its kernel tid, pid and
+ * tid into *thread) may go straight, as append would put them, as long as
+ * each fits (tl_chunk_fits). NULL when append must take the next event (an
+ * error, a full log, no thread noted). The drain's runs of a lane
+ * (recorder/lane.h); valid until the next call on w.
+ */
+tl_chunk_builder *tl_writer_lane_target(tracelog_writer *w, size_t *limit, tracelog_event *thread);
 /*
  * Names each thread as the writer first defines it (format 1.2): namer
  * writes its name into name (cap bytes, NUL-terminated; "" for none), from

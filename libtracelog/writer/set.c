@@ -130,6 +130,15 @@ tracelog_status tl_set_append(tl_set_part *p, const tracelog_event *ev)
     return st == TRACELOG_OK ? tl_chunk_add(&p->chunk, ev) : st;
 }
 
+tl_chunk_builder *tl_set_lane_target(tl_set_part *p, size_t *limit, tracelog_event *thread)
+{
+    if (!p->ktid)
+        return NULL; /* no thread learnt yet */
+    *thread = (tracelog_event){.kernel_tid = p->ktid, .pid = p->pid, .tid = p->tid};
+    *limit = p->limit;
+    return &p->chunk;
+}
+
 tracelog_status tl_set_part_finish(tl_set_part *p)
 {
     return p->chunk.count ? hand_over(p) : TRACELOG_OK;

@@ -64,6 +64,8 @@ void tl_set_part_free(tl_set_part *p);
 void tl_set_begin(tl_set *s, int merge);
 /* Appends one event (in timestamp order within the part). The writer's errors, TRACELOG_E_INVAL, _NOMEM. */
 tracelog_status tl_set_append(tl_set_part *p, const tracelog_event *ev);
+/* p's chunk and the thread it learnt last, as tl_writer_lane_target gives the writer's. */
+tl_chunk_builder *tl_set_lane_target(tl_set_part *p, size_t *limit, tracelog_event *thread);
 /* The part's last chunk, handed to the set: call when its share of the window is appended. */
 tracelog_status tl_set_part_finish(tl_set_part *p);
 /* Ends the set: its last chunk is written without MERGE_NEXT. Once every part is finished. */

@@ -850,6 +850,19 @@ tracelog_status tracelog_writer_append(tracelog_writer *w, const tracelog_event 
     return st == TRACELOG_OK ? tl_chunk_add(&w->chunk, ev) : st;
 }
 
+tl_chunk_builder *tl_writer_lane_target(tracelog_writer *w, size_t *limit, tracelog_event *thread)
+{
+    /* What append checks for every event, and an event of the thread it noted last needs only once: it is not
+       stopped; the thread is known (none after a rename: append looks it up again). */
+    const tl_thread_def *t = &w->last_thread;
+    if (w->error.code != TRACELOG_OK || (w->opt.log_policy == TRACELOG_POLICY_UNTIL_FULL && w->status.log_full) ||
+        !t->ktid)
+        return NULL;
+    *thread = (tracelog_event){.kernel_tid = t->ktid, .pid = t->pid, .tid = t->tid};
+    *limit = w->chunk_limit;
+    return &w->chunk;
+}
+
 tracelog_status tracelog_writer_append_final(tracelog_writer *w, const tracelog_event *ev)
 {
     if (!w || !ev)
