@@ -183,7 +183,7 @@ static double time_take(long long n, uint32_t lanes)
     long long got = 0;
     uint64_t sum = 0;
     uint64_t t0 = bu_thread_cpu_ns();
-    for (uint32_t run; (run = tl_rec_take(c, ev, cfg.run));)
+    for (uint32_t run; (run = tl_rec_take(c, ev, cfg.run, NULL));)
         for (uint32_t k = 0; k < run; k++) {
             sum += ev[k].payload_len ? ((const uint8_t *)ev[k].payload)[0] : 0; /* the payload is used, as the writer would */
             got++;

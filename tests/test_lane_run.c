@@ -116,14 +116,19 @@ static void fill(tl_stream *s, const shape *sh, uint32_t n, uint64_t seed)
     }
 }
 
+enum how { BEFORE, IN_PLACE, COPIED };
+
 /*
  * Drains a copy of the buffer into the log at path: as before (each take and
- * its run appended one by one) or in place as the recorder drains. The
- * events that went in place.
+ * its run appended one by one), in place as the recorder drains its own
+ * stream, or copied out first as it drains another process's (in pieces of
+ * at most 4 KiB, so that records are cut at a copy's end). The events that
+ * went in place.
  */
-static uint64_t drain(const void *buffer, uint64_t size, const tracelog_writer_options *opt, int in_place,
+static uint64_t drain(const void *buffer, uint64_t size, const tracelog_writer_options *opt, enum how how,
                       const char *path)
 {
+    static uint8_t piece[4096];
     void *copy = zeroed(size);
     memcpy(copy, buffer, size);
     tl_consumer *c = NULL;
@@ -140,8 +145,11 @@ static uint64_t drain(const void *buffer, uint64_t size, const tracelog_writer_o
         CHECK(st == TRACELOG_OK || st == TRACELOG_E_LOG_FULL);
         tracelog_event last;
         size_t limit = 0;
-        tl_chunk_builder *b = in_place ? tl_writer_lane_target(w, &limit, &last) : NULL;
-        uint32_t n = tl_rec_append_lane(c, b, limit, &last);
+        tl_chunk_builder *b = how != BEFORE ? tl_writer_lane_target(w, &limit, &last) : NULL;
+        int fault = 0;
+        uint32_t n = how == COPIED ? tl_rec_append_lane_copied(c, NULL, b, limit, &last, piece, sizeof piece, &fault)
+                                   : tl_rec_append_lane(c, b, limit, &last);
+        CHECK_EQ(fault, 0);
         placed += n;
         if (n)
             continue;
@@ -199,7 +207,10 @@ out:
     return n;
 }
 
-/* Fills a buffer of this shape with n events, drains two copies and compares; returns the events placed. */
+/*
+ * Fills a buffer of this shape with n events, drains three copies (before, in place, copied out) and compares;
+ * returns the fewer events placed of the two ways.
+ */
 static uint64_t check_shape(const char *what, const shape *sh, uint32_t n, const tracelog_writer_options *opt,
                             uint64_t *events)
 {
@@ -208,19 +219,22 @@ static uint64_t check_shape(const char *what, const shape *sh, uint32_t n, const
     if (!s)
         return 0;
     fill(s, sh, n, 7 + sh->nlanes);
-    char a[64], b[64];
+    char a[64], b[64], d[64];
     snprintf(a, sizeof a, "%s/before.ptl", dir);
     snprintf(b, sizeof b, "%s/in_place.ptl", dir);
-    CHECK_EQ(drain(s, size, opt, 0, a), 0);
-    uint64_t placed = drain(s, size, opt, 1, b);
+    snprintf(d, sizeof d, "%s/copied.ptl", dir);
+    CHECK_EQ(drain(s, size, opt, BEFORE, a), 0);
+    uint64_t placed = drain(s, size, opt, IN_PLACE, b), copied = drain(s, size, opt, COPIED, d);
     *events = same_logs(what, a, b);
+    CHECK_EQ(same_logs(what, a, d), *events);
     if (getenv("TL_TEST_VERBOSE"))
-        fprintf(stderr, "  %s: %llu events, %llu in place\n", what, (unsigned long long)*events,
-                (unsigned long long)placed);
+        fprintf(stderr, "  %s: %llu events, %llu in place, %llu copied out\n", what, (unsigned long long)*events,
+                (unsigned long long)placed, (unsigned long long)copied);
     munmap(s, size);
     unlink(a);
     unlink(b);
-    return placed;
+    unlink(d);
+    return placed < copied ? placed : copied;
 }
 
 static tracelog_writer_options small_chunks(void)

@@ -56,6 +56,8 @@ struct batch {
     int look;         /* read the backlog (every BACKLOG_EVERY events) */
     uint32_t backlog;
     int more; /* the batch filled up: there may be more */
+    int runs;      /* stop where a lane's run can go in place (lane.h) */
+    int lane_run;  /* it stopped there */
 };
 
 int tl_rec_batch_alloc(tl_recorder *r)
@@ -75,6 +77,7 @@ static int take_batch(void *arg)
     tl_consumer *c = b->r->consumer;
     b->n = 0;
     b->more = 0;
+    b->lane_run = 0;
     uint8_t *arena = b->r->arena;
     size_t used = 0;
     if (b->look)
@@ -82,11 +85,16 @@ static int take_batch(void *arg)
     size_t max_data = tl_consumer_max_data(c);
     for (uint32_t n = 0; n < BATCH && used + max_data <= b->r->arena_cap;) {
         tracelog_event *ev = &b->ev[n];
-        uint32_t got = tl_rec_take(c, ev, tl_rec_run_max(BATCH - n - 1, used, b->r->arena_cap, max_data));
+        uint32_t got = tl_rec_take(c, ev, tl_rec_run_max(BATCH - n - 1, used, b->r->arena_cap, max_data),
+                                   b->runs ? &b->lane_run : NULL);
         if (!got)
             return 0;
         tl_rec_copy_out(ev, got, arena, &used, &b->n);
         n += got;
+        if (b->lane_run) {
+            b->more = 1;
+            return 0;
+        }
         if (ev[got - 1].timestamp_ns > b->until)
             return 0;
     }
@@ -108,8 +116,9 @@ static uint64_t drain_budget(const tl_recorder *r) { return 2 * tl_consumer_capa
 static int drain_remote(tl_recorder *r, uint64_t until)
 {
     int e = 0;
+    batch *b = r->batch;
+    b->runs = 1;
     for (uint64_t budget = drain_budget(r);;) {
-        batch *b = r->batch;
         b->until = until;
         b->look = r->batches++ % (BACKLOG_EVERY / BATCH) == 0;
         int fault = tl_remote_guard(r->params.remote, take_batch, b) == EFAULT;
@@ -121,10 +130,23 @@ static int drain_remote(tl_recorder *r, uint64_t until)
             if (!e)
                 e = ae;
         }
+        tracelog_event last = n ? b->ev[n - 1] : (tracelog_event){0};
+        if (!fault && b->lane_run) { /* the lane's run, copied out of the buffer and put in place (lane.h) */
+            size_t limit = 0;
+            tl_chunk_builder *cb = tl_writer_lane_target(r->writer, &limit, &last);
+            uint32_t placed = tl_rec_append_lane_copied(r->consumer, r->params.remote, cb, limit, &last, r->arena,
+                                                        r->arena_cap, &fault);
+            b->runs = placed > 0; /* none: the next batch takes its events, then tries again */
+            n += placed;
+            if (!placed)
+                last = b->ev[b->n - 1];
+        } else {
+            b->runs = 1;
+        }
         r->drained += n;
         if (fault)
-            return log_fault(r, n ? b->ev[n - 1].timestamp_ns : 0);
-        if (!b->more || n >= budget)
+            return log_fault(r, n ? last.timestamp_ns : 0);
+        if (!b->more || n >= budget || last.timestamp_ns > until)
             return e;
         budget -= n;
     }

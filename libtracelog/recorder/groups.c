@@ -38,6 +38,8 @@ typedef struct step {
     tracelog_event ev[STEP];
     volatile uint32_t n;    /* stored after each event is complete: after a fault, those before it are good */
     int more;               /* the step filled up: there may be more */
+    int runs;               /* stop where a lane's run can go in place (lane.h) */
+    int lane_run;           /* it stopped there */
     uint8_t *arena;
     size_t arena_cap;
 } step;
@@ -90,6 +92,7 @@ static int take_step(void *arg)
     tl_consumer *c = b->g->consumer;
     b->n = 0;
     b->more = 0;
+    b->lane_run = 0;
     if (b->begin) {
         tl_consumer_begin_batch(c, b->w, b->pub);
         b->begin = 0;
@@ -98,11 +101,16 @@ static int take_step(void *arg)
     size_t max_data = tl_consumer_max_data(c);
     for (uint32_t n = 0; n < STEP && used + max_data <= b->arena_cap;) {
         tracelog_event *ev = &b->ev[n];
-        uint32_t got = tl_rec_take(c, ev, tl_rec_run_max(STEP - n - 1, used, b->arena_cap, max_data));
+        uint32_t got = tl_rec_take(c, ev, tl_rec_run_max(STEP - n - 1, used, b->arena_cap, max_data),
+                                   b->runs ? &b->lane_run : NULL);
         if (!got)
             return 0;
         tl_rec_copy_out(ev, got, b->arena, &used, &b->n);
         n += got;
+        if (b->lane_run) {
+            b->more = 1;
+            return 0;
+        }
     }
     b->more = 1;
     return 0;
@@ -115,6 +123,7 @@ static void run_remote_group(tl_groups *gs, group *g)
     b->w = gs->w;
     b->pub = gs->pub;
     b->begin = 1;
+    b->runs = 1;
     for (;;) {
         int fault = tl_remote_guard(gs->rm, take_step, b) == EFAULT;
         for (uint32_t i = 0; i < b->n; i++)
@@ -122,6 +131,19 @@ static void run_remote_group(tl_groups *gs, group *g)
         g->taken += b->n;
         if (b->n)
             g->last_ts = b->ev[b->n - 1].timestamp_ns;
+        if (!fault && b->lane_run) { /* as the recorder's drain (drain.c): the lane's run copied out, in place */
+            tracelog_event last;
+            size_t limit = 0;
+            tl_chunk_builder *cb = tl_set_lane_target(&g->part, &limit, &last);
+            uint32_t placed =
+                tl_rec_append_lane_copied(g->consumer, gs->rm, cb, limit, &last, b->arena, b->arena_cap, &fault);
+            b->runs = placed > 0;
+            g->taken += placed;
+            if (placed)
+                g->last_ts = last.timestamp_ns;
+        } else {
+            b->runs = 1;
+        }
         if (fault || !b->more)
             return;
     }

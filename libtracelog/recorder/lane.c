@@ -1,6 +1,8 @@
 /*
  * A lane's events encoded where they lie (lane.h).
  */
+#include <errno.h>
+
 #include "recorder/lane.h"
 
 /* Whether record h (data length len) is an event of key k: the same id, truncation, thread, address and length. */
@@ -140,5 +142,45 @@ uint32_t tl_rec_append_lane(tl_consumer *c, tl_chunk_builder *b, size_t limit, t
         return 0;
     uint32_t n = add_lane(b, limit, &run, last);
     tl_lane_run_end(c, &run);
+    return n;
+}
+
+/* A run copied out under the guard (copy_run), and handed back under it (end_run). */
+typedef struct copied {
+    tl_consumer *c;
+    uint8_t *buf;
+    size_t cap, bytes;
+    tl_lane_run copy;
+} copied;
+
+static int copy_run(void *arg)
+{
+    copied *s = arg;
+    tl_lane_run run;
+    s->bytes = tl_lane_run_begin(s->c, &run) ? tl_lane_run_copy(&run, s->buf, s->cap, &s->copy) : 0;
+    return 0;
+}
+
+static int end_run(void *arg)
+{
+    copied *s = arg;
+    tl_lane_run_end(s->c, &s->copy);
+    return 0;
+}
+
+uint32_t tl_rec_append_lane_copied(tl_consumer *c, tl_remote *rm, tl_chunk_builder *b, size_t limit,
+                                   tracelog_event *last, uint8_t *buf, size_t cap, int *fault)
+{
+    copied s = {.c = c, .buf = buf, .cap = cap};
+    *fault = 0;
+    if (!b)
+        return 0;
+    if (tl_remote_guard(rm, copy_run, &s) == EFAULT) {
+        *fault = 1;
+        return 0;
+    }
+    uint32_t n = s.bytes ? add_lane(b, limit, &s.copy, last) : 0;
+    if (n && tl_remote_guard(rm, end_run, &s) == EFAULT)
+        *fault = 1;
     return n;
 }

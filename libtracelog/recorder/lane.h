@@ -10,6 +10,7 @@
 
 #include "format/chunk.h"
 #include "stream/lane_run.h"
+#include "xproc/traced.h"
 
 /*
  * Right after a take, whose event went to the writer (or a set part): the
@@ -22,5 +23,15 @@
  * the writer's append as before.
  */
 uint32_t tl_rec_append_lane(tl_consumer *c, tl_chunk_builder *b, size_t limit, tracelog_event *last);
+
+/*
+ * The same for another process's buffer (rm), which it may rewrite or
+ * shrink under us: the run's bytes (up to cap) copied to buf under rm's
+ * SIGBUS guard, encoded from the copy, which nothing else writes, then
+ * handed back to c under the guard. *fault: the guard saw the buffer
+ * shrunk (the events encoded before are counted and kept).
+ */
+uint32_t tl_rec_append_lane_copied(tl_consumer *c, tl_remote *rm, tl_chunk_builder *b, size_t limit,
+                                   tracelog_event *last, uint8_t *buf, size_t cap, int *fault);
 
 #endif

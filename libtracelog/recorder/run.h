@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "stream/consumer.h"
+#include "stream/lane_run.h"
 
 #define TL_REC_RUN 64 /* events taken at once: one take and a run of up to 63 */
 
@@ -54,12 +55,17 @@ static inline void tl_rec_copy_out(tracelog_event *evs, uint32_t got, uint8_t *a
 /*
  * One take and its run into evs (room for at least 1 + max_run events),
  * their payloads left in the buffer: the number taken, 0 when the take
- * handed out nothing.
+ * handed out nothing. lane_run (NULL: not asked) is set, and the run not
+ * taken, when the take's lane goes on with a run that tl_rec_append_lane
+ * can put in place (recorder/lane.h): the caller does that first.
  */
-static inline uint32_t tl_rec_take(tl_consumer *c, tracelog_event *evs, uint32_t max_run)
+static inline uint32_t tl_rec_take(tl_consumer *c, tracelog_event *evs, uint32_t max_run, int *lane_run)
 {
     if (tl_consumer_take_wait(c, evs) != TL_TAKE_EVENT)
         return 0;
+    tl_lane_run probe;
+    if (lane_run && (*lane_run = tl_lane_run_begin(c, &probe)))
+        return 1;
     return 1 + tl_consumer_take_run(c, evs + 1, max_run);
 }
 

@@ -17,10 +17,12 @@
 #include "stream/layout.h"
 
 typedef struct tl_lane_run {
-    const uint8_t *base;  /* the lane's ring */
-    uint64_t mask;        /* its bytes - 1 */
+    const uint8_t *base;  /* the lane's ring, or a copy of part of it (tl_lane_run_copy) */
+    uint64_t mask;        /* the ring's bytes - 1 (a copy: UINT64_MAX, it does not wrap) */
+    uint64_t origin;      /* a copy: the position at base (the ring itself: 0) */
     uint64_t pos;         /* the next record */
-    uint64_t end;         /* the lane's head when the batch began: its records after are not the batch's */
+    uint64_t end;         /* where the run's bytes end: the lane's head when the batch began (its records after
+                             are not the batch's), or the copy's end */
     uint64_t w;           /* the last stamp it takes: the batch's watermark, or just before the next lane's head */
     uint64_t last;        /* the stamp of the last event taken, kept in order (stamp_in_order) */
     uint64_t clamped;     /* events taken whose stamp was raised to keep the order */
@@ -41,17 +43,43 @@ int tl_lane_run_begin(tl_consumer *c, tl_lane_run *r);
 void tl_lane_run_end(tl_consumer *c, const tl_lane_run *r);
 
 /*
+ * Another process's buffer, which it may rewrite or shrink at any time: the
+ * run's next bytes (up to cap, not past the ring's end) copied to buf,
+ * under the buffer's SIGBUS guard; *copy is then the run on the copy,
+ * read without the guard and without its writer (then tl_lane_run_end
+ * with the copy, under the guard again). The bytes copied.
+ */
+static inline size_t tl_lane_run_copy(const tl_lane_run *r, uint8_t *buf, size_t cap, tl_lane_run *copy)
+{
+    uint64_t off = r->pos & r->mask, n = r->end - r->pos, ring = r->mask + 1 - off;
+    n = n < ring ? n : ring;
+    n = n < cap ? n : cap;
+    memcpy(buf, r->base + off, n);
+    *copy = *r;
+    copy->base = buf;
+    copy->mask = UINT64_MAX;
+    copy->origin = r->pos;
+    copy->end = r->pos + n;
+    return n;
+}
+
+/*
  * The run's next record, if it is a committed event of the batch: its
  * data (*len bytes) where it lies, and a checked copy of its header in h
  * (the ring may change under us: only h is used). NULL at the run's end.
  */
 static inline const uint8_t *tl_lane_run_peek(const tl_lane_run *r, tl_rec *h, uint32_t *len)
 {
-    uint64_t t = r->pos, rem = r->mask + 1 - (t & r->mask);
-    if (t >= r->end || rem < TL_REC_HEADER)
+    uint64_t t = r->pos, off = (t - r->origin) & r->mask;
+    if (t >= r->end)
         return NULL;
-    const uint8_t *at = r->base + (t & r->mask);
-    __builtin_prefetch(r->base + ((t + 1024) & r->mask), 0, 3); /* the lines ahead: written on the producers' cores */
+    /* the bytes readable from t: to the ring's end (a copy has none) or the run's, whichever comes first */
+    uint64_t ring = r->mask - off, left = r->end - t, rem = ring < left ? ring + 1 : left;
+    if (rem < TL_REC_HEADER)
+        return NULL;
+    const uint8_t *at = r->base + off;
+    if (r->mask != UINT64_MAX) /* the lines ahead, written on the producers' cores (a copy is in ours) */
+        __builtin_prefetch(r->base + ((t + 1024) & r->mask), 0, 3);
     if (atomic_load_explicit(&((const tl_rec *)at)->commit, memory_order_acquire) != t + 1)
         return NULL;
     memcpy(h, at, sizeof *h);
