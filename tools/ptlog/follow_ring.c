@@ -29,6 +29,8 @@
 #include "live.h"
 #include "ptlog.h"
 
+#define AT_LAST_MAX 64 /* events of one timestamp told apart (take) */
+
 typedef struct ring_src {
     ptlog_src base;
     ptlog_in *in;          /* the file */
@@ -40,29 +42,56 @@ typedef struct ring_src {
     int gone;              /* ended because the writer is gone */
     int have_last;
     uint64_t last_ts;      /* the newest event printed */
-    uint64_t at_last;      /* events printed with that timestamp */
-    uint64_t skip_at_last; /* of those, still to be skipped in r (read again) */
+    uint64_t at_last[AT_LAST_MAX]; /* who the events printed with that timestamp are (event_identity) */
+    uint32_t nat_last;
+    uint64_t skip[AT_LAST_MAX];    /* of those, the ones r (read again) has not given yet */
+    uint32_t nskip;
     struct timespec mtime; /* the file when r was read */
     off_t size;
     uint64_t idle_ms;      /* time waited since the file last changed */
 } ring_src;
 
-/* Whether ev is new (not printed by an earlier read); remembers it if it is. */
+/* Who an event is, among events of one timestamp: a hash of everything but the time (FNV-1a). */
+static uint64_t event_identity(const tracelog_event *ev)
+{
+    uint64_t fields[6] = {ev->event_id, ev->pid, ev->kernel_tid, ev->tid, ev->address,
+                          (uint64_t)ev->truncation << 32 | ev->payload_len};
+    uint64_t h = 0xcbf29ce484222325ull;
+    const uint8_t *p = (const uint8_t *)fields;
+    for (size_t i = 0; i < sizeof fields; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    for (uint32_t i = 0; i < ev->payload_len; i++)
+        h = (h ^ ((const uint8_t *)ev->payload)[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/*
+ * Whether ev is new (not printed by an earlier read); remembers it if it
+ * is. Events of the last timestamp printed are told apart by who they are,
+ * not counted: the read again may lack one of them (its chunk overwritten
+ * while a later chunk with another event of that time stays) or give them
+ * in another order, and a count then skipped an event never printed.
+ */
 static int take(ring_src *g, const tracelog_event *ev)
 {
     if (g->have_last && ev->timestamp_ns < g->last_ts)
         return 0;
+    uint64_t id = event_identity(ev);
     if (g->have_last && ev->timestamp_ns == g->last_ts) {
-        if (g->skip_at_last) {
-            g->skip_at_last--;
-            return 0;
-        }
-        g->at_last++;
+        for (uint32_t i = 0; i < g->nskip; i++)
+            if (g->skip[i] == id) {
+                g->skip[i] = g->skip[--g->nskip];
+                return 0;
+            }
+        if (g->nat_last < AT_LAST_MAX) /* beyond, a later read prints it again: twice rather than never */
+            g->at_last[g->nat_last++] = id;
         return 1;
     }
     g->have_last = 1;
     g->last_ts = ev->timestamp_ns;
-    g->at_last = 1;
+    g->at_last[0] = id;
+    g->nat_last = 1;
+    g->nskip = 0;
     return 1;
 }
 
@@ -115,7 +144,8 @@ static int reread(ring_src *g)
     tracelog_reader_get_info(r, &info);
     if (g->have_last && info.events && info.first_ts > g->last_ts)
         lapped(g, info.first_ts);
-    g->skip_at_last = g->at_last;
+    memcpy(g->skip, g->at_last, g->nat_last * sizeof *g->skip);
+    g->nskip = g->nat_last;
     if (g->have_last && tracelog_reader_seek_time(r, g->last_ts) != TRACELOG_OK) { /* then filtered one by one */
         tracelog_reader_rewind(r);
     }
