@@ -61,7 +61,7 @@ static uint32_t add_key_run(tl_chunk_builder *b, size_t limit, tl_lane_run *r, u
         if (h.ktid != ktid || !of_key(key, &h, l))
             break;
         uint64_t stamp = tl_lane_run_stamp(r, &h), ts = tl_clock_ns(r->clock, stamp);
-        if (ts < prev || 2 * (ts - prev) > widest || ts - prev > INT64_MAX)
+        if (ts < prev || ts - prev > INT64_MAX || 2 * (ts - prev) > widest)
             break; /* a wider timestamp (or one out of order): the general path */
         uint64_t zz = 2 * (ts - prev);
         max_zz = zz > max_zz ? zz : max_zz;
@@ -148,16 +148,24 @@ uint32_t tl_rec_append_lane(tl_consumer *c, tl_chunk_builder *b, size_t limit, t
 /* A run copied out under the guard (copy_run), and handed back under it (end_run). */
 typedef struct copied {
     tl_consumer *c;
+    const tracelog_event *thread; /* whose events may go in place */
     uint8_t *buf;
     size_t cap, bytes;
     tl_lane_run copy;
 } copied;
 
+/* Copies the run out, unless its first event is another thread's: nothing would go in place (checked again on the copy). */
 static int copy_run(void *arg)
 {
     copied *s = arg;
     tl_lane_run run;
-    s->bytes = tl_lane_run_begin(s->c, &run) ? tl_lane_run_copy(&run, s->buf, s->cap, &s->copy) : 0;
+    tl_rec h;
+    uint32_t len;
+    s->bytes = 0;
+    if (!tl_lane_run_begin(s->c, &run) || !tl_lane_run_peek(&run, &h, &len) || h.ktid != s->thread->kernel_tid ||
+        h.pid != s->thread->pid || h.tid != s->thread->tid)
+        return 0;
+    s->bytes = tl_lane_run_copy(&run, s->buf, s->cap, &s->copy);
     return 0;
 }
 
@@ -171,7 +179,7 @@ static int end_run(void *arg)
 uint32_t tl_rec_append_lane_copied(tl_consumer *c, tl_remote *rm, tl_chunk_builder *b, size_t limit,
                                    tracelog_event *last, uint8_t *buf, size_t cap, int *fault)
 {
-    copied s = {.c = c, .buf = buf, .cap = cap};
+    copied s = {.c = c, .thread = last, .buf = buf, .cap = cap};
     *fault = 0;
     if (!b)
         return 0;
