@@ -119,7 +119,8 @@ static uint32_t add_lane(tl_chunk_builder *b, size_t limit, tl_lane_run *r, trac
     uint32_t n = 0;
     uint64_t ns = 0;
     for (;;) {
-        if (b->count)
+        const tl_key_build *key = b->count ? &b->keys[b->idx[b->count - 1]] : NULL;
+        if (key && key->pid == last->pid && key->tid == last->tid) /* the key of the writer's thread */
             n += add_key_run(b, limit, r, b->idx[b->count - 1], last->kernel_tid, &ns);
         if (!add_one(b, limit, r, last, &ns))
             break;
@@ -154,17 +155,30 @@ typedef struct copied {
     tl_lane_run copy;
 } copied;
 
-/* Copies the run out, unless its first event is another thread's: nothing would go in place (checked again on the copy). */
+/*
+ * Copies out the run's events that could go in place: those of the
+ * writer's thread, committed, looked at where they lie first (each commit
+ * word read before its record, as a take reads it), so that no record is
+ * copied while a producer is still writing it. All is checked again on the
+ * copy, which alone is trusted.
+ */
 static int copy_run(void *arg)
 {
     copied *s = arg;
     tl_lane_run run;
+    s->bytes = 0;
+    if (!tl_lane_run_begin(s->c, &run))
+        return 0;
+    tl_lane_run scan = run;
     tl_rec h;
     uint32_t len;
-    s->bytes = 0;
-    if (!tl_lane_run_begin(s->c, &run) || !tl_lane_run_peek(&run, &h, &len) || h.ktid != s->thread->kernel_tid ||
-        h.pid != s->thread->pid || h.tid != s->thread->tid)
+    const tracelog_event *t = s->thread;
+    while (tl_lane_run_peek(&scan, &h, &len) && h.ktid == t->kernel_tid && h.pid == t->pid && h.tid == t->tid &&
+           scan.pos + tl_rec_bytes(h.kind_size) - run.pos <= s->cap)
+        scan.pos += tl_rec_bytes(h.kind_size);
+    if (scan.pos == run.pos)
         return 0;
+    run.end = scan.pos;
     s->bytes = tl_lane_run_copy(&run, s->buf, s->cap, &s->copy);
     return 0;
 }

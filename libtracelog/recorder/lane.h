@@ -26,10 +26,10 @@ uint32_t tl_rec_append_lane(tl_consumer *c, tl_chunk_builder *b, size_t limit, t
 
 /*
  * The same for another process's buffer (rm), which it may rewrite or
- * shrink under us: the run's bytes (up to cap; none when its first event
- * is another thread's) copied to buf under rm's SIGBUS guard, encoded from
- * the copy, which nothing else writes, then handed back to c under the
- * guard. *fault: the guard saw the buffer
+ * shrink under us: the run's committed events of the writer's thread (up
+ * to cap bytes), looked at in place then copied to buf under rm's SIGBUS
+ * guard, encoded from the copy, which nothing else writes, then handed
+ * back to c under the guard. *fault: the guard saw the buffer
  * shrunk (the events encoded before are counted and kept).
  */
 uint32_t tl_rec_append_lane_copied(tl_consumer *c, tl_remote *rm, tl_chunk_builder *b, size_t limit,

@@ -56,8 +56,9 @@ static inline void tl_rec_copy_out(tracelog_event *evs, uint32_t got, uint8_t *a
  * One take and its run into evs (room for at least 1 + max_run events),
  * their payloads left in the buffer: the number taken, 0 when the take
  * handed out nothing. lane_run (NULL: not asked) is set, and the run not
- * taken, when the take's lane goes on with a run that tl_rec_append_lane
- * can put in place (recorder/lane.h): the caller does that first.
+ * taken, when the next events are a lane's run (tl_lane_run_begin), which
+ * tl_rec_append_lane may put in place (recorder/lane.h) if they are of the
+ * thread the writer noted last: the caller tries that first.
  */
 static inline uint32_t tl_rec_take(tl_consumer *c, tracelog_event *evs, uint32_t max_run, int *lane_run)
 {

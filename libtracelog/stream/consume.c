@@ -1020,7 +1020,10 @@ int tl_lane_run_begin(tl_consumer *c, tl_lane_run *r)
     if (!c->batch || c->shared_tail || c->qhead != c->qlen || c->waiting || !c->nheap || !plain_head(c, c->heap[0]))
         return 0;
     uint32_t i = c->heap[0];
-    uint64_t w = c->batch_w;
+    uint64_t w = c->batch_w, pos = c->head_pos[i], end = c->batch_head[i];
+    /* At most what a take gives back at once: the run ends, the next take releases it (as a run of 63 did) */
+    uint64_t release = TL_CONSUMER_RELEASE < c->cap[i] / 8 ? TL_CONSUMER_RELEASE : c->cap[i] / 8;
+    end = end - pos > release ? pos + release : end;
     if (c->nheap > 1) { /* the next lane's head (the smaller of the top's children) goes first from its stamp on */
         uint32_t j = c->nheap > 2 && before(c, c->heap[2], c->heap[1]) ? c->heap[2] : c->heap[1];
         uint64_t next = c->head_rec[j].ts; /* before(): a tie goes to the lower lane */
@@ -1031,8 +1034,8 @@ int tl_lane_run_begin(tl_consumer *c, tl_lane_run *r)
     }
     *r = (tl_lane_run){.base = c->data[i],
                        .mask = c->cap[i] - 1,
-                       .pos = c->head_pos[i],
-                       .end = c->batch_head[i],
+                       .pos = pos,
+                       .end = end,
                        .w = w,
                        .last = c->last_ts,
                        .max_len = c->buf_cap,
@@ -1049,8 +1052,8 @@ void tl_lane_run_end(tl_consumer *c, const tl_lane_run *r)
     c->pos[i] = r->pos; /* advance(), without a shared tail */
     c->last_ts = r->last;
     c->clamped += r->clamped;
+    c->run_lanes |= 1ull << c->last_lane | 1ull << i; /* the take's lane and the run's: the next take releases them */
     c->last_lane = i;
-    c->run_lanes |= 1ull << i;
     count_delivered(c, r->taken);
     if (next_plain_event(c, i)) { /* its new head, at the top still: moved down to its place */
         if (c->nheap > 1)

@@ -1,6 +1,6 @@
 /*
  * A run of one lane's events read where they lie, for a flusher that
- * encodes them straight into a chunk (writer/lane.c) instead of taking them
+ * encodes them straight into a chunk (recorder/lane.c) instead of taking them
  * as tracelog_events (tl_consumer_take_run): the lane whose event is due
  * next, its committed events of the batch up to the next lane's head, with
  * nothing to mark before them. Each record is checked as take_run checks it, on a copy of its
@@ -22,7 +22,8 @@ typedef struct tl_lane_run {
     uint64_t origin;      /* a copy: the position at base (the ring itself: 0) */
     uint64_t pos;         /* the next record */
     uint64_t end;         /* where the run's bytes end: the lane's head when the batch began (its records after
-                             are not the batch's), or the copy's end */
+                             are not the batch's) or what a take releases at once, whichever comes first; or
+                             the copy's end */
     uint64_t w;           /* the last stamp it takes: the batch's watermark, or just before the next lane's head */
     uint64_t last;        /* the stamp of the last event taken, kept in order (stamp_in_order) */
     uint64_t clamped;     /* events taken whose stamp was raised to keep the order */
@@ -35,7 +36,9 @@ typedef struct tl_lane_run {
 /*
  * Right after a take that handed out an event (and before the next take):
  * 1 with r set up if the next events are a run as above, else 0 (the next
- * take, or tl_consumer_take_run, takes them). A LOOP stream's consumer
+ * take, or tl_consumer_take_run, takes them). A run reads at most what a
+ * take gives back to the producers at once (TL_CONSUMER_RELEASE, or an
+ * eighth of the lane): the next take gives it back. A LOOP stream's consumer
  * always gets 0. End every run begun with tl_lane_run_end.
  */
 int tl_lane_run_begin(tl_consumer *c, tl_lane_run *r);
