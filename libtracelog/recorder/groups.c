@@ -313,15 +313,12 @@ static int make_step(group *g)
 tl_groups *tl_groups_open(const tl_consumer *model, tl_remote *rm, tracelog_writer *w, int *err)
 {
     *err = 0;
-    /* A group per lane (8 at most), whatever the CPUs: a lane alone in its group comes out in long
-       runs encoded where they lie (lane.h), where one group for two lanes whose producers run at once
-       merges them event by event (bench_drain, 2 lanes alternating: 775 instructions an event against
-       453 for one lane). The CPUs allowed bound the threads that run them: one CPU, the lead alone. */
     uint32_t nlanes = tl_consumer_lanes(model);
-    uint32_t n = nlanes < GROUPS_MAX ? nlanes : GROUPS_MAX, cpus = cpus_allowed();
+    uint32_t n = cpus_allowed();
+    n = n < nlanes ? n : nlanes;
+    n = n < GROUPS_MAX ? n : GROUPS_MAX;
     if (n < 2)
         return NULL;
-    uint32_t helpers = (cpus < n ? cpus : n) - 1;
     size_t size = (sizeof(tl_groups) + 63) & ~(size_t)63; /* its groups are aligned on cache lines */
     tl_groups *gs = aligned_alloc(64, size);
     if (gs)
@@ -350,7 +347,7 @@ tl_groups *tl_groups_open(const tl_consumer *model, tl_remote *rm, tracelog_writ
         }
         tl_consumer_set_lanes(g->consumer, lanes_of(gs->n, n, nlanes));
     }
-    for (; !*err && gs->nhelpers < helpers; gs->nhelpers++)
+    for (; !*err && gs->nhelpers < n - 1; gs->nhelpers++)
         if (pthread_create(&gs->helpers[gs->nhelpers], NULL, helper_main, gs))
             *err = EAGAIN;
     if (*err) {

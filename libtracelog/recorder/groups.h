@@ -29,11 +29,8 @@ typedef struct tl_groups tl_groups;
 
 /*
  * The groups for writer w and the stream that `model` (the log's consumer)
- * takes from, one per lane (at most 8), or NULL with *err 0 for a stream
- * of one lane. Helper threads: one fewer than the groups or the CPUs the
- * caller may run on (none on one CPU: the lead runs them all, each its
- * lane's events in runs, rather than one merge of them event by event).
- * rm: another process's stream
+ * takes from, or NULL with *err 0 when one flusher is as good: a stream of
+ * one lane, or a process allowed on one CPU. rm: another process's stream
  * (a controller's log), whose buffer every group reads under its SIGBUS
  * guard, copying payloads out; else NULL. The helper threads inherit the
  * caller's signal mask and CPU set. *err ENOMEM or EAGAIN (a thread could
