@@ -7,7 +7,7 @@
  * recorded beforehand, so that a change of one or two ns shows.
  *
  *   bench_drain [--smoke] [--runs N] [--events N] [--cpu N] [--dir DIR] [--json FILE] [--only KIND]
- *               [--lanes 1|2] [--run N]
+ *               [--lanes 1|2] [--run N] [--no-in-place]
  *
  * Each run records --events events of 16 B (bench_util.h's generator)
  * into a fresh FLUSH stream, from one lane or alternately from two (two
@@ -25,6 +25,9 @@
  * counts one kind's instructions: bench/drain_instructions.sh). --run N
  * bounds the runs of events taken after each take (tl_consumer_take_run,
  * at most 63, the default); 0 takes one event per take, as before runs.
+ * --no-in-place: the drains take every event as a tracelog_event and append
+ * it, without the lane runs encoded where they lie (recorder/lane.h) that
+ * the flusher uses, to compare the two.
  *
  * Exit status: 0, 1 when a self-check fails, 2 for bad arguments.
  */
@@ -350,7 +353,7 @@ static int parse_args(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (parse_args(argc, argv)) {
-        fprintf(stderr, "usage: bench_drain [--smoke] [--runs N] [--events N] [--cpu N] [--dir DIR] [--json FILE] [--only KIND] [--lanes 1|2] [--run N]\n");
+        fprintf(stderr, "usage: bench_drain [--smoke] [--runs N] [--events N] [--cpu N] [--dir DIR] [--json FILE] [--only KIND] [--lanes 1|2] [--run N] [--no-in-place]\n");
         return 2;
     }
     int a, b;
