@@ -72,6 +72,7 @@ typedef struct shape {
     int shared;       /* two threads share each lane, in turns of random length */
     int gaps;         /* now and then a pause of 2 ms: wider timestamp deltas */
     uint32_t hole;    /* > 0: lane 0's record number `hole` left uncommitted (its producer died in it) */
+    int empty;        /* every payload empty: a chunk with no payload bytes at all */
 } shape;
 
 /* n events; each lane's payload starts with (lane, seq); a system event now and then. */
@@ -85,7 +86,7 @@ static void fill(tl_stream *s, const shape *sh, uint32_t n, uint64_t seed)
         if (sh->shared && rng_next(&x) % 50 == 0)
             thread[lane] ^= 1;
         uint32_t t = lane * 2 + thread[lane];
-        uint32_t len = 16, id = 100, trunc = 0;
+        uint32_t len = sh->empty ? 0 : 16, id = 100, trunc = 0;
         if (sh->mixed) {
             uint64_t r = rng_next(&x);
             static const uint32_t lens[] = {8, 16, 16, 16, 0, 1, 7, 33, 255, 256, 300};
@@ -268,6 +269,14 @@ static void test_one_key(void)
     CHECK(events >= 20000 && placed >= events * 9 / 10);
 }
 
+/* Events without payloads: the chunk's payload buffer is never allocated (UBSan saw NULL + 0 in the copied path). */
+static void test_empty_payloads(void)
+{
+    tracelog_writer_options opt = small_chunks();
+    uint64_t events, placed = check_shape("empty payloads", &(shape){.nlanes = 1, .empty = 1}, 20000, &opt, &events);
+    CHECK(events >= 20000 && placed >= events * 9 / 10);
+}
+
 static void test_mixed_keys(void)
 {
     tracelog_writer_options opt = small_chunks();
@@ -327,6 +336,7 @@ int main(void)
     if (!mkdtemp(dir))
         TL_DIE("mkdtemp");
     TL_TEST_RUN(test_one_key);
+    TL_TEST_RUN(test_empty_payloads);
     TL_TEST_RUN(test_mixed_keys);
     TL_TEST_RUN(test_shared_lane);
     TL_TEST_RUN(test_gaps);

@@ -131,7 +131,7 @@ static uint32_t add_lane(tl_chunk_builder *b, size_t limit, tl_lane_run *r, trac
         *last = (tracelog_event){.timestamp_ns = ns, .event_id = key->id, .pid = key->pid,
                                  .kernel_tid = last->kernel_tid, .truncation = key->trunc, .tid = key->tid,
                                  .address = key->addr, .payload_len = key->len,
-                                 .payload = b->pdata.data + b->off[b->count - 1]};
+                                 .payload = key->len ? b->pdata.data + b->off[b->count - 1] : NULL};
     }
     return n;
 }
