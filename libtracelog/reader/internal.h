@@ -9,6 +9,8 @@
  *   tables.c   what the small blocks define: metadata, event types, threads, status
  *   ring.c     the open scan of a ring (LOOP) log: segments, recovery (8.5)
  *   follow.c   following a file being written: open, wait, stop
+ *   load.c     loading one chunk, its problems returned rather than recorded
+ *   read_ahead.c  the thread that loads the next chunk while events are delivered
  *   iterate.c  reading events: merge sets, next, rewind, seek (its public entry
  *              points are there, with the inline functions next calls per event)
  *
@@ -122,6 +124,7 @@ struct tracelog_reader {
     int has_peeked;
     tl_buf payload;
     ZSTD_DCtx *dctx;
+    struct tl_read_ahead *ahead; /* tracelog_reader_set_read_ahead: NULL when off */
 
     /* Following a file being written (follow.c): the stream reading above, where the end
        of the data is "not yet" until tracelog_reader_follow_stop. */
@@ -158,6 +161,55 @@ tracelog_status tl_reader_index_block(tracelog_reader *r, uint64_t off, const tl
 void tl_reader_check_seq(tracelog_reader *r, uint64_t off, uint64_t seq);
 /* The open scan of a sequential log on a seekable file. */
 tracelog_status tl_reader_scan_sequential(tracelog_reader *r);
+
+/* ---- load.c -------------------------------------------------------------- */
+
+/* What a load found wrong: the problem its caller records at the block's offset. */
+typedef struct tl_load_problem {
+    tl_condition cond;
+    uint64_t len;
+    char message[sizeof ((tracelog_problem *)0)->message];
+} tl_load_problem;
+
+/* What loading needs of a reader; each thread that loads has its own dctx and scratch. */
+typedef struct tl_loader {
+    tl_source *src;  /* seekable when shared with the read-ahead thread: read with pread only */
+    const tracelog_reader_options *opt;
+    uint32_t salt32;
+    ZSTD_DCtx *dctx;
+    tl_buf *scratch; /* a compressed payload while it is decompressed */
+} tl_loader;
+
+/*
+ * A block's payload into buf, verified. TRACELOG_OK; TRACELOG_E_CORRUPT with
+ * *p filled (too large, file shrank, checksum); TRACELOG_E_NOMEM; TRACELOG_E_IO.
+ */
+tracelog_status tl_load_payload(const tl_loader *l, uint64_t off, const tl_block_header *h, tl_buf *buf,
+                                tl_load_problem *p);
+/* The chunk of block h at m->off, verified and opened in m's cursor. As tl_load_payload. */
+tracelog_status tl_load_chunk(const tl_loader *l, tl_merge_slot *m, const tl_block_header *h, uint8_t codec,
+                              tl_load_problem *p);
+/* A listed chunk: its header read and checked again, then tl_load_chunk (m->off and m->seq set). */
+tracelog_status tl_load_indexed(const tl_loader *l, const chunk_ref *c, tl_merge_slot *m, tl_load_problem *p);
+
+/* ---- read_ahead.c ---------------------------------------------------------- */
+
+typedef struct tl_read_ahead tl_read_ahead;
+
+/* Starts the thread (seekable logs only). NULL when out of memory or no thread could start. */
+tl_read_ahead *tl_read_ahead_start(tracelog_reader *r);
+/* Stops and joins the thread, frees what it held. NULL is a no-op. */
+void tl_read_ahead_stop(tl_read_ahead *a);
+/* Asks for chunk `index` to be loaded; ignored while another load is pending or held. */
+void tl_read_ahead_queue(tl_read_ahead *a, size_t index, const chunk_ref *c);
+/*
+ * Chunk `index` as the thread loaded it, into m (whose buffers the thread
+ * keeps for its next load), waiting for the load to end: 1 with its status
+ * and problem; 0 when the thread had another chunk (dropped) or none.
+ */
+int tl_read_ahead_take(tl_read_ahead *a, size_t index, tl_merge_slot *m, tracelog_status *st, tl_load_problem *p);
+/* Chunks taken as the thread loaded them (tests: that it reads ahead at all). */
+unsigned long tl_read_ahead_hits(const tl_read_ahead *a);
 
 /* ---- tables.c ------------------------------------------------------------ */
 

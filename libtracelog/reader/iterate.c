@@ -61,35 +61,26 @@ static uint32_t kernel_tid_of(tracelog_reader *r, const tracelog_event *ev) { re
 
 /* ---- merge sets (6.10) ------------------------------------------------------ */
 
+/* The reader's own loader: its caller's thread, its dctx and payload buffer. */
+static tl_loader own_loader(tracelog_reader *r)
+{
+    return (tl_loader){&r->src, &r->opt, r->salt32, r->dctx, &r->payload};
+}
+
 /*
- * Verifies the chunk whose block is at m->off and opens m's cursor on it. A
- * stored (codec 0) chunk's cursor points into its payload, which the slot
- * then keeps; a compressed one's payload is needed only while it is
- * decompressed. codec: what the chunk header said when the chunk was found.
- * TRACELOG_OK, TRACELOG_E_CORRUPT (dropped: reported), TRACELOG_E_NOMEM or
- * TRACELOG_E_IO (not reported: the caller decides).
+ * Verifies the chunk whose block is at m->off and opens m's cursor on it.
+ * codec: what the chunk header said when the chunk was found. TRACELOG_OK,
+ * TRACELOG_E_CORRUPT (dropped: reported), TRACELOG_E_NOMEM or TRACELOG_E_IO
+ * (not reported: the caller decides).
  */
 static tracelog_status decode_chunk(tracelog_reader *r, tl_merge_slot *m, const tl_block_header *h, uint8_t codec)
 {
-    tl_buf *buf = codec == TL_CODEC_NONE ? &m->payload : &r->payload;
-    int e = tl_reader_read_payload(r, m->off, h, buf);
-    if (e)
-        return e == -2 ? TRACELOG_E_NOMEM : e == -3 ? TRACELOG_E_IO : TRACELOG_E_CORRUPT;
-    const char *why = "";
-    tracelog_status st = tl_chunk_open(buf->data, buf->len, r->dctx, r->opt.max_chunk_size, &m->cur, &why);
-    if (st == TRACELOG_E_NOMEM)
-        return st;
-    if (st != TRACELOG_OK) {
-        tl_reader_problem(r, st == TRACELOG_E_LIMIT ? TL_COND_CHUNK_TOO_LARGE : TL_COND_BAD_CHUNK_BODY, m->off,
-                          tl_block_span(h->payload_len), "chunk: %s", why);
-        return TRACELOG_E_CORRUPT;
-    }
-    if (m->cur.h.codec == TL_CODEC_NONE && buf != &m->payload) { /* the file changed since the header was read */
-        tl_buf t = m->payload;
-        m->payload = r->payload;
-        r->payload = t;
-    }
-    return TRACELOG_OK;
+    tl_loader l = own_loader(r);
+    tl_load_problem p;
+    tracelog_status st = tl_load_chunk(&l, m, h, codec, &p);
+    if (st == TRACELOG_E_CORRUPT)
+        tl_reader_problem(r, p.cond, m->off, p.len, "%s", p.message);
+    return st;
 }
 
 /* Damage found part way through a chunk: reported once, whatever the passes. */
@@ -162,30 +153,29 @@ static take_kind join_set(tracelog_reader *r, tl_merge_slot *m)
     return TAKE_HELD;
 }
 
-/* Seekable: verifies chunk i and opens it in m. As decode_chunk; the chunk is marked bad when dropped. */
+/*
+ * Seekable: verifies chunk i and opens it in m, as the read-ahead thread
+ * loaded it if it did; then asks that thread for chunk i + 1. As
+ * decode_chunk; the chunk is marked bad when dropped.
+ */
 static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i, tl_merge_slot *m)
 {
     chunk_ref *c = &r->chunks[i];
     if (c->bad)
         return TRACELOG_E_CORRUPT;
-    tl_block_header h = {TL_BLOCK_CHUNK, 0, c->seq, c->payload_len, 0};
-    uint8_t buf[TL_BLOCK_HEADER_SIZE];
-    /* The header was verified at open; read it again for the payload checksum. */
-    ssize_t n = tl_source_read(&r->src, c->offset, buf, sizeof buf);
-    if (n < 0)
-        return TRACELOG_E_IO;
-    if (n != (ssize_t)sizeof buf ||
-        tl_block_header_decode(buf, r->salt32, r->opt.ignore_checksums, &h) != TL_BLOCK_OK) {
-        tl_reader_problem(r, TL_COND_FILE_CHANGED, c->offset, 0, "chunk header changed since open");
-        c->bad = 1;
-        return TRACELOG_E_CORRUPT;
-    }
-    m->off = c->offset;
-    m->seq = c->seq;
     m->index = i;
-    tracelog_status st = decode_chunk(r, m, &h, c->ch.codec);
-    if (st == TRACELOG_E_CORRUPT)
+    tracelog_status st;
+    tl_load_problem p;
+    if (!r->ahead || !tl_read_ahead_take(r->ahead, i, m, &st, &p)) {
+        tl_loader l = own_loader(r);
+        st = tl_load_indexed(&l, c, m, &p);
+    }
+    if (st == TRACELOG_E_CORRUPT) {
+        tl_reader_problem(r, p.cond, c->offset, p.len, "%s", p.message);
         c->bad = 1;
+    }
+    if (r->ahead && (st == TRACELOG_OK || st == TRACELOG_E_CORRUPT) && i + 1 < r->nchunks && !r->chunks[i + 1].bad)
+        tl_read_ahead_queue(r->ahead, i + 1, &r->chunks[i + 1]);
     return st;
 }
 

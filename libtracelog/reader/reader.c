@@ -100,6 +100,7 @@ static tracelog_status read_header(tracelog_reader *r, tracelog_error *err)
 
 static void free_reader(tracelog_reader *r)
 {
+    tl_read_ahead_stop(r->ahead); /* first: its thread reads through r->src */
     tl_event_types_clear(&r->types);
     tl_thread_map_free(&r->threads);
     tl_thread_names_free(&r->names);
@@ -242,6 +243,22 @@ tracelog_status tracelog_reader_open_path(const char *path, const tracelog_reade
     }
     (*out)->own_fd = 1;
     return TRACELOG_OK;
+}
+
+tracelog_status tracelog_reader_set_read_ahead(tracelog_reader *r, int on)
+{
+    if (!r)
+        return TRACELOG_E_INVAL;
+    if (!r->src.seekable)
+        return TRACELOG_E_NOT_SEEKABLE;
+    if (!on) {
+        tl_read_ahead_stop(r->ahead);
+        r->ahead = NULL;
+        return TRACELOG_OK;
+    }
+    if (!r->ahead)
+        r->ahead = tl_read_ahead_start(r);
+    return r->ahead ? TRACELOG_OK : TRACELOG_E_NOMEM;
 }
 
 void tracelog_reader_close(tracelog_reader *r)

@@ -94,30 +94,12 @@ void tl_reader_report_skip(tracelog_reader *r, uint64_t from, uint64_t to, trace
 /* Reads and verifies a block's payload into buf. 0, -1 (problem recorded), -2 (out of memory) or -3 (I/O error). */
 int tl_reader_read_payload(tracelog_reader *r, uint64_t off, const tl_block_header *h, tl_buf *buf)
 {
-    if (h->payload_len > r->opt.max_block_size) {
-        tl_reader_problem(r, TL_COND_BLOCK_TOO_LARGE, off, tl_block_span(h->payload_len),
-                          "block of %u bytes exceeds the reader's limit", h->payload_len);
-        return -1;
-    }
-    buf->len = 0;
-    /* At least one byte, so that an empty payload still has a non-NULL base
-       (the decoders compute data + len, undefined on NULL). */
-    if (tl_buf_reserve(buf, h->payload_len ? h->payload_len : 1))
-        return -2;
-    ssize_t n = tl_source_read(&r->src, off + TL_BLOCK_HEADER_SIZE, buf->data, h->payload_len);
-    if (n < 0)
-        return -3;
-    if (n != (ssize_t)h->payload_len) {
-        tl_reader_problem(r, TL_COND_FILE_CHANGED, off, 0, "cannot read block payload: the file shrank");
-        return -1;
-    }
-    buf->len = h->payload_len;
-    if (!r->opt.ignore_checksums &&
-        tl_block_payload_crc(r->salt32, buf->data, h->payload_len) != h->payload_crc) {
-        tl_reader_problem(r, TL_COND_PAYLOAD_CRC_MISMATCH, off, tl_block_span(h->payload_len), "block payload checksum mismatch");
-        return -1;
-    }
-    return 0;
+    tl_loader l = {&r->src, &r->opt, r->salt32, r->dctx, &r->payload};
+    tl_load_problem p;
+    tracelog_status st = tl_load_payload(&l, off, h, buf, &p);
+    if (st == TRACELOG_E_CORRUPT)
+        tl_reader_problem(r, p.cond, off, p.len, "%s", p.message);
+    return st == TRACELOG_OK ? 0 : st == TRACELOG_E_CORRUPT ? -1 : st == TRACELOG_E_NOMEM ? -2 : -3;
 }
 
 static int load_payload(tracelog_reader *r, uint64_t off, const tl_block_header *h)

@@ -1,4 +1,6 @@
 /* Event source over a .ptl log (the library's reader). */
+#define _GNU_SOURCE /* sched_getaffinity */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,6 +124,44 @@ int ptlog_ptl_open_error(const char *name, tracelog_status st, const tracelog_er
 /* The reader's source on a pipe: the detection head first, then the rest of the pipe. */
 static long read_input(void *in, void *buf, size_t n) { return ptlog_in_read(in, buf, n); }
 
+/*
+ * Readers that may load a chunk ahead on a thread of their own
+ * (tracelog_reader_set_read_ahead): one per CPU this process may run on
+ * besides its own, so that merge's inputs do not outnumber the CPUs;
+ * none with PTLOG_READ_AHEAD=0. -1 until the first open counts them.
+ */
+static int read_ahead_left = -1;
+
+static int read_ahead_budget(void)
+{
+    const char *v = getenv("PTLOG_READ_AHEAD");
+    if (v && *v && strcmp(v, "0") && strcmp(v, "1")) {
+        ptlog_msg("PTLOG_READ_AHEAD", "expected 0 or 1, not '%s'", v);
+        return -PTLOG_EXIT_USAGE;
+    }
+    if (v && !strcmp(v, "0"))
+        return 0;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set))
+        return 0;
+    return CPU_COUNT(&set) - 1;
+}
+
+/* Reading a file: a chunk ahead when a CPU is free for it. 0, or PTLOG_EXIT_USAGE. */
+static int read_ahead(ptlog_in *in, tracelog_reader *r)
+{
+    if (read_ahead_left < 0) {
+        read_ahead_left = read_ahead_budget();
+        if (read_ahead_left < 0)
+            return -read_ahead_left;
+    }
+    if (!in->seekable || read_ahead_left == 0)
+        return 0;
+    if (tracelog_reader_set_read_ahead(r, 1) == TRACELOG_OK) /* otherwise read on this thread alone */
+        read_ahead_left--;
+    return 0;
+}
+
 int ptlog_ptl_src_open(ptlog_in *in, ptlog_src **out, tracelog_reader **reader)
 {
     tracelog_reader *r;
@@ -131,7 +171,12 @@ int ptlog_ptl_src_open(ptlog_in *in, ptlog_src **out, tracelog_reader **reader)
                                       : tracelog_reader_open_read(read_input, in, NULL, &r, &err);
     if (st != TRACELOG_OK)
         return ptlog_ptl_open_error(in->name, st, &err);
-    int rc = ptlog_ptl_src_wrap(in, r, out);
+    int rc = read_ahead(in, r);
+    if (rc) {
+        tracelog_reader_close(r);
+        return rc;
+    }
+    rc = ptlog_ptl_src_wrap(in, r, out);
     *reader = rc ? NULL : r;
     return rc;
 }

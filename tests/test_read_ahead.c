@@ -1,0 +1,314 @@
+/*
+ * Read ahead (tracelog_reader_set_read_ahead): a reader that loads the next
+ * chunk on a thread of its own delivers the same events and records the same
+ * problems, at the same offsets and in the same order, as one that loads each
+ * chunk on the caller's thread: on a clean log of many chunks and merge sets,
+ * on damaged chunks, on a file changed or cut after it was opened, across
+ * rewind, time seek and read ahead switched on and off part way. It must
+ * also actually read ahead: most chunks come from its thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format/format.h"
+#include "reader/internal.h"
+#include "tl_test.h"
+
+typedef struct readout {
+    tl_test_events events;
+    size_t nproblems;
+    tracelog_problem problems[64];
+    tracelog_status end;
+    unsigned long ahead_hits;
+} readout;
+
+static void readout_free(readout *o) { tl_test_events_free(&o->events); }
+
+/* Reads n events (all when n is 0) with read ahead on or off; what was read goes into o. */
+static void read_some(tracelog_reader *r, size_t n, readout *o)
+{
+    tracelog_event ev;
+    size_t got = 0;
+    while ((o->end = tracelog_reader_next(r, &ev)) == TRACELOG_OK) {
+        tl_test_events_push(&o->events, &ev);
+        if (++got == n)
+            break;
+    }
+}
+
+static void finish(tracelog_reader *r, readout *o)
+{
+    o->nproblems = tracelog_reader_problem_count(r);
+    for (size_t i = 0; i < o->nproblems && i < 64; i++)
+        CHECK_STATUS(tracelog_reader_problem(r, i, &o->problems[i]), TRACELOG_OK);
+    o->ahead_hits = r->ahead ? tl_read_ahead_hits(r->ahead) : 0;
+}
+
+static tracelog_reader *open_fd(int fd, const tracelog_reader_options *opt)
+{
+    tracelog_reader *r = NULL;
+    tracelog_error err;
+    if (!CHECK_STATUS(tracelog_reader_open(fd, opt, &r, &err), TRACELOG_OK))
+        TL_DIE("cannot open the log: %s", err.message);
+    return r;
+}
+
+static void read_all(int fd, const tracelog_reader_options *opt, int ahead, readout *o)
+{
+    memset(o, 0, sizeof *o);
+    tracelog_reader *r = open_fd(fd, opt);
+    CHECK_STATUS(tracelog_reader_set_read_ahead(r, ahead), TRACELOG_OK);
+    read_some(r, 0, o);
+    finish(r, o);
+    tracelog_reader_close(r);
+}
+
+static void check_same(const readout *got, const readout *want)
+{
+    CHECK_STATUS(got->end, want->end);
+    CHECK_EVENTS_EQ(got->events.ev, got->events.n, want->events.ev, want->events.n);
+    if (!CHECK_EQ(got->nproblems, want->nproblems))
+        return;
+    for (size_t i = 0; i < got->nproblems && i < 64; i++) {
+        const tracelog_problem *a = &got->problems[i], *b = &want->problems[i];
+        CHECK_STATUS(a->code, b->code);
+        CHECK_EQ(a->offset, b->offset);
+        CHECK_EQ(a->length, b->length);
+        CHECK_STR_EQ(a->message, b->message);
+    }
+}
+
+/* A log of many small chunks (4 KiB), most compressed. Merge sets: test_merge_sets_read_ahead. */
+static int write_log(int fd, size_t n)
+{
+    tl_test_log_spec spec;
+    tl_test_log_spec_init(&spec, TRACELOG_POLICY_APPEND, n);
+    spec.seed = 77;
+    spec.payload_max = 64;
+    tl_test_log_result res;
+    int rc = tl_test_write_log_fd(fd, &spec, &res);
+    tl_test_log_result_free(&res);
+    return rc;
+}
+
+static size_t chunks_of(int fd, tl_test_block **blocks)
+{
+    size_t len;
+    uint8_t *bytes = tl_test_fd_slurp(fd, &len);
+    size_t n = tl_test_scan_blocks(bytes, len, blocks, NULL, NULL);
+    free(bytes);
+    return n;
+}
+
+static void test_clean_log(void)
+{
+    int fd = tl_test_tmpfd();
+    if (write_log(fd, 20000))
+        return;
+    readout plain, ahead;
+    read_all(fd, NULL, 0, &plain);
+    read_all(fd, NULL, 1, &ahead);
+    CHECK_EQ(plain.events.n, 20000);
+    check_same(&ahead, &plain);
+    tl_test_block *b;
+    size_t nb = chunks_of(fd, &b), nchunks = 0;
+    for (size_t i = 0; i < nb; i++)
+        nchunks += b[i].type == TL_BLOCK_CHUNK;
+    free(b);
+    /* Every chunk but the first is loaded ahead when nothing seeks. */
+    CHECK(nchunks >= 20);
+    CHECK_EQ(ahead.ahead_hits, nchunks - 1);
+    readout_free(&plain);
+    readout_free(&ahead);
+    close(fd);
+}
+
+static void flip(int fd, uint64_t off)
+{
+    uint8_t v;
+    if (pread(fd, &v, 1, (off_t)off) != 1)
+        TL_DIE("pread: %s", strerror(errno));
+    v ^= 0x5a;
+    if (pwrite(fd, &v, 1, (off_t)off) != 1)
+        TL_DIE("pwrite: %s", strerror(errno));
+}
+
+/* Damage in chunks (payload checksums; body garbage read with checksums ignored). */
+static void test_damaged_chunks(void)
+{
+    int fd = tl_test_tmpfd();
+    if (write_log(fd, 20000))
+        return;
+    tl_test_block *b;
+    size_t nb = chunks_of(fd, &b), hit = 0;
+    for (size_t i = 0; i < nb; i++)
+        if (b[i].type == TL_BLOCK_CHUNK && i % 3 == 1 && hit++ < 6)
+            flip(fd, b[i].offset + TL_BLOCK_HEADER_SIZE + TL_CHUNK_HEADER_SIZE + b[i].payload_len / 3);
+    free(b);
+    CHECK(hit >= 6);
+    tracelog_reader_options unchecked;
+    tracelog_reader_options_init(&unchecked);
+    unchecked.ignore_checksums = 1;
+    const tracelog_reader_options *opts[] = {NULL, &unchecked};
+    for (size_t k = 0; k < 2; k++) {
+        tl_test_context("%s", k ? "checksums ignored" : "checksums verified");
+        readout plain, ahead;
+        read_all(fd, opts[k], 0, &plain);
+        read_all(fd, opts[k], 1, &ahead);
+        CHECK(plain.nproblems >= (k ? 1u : 6u));
+        check_same(&ahead, &plain);
+        readout_free(&plain);
+        readout_free(&ahead);
+    }
+    close(fd);
+}
+
+/* The file changed after it was opened: a chunk header rewritten, then the file cut short. */
+static void test_changed_after_open(void)
+{
+    int fd = tl_test_tmpfd();
+    if (write_log(fd, 20000))
+        return;
+    tl_test_block *b;
+    size_t nb = chunks_of(fd, &b);
+    size_t len;
+    uint8_t *orig = tl_test_fd_slurp(fd, &len);
+    uint64_t header_at = 0, cut_at = 0;
+    for (size_t i = 0, c = 0; i < nb; i++)
+        if (b[i].type == TL_BLOCK_CHUNK && ++c == 5)
+            header_at = b[i].offset;
+        else if (b[i].type == TL_BLOCK_CHUNK && c == 12)
+            cut_at = b[i].offset + TL_BLOCK_HEADER_SIZE + 10;
+    free(b);
+    if (!CHECK(header_at && cut_at))
+        return;
+    readout out[2];
+    for (int ahead = 0; ahead < 2; ahead++) {
+        tl_test_fd_set(fd, orig, len);
+        memset(&out[ahead], 0, sizeof out[ahead]);
+        tracelog_reader *r = open_fd(fd, NULL);
+        CHECK_STATUS(tracelog_reader_set_read_ahead(r, ahead), TRACELOG_OK);
+        flip(fd, header_at + 20); /* in the header: its checksum fails */
+        if (ftruncate(fd, (off_t)cut_at))
+            TL_DIE("ftruncate: %s", strerror(errno));
+        read_some(r, 0, &out[ahead]);
+        finish(r, &out[ahead]);
+        tracelog_reader_close(r);
+    }
+    CHECK(out[0].nproblems >= 2);
+    check_same(&out[1], &out[0]);
+    readout_free(&out[0]);
+    readout_free(&out[1]);
+    free(orig);
+    close(fd);
+}
+
+/* Rewind, time seek and read ahead switched part way: the same events as a plain reader's. */
+static void test_rewind_seek_switch(void)
+{
+    int fd = tl_test_tmpfd();
+    if (write_log(fd, 20000))
+        return;
+    readout all;
+    read_all(fd, NULL, 0, &all);
+    const tl_test_events *e = &all.events;
+    if (!CHECK_EQ(e->n, 20000)) {
+        readout_free(&all);
+        return;
+    }
+    tracelog_reader *r = open_fd(fd, NULL);
+    CHECK_STATUS(tracelog_reader_set_read_ahead(r, 1), TRACELOG_OK);
+    readout o = {0};
+    read_some(r, 7000, &o);
+    CHECK_STATUS(tracelog_reader_rewind(r), TRACELOG_OK);
+    read_some(r, 3000, &o); /* events 0..2999 again */
+    CHECK_STATUS(tracelog_reader_set_read_ahead(r, 0), TRACELOG_OK);
+    read_some(r, 2000, &o); /* 3000..4999 on the caller's thread */
+    CHECK_STATUS(tracelog_reader_set_read_ahead(r, 1), TRACELOG_OK);
+    CHECK_STATUS(tracelog_reader_set_read_ahead(r, 1), TRACELOG_OK); /* twice: harmless */
+    uint64_t ts = e->ev[15000].timestamp_ns;
+    size_t first = 15000;
+    while (first > 0 && e->ev[first - 1].timestamp_ns >= ts)
+        first--;
+    CHECK_STATUS(tracelog_reader_seek_time(r, ts), TRACELOG_OK);
+    read_some(r, 0, &o); /* from the first event at ts to the end */
+    finish(r, &o);
+    tracelog_reader_close(r);
+
+    tl_test_events want = {0};
+    for (size_t i = 0; i < 7000; i++)
+        tl_test_events_push(&want, &e->ev[i]);
+    for (size_t i = 0; i < 5000; i++)
+        tl_test_events_push(&want, &e->ev[i]);
+    for (size_t i = first; i < e->n; i++)
+        tl_test_events_push(&want, &e->ev[i]);
+    CHECK_STATUS(o.end, TRACELOG_END);
+    CHECK_EVENTS_EQ(o.events.ev, o.events.n, want.ev, want.n);
+    CHECK_EQ(o.nproblems, 0);
+    tl_test_events_free(&want);
+    readout_free(&o);
+    readout_free(&all);
+    close(fd);
+}
+
+/* Only a seekable file reads ahead; bad arguments. */
+static void test_refused(void)
+{
+    CHECK_STATUS(tracelog_reader_set_read_ahead(NULL, 1), TRACELOG_E_INVAL);
+    int fd = tl_test_tmpfd();
+    if (write_log(fd, 100))
+        return;
+    size_t len;
+    uint8_t *bytes = tl_test_fd_slurp(fd, &len);
+    int p[2];
+    if (pipe(p))
+        TL_DIE("pipe: %s", strerror(errno));
+    if (len > 60000)
+        TL_DIE("log too large for a pipe's buffer");
+    if (write(p[1], bytes, len) != (ssize_t)len)
+        TL_DIE("write: %s", strerror(errno));
+    close(p[1]);
+    tracelog_reader *r = open_fd(p[0], NULL);
+    CHECK_STATUS(tracelog_reader_set_read_ahead(r, 1), TRACELOG_E_NOT_SEEKABLE);
+    CHECK_STATUS(tracelog_reader_set_read_ahead(r, 0), TRACELOG_E_NOT_SEEKABLE);
+    readout o = {0};
+    read_some(r, 0, &o);
+    CHECK_EQ(o.events.n, 100);
+    tracelog_reader_close(r);
+    readout_free(&o);
+    close(p[0]);
+    free(bytes);
+    close(fd);
+}
+
+/* Closing a reader whose thread is loading a chunk: no leak, no wait beyond that load. */
+static void test_close_while_loading(void)
+{
+    int fd = tl_test_tmpfd();
+    if (write_log(fd, 20000))
+        return;
+    for (int i = 0; i < 50; i++) {
+        tracelog_reader *r = open_fd(fd, NULL);
+        CHECK_STATUS(tracelog_reader_set_read_ahead(r, 1), TRACELOG_OK);
+        readout o = {0};
+        read_some(r, (size_t)(1 + i * 37), &o);
+        tracelog_reader_close(r);
+        readout_free(&o);
+    }
+    close(fd);
+}
+
+int main(void)
+{
+    tl_test_run("test_clean_log", test_clean_log);
+    tl_test_run("test_damaged_chunks", test_damaged_chunks);
+    tl_test_run("test_changed_after_open", test_changed_after_open);
+    tl_test_run("test_rewind_seek_switch", test_rewind_seek_switch);
+    tl_test_run("test_refused", test_refused);
+    tl_test_run("test_close_while_loading", test_close_while_loading);
+    return tl_test_finish();
+}
