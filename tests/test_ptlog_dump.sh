@@ -114,6 +114,24 @@ tail -1 "$T/out" | cmp -s - <(tail -1 many.txt) && ok || bad "damaged log: the e
 run bash -c "cat damaged.ptl | '$PTLOG' dump - >/dev/null"
 [ "$RC" = 1 ] && ok || bad "damaged log on a pipe: exit $RC"
 
+# Read ahead (PTLOG_READ_AHEAD threads load the next chunks): the same output, warnings and exit
+# status whatever their number, on a clean log, a damaged one and with a selection.
+"$PTLOG" dump damaged.ptl >damaged.txt 2>damaged.err
+"$PTLOG" dump --event tock many.ptl >tock.txt
+for n in 0 1 3 64; do
+    expect_rc 0 "PTLOG_READ_AHEAD=$n" env PTLOG_READ_AHEAD=$n "$PTLOG" dump many.ptl
+    expect_same "PTLOG_READ_AHEAD=$n: dump" many.txt "$T/out"
+    expect_rc 1 "PTLOG_READ_AHEAD=$n, damaged" env PTLOG_READ_AHEAD=$n "$PTLOG" dump damaged.ptl
+    expect_same "PTLOG_READ_AHEAD=$n: damaged log's events" damaged.txt "$T/out"
+    expect_same "PTLOG_READ_AHEAD=$n: damaged log's warnings" damaged.err "$T/err"
+    expect_rc 0 "PTLOG_READ_AHEAD=$n, --event" env PTLOG_READ_AHEAD=$n "$PTLOG" dump --event tock many.ptl
+    expect_same "PTLOG_READ_AHEAD=$n: --event" tock.txt "$T/out"
+done
+for v in x -1 65 1.5; do
+    expect_rc 2 "PTLOG_READ_AHEAD=$v" env PTLOG_READ_AHEAD=$v "$PTLOG" dump many.ptl
+    expect_err "^ptlog: PTLOG_READ_AHEAD: expected a number of threads from 0 to 64, not '$v'\$" "PTLOG_READ_AHEAD=$v"
+done
+
 # Unreadable inputs: one line, exit 3.
 expect_rc 3 "missing file" "$PTLOG" dump nosuch.ptl
 expect_err '^ptlog: nosuch.ptl: cannot open: No such file or directory$' "missing file"

@@ -4,8 +4,9 @@
  * problems, at the same offsets and in the same order, as one that loads each
  * chunk on the caller's thread: on a clean log of many chunks and merge sets,
  * on damaged chunks, on a file changed or cut after it was opened, across
- * rewind, time seek and read ahead switched on and off part way. It must
- * also actually read ahead: most chunks come from its thread.
+ * rewind, time seek and read ahead switched on and off part way, with one
+ * thread and several. It must also actually read ahead: every chunk but the
+ * first comes from its threads.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -109,21 +110,26 @@ static void test_clean_log(void)
     int fd = tl_test_tmpfd();
     if (write_log(fd, 20000))
         return;
-    readout plain, ahead;
-    read_all(fd, NULL, 0, &plain);
-    read_all(fd, NULL, 1, &ahead);
-    CHECK_EQ(plain.events.n, 20000);
-    check_same(&ahead, &plain);
     tl_test_block *b;
     size_t nb = chunks_of(fd, &b), nchunks = 0;
     for (size_t i = 0; i < nb; i++)
         nchunks += b[i].type == TL_BLOCK_CHUNK;
     free(b);
-    /* Every chunk but the first is loaded ahead when nothing seeks. */
     CHECK(nchunks >= 20);
-    CHECK_EQ(ahead.ahead_hits, nchunks - 1);
+    readout plain;
+    read_all(fd, NULL, 0, &plain);
+    CHECK_EQ(plain.events.n, 20000);
+    static const int threads[] = {1, 2, 3, 8, TRACELOG_READ_AHEAD_MAX};
+    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+        tl_test_context("%d threads", threads[k]);
+        readout ahead;
+        read_all(fd, NULL, threads[k], &ahead);
+        check_same(&ahead, &plain);
+        /* Every chunk but the first is loaded ahead when nothing seeks. */
+        CHECK_EQ(ahead.ahead_hits, nchunks - 1);
+        readout_free(&ahead);
+    }
     readout_free(&plain);
-    readout_free(&ahead);
     close(fd);
 }
 
@@ -154,12 +160,12 @@ static void test_damaged_chunks(void)
     tracelog_reader_options_init(&unchecked);
     unchecked.ignore_checksums = 1;
     const tracelog_reader_options *opts[] = {NULL, &unchecked};
-    for (size_t k = 0; k < 2; k++) {
-        tl_test_context("%s", k ? "checksums ignored" : "checksums verified");
+    for (size_t k = 0; k < 4; k++) {
+        tl_test_context("%s, %zu threads", k % 2 ? "checksums ignored" : "checksums verified", 1 + k / 2 * 2);
         readout plain, ahead;
-        read_all(fd, opts[k], 0, &plain);
-        read_all(fd, opts[k], 1, &ahead);
-        CHECK(plain.nproblems >= (k ? 1u : 6u));
+        read_all(fd, opts[k % 2], 0, &plain);
+        read_all(fd, opts[k % 2], (int)(1 + k / 2 * 2), &ahead);
+        CHECK(plain.nproblems >= (k % 2 ? 1u : 6u));
         check_same(&ahead, &plain);
         readout_free(&plain);
         readout_free(&ahead);
@@ -186,8 +192,8 @@ static void test_changed_after_open(void)
     free(b);
     if (!CHECK(header_at && cut_at))
         return;
-    readout out[2];
-    for (int ahead = 0; ahead < 2; ahead++) {
+    readout out[3];
+    for (int ahead = 0; ahead < 3; ahead++) {
         tl_test_fd_set(fd, orig, len);
         memset(&out[ahead], 0, sizeof out[ahead]);
         tracelog_reader *r = open_fd(fd, NULL);
@@ -201,8 +207,9 @@ static void test_changed_after_open(void)
     }
     CHECK(out[0].nproblems >= 2);
     check_same(&out[1], &out[0]);
-    readout_free(&out[0]);
-    readout_free(&out[1]);
+    check_same(&out[2], &out[0]);
+    for (int i = 0; i < 3; i++)
+        readout_free(&out[i]);
     free(orig);
     close(fd);
 }
@@ -228,8 +235,8 @@ static void test_rewind_seek_switch(void)
     read_some(r, 3000, &o); /* events 0..2999 again */
     CHECK_STATUS(tracelog_reader_set_read_ahead(r, 0), TRACELOG_OK);
     read_some(r, 2000, &o); /* 3000..4999 on the caller's thread */
-    CHECK_STATUS(tracelog_reader_set_read_ahead(r, 1), TRACELOG_OK);
-    CHECK_STATUS(tracelog_reader_set_read_ahead(r, 1), TRACELOG_OK); /* twice: harmless */
+    CHECK_STATUS(tracelog_reader_set_read_ahead(r, 3), TRACELOG_OK);
+    CHECK_STATUS(tracelog_reader_set_read_ahead(r, 3), TRACELOG_OK); /* twice: harmless */
     uint64_t ts = e->ev[15000].timestamp_ns;
     size_t first = 15000;
     while (first > 0 && e->ev[first - 1].timestamp_ns >= ts)
@@ -262,6 +269,10 @@ static void test_refused(void)
     int fd = tl_test_tmpfd();
     if (write_log(fd, 100))
         return;
+    tracelog_reader *f = open_fd(fd, NULL);
+    CHECK_STATUS(tracelog_reader_set_read_ahead(f, -1), TRACELOG_E_INVAL);
+    CHECK_STATUS(tracelog_reader_set_read_ahead(f, TRACELOG_READ_AHEAD_MAX + 1), TRACELOG_E_INVAL);
+    tracelog_reader_close(f);
     size_t len;
     uint8_t *bytes = tl_test_fd_slurp(fd, &len);
     int p[2];
@@ -293,7 +304,7 @@ static void test_close_while_loading(void)
         return;
     for (int i = 0; i < 50; i++) {
         tracelog_reader *r = open_fd(fd, NULL);
-        CHECK_STATUS(tracelog_reader_set_read_ahead(r, 1), TRACELOG_OK);
+        CHECK_STATUS(tracelog_reader_set_read_ahead(r, 1 + i % 4), TRACELOG_OK);
         readout o = {0};
         read_some(r, (size_t)(1 + i * 37), &o);
         tracelog_reader_close(r);

@@ -131,21 +131,24 @@ TRACELOG_API tracelog_status tracelog_reader_follow_stop(tracelog_reader *r);
 TRACELOG_API tracelog_status tracelog_reader_hold_open_set(tracelog_reader *r, int hold);
 
 /*
- * on 1: r loads the log's next chunk (reads it, verifies its checksum,
- * decompresses it, rebuilds its payloads) on a thread of its own while the
- * caller reads the events of the current one; on 0, the default, each chunk
- * is loaded on the caller's thread when its first event is due. Events,
- * problems and their order are the same either way. Reading ahead costs one
- * thread (with every signal blocked: handlers run on the program's threads)
- * and the memory of one more decoded chunk (at most max_chunk_size, plus its
- * stored bytes); it pays when a CPU is free to run that thread (on one CPU
- * the two only take turns). It may be switched at any time; off stops and
- * joins the thread. TRACELOG_OK; TRACELOG_E_NOT_SEEKABLE on a pipe or a
- * followed file (read as its bytes come); TRACELOG_E_NOMEM when the thread
- * or its memory could not be had (reading goes on without it);
- * TRACELOG_E_INVAL for a NULL r.
+ * chunks > 0: r loads the log's next `chunks` chunks (reads them, verifies
+ * their checksums, decompresses them, rebuilds their payloads) on as many
+ * threads of its own while the caller reads the events of the current one;
+ * 0, the default: each chunk is loaded on the caller's thread when its
+ * first event is due. Events, problems and their order are the same either
+ * way. Each thread has every signal blocked (handlers run on the program's
+ * threads) and holds one more decoded chunk (at most max_chunk_size, plus
+ * its stored bytes). It pays when CPUs are free to run them: one is enough
+ * when the caller does much with each event (formatting it), two when it
+ * does little (filtering). It may be changed at any time; a change stops
+ * and joins the threads there were. TRACELOG_OK; TRACELOG_E_INVAL for a
+ * NULL r or chunks outside 0..TRACELOG_READ_AHEAD_MAX;
+ * TRACELOG_E_NOT_SEEKABLE on a pipe or a followed file (read as its bytes
+ * come); TRACELOG_E_NOMEM when a thread or its memory could not be had
+ * (none is left running: reading goes on without).
  */
-TRACELOG_API tracelog_status tracelog_reader_set_read_ahead(tracelog_reader *r, int on);
+#define TRACELOG_READ_AHEAD_MAX 64
+TRACELOG_API tracelog_status tracelog_reader_set_read_ahead(tracelog_reader *r, int chunks);
 
 /* Opens path read-only and owns that descriptor. */
 TRACELOG_API tracelog_status tracelog_reader_open_path(const char *path, const tracelog_reader_options *opt,

@@ -10,7 +10,7 @@
  *   ring.c     the open scan of a ring (LOOP) log: segments, recovery (8.5)
  *   follow.c   following a file being written: open, wait, stop
  *   load.c     loading one chunk, its problems returned rather than recorded
- *   read_ahead.c  the thread that loads the next chunk while events are delivered
+ *   read_ahead.c  the threads that load the next chunks while events are delivered
  *   iterate.c  reading events: merge sets, next, rewind, seek (its public entry
  *              points are there, with the inline functions next calls per event)
  *
@@ -125,6 +125,7 @@ struct tracelog_reader {
     tl_buf payload;
     ZSTD_DCtx *dctx;
     struct tl_read_ahead *ahead; /* tracelog_reader_set_read_ahead: NULL when off */
+    size_t ahead_n;              /* its threads */
 
     /* Following a file being written (follow.c): the stream reading above, where the end
        of the data is "not yet" until tracelog_reader_follow_stop. */
@@ -196,19 +197,22 @@ tracelog_status tl_load_indexed(const tl_loader *l, const chunk_ref *c, tl_merge
 
 typedef struct tl_read_ahead tl_read_ahead;
 
-/* Starts the thread (seekable logs only). NULL when out of memory or no thread could start. */
-tl_read_ahead *tl_read_ahead_start(tracelog_reader *r);
-/* Stops and joins the thread, frees what it held. NULL is a no-op. */
+/* Starts n threads (seekable logs only). NULL when out of memory or a thread could not start. */
+tl_read_ahead *tl_read_ahead_start(tracelog_reader *r, size_t n);
+/* Stops and joins the threads, frees what they held. NULL is a no-op. */
 void tl_read_ahead_stop(tl_read_ahead *a);
-/* Asks for chunk `index` to be loaded; ignored while another load is pending or held. */
-void tl_read_ahead_queue(tl_read_ahead *a, size_t index, const chunk_ref *c);
 /*
- * Chunk `index` as the thread loaded it, into m (whose buffers the thread
+ * Asks idle threads for the chunks from `from` on, as many as there are
+ * threads (bad chunks skipped); loaded chunks outside that window are dropped.
+ */
+void tl_read_ahead_queue(tl_read_ahead *a, size_t from, const chunk_ref *chunks, size_t nchunks);
+/*
+ * Chunk `index` as a thread loaded it, into m (whose buffers that thread
  * keeps for its next load), waiting for the load to end: 1 with its status
- * and problem; 0 when the thread had another chunk (dropped) or none.
+ * and problem; 0 when no thread was asked for it.
  */
 int tl_read_ahead_take(tl_read_ahead *a, size_t index, tl_merge_slot *m, tracelog_status *st, tl_load_problem *p);
-/* Chunks taken as the thread loaded them (tests: that it reads ahead at all). */
+/* Chunks taken as a thread loaded them (tests: that it reads ahead at all). */
 unsigned long tl_read_ahead_hits(const tl_read_ahead *a);
 
 /* ---- tables.c ------------------------------------------------------------ */

@@ -154,9 +154,9 @@ static take_kind join_set(tracelog_reader *r, tl_merge_slot *m)
 }
 
 /*
- * Seekable: verifies chunk i and opens it in m, as the read-ahead thread
- * loaded it if it did; then asks that thread for chunk i + 1. As
- * decode_chunk; the chunk is marked bad when dropped.
+ * Seekable: verifies chunk i and opens it in m, as a read-ahead thread
+ * loaded it if one did; then asks those threads for the chunks after it.
+ * As decode_chunk; the chunk is marked bad when dropped.
  */
 static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i, tl_merge_slot *m)
 {
@@ -174,8 +174,8 @@ static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i, tl_merge
         tl_reader_problem(r, p.cond, c->offset, p.len, "%s", p.message);
         c->bad = 1;
     }
-    if (r->ahead && (st == TRACELOG_OK || st == TRACELOG_E_CORRUPT) && i + 1 < r->nchunks && !r->chunks[i + 1].bad)
-        tl_read_ahead_queue(r->ahead, i + 1, &r->chunks[i + 1]);
+    if (r->ahead && (st == TRACELOG_OK || st == TRACELOG_E_CORRUPT)) /* else chunk i is tried again */
+        tl_read_ahead_queue(r->ahead, i + 1, r->chunks, r->nchunks);
     return st;
 }
 

@@ -1,13 +1,14 @@
 /*
- * Read ahead (tracelog_reader_set_read_ahead): one thread loads the chunk
- * after the one being delivered (load.c: read, checksum, zstd, planes), so
- * that on a machine with a CPU to spare the caller's thread spends its time
- * on the events. The thread owns one merge slot and trades its buffers with
- * the reader's slot when the chunk is taken; it never touches the reader but
- * through its loader (pread on a seekable file, the options, the salt), and
- * its problems are recorded by the caller's thread when it takes the chunk,
- * so the reader's events and problems are those of a load on the caller's
- * thread. Every wait is for one chunk's load, bounded by the reader's limits.
+ * Read ahead (tracelog_reader_set_read_ahead): n threads each load one of
+ * the n chunks after the one being delivered (load.c: read, checksum, zstd,
+ * planes), so that on a machine with CPUs to spare the caller's thread
+ * spends its time on the events. Each thread owns one merge slot and trades
+ * its buffers with the reader's slot when its chunk is taken; it never
+ * touches the reader but through its loader (pread on a seekable file, the
+ * options, the salt), and its problems are recorded by the caller's thread
+ * when it takes the chunk, so the reader's events and problems are those of
+ * loads on the caller's thread. Every wait is for one chunk's load, bounded
+ * by the reader's limits.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -22,12 +23,10 @@ enum ahead_state {
     AHEAD_DONE,   /* loaded: the slot, st and problem wait for take */
 };
 
-struct tl_read_ahead {
+typedef struct ahead_worker {
+    struct tl_read_ahead *pool;
     pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv; /* any change of state or stop */
     enum ahead_state state;
-    int stop;
     size_t index;    /* the chunk queued or loaded */
     chunk_ref chunk; /* its copy: the thread reads nothing of the reader's list */
     tl_merge_slot slot;
@@ -35,43 +34,67 @@ struct tl_read_ahead {
     tl_loader loader;
     tracelog_status st;
     tl_load_problem problem;
-    unsigned long hits; /* chunks taken as the thread loaded them */
+} ahead_worker;
+
+struct tl_read_ahead {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* any change of a worker's state, or stop */
+    int stop;
+    size_t n;          /* workers, each with its thread */
+    unsigned long hits;
+    ahead_worker w[];
 };
 
-static void *ahead_main(void *arg)
+static void *worker_main(void *arg)
 {
-    tl_read_ahead *a = arg;
+    ahead_worker *w = arg;
+    tl_read_ahead *a = w->pool;
     pthread_mutex_lock(&a->mu);
     for (;;) {
-        while (!a->stop && a->state != AHEAD_QUEUED)
+        while (!a->stop && w->state != AHEAD_QUEUED)
             pthread_cond_wait(&a->cv, &a->mu);
         if (a->stop)
             break;
         pthread_mutex_unlock(&a->mu);
-        tracelog_status st = tl_load_indexed(&a->loader, &a->chunk, &a->slot, &a->problem);
+        tracelog_status st = tl_load_indexed(&w->loader, &w->chunk, &w->slot, &w->problem);
         pthread_mutex_lock(&a->mu);
-        a->st = st;
-        a->state = AHEAD_DONE;
+        w->st = st;
+        w->state = AHEAD_DONE;
         pthread_cond_broadcast(&a->cv);
     }
     pthread_mutex_unlock(&a->mu);
     return NULL;
 }
 
-static void ahead_free(tl_read_ahead *a)
+/* Frees the pool and the memory of its first `made` workers, whose threads have ended. */
+static void pool_free(tl_read_ahead *a, size_t made)
 {
-    tl_chunk_cursor_free(&a->slot.cur);
-    tl_buf_free(&a->slot.payload);
-    tl_buf_free(&a->scratch);
-    ZSTD_freeDCtx(a->loader.dctx);
+    for (size_t i = 0; i < made; i++) {
+        ahead_worker *w = &a->w[i];
+        tl_chunk_cursor_free(&w->slot.cur);
+        tl_buf_free(&w->slot.payload);
+        tl_buf_free(&w->scratch);
+        ZSTD_freeDCtx(w->loader.dctx);
+    }
     pthread_cond_destroy(&a->cv);
     pthread_mutex_destroy(&a->mu);
     free(a);
 }
 
-tl_read_ahead *tl_read_ahead_start(tracelog_reader *r)
+/* Stops the threads of the first `started` workers and waits for them. */
+static void pool_join(tl_read_ahead *a, size_t started)
 {
-    tl_read_ahead *a = calloc(1, sizeof *a);
+    pthread_mutex_lock(&a->mu);
+    a->stop = 1;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(a->w[i].thread, NULL);
+}
+
+tl_read_ahead *tl_read_ahead_start(tracelog_reader *r, size_t n)
+{
+    tl_read_ahead *a = calloc(1, sizeof *a + n * sizeof a->w[0]);
     if (!a)
         return NULL;
     if (pthread_mutex_init(&a->mu, NULL)) {
@@ -83,19 +106,24 @@ tl_read_ahead *tl_read_ahead_start(tracelog_reader *r)
         free(a);
         return NULL;
     }
-    a->loader = (tl_loader){&r->src, &r->opt, r->salt32, ZSTD_createDCtx(), &a->scratch};
-    if (!a->loader.dctx) {
-        ahead_free(a);
-        return NULL;
-    }
-    /* Signals stay with the caller's threads: the program's handlers never run on this one. */
+    a->n = n;
+    /* Signals stay with the caller's threads: the program's handlers never run on these. */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int e = pthread_create(&a->thread, NULL, ahead_main, a);
+    size_t made = 0, started = 0;
+    for (; made < n; made++) {
+        ahead_worker *w = &a->w[made];
+        w->pool = a;
+        w->loader = (tl_loader){&r->src, &r->opt, r->salt32, ZSTD_createDCtx(), &w->scratch};
+        if (!w->loader.dctx || pthread_create(&w->thread, NULL, worker_main, w))
+            break;
+        started++;
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (e) {
-        ahead_free(a);
+    if (started < n) {
+        pool_join(a, started);
+        pool_free(a, made + (made < n)); /* the worker that failed may hold a dctx */
         return NULL;
     }
     return a;
@@ -105,48 +133,69 @@ void tl_read_ahead_stop(tl_read_ahead *a)
 {
     if (!a)
         return;
-    pthread_mutex_lock(&a->mu);
-    a->stop = 1;
-    pthread_cond_broadcast(&a->cv);
-    pthread_mutex_unlock(&a->mu);
-    pthread_join(a->thread, NULL);
-    ahead_free(a);
+    pool_join(a, a->n);
+    pool_free(a, a->n);
 }
 
-void tl_read_ahead_queue(tl_read_ahead *a, size_t index, const chunk_ref *c)
+/* The worker asked for chunk index (queued or loaded), or NULL. Under the lock. */
+static ahead_worker *holding(tl_read_ahead *a, size_t index)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (a->w[i].state != AHEAD_IDLE && a->w[i].index == index)
+            return &a->w[i];
+    return NULL;
+}
+
+void tl_read_ahead_queue(tl_read_ahead *a, size_t from, const chunk_ref *chunks, size_t nchunks)
 {
     pthread_mutex_lock(&a->mu);
-    if (a->state == AHEAD_IDLE) {
-        a->index = index;
-        a->chunk = *c;
-        a->state = AHEAD_QUEUED;
-        pthread_cond_broadcast(&a->cv);
+    /* A chunk loaded that is no longer ahead (after a seek, a rewind, a failed load) is dropped. */
+    for (size_t i = 0; i < a->n; i++) {
+        ahead_worker *w = &a->w[i];
+        if (w->state == AHEAD_DONE && (w->index < from || w->index - from >= a->n))
+            w->state = AHEAD_IDLE;
     }
+    size_t next_idle = 0;
+    for (size_t j = from; j < nchunks && j - from < a->n; j++) {
+        if (chunks[j].bad || holding(a, j))
+            continue;
+        while (next_idle < a->n && a->w[next_idle].state != AHEAD_IDLE)
+            next_idle++;
+        if (next_idle == a->n)
+            break;
+        ahead_worker *w = &a->w[next_idle];
+        w->index = j;
+        w->chunk = chunks[j];
+        w->state = AHEAD_QUEUED;
+    }
+    pthread_cond_broadcast(&a->cv);
     pthread_mutex_unlock(&a->mu);
 }
 
 int tl_read_ahead_take(tl_read_ahead *a, size_t index, tl_merge_slot *m, tracelog_status *st, tl_load_problem *p)
 {
     pthread_mutex_lock(&a->mu);
-    while (a->state == AHEAD_QUEUED)
-        pthread_cond_wait(&a->cv, &a->mu);
-    int hit = a->state == AHEAD_DONE && a->index == index;
-    if (hit) {
-        tl_chunk_cursor cur = m->cur;
-        tl_buf payload = m->payload;
-        m->cur = a->slot.cur;
-        m->payload = a->slot.payload;
-        m->off = a->slot.off;
-        m->seq = a->slot.seq;
-        a->slot.cur = cur;
-        a->slot.payload = payload;
-        *st = a->st;
-        *p = a->problem;
-        a->hits++;
+    ahead_worker *w = holding(a, index);
+    if (!w) {
+        pthread_mutex_unlock(&a->mu);
+        return 0;
     }
-    a->state = AHEAD_IDLE;
+    while (w->state == AHEAD_QUEUED)
+        pthread_cond_wait(&a->cv, &a->mu);
+    tl_chunk_cursor cur = m->cur;
+    tl_buf payload = m->payload;
+    m->cur = w->slot.cur;
+    m->payload = w->slot.payload;
+    m->off = w->slot.off;
+    m->seq = w->slot.seq;
+    w->slot.cur = cur;
+    w->slot.payload = payload;
+    *st = w->st;
+    *p = w->problem;
+    w->state = AHEAD_IDLE;
+    a->hits++;
     pthread_mutex_unlock(&a->mu);
-    return hit;
+    return 1;
 }
 
 unsigned long tl_read_ahead_hits(const tl_read_ahead *a) { return a->hits; }

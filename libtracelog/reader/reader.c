@@ -245,20 +245,24 @@ tracelog_status tracelog_reader_open_path(const char *path, const tracelog_reade
     return TRACELOG_OK;
 }
 
-tracelog_status tracelog_reader_set_read_ahead(tracelog_reader *r, int on)
+tracelog_status tracelog_reader_set_read_ahead(tracelog_reader *r, int chunks)
 {
-    if (!r)
+    if (!r || chunks < 0 || chunks > TRACELOG_READ_AHEAD_MAX)
         return TRACELOG_E_INVAL;
     if (!r->src.seekable)
         return TRACELOG_E_NOT_SEEKABLE;
-    if (!on) {
-        tl_read_ahead_stop(r->ahead);
-        r->ahead = NULL;
+    if ((size_t)chunks == r->ahead_n)
         return TRACELOG_OK;
-    }
+    tl_read_ahead_stop(r->ahead);
+    r->ahead = NULL;
+    r->ahead_n = 0;
+    if (chunks == 0)
+        return TRACELOG_OK;
+    r->ahead = tl_read_ahead_start(r, (size_t)chunks);
     if (!r->ahead)
-        r->ahead = tl_read_ahead_start(r);
-    return r->ahead ? TRACELOG_OK : TRACELOG_E_NOMEM;
+        return TRACELOG_E_NOMEM;
+    r->ahead_n = (size_t)chunks;
+    return TRACELOG_OK;
 }
 
 void tracelog_reader_close(tracelog_reader *r)

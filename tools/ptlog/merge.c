@@ -267,6 +267,7 @@ static void merge_close(ptlog_src *s)
 
 static int open_all(merger *m, char **paths)
 {
+    ptlog_read_ahead_share(m->n);
     for (size_t i = 0; i < m->n; i++) {
         int rc = ptlog_src_open(paths[i], PTLOG_FMT_AUTO, &m->in[i].src);
         if (rc)

@@ -1,5 +1,6 @@
 /* Event source over a .ptl log (the library's reader). */
 #define _GNU_SOURCE /* sched_getaffinity */
+#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,40 +126,56 @@ int ptlog_ptl_open_error(const char *name, tracelog_status st, const tracelog_er
 static long read_input(void *in, void *buf, size_t n) { return ptlog_in_read(in, buf, n); }
 
 /*
- * Readers that may load a chunk ahead on a thread of their own
- * (tracelog_reader_set_read_ahead): one per CPU this process may run on
- * besides its own, so that merge's inputs do not outnumber the CPUs;
- * none with PTLOG_READ_AHEAD=0. -1 until the first open counts them.
+ * The threads that load chunks ahead (tracelog_reader_set_read_ahead), for
+ * all readers together: one per CPU this process may run on beyond the one
+ * its own thread needs. More than that (measured on 2 CPUs, bench/README.md
+ * "typed output") helps --where a little at best, and slows dump and --hex,
+ * whose thread they then take turns with. PTLOG_READ_AHEAD sets their number.
+ * -1 until the first open counts them.
  */
-static int read_ahead_left = -1;
+static int read_ahead_left = -1, read_ahead_each;
+static size_t read_ahead_readers = 1;
 
+void ptlog_read_ahead_share(size_t readers) { read_ahead_readers = readers ? readers : 1; }
+
+/* PTLOG_READ_AHEAD: the number of threads; unset: the CPUs but one. */
 static int read_ahead_budget(void)
 {
     const char *v = getenv("PTLOG_READ_AHEAD");
-    if (v && *v && strcmp(v, "0") && strcmp(v, "1")) {
-        ptlog_msg("PTLOG_READ_AHEAD", "expected 0 or 1, not '%s'", v);
-        return -PTLOG_EXIT_USAGE;
+    if (v && *v) {
+        char *end;
+        errno = 0;
+        long n = strtol(v, &end, 10);
+        if (errno || end == v || *end || n < 0 || n > TRACELOG_READ_AHEAD_MAX) {
+            ptlog_msg("PTLOG_READ_AHEAD", "expected a number of threads from 0 to %d, not '%s'",
+                      TRACELOG_READ_AHEAD_MAX, v);
+            return -PTLOG_EXIT_USAGE;
+        }
+        return (int)n;
     }
-    if (v && !strcmp(v, "0"))
-        return 0;
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set))
         return 0;
-    return CPU_COUNT(&set) - 1;
+    int spare = CPU_COUNT(&set) - 1;
+    return spare < TRACELOG_READ_AHEAD_MAX ? spare : TRACELOG_READ_AHEAD_MAX;
 }
 
-/* Reading a file: a chunk ahead when a CPU is free for it. 0, or PTLOG_EXIT_USAGE. */
+/* Reading a file: chunks ahead when CPUs are free for them. 0, or PTLOG_EXIT_USAGE. */
 static int read_ahead(ptlog_in *in, tracelog_reader *r)
 {
     if (read_ahead_left < 0) {
         read_ahead_left = read_ahead_budget();
         if (read_ahead_left < 0)
             return -read_ahead_left;
+        read_ahead_each = (int)(read_ahead_left / read_ahead_readers);
+        if (read_ahead_each < 1)
+            read_ahead_each = 1;
     }
-    if (!in->seekable || read_ahead_left == 0)
+    int n = read_ahead_each < read_ahead_left ? read_ahead_each : read_ahead_left;
+    if (!in->seekable || n == 0)
         return 0;
-    if (tracelog_reader_set_read_ahead(r, 1) == TRACELOG_OK) /* otherwise read on this thread alone */
-        read_ahead_left--;
+    if (tracelog_reader_set_read_ahead(r, n) == TRACELOG_OK) /* otherwise read on this thread alone */
+        read_ahead_left -= n;
     return 0;
 }
 
