@@ -34,22 +34,6 @@ typedef struct taken {
 
 static taken by_takes, by_runs;
 
-static void *zeroed(uint64_t size)
-{
-    void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        TL_DIE("mmap");
-    return m;
-}
-
-static uint64_t rng_next(uint64_t *x)
-{
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return *x;
-}
-
 static void keep(taken *t, const tracelog_event *ev)
 {
     if (!CHECK(t->n < MAX_EVENTS) || !CHECK(ev->payload_len <= 64))
@@ -71,7 +55,7 @@ static void fill(tl_stream *s, uint32_t nlanes, uint32_t n, uint64_t seed);
  */
 static void drain(const void *buffer, uint64_t size, uint32_t run, uint32_t more, taken *t)
 {
-    void *copy = zeroed(size);
+    void *copy = tl_test_zeroed_shared(size);
     memcpy(copy, buffer, size);
     tl_consumer *c = NULL;
     memset(t, 0, sizeof *t);
@@ -139,7 +123,7 @@ static tl_stream *made(uint32_t nlanes, uint64_t lane_bytes, uint64_t *size)
                           .nlanes = nlanes,
                           .markers = {4, 5, 3, 2}};
     *size = tl_stream_bytes(&p);
-    tl_stream *s = tl_stream_create_in(zeroed(*size), *size, &p);
+    tl_stream *s = tl_stream_create_in(tl_test_zeroed_shared(*size), *size, &p);
     if (CHECK(s != NULL))
         tl_stream_start(s, NULL);
     return s;
@@ -151,17 +135,17 @@ static void fill(tl_stream *s, uint32_t nlanes, uint32_t n, uint64_t seed)
     uint64_t x = seed;
     uint32_t seq[64] = {0};
     for (uint32_t k = 0; k < n; k++) {
-        uint32_t lane = (uint32_t)(rng_next(&x) % nlanes);
-        uint32_t v[3] = {lane, seq[lane]++, (uint32_t)rng_next(&x)};
+        uint32_t lane = (uint32_t)(tl_test_rng_next(&x) % nlanes);
+        uint32_t v[3] = {lane, seq[lane]++, (uint32_t)tl_test_rng_next(&x)};
         tracelog_event ev = {.event_id = 100 + lane,
                              .pid = 4242,
                              .kernel_tid = 4242 + lane,
                              .tid = 0x7f0000001000ull + lane * 0x10000,
                              .address = 0x55d0c4a01234ull + k % 3,
-                             .payload_len = 4 + (uint32_t)(rng_next(&x) % 9),
+                             .payload_len = 4 + (uint32_t)(tl_test_rng_next(&x) % 9),
                              .payload = v};
         tl_stream_record(s, lane, &ev); /* a full FLUSH lane drops it: a loss the consumer marks */
-        if (rng_next(&x) % 97 == 0) {
+        if (tl_test_rng_next(&x) % 97 == 0) {
             tracelog_event sys = {.event_id = 6, .pid = 4242, .payload_len = sizeof k, .payload = &k};
             CHECK(tl_stream_record_system(s, &sys));
         }

@@ -35,22 +35,6 @@
 
 static char dir[] = "/tmp/test_lane_run.XXXXXX";
 
-static void *zeroed(uint64_t size)
-{
-    void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        TL_DIE("mmap");
-    return m;
-}
-
-static uint64_t rng_next(uint64_t *x)
-{
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return *x;
-}
-
 static tl_stream *made(uint32_t nlanes, uint64_t lane_bytes, uint64_t *size)
 {
     tl_stream_params p = {.policy = TRACELOG_POLICY_FLUSH,
@@ -60,7 +44,7 @@ static tl_stream *made(uint32_t nlanes, uint64_t lane_bytes, uint64_t *size)
                           .nlanes = nlanes,
                           .markers = {4, 5, 3, 2}};
     *size = tl_stream_bytes(&p);
-    tl_stream *s = tl_stream_create_in(zeroed(*size), *size, &p);
+    tl_stream *s = tl_stream_create_in(tl_test_zeroed_shared(*size), *size, &p);
     if (CHECK(s != NULL))
         tl_stream_start(s, NULL);
     return s;
@@ -82,13 +66,13 @@ static void fill(tl_stream *s, const shape *sh, uint32_t n, uint64_t seed)
     uint32_t seq[8] = {0}, thread[8] = {0};
     uint8_t payload[300];
     for (uint32_t k = 0; k < n; k++) {
-        uint32_t lane = (uint32_t)(rng_next(&x) % sh->nlanes);
-        if (sh->shared && rng_next(&x) % 50 == 0)
+        uint32_t lane = (uint32_t)(tl_test_rng_next(&x) % sh->nlanes);
+        if (sh->shared && tl_test_rng_next(&x) % 50 == 0)
             thread[lane] ^= 1;
         uint32_t t = lane * 2 + thread[lane];
         uint32_t len = sh->empty ? 0 : 16, id = 100, trunc = 0;
         if (sh->mixed) {
-            uint64_t r = rng_next(&x);
+            uint64_t r = tl_test_rng_next(&x);
             static const uint32_t lens[] = {8, 16, 16, 16, 0, 1, 7, 33, 255, 256, 300};
             len = lens[r % 11];
             id = 100 + (uint32_t)(r >> 8) % 3;
@@ -110,7 +94,7 @@ static void fill(tl_stream *s, const shape *sh, uint32_t n, uint64_t seed)
                              .payload_len = len,
                              .payload = payload};
         CHECK(tl_stream_record(s, lane, &ev));
-        if (rng_next(&x) % 499 == 0) {
+        if (tl_test_rng_next(&x) % 499 == 0) {
             tracelog_event sys = {.event_id = 6, .pid = 4242, .payload_len = sizeof k, .payload = &k};
             CHECK(tl_stream_record_system(s, &sys));
         }
@@ -139,7 +123,7 @@ static uint64_t drain(const void *buffer, uint64_t size, const tracelog_writer_o
                       const char *path)
 {
     static uint8_t piece[4096];
-    void *copy = zeroed(size);
+    void *copy = tl_test_zeroed_shared(size);
     memcpy(copy, buffer, size);
     tl_consumer *c = NULL;
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -786,6 +787,16 @@ void tl_test_readout_dump(const tl_test_readout *out)
         printf("   problem %s at %" PRIu64 " (+%" PRIu64 "): %s\n",
                tracelog_status_name(out->problems[i].code), out->problems[i].offset,
                out->problems[i].length, out->problems[i].message);
+}
+
+/* ---- memory ------------------------------------------------------------------ */
+
+void *tl_test_zeroed_shared(uint64_t size)
+{
+    void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        TL_DIE("mmap: %s", strerror(errno));
+    return m;
 }
 
 /* ---- files ------------------------------------------------------------------- */

@@ -233,6 +233,19 @@ typedef struct tl_test_thread_seqs {
 void tl_test_read_thread_seqs(tracelog_reader *r, uint32_t id, uint32_t nthreads, uint32_t len, int suffix,
                               tl_test_thread_seqs *out);
 
+/* ---- memory ------------------------------------------------------------------ */
+
+/* size bytes of zeroed shared anonymous memory, as a stream lives in (munmap it). Dies on failure. */
+void *tl_test_zeroed_shared(uint64_t size);
+/* The next of a xorshift64 sequence (*x: its state, never 0). */
+static inline uint64_t tl_test_rng_next(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
 /* ---- files ------------------------------------------------------------------- */
 
 /* A new empty temporary file in $TMPDIR (or /tmp), already unlinked. */
