@@ -24,7 +24,7 @@ typedef struct readout {
     size_t nproblems;
     tracelog_problem problems[64];
     tracelog_status end;
-    unsigned long ahead_hits;
+    unsigned long ahead_hits, ahead_helped;
 } readout;
 
 static void readout_free(readout *o) { tl_test_events_free(&o->events); }
@@ -47,6 +47,7 @@ static void finish(tracelog_reader *r, readout *o)
     for (size_t i = 0; i < o->nproblems && i < 64; i++)
         CHECK_STATUS(tracelog_reader_problem(r, i, &o->problems[i]), TRACELOG_OK);
     o->ahead_hits = r->ahead ? tl_read_ahead_hits(r->ahead) : 0;
+    o->ahead_helped = r->ahead ? tl_read_ahead_helped(r->ahead) : 0;
 }
 
 static tracelog_reader *open_fd(int fd, const tracelog_reader_options *opt)
@@ -125,8 +126,11 @@ static void test_clean_log(void)
         readout ahead;
         read_all(fd, NULL, threads[k], &ahead);
         check_same(&ahead, &plain);
-        /* Every chunk but the first is loaded ahead when nothing seeks. */
+        /* Every chunk but the first is loaded ahead when nothing seeks (by a thread, or by the
+           caller while it waited for one). */
         CHECK_EQ(ahead.ahead_hits, nchunks - 1);
+        printf("   %d threads: %zu chunks, %lu loaded by the caller while it waited\n", threads[k], nchunks,
+               ahead.ahead_helped);
         readout_free(&ahead);
     }
     readout_free(&plain);

@@ -202,18 +202,22 @@ tl_read_ahead *tl_read_ahead_start(tracelog_reader *r, size_t n);
 /* Stops and joins the threads, frees what they held. NULL is a no-op. */
 void tl_read_ahead_stop(tl_read_ahead *a);
 /*
- * Asks idle threads for the chunks from `from` on, as many as there are
- * threads (bad chunks skipped); loaded chunks outside that window are dropped.
+ * Asks idle threads for the chunks of the window from `from` on (as many
+ * chunks as threads, and one for the caller's slot; bad chunks skipped);
+ * loaded chunks outside the window are dropped.
  */
 void tl_read_ahead_queue(tl_read_ahead *a, size_t from, const chunk_ref *chunks, size_t nchunks);
 /*
- * Chunk `index` as a thread loaded it, into m (whose buffers that thread
- * keeps for its next load), waiting for the load to end: 1 with its status
- * and problem; 0 when no thread was asked for it.
+ * Chunk `index` as a thread (or the caller, helping) loaded it, into m
+ * (whose buffers that slot keeps for its next load), waiting for the load to
+ * end, and meanwhile loading a later chunk of the window (chunks[nchunks])
+ * itself: 1 with its status and problem; 0 when nobody was asked for it.
  */
-int tl_read_ahead_take(tl_read_ahead *a, size_t index, tl_merge_slot *m, tracelog_status *st, tl_load_problem *p);
-/* Chunks taken as a thread loaded them (tests: that it reads ahead at all). */
+int tl_read_ahead_take(tl_read_ahead *a, size_t index, const chunk_ref *chunks, size_t nchunks, tl_merge_slot *m,
+                       tracelog_status *st, tl_load_problem *p);
+/* Chunks taken as loaded ahead, and of them those the caller loaded while it waited (tests). */
 unsigned long tl_read_ahead_hits(const tl_read_ahead *a);
+unsigned long tl_read_ahead_helped(const tl_read_ahead *a);
 
 /* ---- tables.c ------------------------------------------------------------ */
 

@@ -166,7 +166,7 @@ static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i, tl_merge
     m->index = i;
     tracelog_status st;
     tl_load_problem p;
-    if (!r->ahead || !tl_read_ahead_take(r->ahead, i, m, &st, &p)) {
+    if (!r->ahead || !tl_read_ahead_take(r->ahead, i, r->chunks, r->nchunks, m, &st, &p)) {
         tl_loader l = own_loader(r);
         st = tl_load_indexed(&l, c, m, &p);
     }

@@ -1,6 +1,6 @@
 /*
  * Read ahead (tracelog_reader_set_read_ahead): n threads each load one of
- * the n chunks after the one being delivered (load.c: read, checksum, zstd,
+ * the chunks after the one being delivered (load.c: read, checksum, zstd,
  * planes), so that on a machine with CPUs to spare the caller's thread
  * spends its time on the events. Each thread owns one merge slot and trades
  * its buffers with the reader's slot when its chunk is taken; it never
@@ -9,6 +9,12 @@
  * when it takes the chunk, so the reader's events and problems are those of
  * loads on the caller's thread. Every wait is for one chunk's load, bounded
  * by the reader's limits.
+ *
+ * A caller that would wait for a chunk (it reads faster than the threads
+ * load: a filter) loads a later one itself meanwhile, into a slot of its own
+ * (the last worker, which has no thread): so the loading is shared between
+ * the threads and the caller where the caller has time, and left to the
+ * threads where it has not (formatting every event).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -40,8 +46,8 @@ struct tl_read_ahead {
     pthread_mutex_t mu;
     pthread_cond_t cv; /* any change of a worker's state, or stop */
     int stop;
-    size_t n;          /* workers, each with its thread */
-    unsigned long hits;
+    size_t n;          /* workers with a thread; w[n] is the caller's (no thread) */
+    unsigned long hits, helped;
     ahead_worker w[];
 };
 
@@ -94,7 +100,7 @@ static void pool_join(tl_read_ahead *a, size_t started)
 
 tl_read_ahead *tl_read_ahead_start(tracelog_reader *r, size_t n)
 {
-    tl_read_ahead *a = calloc(1, sizeof *a + n * sizeof a->w[0]);
+    tl_read_ahead *a = calloc(1, sizeof *a + (n + 1) * sizeof a->w[0]);
     if (!a)
         return NULL;
     if (pthread_mutex_init(&a->mu, NULL)) {
@@ -107,6 +113,13 @@ tl_read_ahead *tl_read_ahead_start(tracelog_reader *r, size_t n)
         return NULL;
     }
     a->n = n;
+    ahead_worker *own = &a->w[n];
+    own->pool = a;
+    own->loader = (tl_loader){&r->src, &r->opt, r->salt32, ZSTD_createDCtx(), &own->scratch};
+    if (!own->loader.dctx) {
+        pool_free(a, n + 1);
+        return NULL;
+    }
     /* Signals stay with the caller's threads: the program's handlers never run on these. */
     sigset_t all, old;
     sigfillset(&all);
@@ -123,7 +136,7 @@ tl_read_ahead *tl_read_ahead_start(tracelog_reader *r, size_t n)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (started < n) {
         pool_join(a, started);
-        pool_free(a, made + (made < n)); /* the worker that failed may hold a dctx */
+        pool_free(a, n + 1); /* the workers not made hold nothing */
         return NULL;
     }
     return a;
@@ -134,13 +147,13 @@ void tl_read_ahead_stop(tl_read_ahead *a)
     if (!a)
         return;
     pool_join(a, a->n);
-    pool_free(a, a->n);
+    pool_free(a, a->n + 1);
 }
 
 /* The worker asked for chunk index (queued or loaded), or NULL. Under the lock. */
 static ahead_worker *holding(tl_read_ahead *a, size_t index)
 {
-    for (size_t i = 0; i < a->n; i++)
+    for (size_t i = 0; i <= a->n; i++)
         if (a->w[i].state != AHEAD_IDLE && a->w[i].index == index)
             return &a->w[i];
     return NULL;
@@ -150,13 +163,13 @@ void tl_read_ahead_queue(tl_read_ahead *a, size_t from, const chunk_ref *chunks,
 {
     pthread_mutex_lock(&a->mu);
     /* A chunk loaded that is no longer ahead (after a seek, a rewind, a failed load) is dropped. */
-    for (size_t i = 0; i < a->n; i++) {
+    for (size_t i = 0; i <= a->n; i++) {
         ahead_worker *w = &a->w[i];
-        if (w->state == AHEAD_DONE && (w->index < from || w->index - from >= a->n))
+        if (w->state == AHEAD_DONE && (w->index < from || w->index - from > a->n))
             w->state = AHEAD_IDLE;
     }
     size_t next_idle = 0;
-    for (size_t j = from; j < nchunks && j - from < a->n; j++) {
+    for (size_t j = from; j < nchunks && j - from <= a->n; j++) {
         if (chunks[j].bad || holding(a, j))
             continue;
         while (next_idle < a->n && a->w[next_idle].state != AHEAD_IDLE)
@@ -172,7 +185,35 @@ void tl_read_ahead_queue(tl_read_ahead *a, size_t from, const chunk_ref *chunks,
     pthread_mutex_unlock(&a->mu);
 }
 
-int tl_read_ahead_take(tl_read_ahead *a, size_t index, tl_merge_slot *m, tracelog_status *st, tl_load_problem *p)
+/*
+ * While chunk `index` is being loaded: the caller loads the first chunk of
+ * the window after it that nobody holds, into its own slot, if that slot is
+ * free. 1 when it did (the lock was released meanwhile). Under the lock.
+ */
+static int help(tl_read_ahead *a, size_t index, const chunk_ref *chunks, size_t nchunks)
+{
+    ahead_worker *own = &a->w[a->n];
+    if (own->state != AHEAD_IDLE)
+        return 0;
+    for (size_t j = index + 1; j < nchunks && j - index <= a->n + 1; j++) {
+        if (chunks[j].bad || holding(a, j))
+            continue;
+        own->index = j;
+        own->chunk = chunks[j];
+        own->state = AHEAD_QUEUED; /* held: the threads leave it */
+        pthread_mutex_unlock(&a->mu);
+        tracelog_status st = tl_load_indexed(&own->loader, &own->chunk, &own->slot, &own->problem);
+        pthread_mutex_lock(&a->mu);
+        own->st = st;
+        own->state = AHEAD_DONE;
+        a->helped++;
+        return 1;
+    }
+    return 0;
+}
+
+int tl_read_ahead_take(tl_read_ahead *a, size_t index, const chunk_ref *chunks, size_t nchunks, tl_merge_slot *m,
+                       tracelog_status *st, tl_load_problem *p)
 {
     pthread_mutex_lock(&a->mu);
     ahead_worker *w = holding(a, index);
@@ -181,7 +222,8 @@ int tl_read_ahead_take(tl_read_ahead *a, size_t index, tl_merge_slot *m, tracelo
         return 0;
     }
     while (w->state == AHEAD_QUEUED)
-        pthread_cond_wait(&a->cv, &a->mu);
+        if (!help(a, index, chunks, nchunks))
+            pthread_cond_wait(&a->cv, &a->mu);
     tl_chunk_cursor cur = m->cur;
     tl_buf payload = m->payload;
     m->cur = w->slot.cur;
@@ -199,3 +241,4 @@ int tl_read_ahead_take(tl_read_ahead *a, size_t index, tl_merge_slot *m, tracelo
 }
 
 unsigned long tl_read_ahead_hits(const tl_read_ahead *a) { return a->hits; }
+unsigned long tl_read_ahead_helped(const tl_read_ahead *a) { return a->helped; }
