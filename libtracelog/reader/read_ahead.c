@@ -72,15 +72,16 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Frees the pool and the memory of its first `made` workers, whose threads have ended. */
-static void pool_free(tl_read_ahead *a, size_t made)
+/* Frees the pool and what its workers hold (their threads have ended); the caller's slot borrows its dctx. */
+static void pool_free(tl_read_ahead *a)
 {
-    for (size_t i = 0; i < made; i++) {
+    for (size_t i = 0; i <= a->n; i++) {
         ahead_worker *w = &a->w[i];
         tl_chunk_cursor_free(&w->slot.cur);
         tl_buf_free(&w->slot.payload);
         tl_buf_free(&w->scratch);
-        ZSTD_freeDCtx(w->loader.dctx);
+        if (i < a->n)
+            ZSTD_freeDCtx(w->loader.dctx);
     }
     pthread_cond_destroy(&a->cv);
     pthread_mutex_destroy(&a->mu);
@@ -113,30 +114,26 @@ tl_read_ahead *tl_read_ahead_start(tracelog_reader *r, size_t n)
         return NULL;
     }
     a->n = n;
+    /* The caller's slot loads on the caller's thread: with the reader's own dctx and buffer. */
     ahead_worker *own = &a->w[n];
     own->pool = a;
-    own->loader = (tl_loader){&r->src, &r->opt, r->salt32, ZSTD_createDCtx(), &own->scratch};
-    if (!own->loader.dctx) {
-        pool_free(a, n + 1);
-        return NULL;
-    }
+    own->loader = (tl_loader){&r->src, &r->opt, r->salt32, r->dctx, &r->payload};
     /* Signals stay with the caller's threads: the program's handlers never run on these. */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    size_t made = 0, started = 0;
-    for (; made < n; made++) {
-        ahead_worker *w = &a->w[made];
+    size_t started = 0;
+    for (; started < n; started++) {
+        ahead_worker *w = &a->w[started];
         w->pool = a;
         w->loader = (tl_loader){&r->src, &r->opt, r->salt32, ZSTD_createDCtx(), &w->scratch};
         if (!w->loader.dctx || pthread_create(&w->thread, NULL, worker_main, w))
             break;
-        started++;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (started < n) {
         pool_join(a, started);
-        pool_free(a, n + 1); /* the workers not made hold nothing */
+        pool_free(a); /* the workers not made hold nothing */
         return NULL;
     }
     return a;
@@ -147,7 +144,7 @@ void tl_read_ahead_stop(tl_read_ahead *a)
     if (!a)
         return;
     pool_join(a, a->n);
-    pool_free(a, a->n + 1);
+    pool_free(a);
 }
 
 /* The worker asked for chunk index (queued or loaded), or NULL. Under the lock. */
