@@ -291,6 +291,7 @@ static void test_rewind(void)
     tracelog_error err;
     if (!CHECK_STATUS(tracelog_reader_open(fd, &opt, &r, &err), TRACELOG_OK))
         return;
+    tl_test_read_ahead_from_env(r);
     tl_test_events first = {0}, again = {0};
     tracelog_event ev;
     while (tracelog_reader_next(r, &ev) == TRACELOG_OK)
@@ -347,6 +348,7 @@ static void test_seek_into_sets(void)
         tracelog_error err;
         if (!CHECK_STATUS(tracelog_reader_open(fd, &opt, &r, &err), TRACELOG_OK))
             return;
+        tl_test_read_ahead_from_env(r);
         tl_test_events all = {0};
         tracelog_event ev;
         while (tracelog_reader_next(r, &ev) == TRACELOG_OK)
@@ -517,6 +519,7 @@ static void test_late_starts(void)
     tracelog_reader *r;
     tracelog_error err;
     if (CHECK_STATUS(tracelog_reader_open(fd, &opt, &r, &err), TRACELOG_OK)) {
+        tl_test_read_ahead_from_env(r);
         for (int pass = 0; pass < 2; pass++) {
             tl_test_events got = {0};
             tracelog_event ev;

@@ -127,10 +127,16 @@ for n in 0 1 3 64; do
     expect_rc 0 "PTLOG_READ_AHEAD=$n, --event" env PTLOG_READ_AHEAD=$n "$PTLOG" dump --event tock many.ptl
     expect_same "PTLOG_READ_AHEAD=$n: --event" tock.txt "$T/out"
 done
-for v in x -1 65 1.5; do
-    expect_rc 2 "PTLOG_READ_AHEAD=$v" env PTLOG_READ_AHEAD=$v "$PTLOG" dump many.ptl
-    expect_err "^ptlog: PTLOG_READ_AHEAD: expected a number of threads from 0 to 64, not '$v'\$" "PTLOG_READ_AHEAD=$v"
+for v in x -1 65 1.5 +3 ' 3'; do
+    expect_rc 2 "PTLOG_READ_AHEAD='$v'" env PTLOG_READ_AHEAD="$v" "$PTLOG" dump many.ptl
+    re=$(printf '%s' "$v" | sed 's/[][\.*^$+?(){}|]/\\&/g')
+    expect_err "^ptlog: PTLOG_READ_AHEAD: expected a number of threads from 0 to 64, not '$re'\$" "PTLOG_READ_AHEAD='$v'"
 done
+# Checked for every command, before any input: a JSON input, a missing file.
+expect_rc 2 "PTLOG_READ_AHEAD=x, JSON input" env PTLOG_READ_AHEAD=x "$PTLOG" dump many.jsonl
+expect_rc 2 "PTLOG_READ_AHEAD=x, missing input" env PTLOG_READ_AHEAD=x "$PTLOG" info nosuch.ptl
+expect_rc 0 "PTLOG_READ_AHEAD empty: the default" env PTLOG_READ_AHEAD= "$PTLOG" dump many.ptl
+expect_same "PTLOG_READ_AHEAD empty: dump" many.txt "$T/out"
 
 # Unreadable inputs: one line, exit 3.
 expect_rc 3 "missing file" "$PTLOG" dump nosuch.ptl

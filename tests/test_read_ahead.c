@@ -1,12 +1,12 @@
 /*
  * Read ahead (tracelog_reader_set_read_ahead): a reader that loads the next
- * chunk on a thread of its own delivers the same events and records the same
- * problems, at the same offsets and in the same order, as one that loads each
- * chunk on the caller's thread: on a clean log of many chunks and merge sets,
- * on damaged chunks, on a file changed or cut after it was opened, across
- * rewind, time seek and read ahead switched on and off part way, with one
- * thread and several. It must also actually read ahead: every chunk but the
- * first comes from its threads.
+ * chunks on threads of its own (and, while it would wait, one itself)
+ * delivers the same events and records the same problems, at the same
+ * offsets and in the same order, as one that loads each chunk when it is
+ * due: on a clean log of many chunks, on damaged chunks, on a file changed
+ * or cut after it was opened, across rewind, time seek and read ahead
+ * switched on and off part way, with one thread and several. It must also
+ * actually read ahead: every chunk but the first was loaded ahead.
  */
 #include <errno.h>
 #include <fcntl.h>

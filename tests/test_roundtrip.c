@@ -73,6 +73,7 @@ static void check_seek_and_rewind(int fd, const tl_test_events *all)
     tracelog_error err;
     if (!CHECK_STATUS(tracelog_reader_open(fd, NULL, &r, &err), TRACELOG_OK))
         return;
+    tl_test_read_ahead_from_env(r);
     check_lookups(r);
     size_t n = all->n, mid = n / 2;
     const tracelog_event *e = all->ev;

@@ -133,15 +133,20 @@ TRACELOG_API tracelog_status tracelog_reader_hold_open_set(tracelog_reader *r, i
 /*
  * chunks > 0: r loads the log's next `chunks` chunks (reads them, verifies
  * their checksums, decompresses them, rebuilds their payloads) on as many
- * threads of its own while the caller reads the events of the current one;
- * 0, the default: each chunk is loaded on the caller's thread when its
- * first event is due. Events, problems and their order are the same either
- * way. Each thread has every signal blocked (handlers run on the program's
- * threads) and holds one more decoded chunk (at most max_chunk_size, plus
- * its stored bytes). It pays when CPUs are free to run them: one is enough
- * when the caller does much with each event (formatting it), two when it
- * does little (filtering). It may be changed at any time; a change stops
- * and joins the threads there were. TRACELOG_OK; TRACELOG_E_INVAL for a
+ * threads of its own while the caller reads the events of the current one,
+ * and the caller, when it would wait for one, loads a later one itself
+ * meanwhile; 0, the default: each chunk is loaded on the caller's thread
+ * when its first event is due. For a file that does not change while it is
+ * read, the events, the problems and their order are the same either way.
+ * Each thread has every signal blocked (handlers run on the program's
+ * threads). Memory: up to chunks + 1 more chunks held at once, each at most
+ * max_chunk_size decoded and max_block_size stored, and a zstd context per
+ * thread. It pays when CPUs are free to run the threads: one is enough when
+ * the caller does much with each event (formatting it); a caller that does
+ * little (filtering) shares the loading with them. It may be changed at
+ * any time; a change stops and joins the threads there were. A reader
+ * that reads ahead must not be used in a child after fork() (its threads
+ * are not there): set 0 before forking. TRACELOG_OK; TRACELOG_E_INVAL for a
  * NULL r or chunks outside 0..TRACELOG_READ_AHEAD_MAX;
  * TRACELOG_E_NOT_SEEKABLE on a pipe or a followed file (read as its bytes
  * come); TRACELOG_E_NOMEM when a thread or its memory could not be had

@@ -151,8 +151,6 @@ scan_result tl_reader_scan_block(tracelog_reader *r, uint64_t *pos, uint64_t *li
                                  tl_block_header *h, tracelog_status *why);
 /* Reports [from, to) skipped: damage, or a torn tail when at_end. */
 void tl_reader_report_skip(tracelog_reader *r, uint64_t from, uint64_t to, tracelog_status why, int at_end);
-/* A block's payload into buf, verified: 0, -1 (problem recorded), -2 (out of memory) or -3 (I/O error). */
-int tl_reader_read_payload(tracelog_reader *r, uint64_t off, const tl_block_header *h, tl_buf *buf);
 /* One valid block: a small one applied; a chunk returned through *chunk_out, *is_chunk set. */
 tracelog_status tl_reader_handle_block(tracelog_reader *r, uint64_t off, const tl_block_header *h,
                                        chunk_ref *chunk_out, int *is_chunk);
@@ -174,12 +172,18 @@ typedef struct tl_load_problem {
 
 /* What loading needs of a reader; each thread that loads has its own dctx and scratch. */
 typedef struct tl_loader {
-    tl_source *src;  /* seekable when shared with the read-ahead thread: read with pread only */
+    tl_source *src;  /* seekable when shared with the read-ahead threads: read with pread only */
     const tracelog_reader_options *opt;
     uint32_t salt32;
     ZSTD_DCtx *dctx;
     tl_buf *scratch; /* a compressed payload while it is decompressed */
 } tl_loader;
+
+/* The loader of the reader's own thread: its dctx, and r->payload as scratch. */
+static inline tl_loader tl_reader_loader(tracelog_reader *r)
+{
+    return (tl_loader){&r->src, &r->opt, r->salt32, r->dctx, &r->payload};
+}
 
 /*
  * A block's payload into buf, verified. TRACELOG_OK; TRACELOG_E_CORRUPT with
@@ -203,15 +207,17 @@ tl_read_ahead *tl_read_ahead_start(tracelog_reader *r, size_t n);
 void tl_read_ahead_stop(tl_read_ahead *a);
 /*
  * Asks idle threads for the chunks of the window from `from` on (as many
- * chunks as threads, and one for the caller's slot; bad chunks skipped);
+ * chunks as threads, and one for the caller's slot; bad chunks skipped),
+ * while the chunks held ahead declare max_raw raw bytes at most together;
  * loaded chunks outside the window are dropped.
  */
 void tl_read_ahead_queue(tl_read_ahead *a, size_t from, const chunk_ref *chunks, size_t nchunks);
+
 /*
  * Chunk `index` as a thread (or the caller, helping) loaded it, into m
  * (whose buffers that slot keeps for its next load), waiting for the load to
- * end, and meanwhile loading a later chunk of the window (chunks[nchunks])
- * itself: 1 with its status and problem; 0 when nobody was asked for it.
+ * end, and meanwhile loading a later chunk of the window (of the nchunks of
+ * chunks) itself: 1 with its status and problem; 0 when nobody was asked for it.
  */
 int tl_read_ahead_take(tl_read_ahead *a, size_t index, const chunk_ref *chunks, size_t nchunks, tl_merge_slot *m,
                        tracelog_status *st, tl_load_problem *p);

@@ -61,12 +61,6 @@ static uint32_t kernel_tid_of(tracelog_reader *r, const tracelog_event *ev) { re
 
 /* ---- merge sets (6.10) ------------------------------------------------------ */
 
-/* The reader's own loader: its caller's thread, its dctx and payload buffer. */
-static tl_loader own_loader(tracelog_reader *r)
-{
-    return (tl_loader){&r->src, &r->opt, r->salt32, r->dctx, &r->payload};
-}
-
 /*
  * Verifies the chunk whose block is at m->off and opens m's cursor on it.
  * codec: what the chunk header said when the chunk was found. TRACELOG_OK,
@@ -75,7 +69,7 @@ static tl_loader own_loader(tracelog_reader *r)
  */
 static tracelog_status decode_chunk(tracelog_reader *r, tl_merge_slot *m, const tl_block_header *h, uint8_t codec)
 {
-    tl_loader l = own_loader(r);
+    tl_loader l = tl_reader_loader(r);
     tl_load_problem p;
     tracelog_status st = tl_load_chunk(&l, m, h, codec, &p);
     if (st == TRACELOG_E_CORRUPT)
@@ -166,8 +160,11 @@ static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i, tl_merge
     m->index = i;
     tracelog_status st;
     tl_load_problem p;
-    if (!r->ahead || !tl_read_ahead_take(r->ahead, i, r->chunks, r->nchunks, m, &st, &p)) {
-        tl_loader l = own_loader(r);
+    /* A load ahead that failed for want of memory or a read is tried again here: the
+       error, if any, is the one a load on this thread gets now. */
+    if (!r->ahead || !tl_read_ahead_take(r->ahead, i, r->chunks, r->nchunks, m, &st, &p) ||
+        st == TRACELOG_E_NOMEM || st == TRACELOG_E_IO) {
+        tl_loader l = tl_reader_loader(r);
         st = tl_load_indexed(&l, c, m, &p);
     }
     if (st == TRACELOG_E_CORRUPT) {

@@ -117,7 +117,7 @@ tl_read_ahead *tl_read_ahead_start(tracelog_reader *r, size_t n)
     /* The caller's slot loads on the caller's thread: with the reader's own dctx and buffer. */
     ahead_worker *own = &a->w[n];
     own->pool = a;
-    own->loader = (tl_loader){&r->src, &r->opt, r->salt32, r->dctx, &r->payload};
+    own->loader = tl_reader_loader(r);
     /* Signals stay with the caller's threads: the program's handlers never run on these. */
     sigset_t all, old;
     sigfillset(&all);

@@ -91,20 +91,15 @@ void tl_reader_report_skip(tracelog_reader *r, uint64_t from, uint64_t to, trace
                           from, to - from, "damaged data skipped (%s)", tracelog_status_name(why));
 }
 
-/* Reads and verifies a block's payload into buf. 0, -1 (problem recorded), -2 (out of memory) or -3 (I/O error). */
-int tl_reader_read_payload(tracelog_reader *r, uint64_t off, const tl_block_header *h, tl_buf *buf)
+/* A small block's payload into r->payload, verified; a problem is recorded (TRACELOG_E_CORRUPT). */
+static tracelog_status load_payload(tracelog_reader *r, uint64_t off, const tl_block_header *h)
 {
-    tl_loader l = {&r->src, &r->opt, r->salt32, r->dctx, &r->payload};
+    tl_loader l = tl_reader_loader(r);
     tl_load_problem p;
-    tracelog_status st = tl_load_payload(&l, off, h, buf, &p);
+    tracelog_status st = tl_load_payload(&l, off, h, &r->payload, &p);
     if (st == TRACELOG_E_CORRUPT)
         tl_reader_problem(r, p.cond, off, p.len, "%s", p.message);
-    return st == TRACELOG_OK ? 0 : st == TRACELOG_E_CORRUPT ? -1 : st == TRACELOG_E_NOMEM ? -2 : -3;
-}
-
-static int load_payload(tracelog_reader *r, uint64_t off, const tl_block_header *h)
-{
-    return tl_reader_read_payload(r, off, h, &r->payload);
+    return st;
 }
 
 static tracelog_status add_chunk(tracelog_reader *r, const chunk_ref *c)
@@ -153,13 +148,11 @@ tracelog_status tl_reader_handle_block(tracelog_reader *r, uint64_t off, const t
     case TL_BLOCK_STATUS:
     case TL_BLOCK_TRAILER:
     case TL_BLOCK_THREADS: {
-        int e = load_payload(r, off, h);
-        if (e == -2)
-            return TRACELOG_E_NOMEM;
-        if (e == -3)
-            return TRACELOG_E_IO;
-        if (e)
-            return TRACELOG_OK;
+        tracelog_status st = load_payload(r, off, h);
+        if (st == TRACELOG_E_CORRUPT)
+            return TRACELOG_OK; /* recorded; the scan goes on */
+        if (st != TRACELOG_OK)
+            return st;
         if (h->type == TL_BLOCK_METADATA)
             tl_reader_take_metadata(r, off);
         else if (h->type == TL_BLOCK_EVENT_TYPES)

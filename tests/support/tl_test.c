@@ -653,19 +653,23 @@ static void read_all(tracelog_reader *r, tl_test_readout *out)
     tracelog_reader_close(r);
 }
 
+void tl_test_read_ahead_from_env(tracelog_reader *r)
+{
+    const char *ahead = getenv("TL_TEST_READ_AHEAD");
+    if (!ahead || !*ahead)
+        return;
+    tracelog_reader_info info;
+    tracelog_reader_get_info(r, &info);
+    CHECK_STATUS(tracelog_reader_set_read_ahead(r, atoi(ahead)), info.seekable ? TRACELOG_OK : TRACELOG_E_NOT_SEEKABLE);
+}
+
 void tl_test_read_fd(int fd, const tracelog_reader_options *opt, tl_test_readout *out)
 {
     memset(out, 0, sizeof *out);
     tracelog_reader *r = NULL;
     out->open_status = tracelog_reader_open(fd, opt, &r, &out->open_err);
-    /* The suites registered again with TL_TEST_READ_AHEAD=N read every seekable log N chunks
-       ahead: the events and problems they expect are the same. */
-    const char *ahead = getenv("TL_TEST_READ_AHEAD");
-    if (r && ahead && *ahead) {
-        tracelog_reader_info info;
-        tracelog_reader_get_info(r, &info);
-        CHECK_STATUS(tracelog_reader_set_read_ahead(r, atoi(ahead)), info.seekable ? TRACELOG_OK : TRACELOG_E_NOT_SEEKABLE);
-    }
+    if (r)
+        tl_test_read_ahead_from_env(r);
     read_all(r, out);
 }
 

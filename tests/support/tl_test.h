@@ -198,6 +198,12 @@ typedef struct tl_test_readout {
     tracelog_problem *problems;
 } tl_test_readout;
 
+/*
+ * The suites registered again with TL_TEST_READ_AHEAD=N (tests/CMakeLists.txt)
+ * read every seekable log N chunks ahead: the events and problems they expect
+ * are the same. Called on each reader they open (tl_test_read_fd does).
+ */
+void tl_test_read_ahead_from_env(tracelog_reader *r);
 /* Opens a reader on fd, reads every event, then collects everything else. */
 void tl_test_read_fd(int fd, const tracelog_reader_options *opt, tl_test_readout *out);
 /* The same with tracelog_reader_open_read. */

@@ -498,6 +498,8 @@ ptlog_format ptlog_detect(const unsigned char *p, size_t n);
 int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out);
 /* .ptl source from an opened input (src_ptl.c). */
 int ptlog_ptl_src_open(ptlog_in *in, ptlog_src **out, tracelog_reader **reader);
+/* Reads PTLOG_READ_AHEAD (src_ptl.c): 0, or PTLOG_EXIT_USAGE after a message. */
+int ptlog_read_ahead_init(void);
 /* The .ptl readers about to be opened (merge's inputs) share the read-ahead threads (src_ptl.c). */
 void ptlog_read_ahead_share(size_t readers);
 

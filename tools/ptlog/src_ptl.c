@@ -1,6 +1,5 @@
 /* Event source over a .ptl log (the library's reader). */
 #define _GNU_SOURCE /* sched_getaffinity */
-#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,55 +127,62 @@ static long read_input(void *in, void *buf, size_t n) { return ptlog_in_read(in,
 /*
  * The threads that load chunks ahead (tracelog_reader_set_read_ahead), for
  * all readers together: one per CPU this process may run on beyond the one
- * its own thread needs. More than that (measured on 2 CPUs, bench/README.md
- * "typed output") helps --where a little at best, and slows dump and --hex,
- * whose thread they then take turns with. PTLOG_READ_AHEAD sets their number.
- * -1 until the first open counts them.
+ * its own thread needs, at most READ_AHEAD_DEFAULT_MAX (the reader's own
+ * thread loads chunks too when it would wait, and each thread holds a
+ * decoded chunk). More threads than spare CPUs slowed dump --hex by a third
+ * on 2 CPUs (bench/README.md, "typed output", session 6).
+ * PTLOG_READ_AHEAD sets their number.
  */
-static int read_ahead_left = -1, read_ahead_each;
+#define READ_AHEAD_DEFAULT_MAX 3
+static int read_ahead_left, read_ahead_each;
 static size_t read_ahead_readers = 1;
 
 void ptlog_read_ahead_share(size_t readers) { read_ahead_readers = readers ? readers : 1; }
 
-/* PTLOG_READ_AHEAD: the number of threads; unset: the CPUs but one. */
-static int read_ahead_budget(void)
+/* A number of threads: digits only, 0 to TRACELOG_READ_AHEAD_MAX. */
+static int parse_threads(const char *v, int *n)
 {
-    const char *v = getenv("PTLOG_READ_AHEAD");
-    if (v && *v) {
-        char *end;
-        errno = 0;
-        long n = strtol(v, &end, 10);
-        if (errno || end == v || *end || n < 0 || n > TRACELOG_READ_AHEAD_MAX) {
-            ptlog_msg("PTLOG_READ_AHEAD", "expected a number of threads from 0 to %d, not '%s'",
-                      TRACELOG_READ_AHEAD_MAX, v);
-            return -PTLOG_EXIT_USAGE;
-        }
-        return (int)n;
-    }
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set))
-        return 0;
-    int spare = CPU_COUNT(&set) - 1;
-    return spare < TRACELOG_READ_AHEAD_MAX ? spare : TRACELOG_READ_AHEAD_MAX;
+    if (strspn(v, "0123456789") != strlen(v) || strlen(v) > 3 || atoi(v) > TRACELOG_READ_AHEAD_MAX)
+        return -1;
+    *n = atoi(v);
+    return 0;
 }
 
-/* Reading a file: chunks ahead when CPUs are free for them. 0, or PTLOG_EXIT_USAGE. */
-static int read_ahead(ptlog_in *in, tracelog_reader *r)
+/* The CPUs this process may run on (1 when unknown). */
+static int cpus(void)
 {
-    if (read_ahead_left < 0) {
-        read_ahead_left = read_ahead_budget();
-        if (read_ahead_left < 0)
-            return -read_ahead_left;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) || CPU_COUNT(&set) < 1)
+        return 1;
+    return CPU_COUNT(&set);
+}
+
+int ptlog_read_ahead_init(void)
+{
+    const char *v = getenv("PTLOG_READ_AHEAD");
+    if (v && *v) { /* set but empty: the default, as when unset */
+        if (parse_threads(v, &read_ahead_left) == 0)
+            return 0;
+        ptlog_msg("PTLOG_READ_AHEAD", "expected a number of threads from 0 to %d, not '%s'", TRACELOG_READ_AHEAD_MAX,
+                  v);
+        return PTLOG_EXIT_USAGE;
+    }
+    int spare = cpus() - 1;
+    read_ahead_left = spare < READ_AHEAD_DEFAULT_MAX ? spare : READ_AHEAD_DEFAULT_MAX;
+    return 0;
+}
+
+/* Reading a file: chunks ahead when threads are left for it (otherwise on this thread alone). */
+static void read_ahead(ptlog_in *in, tracelog_reader *r)
+{
+    if (!read_ahead_each) { /* at the first open: the share of each reader */
         read_ahead_each = (int)(read_ahead_left / read_ahead_readers);
         if (read_ahead_each < 1)
             read_ahead_each = 1;
     }
     int n = read_ahead_each < read_ahead_left ? read_ahead_each : read_ahead_left;
-    if (!in->seekable || n == 0)
-        return 0;
-    if (tracelog_reader_set_read_ahead(r, n) == TRACELOG_OK) /* otherwise read on this thread alone */
+    if (in->seekable && n > 0 && tracelog_reader_set_read_ahead(r, n) == TRACELOG_OK)
         read_ahead_left -= n;
-    return 0;
 }
 
 int ptlog_ptl_src_open(ptlog_in *in, ptlog_src **out, tracelog_reader **reader)
@@ -188,12 +194,8 @@ int ptlog_ptl_src_open(ptlog_in *in, ptlog_src **out, tracelog_reader **reader)
                                       : tracelog_reader_open_read(read_input, in, NULL, &r, &err);
     if (st != TRACELOG_OK)
         return ptlog_ptl_open_error(in->name, st, &err);
-    int rc = read_ahead(in, r);
-    if (rc) {
-        tracelog_reader_close(r);
-        return rc;
-    }
-    rc = ptlog_ptl_src_wrap(in, r, out);
+    read_ahead(in, r);
+    int rc = ptlog_ptl_src_wrap(in, r, out);
     *reader = rc ? NULL : r;
     return rc;
 }
