@@ -75,6 +75,33 @@ printf '{"events":[{"ts":1,"id":1}],"events":[]}' >dup.json
 expect_rc 3 "duplicate key" "$PTLOG" convert dup.json --to jsonl
 expect_err 'duplicate key' "duplicate key"
 
+# JSON Lines events read key by key where ptlog's own order is expected (json_in.c's
+# key_order): the same events in that order, in another, with blanks, and with keys
+# left out give the same log; a key repeated where the next one is expected is refused.
+hdr='{"format":{"schema":"tracelog","version":1},"event_types":[{"id":1,"name":"a"}]}'
+{
+    echo "$hdr"
+    echo '{"name":"a","id":1,"ts":10,"pid":7,"tid":8,"ktid":9,"tname":"w","address":4,"truncation":0,"data":"0102","fields":{},"fields_size":null}'
+    echo '{"name":"a","id":1,"ts":11,"pid":7,"tid":8,"address":4,"truncation":0,"data":"03"}'
+} >ordered.jsonl
+{
+    echo "$hdr"
+    echo '{"data":"0102","tname":"w","truncation":0,"address":4,"ktid":9,"tid":8,"pid":7,"ts":10,"id":1,"name":"a"}'
+    echo '{ "name" : "a", "id" : 1, "ts" : 11, "pid" : 7, "tid" : 8, "address" : 4, "truncation" : 0, "data" : "03" }'
+} >shuffled.jsonl
+expect_rc 0 "ptlog's key order" "$PTLOG" convert ordered.jsonl --to ptl -o ordered.ptl
+expect_rc 0 "another key order" "$PTLOG" convert shuffled.jsonl --to ptl -o shuffled.ptl
+"$PTLOG" dump ordered.ptl >ordered.txt
+"$PTLOG" dump shuffled.ptl >shuffled.txt
+expect_same "key order does not matter" ordered.txt shuffled.txt
+grep -q '^.* 7 0x8 tid 9 (w) a 0102$' ordered.txt && ok || bad "ordered.jsonl's first event: $(head -1 ordered.txt)"
+{
+    echo "$hdr"
+    echo '{"name":"a","id":1,"ts":10,"ts":11,"pid":7,"tid":8,"address":4,"truncation":0,"data":""}'
+} >repeated.jsonl
+expect_rc 3 "a predicted key repeated" "$PTLOG" convert repeated.jsonl --to ptl -o repeated.ptl
+expect_err 'duplicate' "a predicted key repeated"
+
 # Selection applies to convert too.
 expect_rc 0 "convert with --event" "$PTLOG" convert small.ptl --to jsonl --event alloc
 n=$(grep -c '"ts"' "$T/out")

@@ -731,10 +731,52 @@ static int event_key(const char *key, size_t klen)
     return -1;
 }
 
+/*
+ * The keys as ptlog writes them, in its order (json_out.c), with their quotes
+ * and colon: a line of ptlog's own is read key after key by comparing a few
+ * bytes where the next key is expected, instead of scanning each key's text
+ * and looking it up; any other spelling or order takes the general way.
+ */
+static const struct {
+    char text[15];
+    unsigned char len;
+    signed char key; /* event_key's index */
+} key_order[] = {
+    {"\"name\":", 7, NUM_FIELDS + 1}, {"\"id\":", 5, NUM_FIELDS},         {"\"ts\":", 5, 0},
+    {"\"pid\":", 6, 1},              {"\"tid\":", 6, 2},                  {"\"ktid\":", 7, 5},
+    {"\"tname\":", 8, NUM_FIELDS + 5}, {"\"address\":", 10, 3},            {"\"truncation\":", 13, 4},
+    {"\"data\":", 7, NUM_FIELDS + 2}, {"\"fields\":", 9, NUM_FIELDS + 3}, {"\"fields_size\":", 14, NUM_FIELDS + 4},
+};
+
+/* The key at p (its quote) if it is the one expected after *next keys in ptlog's order: its index, p past its colon. */
+static int predicted_key(const char **p, const char *end, size_t *next)
+{
+    for (size_t i = *next; i < sizeof key_order / sizeof key_order[0]; i++) {
+        size_t n = key_order[i].len;
+        if ((size_t)(end - *p) >= n && memcmp(*p, key_order[i].text, n) == 0) {
+            *p += n;
+            *next = i + 1;
+            return key_order[i].key;
+        }
+        if (i > *next) /* one key left out (ktid, tname...) is skipped, not more */
+            break;
+    }
+    return -1;
+}
+
+/* After key k read the general way: the key expected next is the one after it in ptlog's order. */
+static void follow_key(int k, size_t *next)
+{
+    for (size_t i = 0; i < sizeof key_order / sizeof key_order[0]; i++)
+        if (key_order[i].key == k)
+            *next = i + 1;
+}
+
 /* An event object at p (after blanks), parsed into *r: its end, or NULL when not plain enough (use jansson). */
 static const char *fast_object(const char *p, const char *end, raw_event *r)
 {
     unsigned seen = 0;
+    size_t next = 0; /* in key_order */
     memset(r, 0, sizeof *r);
     if (p == end || *p++ != '{')
         return NULL;
@@ -744,13 +786,17 @@ static const char *fast_object(const char *p, const char *end, raw_event *r)
     for (;;) {
         const char *key;
         size_t klen;
-        if (p == end || *p != '"' || !(p = ptlog_json_plain_string(p, end, &key, &klen)))
-            return NULL;
+        int k = predicted_key(&p, end, &next);
+        if (k < 0) {
+            if (p == end || *p != '"' || !(p = ptlog_json_plain_string(p, end, &key, &klen)))
+                return NULL;
+            p = ptlog_json_skip_blank(p, end);
+            if (p == end || *p++ != ':')
+                return NULL;
+            k = event_key(key, klen);
+            follow_key(k, &next);
+        }
         p = ptlog_json_skip_blank(p, end);
-        if (p == end || *p++ != ':')
-            return NULL;
-        p = ptlog_json_skip_blank(p, end);
-        int k = event_key(key, klen);
         if (k < 0 || (seen & (1u << k)))
             return NULL; /* unknown or repeated key */
         seen |= 1u << k;
