@@ -170,6 +170,9 @@ typedef struct tl_load_problem {
     char message[sizeof ((tracelog_problem *)0)->message];
 } tl_load_problem;
 
+/* Records what a load found wrong (reader.c, beside tl_reader_problem), at the block's offset off. */
+void tl_reader_load_problem(tracelog_reader *r, uint64_t off, const tl_load_problem *p);
+
 /* What loading needs of a reader; each thread that loads has its own dctx and scratch. */
 typedef struct tl_loader {
     tl_source *src;  /* seekable when shared with the read-ahead threads: read with pread only */
@@ -207,8 +210,7 @@ tl_read_ahead *tl_read_ahead_start(tracelog_reader *r, size_t n);
 void tl_read_ahead_stop(tl_read_ahead *a);
 /*
  * Asks idle threads for the chunks of the window from `from` on (as many
- * chunks as threads, and one for the caller's slot; bad chunks skipped),
- * while the chunks held ahead declare max_raw raw bytes at most together;
+ * chunks as threads, and one for the caller's slot; bad chunks skipped);
  * loaded chunks outside the window are dropped.
  */
 void tl_read_ahead_queue(tl_read_ahead *a, size_t from, const chunk_ref *chunks, size_t nchunks);

@@ -73,7 +73,7 @@ static tracelog_status decode_chunk(tracelog_reader *r, tl_merge_slot *m, const 
     tl_load_problem p;
     tracelog_status st = tl_load_chunk(&l, m, h, codec, &p);
     if (st == TRACELOG_E_CORRUPT)
-        tl_reader_problem(r, p.cond, m->off, p.len, "%s", p.message);
+        tl_reader_load_problem(r, m->off, &p);
     return st;
 }
 
@@ -168,7 +168,7 @@ static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i, tl_merge
         st = tl_load_indexed(&l, c, m, &p);
     }
     if (st == TRACELOG_E_CORRUPT) {
-        tl_reader_problem(r, p.cond, c->offset, p.len, "%s", p.message);
+        tl_reader_load_problem(r, c->offset, &p);
         c->bad = 1;
     }
     if (r->ahead && (st == TRACELOG_OK || st == TRACELOG_E_CORRUPT)) /* else chunk i is tried again */

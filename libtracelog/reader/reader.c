@@ -79,6 +79,11 @@ void tl_reader_problem(tracelog_reader *r, tl_condition cond, uint64_t off, uint
     va_end(ap);
 }
 
+void tl_reader_load_problem(tracelog_reader *r, uint64_t off, const tl_load_problem *p)
+{
+    tl_reader_problem(r, p->cond, off, p->len, "%s", p->message);
+}
+
 /* ---- open ---------------------------------------------------------------- */
 
 static tracelog_status read_header(tracelog_reader *r, tracelog_error *err)

@@ -98,7 +98,7 @@ static tracelog_status load_payload(tracelog_reader *r, uint64_t off, const tl_b
     tl_load_problem p;
     tracelog_status st = tl_load_payload(&l, off, h, &r->payload, &p);
     if (st == TRACELOG_E_CORRUPT)
-        tl_reader_problem(r, p.cond, off, p.len, "%s", p.message);
+        tl_reader_load_problem(r, off, &p);
     return st;
 }
 

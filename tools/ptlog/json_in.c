@@ -718,40 +718,31 @@ static int event_from_json(json_src *s, const json_t *o, tracelog_event *ev)
 
 /* ---- fast path: flat objects of known keys (their values read by json_scan.c) ---------------- */
 
-/* The keys of an event object that the fast path knows, by index: NUM_FIELDS integers, then these. */
-static int event_key(const char *key, size_t klen)
-{
-    /* fields and fields_size (typed events) are derived from data: checked as JSON, not read */
-    static const char *const keys[] = {"ts", "pid",  "tid",  "address", "truncation", "ktid",
-                                       "id", "name", "data", "fields",  "fields_size", "tname"};
-    static const unsigned char lens[] = {2, 3, 3, 7, 10, 4, 2, 4, 4, 6, 11, 5};
-    for (int i = 0; i < NUM_FIELDS + 6; i++)
-        if (lens[i] == klen && memcmp(keys[i], key, klen) == 0)
-            return i;
-    return -1;
-}
-
 /*
- * The keys as ptlog writes them, in its order (json_out.c), with their quotes
- * and colon: a line of ptlog's own is read key after key by comparing a few
- * bytes where the next key is expected, instead of scanning each key's text
- * and looking it up; any other spelling or order takes the general way.
+ * The keys of an event object that the fast path knows, as ptlog writes them
+ * (json_out.c): in its order, with their quotes and colon, and their index
+ * (NUM_FIELDS integers, then the others). A line of ptlog's own is read key
+ * after key by comparing a few bytes where the next key is expected, instead
+ * of scanning each key's text and looking it up; any other spelling or order
+ * takes the general way. fields and fields_size (typed events) are derived
+ * from data: checked as JSON, not read.
  */
 static const struct {
     char text[15];
     unsigned char len;
-    signed char key; /* event_key's index */
+    signed char key;
 } key_order[] = {
     {"\"name\":", 7, NUM_FIELDS + 1}, {"\"id\":", 5, NUM_FIELDS},         {"\"ts\":", 5, 0},
     {"\"pid\":", 6, 1},              {"\"tid\":", 6, 2},                  {"\"ktid\":", 7, 5},
     {"\"tname\":", 8, NUM_FIELDS + 5}, {"\"address\":", 10, 3},            {"\"truncation\":", 13, 4},
     {"\"data\":", 7, NUM_FIELDS + 2}, {"\"fields\":", 9, NUM_FIELDS + 3}, {"\"fields_size\":", 14, NUM_FIELDS + 4},
 };
+#define NUM_KEYS (sizeof key_order / sizeof key_order[0])
 
 /* The key at p (its quote) if it is the one expected after *next keys in ptlog's order: its index, p past its colon. */
 static int predicted_key(const char **p, const char *end, size_t *next)
 {
-    for (size_t i = *next; i < sizeof key_order / sizeof key_order[0]; i++) {
+    for (size_t i = *next; i < NUM_KEYS; i++) {
         size_t n = key_order[i].len;
         if ((size_t)(end - *p) >= n && memcmp(*p, key_order[i].text, n) == 0) {
             *p += n;
@@ -764,12 +755,15 @@ static int predicted_key(const char **p, const char *end, size_t *next)
     return -1;
 }
 
-/* After key k read the general way: the key expected next is the one after it in ptlog's order. */
-static void follow_key(int k, size_t *next)
+/* The index of key[0..klen) read the general way, or -1; the key expected next is the one after it. */
+static int event_key(const char *key, size_t klen, size_t *next)
 {
-    for (size_t i = 0; i < sizeof key_order / sizeof key_order[0]; i++)
-        if (key_order[i].key == k)
+    for (size_t i = 0; i < NUM_KEYS; i++)
+        if (key_order[i].len == klen + 3 && memcmp(key_order[i].text + 1, key, klen) == 0) {
             *next = i + 1;
+            return key_order[i].key;
+        }
+    return -1;
 }
 
 /* An event object at p (after blanks), parsed into *r: its end, or NULL when not plain enough (use jansson). */
@@ -793,8 +787,7 @@ static const char *fast_object(const char *p, const char *end, raw_event *r)
             p = ptlog_json_skip_blank(p, end);
             if (p == end || *p++ != ':')
                 return NULL;
-            k = event_key(key, klen);
-            follow_key(k, &next);
+            k = event_key(key, klen, &next);
         }
         p = ptlog_json_skip_blank(p, end);
         if (k < 0 || (seen & (1u << k)))

@@ -129,15 +129,19 @@ static long read_input(void *in, void *buf, size_t n) { return ptlog_in_read(in,
  * all readers together: one per CPU this process may run on beyond the one
  * its own thread needs, at most READ_AHEAD_DEFAULT_MAX (the reader's own
  * thread loads chunks too when it would wait, and each thread holds a
- * decoded chunk). More threads than spare CPUs slowed dump --hex by a third
- * on 2 CPUs (bench/README.md, "typed output", session 6).
+ * decoded chunk). More threads than spare CPUs made dump --hex take 1.4 to
+ * 1.6 times as long on 2 CPUs (bench/README.md, "typed output", session 6).
  * PTLOG_READ_AHEAD sets their number.
  */
 #define READ_AHEAD_DEFAULT_MAX 3
-static int read_ahead_left, read_ahead_each;
-static size_t read_ahead_readers = 1;
+static int read_ahead_left, read_ahead_each = -1; /* each: a reader's share (merge); -1: what is left */
 
-void ptlog_read_ahead_share(size_t readers) { read_ahead_readers = readers ? readers : 1; }
+void ptlog_read_ahead_share(size_t readers)
+{
+    read_ahead_each = readers > 1 ? (int)((size_t)read_ahead_left / readers) : -1;
+    if (read_ahead_each == 0)
+        read_ahead_each = 1;
+}
 
 /* A number of threads: digits only, 0 to TRACELOG_READ_AHEAD_MAX. */
 static int parse_threads(const char *v, int *n)
@@ -175,12 +179,7 @@ int ptlog_read_ahead_init(void)
 /* Reading a file: chunks ahead when threads are left for it (otherwise on this thread alone). */
 static void read_ahead(ptlog_in *in, tracelog_reader *r)
 {
-    if (!read_ahead_each) { /* at the first open: the share of each reader */
-        read_ahead_each = (int)(read_ahead_left / read_ahead_readers);
-        if (read_ahead_each < 1)
-            read_ahead_each = 1;
-    }
-    int n = read_ahead_each < read_ahead_left ? read_ahead_each : read_ahead_left;
+    int n = read_ahead_each >= 0 && read_ahead_each < read_ahead_left ? read_ahead_each : read_ahead_left;
     if (in->seekable && n > 0 && tracelog_reader_set_read_ahead(r, n) == TRACELOG_OK)
         read_ahead_left -= n;
 }
