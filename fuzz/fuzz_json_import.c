@@ -8,6 +8,9 @@
  * a memfd or from a pipe (a choice from the input's last byte).
  *
  * Properties:
+ *  - the fast paths agree with jansson: imported again with every event
+ *    parsed by jansson (ptlog_json_fast_paths 0), the input ends with the
+ *    same exit code after the same events and the same type table;
  *  - the importer never crashes, leaks or reads out of bounds; it ends with
  *    0 (success) or exit code 3 (invalid input) and, when it fails, says why
  *    in at least one message; success prints nothing;
@@ -407,6 +410,35 @@ static void check_round_trip(int ptl_fd, int lines, ptlog_ts_form ts, const impo
     close(json_fd);
 }
 
+/*
+ * The fast paths (events read in place: ptlog's own lines, flat objects of
+ * plain values) read exactly what jansson reads: the same input imported
+ * with jansson alone ends the same way, after the same events and types.
+ */
+static void check_fast_paths(const uint8_t *data, size_t size, int lines, const import_result *fast)
+{
+    char path[64];
+    int in_fd = input_open(data, size, 0, path, sizeof path);
+    int ptl_fd = memfd_create("json-ptl-slow", MFD_CLOEXEC);
+    FUZZ_CHECK_SYS(ptl_fd >= 0);
+    import_result slow;
+    ptlog_json_fast_paths = 0;
+    import(path, lines, ptl_fd, &slow);
+    ptlog_json_fast_paths = 1;
+    close(in_fd);
+    FUZZ_ASSERT(slow.rc == fast->rc, "%s: exit %d with the fast paths, %d without", lines ? "lines" : "document",
+                fast->rc, slow.rc);
+    FUZZ_ASSERT(slow.events.count == fast->events.count && slow.events.h == fast->events.h,
+                "%s: %llu events with the fast paths, %llu without (or other values)", lines ? "lines" : "document",
+                (unsigned long long)fast->events.count, (unsigned long long)slow.events.count);
+    FUZZ_ASSERT(slow.ntypes == fast->ntypes, "%zu types with the fast paths, %zu without", fast->ntypes, slow.ntypes);
+    for (size_t i = 0; i < slow.ntypes; i++)
+        FUZZ_ASSERT(slow.type_ids[i] == fast->type_ids[i] && strcmp(slow.type_names[i], fast->type_names[i]) == 0,
+                    "type table differs without the fast paths");
+    result_free(&slow);
+    close(ptl_fd);
+}
+
 /* The process's standard input, put back after each import from a pipe. */
 static int saved_stdin = -1;
 
@@ -433,6 +465,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             close(in_fd);
         else
             FUZZ_CHECK_SYS(dup2(saved_stdin, STDIN_FILENO) == STDIN_FILENO);
+        check_fast_paths(data, size, lines, &res);
         if (res.rc == 0) {
             check_ptl(ptl_fd, &res);
             check_round_trip(ptl_fd, (choice >> (2 + lines)) & 1, (ptlog_ts_form)((choice >> 4) % 3), &res);

@@ -21,6 +21,21 @@
 #include "json_scan.h"
 #include "ptlog.h"
 
+/*
+ * The bytes of ptlog's own event lines from "pid" to "truncation" (the
+ * thread and the call site) as the last line read had them, and their
+ * values: consecutive events of one thread at one call site repeat them,
+ * and bytes equal to these are not read again (own_object).
+ */
+#define SPAN_MAX 192 /* the longest plain span fits: a thread name of 64 bytes, ids written as "0x..." */
+typedef struct span_memo {
+    size_t len;         /* 0: none */
+    char text[SPAN_MAX];
+    uint64_t v[5];      /* pid, tid, address, truncation, ktid (raw_event's v[1..5]) */
+    ptrdiff_t tname_at; /* the thread name's offset in text, -1: none */
+    size_t tname_len;
+} span_memo;
+
 typedef struct json_src {
     ptlog_src base;
     ptlog_json_scan scan; /* the input, its buffer and the position in it */
@@ -33,7 +48,9 @@ typedef struct json_src {
     size_t data_cap;
     uint64_t index;      /* of the next event */
     char tname[TRACELOG_THREAD_NAME_MAX + 1]; /* the thread name of the event returned last ("": none) */
+    span_memo span;
     const char *last_name; /* the name the table gave last_id when an event last named it, or NULL */
+    size_t last_name_len;
     uint32_t last_id;
     int ts_relative;     /* format.ts "relative": events' ts count from ts_origin */
     uint64_t ts_origin;
@@ -58,9 +75,16 @@ static const char *where(json_src *s, char *buf, size_t n)
     return buf;
 }
 
+/* The context of messages about the event being read: "event N", made only when a message is printed. */
+static const char this_event[] = "event N";
+
 static int bad_value(json_src *s, const char *what, const char *key, const char *expected)
 {
-    char w[512];
+    char w[512], ctx[32];
+    if (what == this_event) {
+        snprintf(ctx, sizeof ctx, "event %llu", (unsigned long long)s->index);
+        what = ctx;
+    }
     ptlog_msg(where(s, w, sizeof w), "%s%skey \"%s\": %s", what ? what : "", what ? ": " : "", key, expected);
     return PTLOG_EXIT_INPUT;
 }
@@ -464,6 +488,13 @@ static int hexval(int c)
 static int resolve_type(json_src *s, const char *ctx, const raw_event *r, uint32_t *out)
 {
     char name[TRACELOG_TEXT_MAX + 1];
+    /* The usual case: the same type as the event before. A table entry is never renamed (add_type refuses
+       it), so the name it gave stays right; equal to it, r's name is a valid one. */
+    if (r->name && r->has_id && s->last_name && r->id == s->last_id && r->name_len == s->last_name_len &&
+        memcmp(r->name, s->last_name, r->name_len) == 0) {
+        *out = s->last_id;
+        return 0;
+    }
     if (r->name) {
         if (r->name_len == 0 || r->name_len > TRACELOG_TEXT_MAX || memchr(r->name, 0, r->name_len))
             return bad_value(s, ctx, "name", "expected null or a name of 1 to 255 bytes");
@@ -476,13 +507,10 @@ static int resolve_type(json_src *s, const char *ctx, const raw_event *r, uint32
         *out = (uint32_t)r->id;
         if (!r->name)
             return 0;
-        /* The usual case: the same type as the event before. A table entry is never renamed (add_type
-           refuses it), so the name it gave stays right. */
-        if (s->last_name && s->last_id == *out && strcmp(s->last_name, name) == 0)
-            return 0;
         int rc = add_type(s, *out, name, ctx, "name");
         s->last_id = *out;
         s->last_name = rc ? NULL : tracelog_event_types_name(s->types, *out);
+        s->last_name_len = s->last_name ? strlen(s->last_name) : 0;
         return rc;
     }
     if (!r->name)
@@ -501,14 +529,6 @@ static int resolve_type(json_src *s, const char *ctx, const raw_event *r, uint32
     return add_type(s, *out, name, ctx, "name");
 }
 
-/* "event N", the context of an event's messages: made for every event, so without printf. */
-static const char *event_ctx(const json_src *s, char ctx[32])
-{
-    memcpy(ctx, "event ", 6);
-    ctx[6 + ptlog_fmt_u64(s->index, ctx + 6)] = 0;
-    return ctx;
-}
-
 /* Hex digit values, -1 for other bytes. */
 static signed char hex_table[256];
 
@@ -518,17 +538,17 @@ static void init_hex_table(void)
         hex_table[c] = (signed char)hexval(c);
 }
 
-/* Decodes n bytes from 2n hex digits; 0, or -1 at a non-hex digit. */
+/* Decodes n bytes from 2n hex digits; 0, or -1 when one is not a hex digit (out is then undefined). */
 static int unhex(const char *hex, size_t n, unsigned char *out)
 {
     const unsigned char *h = (const unsigned char *)hex;
+    int bad = 0; /* negative once a digit was not one: checked once, after the loop */
     for (size_t i = 0; i < n; i++) {
         int hi = hex_table[h[2 * i]], lo = hex_table[h[2 * i + 1]];
-        if ((hi | lo) < 0)
-            return -1;
-        out[i] = (unsigned char)(hi << 4 | lo);
+        bad |= hi | lo;
+        out[i] = (unsigned char)((unsigned)hi << 4 | (unsigned)lo);
     }
-    return 0;
+    return bad < 0 ? -1 : 0;
 }
 
 /* The event's thread name: 1..64 bytes without NUL, and only with the kernel tid that a .ptl log names it by. */
@@ -600,8 +620,7 @@ static int absolute_ts(const json_src *s, const raw_event *r, uint64_t *ts)
 
 static int build_event(json_src *s, const raw_event *r, tracelog_event *ev)
 {
-    char ctx[32];
-    event_ctx(s, ctx);
+    const char *ctx = this_event;
     memset(ev, 0, sizeof *ev);
     if (!r->has_ts)
         return bad_value(s, ctx, "ts", "missing (integer nanoseconds since the epoch)");
@@ -675,8 +694,7 @@ static int event_text(json_src *s, const char *ctx, const json_t *o, const char 
 /* The general path: any JSON value, checked key by key. */
 static int event_from_json(json_src *s, const json_t *o, tracelog_event *ev)
 {
-    char ctx[32];
-    event_ctx(s, ctx);
+    const char *ctx = this_event;
     if (!json_is_object(o))
         return bad_value(s, ctx, "ts", "expected an event object");
     raw_event r;
@@ -718,51 +736,31 @@ static int event_from_json(json_src *s, const json_t *o, tracelog_event *ev)
 
 /* ---- fast path: flat objects of known keys (their values read by json_scan.c) ---------------- */
 
-/*
- * The keys of an event object that the fast path knows, as ptlog writes them
- * (json_out.c): in its order, with their quotes and colon, and their index
- * (NUM_FIELDS integers, then the others). A line of ptlog's own is read key
- * after key by comparing a few bytes where the next key is expected, instead
- * of scanning each key's text and looking it up; any other spelling or order
- * takes the general way. fields and fields_size (typed events) are derived
- * from data: checked as JSON, not read.
- */
-static const struct {
-    char text[15];
-    unsigned char len;
-    signed char key;
-} key_order[] = {
-    {"\"name\":", 7, NUM_FIELDS + 1}, {"\"id\":", 5, NUM_FIELDS},         {"\"ts\":", 5, 0},
-    {"\"pid\":", 6, 1},              {"\"tid\":", 6, 2},                  {"\"ktid\":", 7, 5},
-    {"\"tname\":", 8, NUM_FIELDS + 5}, {"\"address\":", 10, 3},            {"\"truncation\":", 13, 4},
-    {"\"data\":", 7, NUM_FIELDS + 2}, {"\"fields\":", 9, NUM_FIELDS + 3}, {"\"fields_size\":", 14, NUM_FIELDS + 4},
-};
-#define NUM_KEYS (sizeof key_order / sizeof key_order[0])
-
-/* The key at p (its quote) if it is the one expected after *next keys in ptlog's order: its index, p past its colon. */
-static int predicted_key(const char **p, const char *end, size_t *next)
+/* A plain string (ptlog_json_plain_string) into *str and *len, or null (left NULL): past it, or NULL. */
+static const char *plain_text_or_null(const char *p, const char *end, const char **str, size_t *len)
 {
-    for (size_t i = *next; i < NUM_KEYS; i++) {
-        size_t n = key_order[i].len;
-        if ((size_t)(end - *p) >= n && memcmp(*p, key_order[i].text, n) == 0) {
-            *p += n;
-            *next = i + 1;
-            return key_order[i].key;
-        }
-        if (i > *next) /* one key left out (ktid, tname...) is skipped, not more */
-            break;
-    }
-    return -1;
+    if (end - p >= 4 && memcmp(p, "null", 4) == 0)
+        return p + 4;
+    return p < end && *p == '"' ? ptlog_json_plain_string(p, end, str, len) : NULL;
 }
 
-/* The index of key[0..klen) read the general way, or -1; the key expected next is the one after it. */
-static int event_key(const char *key, size_t klen, size_t *next)
+/* The keys of an event object that the fast path knows, and their index (NUM_FIELDS integers, then the others). */
+static const struct {
+    char name[12];
+    unsigned char len;
+    signed char key;
+} event_keys[] = {
+    {"ts", 2, 0},  {"pid", 3, 1},           {"tid", 3, 2},          {"address", 7, 3},        {"truncation", 10, 4},
+    {"ktid", 4, 5}, {"id", 2, NUM_FIELDS}, {"name", 4, NUM_FIELDS + 1}, {"data", 4, NUM_FIELDS + 2},
+    {"fields", 6, NUM_FIELDS + 3}, {"fields_size", 11, NUM_FIELDS + 4}, {"tname", 5, NUM_FIELDS + 5},
+};
+
+/* The index of key[0..klen), or -1. */
+static int event_key(const char *key, size_t klen)
 {
-    for (size_t i = 0; i < NUM_KEYS; i++)
-        if (key_order[i].len == klen + 3 && memcmp(key_order[i].text + 1, key, klen) == 0) {
-            *next = i + 1;
-            return key_order[i].key;
-        }
+    for (size_t i = 0; i < sizeof event_keys / sizeof event_keys[0]; i++)
+        if (event_keys[i].len == klen && memcmp(event_keys[i].name, key, klen) == 0)
+            return event_keys[i].key;
     return -1;
 }
 
@@ -770,7 +768,6 @@ static int event_key(const char *key, size_t klen, size_t *next)
 static const char *fast_object(const char *p, const char *end, raw_event *r)
 {
     unsigned seen = 0;
-    size_t next = 0; /* in key_order */
     memset(r, 0, sizeof *r);
     if (p == end || *p++ != '{')
         return NULL;
@@ -780,15 +777,12 @@ static const char *fast_object(const char *p, const char *end, raw_event *r)
     for (;;) {
         const char *key;
         size_t klen;
-        int k = predicted_key(&p, end, &next);
-        if (k < 0) {
-            if (p == end || *p != '"' || !(p = ptlog_json_plain_string(p, end, &key, &klen)))
-                return NULL;
-            p = ptlog_json_skip_blank(p, end);
-            if (p == end || *p++ != ':')
-                return NULL;
-            k = event_key(key, klen, &next);
-        }
+        if (p == end || *p != '"' || !(p = ptlog_json_plain_string(p, end, &key, &klen)))
+            return NULL;
+        p = ptlog_json_skip_blank(p, end);
+        if (p == end || *p++ != ':')
+            return NULL;
+        int k = event_key(key, klen);
         p = ptlog_json_skip_blank(p, end);
         if (k < 0 || (seen & (1u << k)))
             return NULL; /* unknown or repeated key */
@@ -805,12 +799,10 @@ static const char *fast_object(const char *p, const char *end, raw_event *r)
         } else if (k == NUM_FIELDS + 3 || k == NUM_FIELDS + 4) {
             if (!(p = ptlog_json_plain_value(p, end, 0)))
                 return NULL;
-        } else if (end - p >= 4 && memcmp(p, "null", 4) == 0) {
-            p += 4;
         } else {
             const char **str = k == NUM_FIELDS + 1 ? &r->name : k == NUM_FIELDS + 2 ? &r->data : &r->tname;
             size_t *len = k == NUM_FIELDS + 1 ? &r->name_len : k == NUM_FIELDS + 2 ? &r->data_len : &r->tname_len;
-            if (p == end || *p != '"' || !(p = ptlog_json_plain_string(p, end, str, len)))
+            if (!(p = plain_text_or_null(p, end, str, len)))
                 return NULL;
         }
         p = ptlog_json_skip_blank(p, end);
@@ -822,11 +814,89 @@ static const char *fast_object(const char *p, const char *end, raw_event *r)
     }
 }
 
+/* The literal lit[0..n) at p: p past it, or NULL. Inlined with a constant n: a compare or two, no call. */
+static inline const char *literal(const char *p, const char *end, const char *lit, size_t n)
+{
+    return (size_t)(end - p) >= n && memcmp(p, lit, n) == 0 ? p + n : NULL;
+}
+#define LITERAL(p, end, lit) literal(p, end, lit, sizeof(lit) - 1)
+
+/* A value that is most often lit (`{}`, `null`): compared, else read as any plain value. */
+static inline const char *usual_value(const char *p, const char *end, const char *lit, size_t n)
+{
+    const char *q = literal(p, end, lit, n);
+    return q ? q : ptlog_json_plain_value(p, end, 0);
+}
+
+/*
+ * An event object exactly as ptlog writes it (json_out.c): its keys in that
+ * order, without blanks. Read in one straight pass of literal compares, with
+ * no key looked up; what differs in any way (another order, blanks, a
+ * name_hex) is left to fast_object, which takes the keys as they come.
+ */
+static const char *own_object(const char *p, const char *end, raw_event *r, span_memo *m)
+{
+    const char *q;
+    /* What the keys below may leave unset, one by one: a memset of r is a rep stos, slow to start */
+    r->has_id = r->has_ts = 1;
+    r->ts_negative = 0;
+    r->v[5] = 0;
+    r->name = r->data = r->tname = NULL;
+    r->name_len = r->data_len = r->tname_len = 0;
+    if (!(p = LITERAL(p, end, "{\"name\":")) || !(p = plain_text_or_null(p, end, &r->name, &r->name_len)) ||
+        !(p = LITERAL(p, end, ",\"id\":")) || !(p = ptlog_json_plain_u64(p, end, &r->id)) ||
+        !(p = LITERAL(p, end, ",\"ts\":")) || !(p = ptlog_json_plain_u64(p, end, &r->v[0])))
+        return NULL;
+    const char *span = p;
+    if (m->len && (size_t)(end - p) >= m->len && memcmp(p, m->text, m->len) == 0) {
+        /* The same bytes as the last line's, up to the same "data" (checked below): the same values */
+        memcpy(&r->v[1], m->v, sizeof m->v);
+        if (m->tname_at >= 0) {
+            r->tname = m->text + m->tname_at;
+            r->tname_len = m->tname_len;
+        }
+        p += m->len;
+    } else {
+        if (!(p = LITERAL(p, end, ",\"pid\":")) || !(p = ptlog_json_plain_u64(p, end, &r->v[1])) ||
+            !(p = LITERAL(p, end, ",\"tid\":")) || !(p = ptlog_json_plain_u64(p, end, &r->v[2])))
+            return NULL;
+        if ((q = LITERAL(p, end, ",\"ktid\":")) && !(p = ptlog_json_plain_u64(q, end, &r->v[5])))
+            return NULL;
+        if ((q = LITERAL(p, end, ",\"tname\":")) && !(p = plain_text_or_null(q, end, &r->tname, &r->tname_len)))
+            return NULL;
+        if (!(p = LITERAL(p, end, ",\"address\":")) || !(p = ptlog_json_plain_u64(p, end, &r->v[3])) ||
+            !(p = LITERAL(p, end, ",\"truncation\":")) || !(p = ptlog_json_plain_u64(p, end, &r->v[4])))
+            return NULL;
+        m->len = 0;
+        if ((size_t)(p - span) <= sizeof m->text) {
+            m->len = (size_t)(p - span);
+            memcpy(m->text, span, m->len);
+            memcpy(m->v, &r->v[1], sizeof m->v);
+            m->tname_at = r->tname ? r->tname - span : -1;
+            m->tname_len = r->tname_len;
+        }
+    }
+    if (!(p = LITERAL(p, end, ",\"data\":")) || !(p = plain_text_or_null(p, end, &r->data, &r->data_len)) ||
+        !(p = LITERAL(p, end, ",\"fields\":")) || !(p = usual_value(p, end, "{}", 2)) ||
+        !(p = LITERAL(p, end, ",\"fields_size\":")) || !(p = usual_value(p, end, "null", 4)))
+        return NULL;
+    return LITERAL(p, end, "}");
+}
+
+/* An event object at p (after blanks) as own_object or else fast_object read it: its end, or NULL (use jansson). */
+static const char *fast_event(const char *p, const char *end, raw_event *r, span_memo *m)
+{
+    const char *e = own_object(p, end, r, m);
+    return e ? e : fast_object(p, end, r);
+}
+
 /* 1: the whole of p[0..n) is an event object parsed into *r; 0: not plain enough, use jansson. */
-static int fast_parse(const char *p, size_t n, raw_event *r)
+static int fast_parse(const char *p, size_t n, raw_event *r, span_memo *m)
 {
     const char *end = p + n;
-    p = fast_object(ptlog_json_skip_blank(p, end), end, r);
+    if (!ptlog_json_fast_paths)
+        return 0;
+    p = fast_event(ptlog_json_skip_blank(p, end), end, r, m);
     return p && ptlog_json_skip_blank(p, end) == end;
 }
 
@@ -965,8 +1035,8 @@ static int doc_next(ptlog_src *base, tracelog_event *ev)
         }
         raw_event r;
         int err;
-        if (ptlog_json_peek(&s->scan, &err) == '{') { /* the common case: a plain event whole in the buffer, parsed in place */
-            const char *e = fast_object(s->scan.buf + s->scan.pos, s->scan.buf + s->scan.len, &r);
+        if (ptlog_json_peek(&s->scan, &err) == '{' && ptlog_json_fast_paths) { /* the common case: a plain event whole in the buffer, parsed in place */
+            const char *e = fast_event(s->scan.buf + s->scan.pos, s->scan.buf + s->scan.len, &r, &s->span);
             if (e) {
                 ptlog_json_advance(&s->scan, (size_t)(e - s->scan.buf));
                 rc = build_event(s, &r, ev);
@@ -978,7 +1048,7 @@ static int doc_next(ptlog_src *base, tracelog_event *ev)
         size_t start, len;
         if ((rc = ptlog_json_scan_value(&s->scan, &start, &len)))
             return -rc;
-        if (fast_parse(s->scan.buf + start, len, &r)) {
+        if (fast_parse(s->scan.buf + start, len, &r, &s->span)) {
             ptlog_json_advance(&s->scan, start + len);
             rc = build_event(s, &r, ev);
         } else {
@@ -1010,6 +1080,19 @@ static int is_header(const json_t *o)
     return json_is_object(o) && (json_object_get(o, "format") || json_object_get(o, "attributes"));
 }
 
+int ptlog_json_fast_paths = 1;
+
+/* 1 when the next line is a line of ptlog's own (own_object) whole in the buffer: parsed into *r and
+   consumed, without searching for its end first. */
+static int own_line(json_src *s, raw_event *r)
+{
+    const char *line = s->scan.buf + s->scan.pos, *end = s->scan.buf + s->scan.len;
+    if (!ptlog_json_fast_paths || s->scan.pos >= s->scan.len || *line != '{')
+        return 0;
+    const char *e = own_object(line, end, r, &s->span);
+    return e && e < end && *e == '\n' && ptlog_json_take_line(&s->scan, (size_t)(e - s->scan.buf));
+}
+
 static int lines_next(ptlog_src *base, tracelog_event *ev)
 {
     json_src *s = (json_src *)base;
@@ -1021,12 +1104,16 @@ static int lines_next(ptlog_src *base, tracelog_event *ev)
             s->scan.line = s->pending_line;
         } else {
             size_t start, len;
+            raw_event r;
+            if (own_line(s, &r)) {
+                rc = build_event(s, &r, ev);
+                return rc ? -rc : 1;
+            }
             if ((rc = ptlog_json_next_line(&s->scan, &start, &len)))
                 return -rc;
             if (len == 0)
                 return 0;
-            raw_event r;
-            if (fast_parse(s->scan.buf + start, len, &r)) {
+            if (fast_parse(s->scan.buf + start, len, &r, &s->span)) {
                 rc = build_event(s, &r, ev);
                 return rc ? -rc : 1;
             }
@@ -1076,7 +1163,10 @@ static int lines_start(json_src *s)
 
 static const char *js_type_name(ptlog_src *base, uint32_t id)
 {
-    return tracelog_event_types_name(((json_src *)base)->types, id);
+    json_src *s = (json_src *)base;
+    if (s->last_name && id == s->last_id) /* the type of the event just read, most often */
+        return s->last_name;
+    return tracelog_event_types_name(s->types, id);
 }
 
 static const tracelog_schema *js_type_schema(ptlog_src *base, uint32_t id)

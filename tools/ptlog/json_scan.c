@@ -274,10 +274,22 @@ int ptlog_json_next_line(ptlog_json_scan *s, size_t *start, size_t *len)
         s->pos = nl ? end + 1 : s->len;
         s->line++;
         /* not a blank line? (the buffer holds no NUL terminator: stay within the line) */
-        for (size_t i = 0; i < *len; i++)
-            if (!strchr(" \t\r", s->buf[*start + i]) || s->buf[*start + i] == 0)
+        for (size_t i = 0; i < *len; i++) {
+            char c = s->buf[*start + i];
+            if (c != ' ' && c != '\t' && c != '\r')
                 return 0;
+        }
     }
+}
+
+int ptlog_json_take_line(ptlog_json_scan *s, size_t nl)
+{
+    if (nl - s->pos > JSON_VALUE_MAX)
+        return 0;
+    s->pos = nl + 1;
+    s->scanned = 0;
+    s->line++;
+    return 1;
 }
 
 int ptlog_json_load_line(ptlog_json_scan *s, size_t start, size_t len, json_t **out)
@@ -294,105 +306,62 @@ int ptlog_json_load_line(ptlog_json_scan *s, size_t start, size_t len, json_t **
 
 /* ---- plain values (the fast path): strings, integers, nested values ---------------------- */
 
-/* 1 if none of the 8 bytes at p is a quote, a backslash, a control byte or non-ASCII (0 may be wrong). */
-static int eight_plain(const char *p)
+/* Bytes that end a plain string: a quote, a backslash, a control byte (below 0x20) or non-ASCII. */
+static uint64_t string_stops(uint64_t x)
 {
-    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-    uint64_t x, quote, bslash;
-    memcpy(&x, p, 8);
-    quote = x ^ (ones * '"');
-    bslash = x ^ (ones * '\\');
-    /* (v - ones) & ~v has a high bit set where v has a zero byte; x - 0x2020... one where a byte of x is
-       below 0x20 (and maybe above it: a false alarm, then the byte loop decides); x one where it is >= 0x80 */
-    uint64_t bad = ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) | (x - ones * 0x20) | x;
-    return (bad & high) == 0;
+    const uint64_t ones = PTLOG_JSON_ONES;
+    return ptlog_json_zero_bytes(x ^ (ones * '"')) | ptlog_json_zero_bytes(x ^ (ones * '\\')) |
+           ptlog_json_zero_bytes(x & (ones * 0xE0)) | (x & PTLOG_JSON_HIGHS);
 }
 
 /* A string without escapes, control or non-ASCII bytes; p at the opening quote. */
 const char *ptlog_json_plain_string(const char *p, const char *end, const char **str, size_t *len)
 {
     const char *q = ++p;
-    while (end - q >= 8 && eight_plain(q))
-        q += 8;
-    while (q < end && *q != '"') {
-        unsigned char c = (unsigned char)*q;
-        if (c == '\\' || c < 0x20 || c >= 0x80)
-            return NULL;
-        q++;
+    for (;; q += 8) {
+        if (end - q < 8) {
+            while (q < end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20 && (unsigned char)*q < 0x80)
+                q++;
+            break;
+        }
+        uint64_t stops = string_stops(ptlog_json_word(q));
+        if (stops) {
+            q += ptlog_json_first_flagged(stops);
+            break;
+        }
     }
-    if (q == end)
+    if (q == end || *q != '"')
         return NULL;
     *str = p;
     *len = (size_t)(q - p);
     return q + 1;
 }
 
-/* The value of the 8 decimal digits at p into *out: 1, or 0 if they are not all digits. */
-static int eight_digits(const char *p, uint64_t *out)
+/* A plain u64 string: "0x..." (hex) or decimal, at most 31 characters. */
+const char *ptlog_json_u64_string(const char *p, const char *end, uint64_t *v)
 {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    uint64_t x;
-    memcpy(&x, p, 8);
-    /* every byte 0x30..0x39: high nibble 3, and adding 6 does not carry into it */
-    if ((x & 0xF0F0F0F0F0F0F0F0ull) != 0x3030303030303030ull ||
-        ((x + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) != 0x3030303030303030ull)
-        return 0;
-    /* pairs, then quads, then all eight (the first digit is the low byte) */
-    x = (x & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
-    x = (x & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
-    *out = (x & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32;
-    return 1;
-#else
-    (void)p;
-    (void)out;
-    return 0;
-#endif
-}
-
-/* An integer in 0..INT64_MAX (what jansson accepts), or a plain u64 string. */
-const char *ptlog_json_plain_u64(const char *p, const char *end, uint64_t *v)
-{
-    if (p < end && *p == '"') {
-        const char *str;
-        size_t len;
-        const char *q = ptlog_json_plain_string(p, end, &str, &len);
-        char tmp[32];
-        if (!q || len == 0 || len >= sizeof tmp)
-            return NULL;
-        memcpy(tmp, str, len);
-        tmp[len] = 0;
-        int base = 10;
-        const char *d = tmp;
-        if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X')) {
-            base = 16;
-            d += 2;
-        }
-        if (!*d || strspn(d, base == 16 ? "0123456789abcdefABCDEF" : "0123456789") != strlen(d))
-            return NULL;
-        errno = 0;
-        unsigned long long x = strtoull(d, NULL, base);
-        if (errno)
-            return NULL;
-        *v = x;
-        return q;
-    }
-    if (p == end || *p < '0' || *p > '9' || (*p == '0' && p + 1 < end && p[1] >= '0' && p[1] <= '9'))
+    const char *str;
+    size_t len;
+    const char *q = ptlog_json_plain_string(p, end, &str, &len);
+    char tmp[32];
+    if (!q || len == 0 || len >= sizeof tmp)
         return NULL;
-    const char *start = p;
-    uint64_t x = 0, eight;
-    while (p - start <= 8 && end - p >= 8 && eight_digits(p, &eight)) { /* 16 digits at most this way */
-        x = x * 100000000u + eight;
-        p += 8;
+    memcpy(tmp, str, len);
+    tmp[len] = 0;
+    int base = 10;
+    const char *d = tmp;
+    if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X')) {
+        base = 16;
+        d += 2;
     }
-    for (; p < end && *p >= '0' && *p <= '9'; p++) {
-        if (p - start == 19)
-            return NULL; /* larger than INT64_MAX: let jansson say so */
-        x = x * 10 + (uint64_t)(*p - '0');
-    }
-    if (x > INT64_MAX || (p < end && (*p == '.' || *p == 'e' || *p == 'E')))
-        return NULL; /* jansson refuses what is above INT64_MAX: let it say so, as for any other line */
+    if (!*d || strspn(d, base == 16 ? "0123456789abcdefABCDEF" : "0123456789") != strlen(d))
+        return NULL;
+    errno = 0;
+    unsigned long long x = strtoull(d, NULL, base);
+    if (errno)
+        return NULL;
     *v = x;
-    return p;
+    return q;
 }
 
 /*
@@ -452,7 +421,7 @@ static const char *plain_container(const char *p, const char *end, int depth)
             if (n == PLAIN_MEMBERS_MAX || p == end || *p != '"' || !(p = ptlog_json_plain_string(p, end, &keys[n], &lens[n])))
                 return NULL;
             for (size_t i = 0; i < n; i++)
-                if (lens[i] == lens[n] && memcmp(keys[i], keys[n], lens[n]) == 0)
+                if (lens[i] == lens[n] && (!lens[n] || keys[i][0] == keys[n][0]) && memcmp(keys[i], keys[n], lens[n]) == 0)
                     return NULL; /* jansson refuses it (JSON_REJECT_DUPLICATES): let it say so */
             p = ptlog_json_skip_blank(p, end);
             if (p == end || *p++ != ':')

@@ -496,6 +496,9 @@ ptlog_format ptlog_detect(const unsigned char *p, size_t n);
 
 /* JSON sources (json_in.c): the input is already opened and detected. */
 int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out);
+/* 1 (the default): events are read in place when they are plain enough, jansson reads the others; 0: jansson
+   reads every event. Both give the same events and errors: the JSON fuzzer checks it. */
+extern int ptlog_json_fast_paths;
 /* .ptl source from an opened input (src_ptl.c). */
 int ptlog_ptl_src_open(ptlog_in *in, ptlog_src **out, tracelog_reader **reader);
 /* Reads PTLOG_READ_AHEAD (src_ptl.c): 0, or PTLOG_EXIT_USAGE after a message. */
