@@ -206,6 +206,16 @@ PY
     printf '{"ts":1,"name":"a"}\n{"ts":9300000000000000000,"name":"\xc3\xa9"}\n' >big.jsonl
     expect_rc 3 "integer above INT64_MAX, non-ASCII line" "$PTLOG" convert big.jsonl --to ptl -o big.ptl
 fi
+# A line of ptlog's own is read in place before its end is known: a newline inside its "fields" (a blank
+# to JSON) still ends the line there, as for any other line (the fast path had read on past it).
+"$PTLOG" convert small.ptl --to jsonl -o own.jsonl
+awk 'NR == 2 { sub(/"fields":\{/, "\"fields\":{\n") } { print }' own.jsonl >own-nl.jsonl
+if cmp -s own.jsonl own-nl.jsonl; then
+    bad "own-nl.jsonl: no \"fields\" on line 2 to split"
+else
+    expect_rc 3 "newline inside an own line's fields" "$PTLOG" convert own-nl.jsonl --to ptl -o own-nl.ptl
+    expect_err '^ptlog: own-nl.jsonl:2:[0-9]+: ' "newline inside an own line's fields"
+fi
 
 expect_rc 2 "bad --to" "$PTLOG" convert small.ptl --to xml
 expect_err "--to: unknown format 'xml'" "bad --to"

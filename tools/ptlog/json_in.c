@@ -821,11 +821,15 @@ static inline const char *literal(const char *p, const char *end, const char *li
 }
 #define LITERAL(p, end, lit) literal(p, end, lit, sizeof(lit) - 1)
 
-/* A value that is most often lit (`{}`, `null`): compared, else read as any plain value. */
-static inline const char *usual_value(const char *p, const char *end, const char *lit, size_t n)
+/* A value that is most often lit (`{}`, `null`): compared, else read as any plain value, whose blanks hold no
+   newline when one_line (a line of JSON Lines read before its end was found). */
+static inline const char *usual_value(const char *p, const char *end, const char *lit, size_t n, int one_line)
 {
     const char *q = literal(p, end, lit, n);
-    return q ? q : ptlog_json_plain_value(p, end, 0);
+    if (q)
+        return q;
+    q = ptlog_json_plain_value(p, end, 0);
+    return q && one_line && memchr(p, '\n', (size_t)(q - p)) ? NULL : q;
 }
 
 /*
@@ -833,8 +837,10 @@ static inline const char *usual_value(const char *p, const char *end, const char
  * order, without blanks. Read in one straight pass of literal compares, with
  * no key looked up; what differs in any way (another order, blanks, a
  * name_hex) is left to fast_object, which takes the keys as they come.
+ * one_line: p is a line of JSON Lines whose end is not known yet, so a
+ * newline inside the object ends the line there (the object is refused).
  */
-static const char *own_object(const char *p, const char *end, raw_event *r, span_memo *m)
+static const char *own_object(const char *p, const char *end, raw_event *r, span_memo *m, int one_line)
 {
     const char *q;
     /* What the keys below may leave unset, one by one: a memset of r is a rep stos, slow to start */
@@ -877,8 +883,8 @@ static const char *own_object(const char *p, const char *end, raw_event *r, span
         }
     }
     if (!(p = LITERAL(p, end, ",\"data\":")) || !(p = plain_text_or_null(p, end, &r->data, &r->data_len)) ||
-        !(p = LITERAL(p, end, ",\"fields\":")) || !(p = usual_value(p, end, "{}", 2)) ||
-        !(p = LITERAL(p, end, ",\"fields_size\":")) || !(p = usual_value(p, end, "null", 4)))
+        !(p = LITERAL(p, end, ",\"fields\":")) || !(p = usual_value(p, end, "{}", 2, one_line)) ||
+        !(p = LITERAL(p, end, ",\"fields_size\":")) || !(p = usual_value(p, end, "null", 4, one_line)))
         return NULL;
     return LITERAL(p, end, "}");
 }
@@ -886,7 +892,7 @@ static const char *own_object(const char *p, const char *end, raw_event *r, span
 /* An event object at p (after blanks) as own_object or else fast_object read it: its end, or NULL (use jansson). */
 static const char *fast_event(const char *p, const char *end, raw_event *r, span_memo *m)
 {
-    const char *e = own_object(p, end, r, m);
+    const char *e = own_object(p, end, r, m, 0);
     return e ? e : fast_object(p, end, r);
 }
 
@@ -1089,7 +1095,7 @@ static int own_line(json_src *s, raw_event *r)
     const char *line = s->scan.buf + s->scan.pos, *end = s->scan.buf + s->scan.len;
     if (!ptlog_json_fast_paths || s->scan.pos >= s->scan.len || *line != '{')
         return 0;
-    const char *e = own_object(line, end, r, &s->span);
+    const char *e = own_object(line, end, r, &s->span, 1);
     return e && e < end && *e == '\n' && ptlog_json_take_line(&s->scan, (size_t)(e - s->scan.buf));
 }
 
