@@ -15,6 +15,8 @@
  *  - after seek_time(ts) the next event is at or after ts; for a log whose
  *    events never go back in time and that has no problem, exactly the
  *    events at or after ts follow.
+ *  - read ahead on 1 to 3 threads gives the same events and problems, in
+ *    the same order, as one thread (also after a rewind part way).
  * The file header's own CRC is repaired first (fuzz_repair_header), so that
  * the header's fields are fuzzed too; the unrepaired bytes are opened as well.
  */
@@ -221,12 +223,66 @@ static tracelog_status exercise(int fd, const uint8_t *data, size_t size, int ig
     return TRACELOG_OK;
 }
 
+/* Every event, then every problem (code, offset, length, message), in order, of one pass over fd. */
+static fuzz_hash pass_digest(int fd, int read_ahead, int rewind_first)
+{
+    tracelog_reader_options opt = fuzz_reader_options(1);
+    tracelog_reader *r;
+    tracelog_error err;
+    fuzz_hash x;
+    fuzz_hash_init(&x);
+    FUZZ_ASSERT(tracelog_reader_open(fd, &opt, &r, &err) == TRACELOG_OK, "second open failed");
+    FUZZ_ASSERT(tracelog_reader_set_read_ahead(r, read_ahead) == TRACELOG_OK);
+    tracelog_event ev;
+    if (rewind_first) { /* a few events, then back: the chunks loaded ahead are dropped and loaded again */
+        for (int i = 0; i < 3 && tracelog_reader_next(r, &ev) == TRACELOG_OK; i++)
+            ;
+        FUZZ_ASSERT(tracelog_reader_rewind(r) == TRACELOG_OK);
+    }
+    FUZZ_ASSERT(fuzz_drain(r, &x) == TRACELOG_END);
+    size_t np = tracelog_reader_problem_count(r);
+    for (size_t i = 0; i < np; i++) {
+        tracelog_problem p;
+        FUZZ_ASSERT(tracelog_reader_problem(r, i, &p) == TRACELOG_OK);
+        fuzz_hash_u64(&x, (uint64_t)p.code);
+        fuzz_hash_u64(&x, p.offset);
+        fuzz_hash_u64(&x, p.length);
+        fuzz_hash_bytes(&x, p.message, strlen(p.message));
+    }
+    fuzz_hash_u64(&x, np);
+    tracelog_reader_close(r);
+    return x;
+}
+
+/*
+ * Read ahead (chunks loaded by other threads: reader/read_ahead.c) gives the
+ * same events and the same problems, in the same order, as one thread, for
+ * any file: 1 to 3 threads (chosen from the input), straight and after a
+ * rewind part way.
+ */
+static void check_read_ahead(int fd, const uint8_t *data, size_t size)
+{
+    fuzz_hash choice;
+    fuzz_hash_init(&choice);
+    fuzz_hash_bytes(&choice, data, size);
+    int threads = 1 + (int)(choice.h % 3);
+    fuzz_hash alone = pass_digest(fd, 0, 0), ahead = pass_digest(fd, threads, 0);
+    fuzz_hash rewound_alone = pass_digest(fd, 0, 1), rewound = pass_digest(fd, threads, 1);
+    FUZZ_ASSERT(ahead.count == alone.count && ahead.h == alone.h,
+                "read ahead (%d threads): %llu events, %llu on one thread (or other events or problems)", threads,
+                (unsigned long long)ahead.count, (unsigned long long)alone.count);
+    FUZZ_ASSERT(rewound.count == rewound_alone.count && rewound.h == rewound_alone.h,
+                "read ahead (%d threads) after a rewind: other events or problems", threads);
+}
+
 static void run(const uint8_t *data, size_t size)
 {
     int fd = fuzz_memfd("fuzz_reader", data, size);
     tracelog_status st = exercise(fd, data, size, 1);
-    if (st == TRACELOG_OK)
+    if (st == TRACELOG_OK) {
+        check_read_ahead(fd, data, size);
         exercise(fd, data, size, 0); /* checksums verified: the production path */
+    }
     close(fd);
 }
 
