@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "posix_helpers.h"
+#include "tracelog/posix.h"
 #include "tracelog/reader.h"
 
 static trace_event_id_t ev_seq;
@@ -748,6 +749,7 @@ static void test_open_pipe(void)
     CHECK_EQ(pt_count(&ev, ev_seq), 3000);
     /* A log read from a pipe cannot go back (documented in prerecorded.c): EINVAL, and nothing breaks. */
     CHECK_ERR(posix_trace_rewind(pre), EINVAL);
+    CHECK_ERR(tracelog_trace_set_read_ahead(pre, 1), EINVAL); /* read as its bytes come */
     struct posix_trace_status_info si;
     CHECK_ERR(posix_trace_get_status(pre, &si), 0);
     pt_events_free(&ev);
@@ -755,6 +757,92 @@ static void test_open_pipe(void)
     pthread_join(th, NULL);
     close(p[0]);
     free(bytes);
+    close(fd);
+}
+
+/* The threads of this process now (/proc/self/status). */
+static long thread_count(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long n = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %ld", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* 1 once the process has `want` threads: a joined thread leaves the count a moment after the join returns. */
+static int threads_become(long want)
+{
+    for (int i = 0; i < 2000 && thread_count() != want; i++)
+        usleep(1000);
+    return thread_count() == want;
+}
+
+/*
+ * tracelog_trace_set_read_ahead: on 1, 2 and 8 threads a pre-recorded stream gives the same events in
+ * the same order as on the caller's own (each time from a rewind); its threads run while it is set and
+ * end when it is set to 0 or the stream is closed; TRACELOG_READ_AHEAD=N sets it at posix_trace_open, a
+ * value out of range does not; errors.
+ */
+static void test_prerecorded_read_ahead(void)
+{
+    int fd = tl_test_tmpfd();
+    trace_attr_t a;
+    log_attr(&a, POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, 0);
+    trace_id_t t, pre;
+    CHECK_ERR(posix_trace_create_withlog(0, &a, fd, &t), 0);
+    CHECK_ERR(posix_trace_start(t), 0);
+    uint64_t rnd = 5;
+    for (uint32_t i = 0; i < 3000; i++) {
+        record(i, &rnd);
+        if (i % 100 == 99)
+            CHECK_ERR(posix_trace_flush(t), 0); /* a chunk per flush: 30 and more */
+    }
+    pt_shutdown(t);
+    long alone = thread_count();
+    CHECK_ERR(posix_trace_open(fd, &pre), 0);
+    pt_events want = {0}, got = {0};
+    CHECK_ERR(pt_read_all(pre, 0, &want), 0);
+    CHECK_EQ(pt_count(&want, ev_seq), 3000);
+    static const int counts[] = {1, 2, 8};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        tl_test_context("%d read-ahead threads", counts[i]);
+        CHECK_ERR(tracelog_trace_set_read_ahead(pre, counts[i]), 0);
+        CHECK(threads_become(alone + counts[i]));
+        CHECK_ERR(posix_trace_rewind(pre), 0);
+        CHECK_ERR(pt_read_all(pre, 0, &got), 0);
+        CHECK(same_events(&want, &got));
+        pt_events_free(&got);
+    }
+    tl_test_context(NULL);
+    CHECK_ERR(tracelog_trace_set_read_ahead(pre, 0), 0);
+    CHECK(threads_become(alone));
+    CHECK_ERR(tracelog_trace_set_read_ahead(pre, -1), EINVAL);
+    CHECK_ERR(tracelog_trace_set_read_ahead(pre, TRACELOG_READ_AHEAD_MAX + 1), EINVAL);
+    CHECK_ERR(tracelog_trace_set_read_ahead(pre, 3), 0);
+    CHECK_ERR(posix_trace_close(pre), 0);
+    CHECK(threads_become(alone)); /* closing ends them */
+    CHECK_ERR(tracelog_trace_set_read_ahead(pre, 1), EINVAL); /* closed */
+    CHECK_ERR(tracelog_trace_set_read_ahead(t, 1), EINVAL);   /* shut down (and never pre-recorded) */
+
+    setenv("TRACELOG_READ_AHEAD", "2", 1);
+    CHECK_ERR(posix_trace_open(fd, &pre), 0);
+    CHECK(threads_become(alone + 2));
+    CHECK_ERR(pt_read_all(pre, 0, &got), 0);
+    CHECK(same_events(&want, &got));
+    pt_events_free(&got);
+    CHECK_ERR(posix_trace_close(pre), 0);
+    CHECK(threads_become(alone));
+    setenv("TRACELOG_READ_AHEAD", "65", 1); /* out of range: ignored */
+    CHECK_ERR(posix_trace_open(fd, &pre), 0);
+    CHECK_EQ(thread_count(), alone);
+    CHECK_ERR(posix_trace_close(pre), 0);
+    unsetenv("TRACELOG_READ_AHEAD");
+    pt_events_free(&want);
     close(fd);
 }
 
@@ -1126,6 +1214,7 @@ int main(void)
     PT_RUN(test_clear_with_log);
     PT_RUN(test_until_full_restart_by_flush);
     PT_RUN(test_open_pipe);
+    PT_RUN(test_prerecorded_read_ahead);
     PT_RUN(test_flush_status_observable);
     PT_RUN(test_background_flusher_not_stuck_flushing);
     PT_RUN(test_idle_flusher_sleeps);

@@ -157,6 +157,27 @@ typedef struct tracelog_trace_stats {
 TRACELOG_API int tracelog_trace_get_stats(trace_id_t trid, tracelog_trace_stats *stats);
 
 /*
+ * A pre-recorded stream (posix_trace_open) loads the log's next chunks on
+ * `threads` threads of its own (reads them, verifies their checksums,
+ * decompresses them) while posix_trace_getnext_event() and its variants
+ * return the current chunk's events: tracelog_reader_set_read_ahead()
+ * (tracelog/reader.h) says what it costs. The events and their order are
+ * the same either way; it pays when CPUs are free. 0, the default, loads
+ * each chunk on the calling thread. The environment variable
+ * TRACELOG_READ_AHEAD=N (0..64, reader.h's TRACELOG_READ_AHEAD_MAX) sets
+ * it at every posix_trace_open of the process, for programs that do not
+ * call this (a value out of that range is ignored, and so is the variable
+ * for a log read from a pipe). The threads end at posix_trace_close().
+ * Thread-safe: a call waits for a read of the stream in progress on
+ * another thread.
+ * Errors: EINVAL (trid is not a pre-recorded stream of this process,
+ * threads outside 0..TRACELOG_READ_AHEAD_MAX, or the log is read from a
+ * pipe: it is read as its bytes come), EAGAIN (a thread or its memory
+ * could not be had; reading goes on without).
+ */
+TRACELOG_API int tracelog_trace_set_read_ahead(trace_id_t trid, int threads);
+
+/*
  * Filters the event type `name` out of stream trid (how
  * POSIX_TRACE_ADD_EVENTSET) or lets it through (POSIX_TRACE_SUB_EVENTSET),
  * by name. For a stream of this process, and for a name the traced process

@@ -210,8 +210,7 @@ int posix_trace_attr_setstreamsize(trace_attr_t *attr, size_t streamsize)
     return 0;
 }
 
-/* The environment variable `name` if it holds a decimal number in [min, max], else `fallback`. */
-static unsigned env_number(const char *name, unsigned min, unsigned max, unsigned fallback)
+unsigned tl_posix_env_number(const char *name, unsigned min, unsigned max, unsigned fallback)
 {
     const char *env = getenv(name);
     if (!env || *env < '0' || *env > '9')
@@ -228,14 +227,14 @@ unsigned tl_posix_flush_interval_ms(const trace_attr_t *attr)
 {
     if (attr->__flush_interval_ms)
         return attr->__flush_interval_ms;
-    return env_number("TRACELOG_FLUSH_INTERVAL_MS", 1, TL_MAX_FLUSH_INTERVAL_MS, TL_DEFAULT_FLUSH_INTERVAL_MS);
+    return tl_posix_env_number("TRACELOG_FLUSH_INTERVAL_MS", 1, TL_MAX_FLUSH_INTERVAL_MS, TL_DEFAULT_FLUSH_INTERVAL_MS);
 }
 
 unsigned tl_posix_flush_wait_us(const trace_attr_t *attr)
 {
     if (attr->__flush_wait_us)
         return attr->__flush_wait_us < 0 ? 0 : (unsigned)attr->__flush_wait_us;
-    return env_number("TRACELOG_FLUSH_WAIT_US", 0, TL_MAX_WAIT_US, TL_DEFAULT_FLUSH_WAIT_US);
+    return tl_posix_env_number("TRACELOG_FLUSH_WAIT_US", 0, TL_MAX_WAIT_US, TL_DEFAULT_FLUSH_WAIT_US);
 }
 
 int tracelog_trace_attr_setflushwait(trace_attr_t *attr, unsigned us)

@@ -129,6 +129,8 @@ void tl_posix_registry_after_fork_child(void);
 
 /* ---- attributes (attr.c) ---------------------------------------------------------------- */
 
+/* The environment variable `name` if it holds a decimal number in [min, max], else `fallback`. */
+unsigned tl_posix_env_number(const char *name, unsigned min, unsigned max, unsigned fallback);
 unsigned tl_posix_flush_interval_ms(const trace_attr_t *attr); /* the attribute or the default */
 unsigned tl_posix_flush_wait_us(const trace_attr_t *attr);     /* the attribute or the default */
 

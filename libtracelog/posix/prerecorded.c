@@ -9,6 +9,8 @@
 #include "posix/internal.h"
 #include "posix/process.h"
 
+#define READ_AHEAD_ENV "TRACELOG_READ_AHEAD"
+
 static void attr_from_log(const tracelog_metadata *m, trace_attr_t *a)
 {
     posix_trace_attr_init(a);
@@ -43,6 +45,10 @@ int posix_trace_open(int file_desc, trace_id_t *trid)
     if (!e) {
         attr_from_log(tracelog_reader_metadata(t->pre.reader), &t->attr);
         tracelog_reader_get_status(t->pre.reader, &t->pre.status);
+        /* An opt-in for programs that do not call tracelog_trace_set_read_ahead: without its threads (a pipe,
+           none to be had) reading is the same, so a failure here is not the open's */
+        (void)tracelog_reader_set_read_ahead(
+            t->pre.reader, (int)tl_posix_env_number(READ_AHEAD_ENV, 0, TRACELOG_READ_AHEAD_MAX, 0));
         e = tl_posix_register(t, trid);
     }
     if (e) {
@@ -78,4 +84,17 @@ int posix_trace_close(trace_id_t trid)
     pthread_mutex_destroy(&t->read_lock);
     free(t);
     return 0;
+}
+
+int tracelog_trace_set_read_ahead(trace_id_t trid, int threads)
+{
+    tl_trace *t;
+    int e = tl_posix_acquire(trid, 1u << TL_PRERECORDED, &t);
+    if (e)
+        return e;
+    pthread_mutex_lock(&t->read_lock); /* no getnext meanwhile: the change joins the threads loading for it */
+    tracelog_status st = tracelog_reader_set_read_ahead(t->pre.reader, threads);
+    pthread_mutex_unlock(&t->read_lock);
+    tl_posix_release(t);
+    return st == TRACELOG_OK ? 0 : st == TRACELOG_E_NOMEM ? EAGAIN : EINVAL;
 }
