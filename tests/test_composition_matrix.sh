@@ -155,7 +155,15 @@ rcs="${PIPESTATUS[*]}"
 row pipe none "$OWN"
 NOVERIFY[pipe]=1
 
+# The reference's log read on ptlog's thread alone and with 3 threads loading its chunks ahead
+# (PTLOG_READ_AHEAD; every other row is read with ptlog's default, a thread per spare CPU).
+for n in 0 3; do
+    cp own-flush.ptl "ahead-$n.ptl"
+    PTLOG_READ_AHEAD=$n row "ahead-$n" none "$OWN"
+done
+
 # Round trips: ptl -> jsonl -> ptl, ptl -> json -> ptl, and ptl -> jsonl -> ptl of a recorded log.
+# The imports read ptlog's own lines on their fast path (json_in.c's own_object).
 step conv-jsonl 0 "jsonl -> ptl" "$PTLOG" convert own-flush.jsonl --to ptl -o conv-jsonl.ptl
 row conv-jsonl none "$OWN"
 step conv-json 0 "ptl -> json" "$PTLOG" convert own-flush.ptl --to json -o own-flush.json
