@@ -104,9 +104,7 @@ uint64_t ptlog_plan_load(const ptlog_field_plan *fp, const uint8_t *p)
 {
     uint64_t u64 = ptlog_load_le(p, fp->size);
     int is_signed = fp->type >= TRACELOG_FIELD_I8 && fp->type <= TRACELOG_FIELD_I64;
-    if (is_signed && fp->size < 8 && (u64 >> (8 * fp->size - 1) & 1))
-        u64 |= ~(uint64_t)0 << (8 * fp->size); /* sign extension */
-    return u64;
+    return is_signed ? ptlog_sign_extend(u64, fp->size) : u64;
 }
 
 static void put_raw(void *ctx, const char *s, size_t n)

@@ -295,6 +295,13 @@ static inline uint64_t ptlog_load_le(const unsigned char *p, size_t n)
     }
 }
 
+/* The low n bytes (1..8) of u, a signed integer, sign-extended to 64 bits. */
+static inline uint64_t ptlog_sign_extend(uint64_t u, size_t n)
+{
+    unsigned shift = 64 - 8 * (unsigned)n;
+    return (uint64_t)((int64_t)(u << shift) >> shift); /* an arithmetic shift: gcc and clang define it */
+}
+
 /* A time given on the command line: absolute ns, or an offset from the first event. */
 typedef struct ptlog_timearg {
     int set;

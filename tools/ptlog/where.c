@@ -502,10 +502,8 @@ static int compare_integer(const node *nd, int neg, uint64_t mag)
 static inline int eval_ranged(const bound_leaf *l, const uint8_t *p)
 {
     uint64_t u = ptlog_load_le(p, l->size);
-    if (l->fast == FAST_SIGNED) {
-        unsigned shift = 64 - 8 * l->size;
-        u = (uint64_t)((int64_t)(u << shift) >> shift) ^ KEY_BIAS; /* sign extension, then the bias */
-    }
+    if (l->fast == FAST_SIGNED)
+        u = ptlog_sign_extend(u, l->size) ^ KEY_BIAS;
     return (u - l->lo <= l->span) != l->outside;
 }
 
@@ -526,8 +524,8 @@ static int eval_fast(const node *nd, const bound_leaf *l, const uint8_t *p)
         memcpy(&d, &u, sizeof d);
         return compare_double(nd, d);
     }
-    if (l->fast == FAST_SIGNED && l->size < 8 && (u >> (8 * l->size - 1) & 1))
-        u |= ~(uint64_t)0 << (8 * l->size); /* sign extension */
+    if (l->fast == FAST_SIGNED)
+        u = ptlog_sign_extend(u, l->size);
     int neg = l->fast == FAST_SIGNED && (int64_t)u < 0;
     return compare_integer(nd, neg, neg ? 0 - u : u);
 }
