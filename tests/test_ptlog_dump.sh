@@ -137,6 +137,30 @@ expect_rc 2 "PTLOG_READ_AHEAD=x, JSON input" env PTLOG_READ_AHEAD=x "$PTLOG" dum
 expect_rc 2 "PTLOG_READ_AHEAD=x, missing input" env PTLOG_READ_AHEAD=x "$PTLOG" info nosuch.ptl
 expect_rc 0 "PTLOG_READ_AHEAD empty: the default" env PTLOG_READ_AHEAD= "$PTLOG" dump many.ptl
 expect_same "PTLOG_READ_AHEAD empty: dump" many.txt "$T/out"
+# ptlog does read ahead: blocked writing to a full pipe, a dump runs 1 + N threads (PTLOG_READ_AHEAD=N;
+# by default one per CPU it may run on beyond its own, at most 3).
+blocked_threads() { # [N]: the threads of `ptlog dump many.ptl` once it waits in a write to a pipe no one reads
+    rm -f out.fifo && mkfifo out.fifo
+    exec 7<>out.fifo # held open, never read: ptlog's writes stop once the pipe is full
+    if [ $# = 1 ]; then PTLOG_READ_AHEAD=$1 "$PTLOG" dump many.ptl >out.fifo & else "$PTLOG" dump many.ptl >out.fifo & fi
+    local pid=$! i threads=none
+    for ((i = 0; i < 1000; i++)); do
+        if grep -q pipe_write "/proc/$pid/wchan" 2>/dev/null; then
+            threads=$(sed -n 's/^Threads:[[:space:]]*//p' "/proc/$pid/status")
+            break
+        fi
+        sleep 0.01
+    done
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    exec 7>&-
+    echo "$threads"
+}
+spare=$(($(nproc) - 1))
+for n in 0 1 3 default; do
+    if [ $n = default ]; then got=$(blocked_threads) want=$((1 + (spare < 3 ? spare : 3))); else got=$(blocked_threads $n) want=$((1 + n)); fi
+    [ "$got" = "$want" ] && ok || bad "PTLOG_READ_AHEAD=$n: ptlog ran $got threads, want $want"
+done
 
 # Unreadable inputs: one line, exit 3.
 expect_rc 3 "missing file" "$PTLOG" dump nosuch.ptl
