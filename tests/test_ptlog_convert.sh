@@ -75,9 +75,9 @@ printf '{"events":[{"ts":1,"id":1}],"events":[]}' >dup.json
 expect_rc 3 "duplicate key" "$PTLOG" convert dup.json --to jsonl
 expect_err 'duplicate key' "duplicate key"
 
-# JSON Lines events read key by key where ptlog's own order is expected (json_in.c's
-# key_order): the same events in that order, in another, with blanks, and with keys
-# left out give the same log; a key repeated where the next one is expected is refused.
+# JSON Lines events in ptlog's own key order (json_in.c's own_object), in another, with
+# blanks, and with keys left out (fast_object, key by key) give the same log; a key
+# repeated where ptlog's order expects the next one is refused.
 hdr='{"format":{"schema":"tracelog","version":1},"event_types":[{"id":1,"name":"a"}]}'
 {
     echo "$hdr"
@@ -99,8 +99,8 @@ grep -q '^.* 7 0x8 tid 9 (w) a 0102$' ordered.txt && ok || bad "ordered.jsonl's 
     echo "$hdr"
     echo '{"name":"a","id":1,"ts":10,"ts":11,"pid":7,"tid":8,"address":4,"truncation":0,"data":""}'
 } >repeated.jsonl
-expect_rc 3 "a predicted key repeated" "$PTLOG" convert repeated.jsonl --to ptl -o repeated.ptl
-expect_err 'duplicate' "a predicted key repeated"
+expect_rc 3 "a key repeated in ptlog's order" "$PTLOG" convert repeated.jsonl --to ptl -o repeated.ptl
+expect_err 'duplicate' "a key repeated in ptlog's order"
 
 # Selection applies to convert too.
 expect_rc 0 "convert with --event" "$PTLOG" convert small.ptl --to jsonl --event alloc
