@@ -720,21 +720,27 @@ static void *feed(void *p)
     return NULL;
 }
 
+/* A log of 3000 ev_seq events into fd, flushed every 100 (the stream holds 256 events per thread): a chunk
+   per flush. Shut down; the stream's id into *t. */
+static void write_flushed_log(int fd, uint64_t seed, trace_id_t *t)
+{
+    trace_attr_t a;
+    log_attr(&a, POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, 0);
+    CHECK_ERR(posix_trace_create_withlog(0, &a, fd, t), 0);
+    CHECK_ERR(posix_trace_start(*t), 0);
+    for (uint32_t i = 0; i < 3000; i++) {
+        record(i, &seed);
+        if (i % 100 == 99)
+            CHECK_ERR(posix_trace_flush(*t), 0);
+    }
+    pt_shutdown(*t);
+}
+
 static void test_open_pipe(void)
 {
     int fd = tl_test_tmpfd();
-    trace_attr_t a;
-    log_attr(&a, POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, 0);
     trace_id_t t;
-    CHECK_ERR(posix_trace_create_withlog(0, &a, fd, &t), 0);
-    CHECK_ERR(posix_trace_start(t), 0);
-    uint64_t rnd = 3;
-    for (uint32_t i = 0; i < 3000; i++) {
-        record(i, &rnd);
-        if (i % 100 == 99)
-            CHECK_ERR(posix_trace_flush(t), 0); /* the stream holds 256 events per thread */
-    }
-    pt_shutdown(t);
+    write_flushed_log(fd, 3, &t);
     size_t len;
     uint8_t *bytes = tl_test_fd_slurp(fd, &len);
     int p[2];
@@ -791,18 +797,8 @@ static int threads_become(long want)
 static void test_prerecorded_read_ahead(void)
 {
     int fd = tl_test_tmpfd();
-    trace_attr_t a;
-    log_attr(&a, POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, 0);
     trace_id_t t, pre;
-    CHECK_ERR(posix_trace_create_withlog(0, &a, fd, &t), 0);
-    CHECK_ERR(posix_trace_start(t), 0);
-    uint64_t rnd = 5;
-    for (uint32_t i = 0; i < 3000; i++) {
-        record(i, &rnd);
-        if (i % 100 == 99)
-            CHECK_ERR(posix_trace_flush(t), 0); /* a chunk per flush: 30 and more */
-    }
-    pt_shutdown(t);
+    write_flushed_log(fd, 5, &t); /* 30 chunks and more */
     long alone = thread_count();
     CHECK_ERR(posix_trace_open(fd, &pre), 0);
     pt_events want = {0}, got = {0};
