@@ -71,8 +71,6 @@ static inline const char *ptlog_json_skip_blank(const char *p, const char *end)
         p++;
     return p;
 }
-/* These return the end of what they read, or NULL when it is not plain enough: jansson decides. */
-
 /*
  * Eight bytes at a time: p's 8 bytes as a little-endian word (the first
  * byte lowest) and masks with the high bit of each byte that stops a run,
@@ -96,6 +94,8 @@ static inline unsigned ptlog_json_first_flagged(uint64_t mask)
 {
     return (unsigned)__builtin_ctzll(mask) / 8;
 }
+
+/* The readers below return the end of what they read, or NULL when it is not plain enough: jansson decides. */
 
 /* A string without escapes, control or non-ASCII bytes; p at the opening quote. */
 const char *ptlog_json_plain_string(const char *p, const char *end, const char **str, size_t *len);
