@@ -171,6 +171,13 @@ step conv-json 0 "json -> ptl" "$PTLOG" convert own-flush.json --to ptl -o conv-
 row conv-json none "$OWN"
 step conv-record 0 "jsonl -> ptl" "$PTLOG" convert record-kill.jsonl --to ptl -o conv-record.ptl
 row conv-record "$KILLED" "$OWN"
+# The same imports from a pipe: lines and events read in place as the input arrives, across the
+# buffer's refills.
+for f in jsonl json; do
+    step "conv-$f-pipe" 0 "$f -> ptl through a pipe" bash -c \
+        "cat own-flush.$f | '$PTLOG' convert - --to ptl -o conv-$f-pipe.ptl"
+    row "conv-$f-pipe" none "$OWN"
+done
 
 # ---- the comparison -------------------------------------------------------
 REF=own-flush
