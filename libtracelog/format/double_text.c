@@ -22,6 +22,9 @@
 #include <fenv.h>
 #include <math.h>
 #include <string.h>
+#ifdef __SSE2_MATH__
+#include <xmmintrin.h>
+#endif
 
 #include "format/pow10_table.h"
 
@@ -99,6 +102,20 @@ static void drop_trailing_zeros(uint64_t *digits, int *exp10)
     *exp10 = e;
 }
 
+/*
+ * Whether double arithmetic rounds to nearest. Where it runs on SSE2 (x86-64)
+ * that is MXCSR's rounding control, read inline: fegetround() is a call into
+ * libm that cost 5 % of a dump of doubles.
+ */
+static inline int rounds_to_nearest(void)
+{
+#ifdef __SSE2_MATH__
+    return (_mm_getcsr() & 0x6000) == 0;
+#else
+    return fegetround() == FE_TONEAREST;
+#endif
+}
+
 /* 10^0 .. 10^22: the powers of ten a double holds exactly. */
 static const double exact_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
@@ -122,7 +139,7 @@ static const double exact_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6, 
 static int short_decimal(double v, uint64_t bits, uint64_t *digits, int *exp10)
 {
     int x = floor_log10_pow2((int)(bits >> 52 & 0x7ff) - 1023); /* v's first digit is at 10^x or 10^(x+1) */
-    if (x < -8 || x > 14 || fegetround() != FE_TONEAREST)
+    if (x < -8 || x > 14 || !rounds_to_nearest())
         return 0;
     int e = 14 - x;
     double s = v * exact_pow10[e]; /* 10^14 <= s < 10^16 */
