@@ -268,7 +268,7 @@ static inline ptlog_memo_slot *ptlog_textmemo_get(ptlog_textmemo *m, uint64_t k1
     return s;
 }
 
-/* Writes the decimal digits of v, returns the count (at most 20). */
+/* Writes the decimal digits of v, returns the count (at most 20); out has room for 20 bytes (up to 8 are written past the digits of a short value). */
 size_t ptlog_fmt_u64(uint64_t v, char *out);
 /* Writes 2n lowercase hex digits of p[0..n). */
 void ptlog_fmt_hexbytes(const unsigned char *p, size_t n, char *out);
