@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -843,6 +844,121 @@ static void test_prerecorded_read_ahead(void)
 }
 
 /*
+ * A pre-recorded stream read by several threads at once (posix_trace_getnext_event takes the handle's lock
+ * without a use since 2026-11-29): every event is read exactly once, each thread's in the log's order; a
+ * close while threads read ends their reads with EINVAL (never a freed handle: ASan); a child forked while
+ * a thread reads gets EINVAL for the parent's handle, at once, and reads a log of its own.
+ */
+typedef struct {
+    trace_id_t pre;
+    int until_einval; /* 0: read to the end; 1: rewind at the end, read until the handle is closed */
+    atomic_int started;
+    uint32_t seqs[3001];
+    size_t n;
+    int ordered, err;
+} shared_reader;
+
+static void *read_shared(void *p)
+{
+    shared_reader *r = p;
+    struct posix_trace_event_info info;
+    payload pl;
+    size_t len;
+    int unavailable;
+    r->ordered = 1;
+    for (;;) {
+        int e = posix_trace_getnext_event(r->pre, &info, &pl, sizeof pl, &len, &unavailable);
+        atomic_store(&r->started, 1);
+        if (e || (unavailable && !r->until_einval)) {
+            r->err = e;
+            return NULL;
+        }
+        if (unavailable) {
+            posix_trace_rewind(r->pre); /* EINVAL once closed: the next getnext says so */
+            continue;
+        }
+        if (r->until_einval || info.posix_event_id != ev_seq || len != sizeof pl)
+            continue;
+        r->ordered &= r->n == 0 || pl.seq > r->seqs[r->n - 1];
+        if (r->n < sizeof r->seqs / sizeof r->seqs[0])
+            r->seqs[r->n++] = pl.seq;
+    }
+}
+
+static void test_prerecorded_shared_by_threads(void)
+{
+    enum { READERS = 3 };
+    int fd = tl_test_tmpfd();
+    trace_id_t t, pre;
+    write_flushed_log(fd, 7, &t);
+    CHECK_ERR(posix_trace_open(fd, &pre), 0);
+    static shared_reader r[READERS];
+    pthread_t th[READERS];
+    for (int i = 0; i < READERS; i++) {
+        r[i] = (shared_reader){.pre = pre};
+        pthread_create(&th[i], NULL, read_shared, &r[i]);
+    }
+    static uint8_t seen[3000];
+    memset(seen, 0, sizeof seen);
+    size_t total = 0, twice = 0;
+    for (int i = 0; i < READERS; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_ERR(r[i].err, 0);
+        CHECK_MSG(r[i].ordered, "reader %d got its events in the log's order", i);
+        for (size_t k = 0; k < r[i].n; k++, total++)
+            twice += r[i].seqs[k] >= 3000 || seen[r[i].seqs[k]]++;
+    }
+    CHECK_EQ(total, 3000);
+    CHECK_EQ(twice, 0);
+
+    /* Closed under readers that rewind and read on. */
+    CHECK_ERR(posix_trace_rewind(pre), 0);
+    for (int i = 0; i < READERS; i++) {
+        r[i] = (shared_reader){.pre = pre, .until_einval = 1};
+        pthread_create(&th[i], NULL, read_shared, &r[i]);
+    }
+    for (int i = 0; i < READERS; i++)
+        while (!atomic_load(&r[i].started))
+            usleep(100);
+    usleep(20000);
+    CHECK_ERR(posix_trace_close(pre), 0);
+    for (int i = 0; i < READERS; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_ERR(r[i].err, EINVAL);
+    }
+
+    /* A child forked while a thread of its parent reads (and may hold the handle's lock). */
+    CHECK_ERR(posix_trace_open(fd, &pre), 0);
+    r[0] = (shared_reader){.pre = pre, .until_einval = 1};
+    pthread_create(&th[0], NULL, read_shared, &r[0]);
+    while (!atomic_load(&r[0].started))
+        usleep(100);
+    for (int k = 0; k < 20; k++) {
+        pid_t pid = pt_fork(10);
+        if (pid == 0) {
+            struct posix_trace_event_info info;
+            char buf[64];
+            size_t len;
+            int unavailable;
+            trace_id_t own;
+            int ok = posix_trace_getnext_event(pre, &info, buf, sizeof buf, &len, &unavailable) == EINVAL &&
+                     posix_trace_open(fd, &own) == 0 &&
+                     posix_trace_getnext_event(own, &info, buf, sizeof buf, &len, &unavailable) == 0 &&
+                     !unavailable && info.posix_event_id == POSIX_TRACE_START && posix_trace_close(own) == 0;
+            _exit(ok ? 0 : 1);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d: EINVAL on the parent's handle, "
+                  "its own log read (status 0x%x)", k, status);
+    }
+    CHECK_ERR(posix_trace_close(pre), 0);
+    pthread_join(th[0], NULL);
+    CHECK_ERR(r[0].err, EINVAL);
+    close(fd);
+}
+
+/*
  * §4.2 posix_stream_flush_status: "FLUSHING while a flush is in progress: explicit posix_trace_flush ...";
  * §9.2 flush "initiates a copy ...; completion is polled via posix_trace_get_status". A flush into a pipe that
  * nobody reads cannot finish; meanwhile another thread asks for the status. It must get an answer (FLUSHING),
@@ -1214,6 +1330,7 @@ int main(void)
     PT_RUN(test_until_full_restart_by_flush);
     PT_RUN(test_open_pipe);
     PT_RUN(test_prerecorded_read_ahead);
+    PT_RUN(test_prerecorded_shared_by_threads);
     PT_RUN(test_flush_status_observable);
     PT_RUN(test_background_flusher_not_stuck_flushing);
     PT_RUN(test_idle_flusher_sleeps);

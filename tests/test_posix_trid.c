@@ -124,6 +124,11 @@ static void test_stale(void)
     CHECK_ERR(posix_trace_open(fd, &pre), 0);
     CHECK_ERR(posix_trace_close(pre), 0);
     check_all_einval(pre, "a closed pre-recorded stream");
+    trace_id_t pre2; /* the same slot, open again: the old id's reads see the generation */
+    CHECK_ERR(posix_trace_open(fd, &pre2), 0);
+    CHECK((pre2 & 0xff) == (pre & 0xff) && pre2 != pre);
+    check_all_einval(pre, "a closed pre-recorded stream whose slot holds another");
+    CHECK_ERR(posix_trace_close(pre2), 0);
 
     /* A slot reused by a new stream does not revive the old id. */
     trace_id_t t2;

@@ -54,8 +54,9 @@ typedef struct tl_trace {
     uint32_t quota_entry;    /* active: its entry in the per-user table + 1; 0 none (registry.c) */
     int dying;               /* shutdown/close started: new calls get EINVAL (the slot counts the calls in progress) */
     size_t typelist_pos;
-    /* Active: start, stop, filter and clear, and the reader's consumer. Pre-recorded: the reader. */
-    pthread_mutex_t read_lock;
+    /* Active: start, stop, filter and clear, and the reader's consumer. Pre-recorded: the reader.
+       Its handle's slot's (registry.c), set by tl_posix_register: a slot outlives its handles. */
+    pthread_mutex_t *read_lock;
 
     struct {
         tl_stream *stream;
@@ -89,6 +90,13 @@ void tl_posix_release(tl_trace *t);
 int tl_posix_register(tl_trace *t, trace_id_t *trid);
 /* Marks t dying, waits for other users to leave, frees the slot. Caller holds one use. */
 void tl_posix_unregister(tl_trace *t);
+/*
+ * A pre-recorded stream's handle checked and its read lock taken, without
+ * a use: the one lock pair of posix_trace_getnext_event on a log. 0, EINVAL
+ * (not a handle of this process, or closed), or ENOENT when trid is a
+ * live handle of another kind (the caller takes the common way).
+ */
+int tl_posix_lock_prerecorded(trace_id_t trid, tl_trace **out);
 /* Makes slot's stream the one posix_trace_event records into once the user starts it (or none). */
 void tl_posix_publish(int slot, tl_stream *s);
 /* Entries of the active table: the process's own streams, then those controllers announced. */

@@ -39,7 +39,6 @@ int posix_trace_open(int file_desc, trace_id_t *trid)
     if (!t)
         return ENOMEM;
     t->kind = TL_PRERECORDED;
-    pthread_mutex_init(&t->read_lock, NULL);
     tracelog_status st = tracelog_reader_open(file_desc, NULL, &t->pre.reader, NULL);
     int e = st == TRACELOG_OK ? 0 : st == TRACELOG_E_NOMEM ? ENOMEM : EINVAL;
     if (!e) {
@@ -53,7 +52,6 @@ int posix_trace_open(int file_desc, trace_id_t *trid)
     }
     if (e) {
         tracelog_reader_close(t->pre.reader);
-        pthread_mutex_destroy(&t->read_lock);
         free(t);
     }
     return e;
@@ -65,9 +63,9 @@ int posix_trace_rewind(trace_id_t trid)
     int e = tl_posix_acquire(trid, 1u << TL_PRERECORDED, &t);
     if (e)
         return e;
-    pthread_mutex_lock(&t->read_lock);
+    pthread_mutex_lock(t->read_lock);
     tracelog_status st = tracelog_reader_rewind(t->pre.reader);
-    pthread_mutex_unlock(&t->read_lock);
+    pthread_mutex_unlock(t->read_lock);
     tl_posix_release(t);
     /* A log read from a pipe cannot go back. */
     return st == TRACELOG_OK ? 0 : EINVAL;
@@ -81,7 +79,6 @@ int posix_trace_close(trace_id_t trid)
         return e;
     tl_posix_unregister(t);
     tracelog_reader_close(t->pre.reader); /* the caller's descriptor stays open */
-    pthread_mutex_destroy(&t->read_lock);
     free(t);
     return 0;
 }
@@ -92,9 +89,9 @@ int tracelog_trace_set_read_ahead(trace_id_t trid, int threads)
     int e = tl_posix_acquire(trid, 1u << TL_PRERECORDED, &t);
     if (e)
         return e;
-    pthread_mutex_lock(&t->read_lock); /* no getnext meanwhile: the change joins the threads loading for it */
+    pthread_mutex_lock(t->read_lock); /* no getnext meanwhile: the change joins the threads loading for it */
     tracelog_status st = tracelog_reader_set_read_ahead(t->pre.reader, threads);
-    pthread_mutex_unlock(&t->read_lock);
+    pthread_mutex_unlock(t->read_lock);
     tl_posix_release(t);
     return st == TRACELOG_OK ? 0 : st == TRACELOG_E_NOMEM ? EAGAIN : EINVAL;
 }

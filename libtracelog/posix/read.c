@@ -45,14 +45,14 @@ static void deliver(const out_args *o, const tracelog_event *ev)
     *o->unavailable = 0;
 }
 
+/* Caller holds t's read lock (tl_posix_lock_prerecorded). */
 static int read_prerecorded(tl_trace *t, const out_args *o)
 {
     tracelog_event ev;
-    pthread_mutex_lock(&t->read_lock);
     tracelog_status st = tracelog_reader_next(t->pre.reader, &ev);
     if (st == TRACELOG_OK)
         deliver(o, &ev);
-    pthread_mutex_unlock(&t->read_lock);
+    pthread_mutex_unlock(t->read_lock);
     if (st == TRACELOG_END) {
         *o->unavailable = 1;
         if (o->data_len)
@@ -142,7 +142,7 @@ static int take_fault(tl_trace *t, tracelog_event *ev)
 static int try_take(tl_trace *t, const out_args *o)
 {
     attempt a = {t, o};
-    pthread_mutex_lock(&t->read_lock);
+    pthread_mutex_lock(t->read_lock);
     int r;
     if (!t->active.remote)
         r = take_once(&a);
@@ -158,7 +158,7 @@ static int try_take(tl_trace *t, const out_args *o)
         if (r)
             deliver(o, &ev);
     }
-    pthread_mutex_unlock(&t->read_lock);
+    pthread_mutex_unlock(t->read_lock);
     return r;
 }
 
@@ -317,12 +317,14 @@ static int getnext(trace_id_t trid, const out_args *o, mode m, const struct time
 {
     if (!o->ei || !o->unavailable)
         return EINVAL;
-    unsigned kinds = 1u << TL_ACTIVE | (m == TRY ? 0 : 1u << TL_PRERECORDED);
     tl_trace *t;
-    int e = tl_posix_acquire(trid, kinds, &t);
+    int e = m == TRY ? ENOENT : tl_posix_lock_prerecorded(trid, &t); /* a log: its lock, no use */
+    if (e != ENOENT)
+        return e ? e : read_prerecorded(t, o);
+    e = tl_posix_acquire(trid, 1u << TL_ACTIVE, &t);
     if (e)
         return e;
-    e = t->kind == TL_PRERECORDED ? read_prerecorded(t, o) : read_active(t, o, m, abstime);
+    e = read_active(t, o, m, abstime);
     tl_posix_release(t);
     return e;
 }
