@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "common/bytes.h"
 #include "posix/internal.h"
 #include "posix/read.h"
 
@@ -31,8 +32,7 @@ typedef struct out_args {
 static void deliver(const out_args *o, const tracelog_event *ev)
 {
     size_t copy = o->data ? (ev->payload_len < o->num_bytes ? ev->payload_len : o->num_bytes) : 0;
-    if (copy)
-        memcpy(o->data, ev->payload, copy);
+    tl_copy_payload(o->data, ev->payload, (uint32_t)copy); /* most are short: no call to memcpy */
     o->ei->posix_event_id = ev->event_id;
     o->ei->posix_pid = (pid_t)ev->pid;
     o->ei->posix_prog_address = (void *)(uintptr_t)ev->address;
