@@ -253,12 +253,13 @@ int tl_posix_lock_prerecorded(trace_id_t trid, tl_trace **out)
     unsigned slot = (trid & 0xff) - 1;
     if (slot >= TRACE_SYS_MAX)
         return EINVAL;
-    init_once();
     _Atomic uint64_t *word = &slots[slot].word;
     uint64_t w = atomic_load_explicit(word, memory_order_acquire);
-    if ((w & SLOT_OPEN) && SLOT_GEN(w) == trid >> 8 && !(w & SLOT_PRERECORDED))
+    if (!(w & SLOT_OPEN) || SLOT_GEN(w) != trid >> 8)
+        return EINVAL;
+    if (!(w & SLOT_PRERECORDED))
         return ENOENT;
-    pthread_mutex_lock(&slots[slot].read_lock);
+    pthread_mutex_lock(&slots[slot].read_lock); /* initialised: the slot was opened (init_once) */
     w = atomic_load_explicit(word, memory_order_acquire);
     tl_trace *t = atomic_load_explicit(&slots[slot].t, memory_order_relaxed);
     if (!(w & SLOT_OPEN) || SLOT_GEN(w) != trid >> 8 || !(w & SLOT_PRERECORDED) || t->owner != tl_posix_pid()) {
