@@ -10,7 +10,9 @@
  * event, from any number of threads. The word (generation, open bit, uses)
  * lives in a static slot that never goes away, so a caller counts itself in
  * before it ever reaches the handle, and a handle is freed only once its
- * count fell to zero after the open bit was cleared.
+ * count fell to zero after the open bit was cleared. A read of a log
+ * (pre-recorded stream) holds the slot's read lock instead of a use: it
+ * never blocks, and that lock is all it needs (tl_posix_lock_prerecorded).
  *
  * TRACE_SYS_MAX is also a limit per user (design note, section 8): every
  * active stream holds an entry of the user's table (xproc/quota.c) while
@@ -243,10 +245,10 @@ void tl_posix_release(tl_trace *t)
 
 /*
  * Taking and giving back a use are two locked instructions, the read lock
- * two more: on a log they were most of a getnext's time (an analyzer ran
- * 1.24x faster with the use's two left out). The lock alone is enough there:
- * the handle is checked again under it, and unregister takes it after it
- * closed the slot and before anything is freed.
+ * two more, and on a log that is a large part of a getnext (a third of an
+ * analyzer's samples while the other CPU was busy). The lock alone is
+ * enough there: the handle is checked again under it, and unregister takes
+ * it after it closed the slot and before anything is freed.
  */
 int tl_posix_lock_prerecorded(trace_id_t trid, tl_trace **out)
 {
