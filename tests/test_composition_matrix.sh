@@ -50,8 +50,8 @@ export TRACELOG_FLUSH_INTERVAL_MS=2
 # A reason that starts with "(timing)" is a gap only when the path is slow
 # enough: such a cell may agree (ok) or differ (gap), and neither fails.
 GAPS=(
-    "online,ctl-online-* threads the POSIX reading interface gives no thread name (posix_trace_event_info has none), as it gives no kernel tid"
-    "online,ctl-online-* ktids the POSIX reading interface gives no kernel tid (posix_trace_event_info has none)"
+    "online,ctl-online-*,analyze-* threads the POSIX reading interface gives no thread name (posix_trace_event_info has none), as it gives no kernel tid"
+    "online,ctl-online-*,analyze-* ktids the POSIX reading interface gives no kernel tid (posix_trace_event_info has none)"
 )
 
 ASPECTS=(run names ids fields threads ktids end sys ident verify)
@@ -160,6 +160,14 @@ NOVERIFY[pipe]=1
 for n in 0 3; do
     cp own-flush.ptl "ahead-$n.ptl"
     PTLOG_READ_AHEAD=$n row "ahead-$n" none "$OWN"
+done
+
+# The reference's log read by an analyzer through the standard interface (posix_trace_open, then
+# posix_trace_getnext_event under the handle's read lock), on its thread alone and with 2 threads
+# loading ahead (TRACELOG_READ_AHEAD at the open), written out as the online rows are.
+for n in 0 2; do
+    TRACELOG_READ_AHEAD=$n step "analyze-$n" 0 "analyze" "$PROG" analyze own-flush.ptl "analyze-$n.ptl"
+    row "analyze-$n" none n/a
 done
 
 # Round trips: ptl -> jsonl -> ptl, ptl -> json -> ptl, and ptl -> jsonl -> ptl of a recorded log.

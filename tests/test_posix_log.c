@@ -847,7 +847,7 @@ static void test_prerecorded_read_ahead(void)
  * A pre-recorded stream read by several threads at once (posix_trace_getnext_event takes the handle's lock
  * without a use since 2026-11-29): every event is read exactly once, each thread's in the log's order; a
  * close while threads read ends their reads with EINVAL (never a freed handle: ASan); a child forked while
- * a thread reads gets EINVAL for the parent's handle, at once, and reads a log of its own.
+ * a thread reads (and may hold the handle's lock) gets EINVAL for the parent's handle, at once.
  */
 typedef struct {
     trace_id_t pre;
@@ -940,17 +940,14 @@ static void test_prerecorded_shared_by_threads(void)
             char buf[64];
             size_t len;
             int unavailable;
-            trace_id_t own;
-            int ok = posix_trace_getnext_event(pre, &info, buf, sizeof buf, &len, &unavailable) == EINVAL &&
-                     posix_trace_open(fd, &own) == 0 &&
-                     posix_trace_getnext_event(own, &info, buf, sizeof buf, &len, &unavailable) == 0 &&
-                     !unavailable && info.posix_event_id == POSIX_TRACE_START && posix_trace_close(own) == 0;
-            _exit(ok ? 0 : 1);
+            /* Nothing allocated here: under ASan a child forked while another thread holds the allocator's
+               lock hangs in its first allocation (tests/matrix/matrix_prog.c). */
+            _exit(posix_trace_getnext_event(pre, &info, buf, sizeof buf, &len, &unavailable) == EINVAL ? 0 : 1);
         }
         int status = 0;
         waitpid(pid, &status, 0);
-        CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d: EINVAL on the parent's handle, "
-                  "its own log read (status 0x%x)", k, status);
+        CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d: EINVAL on the parent's handle "
+                  "(status 0x%x)", k, status);
     }
     CHECK_ERR(posix_trace_close(pre), 0);
     pthread_join(th[0], NULL);

@@ -50,6 +50,10 @@
  *   bare-wait ENDING     opens its names, prints "ready", then waits for
  *                        SIGUSR1 before the workload (ptlog attach: the test
  *                        attaches in between)
+ *   analyze IN OUT       an analyzer: opens the log IN as a pre-recorded
+ *                        stream (posix_trace_open; TRACELOG_READ_AHEAD
+ *                        applies), reads it with posix_trace_getnext_event
+ *                        to its end and writes OUT likewise
  *
  * Every path's filter removes mx.noise and is set before the start, so
  * every log's posix_trace_start says event_filter = [mx.noise].
@@ -364,7 +368,8 @@ static void online_open(online *o, trace_id_t trid, const char *out)
     }
 }
 
-/* Reads until an event of id last (included), each event to the writer. */
+/* Reads until an event of id last (included), or the end of a log's events (NO_LAST), each event to the writer. */
+#define NO_LAST ((trace_event_id_t)-1)
 static void online_read(online *o, trace_event_id_t last)
 {
     static unsigned char data[8192];
@@ -376,6 +381,8 @@ static void online_read(online *o, trace_event_id_t last)
         if (e == EINTR)
             continue;
         check("posix_trace_getnext_event", e);
+        if (unavailable && last == NO_LAST)
+            return;
         if (unavailable)
             continue;
         online_define(o, info.posix_event_id);
@@ -457,6 +464,21 @@ static int run_online(const char *out)
     return 0;
 }
 
+static int run_analyze(const char *in, const char *out)
+{
+    int fd = open(in, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        die(in, errno);
+    trace_id_t trid;
+    check("posix_trace_open", posix_trace_open(fd, &trid));
+    online_open(&the_online, trid, out);
+    online_read(&the_online, NO_LAST);
+    online_close(&the_online);
+    check("posix_trace_close", posix_trace_close(trid));
+    close(fd);
+    return 0;
+}
+
 static int run_ctl_online(const char *argv0, const char *out, const char *ending)
 {
     int kill_it = parse_ending(ending);
@@ -504,7 +526,8 @@ static int usage(void)
 {
     fprintf(stderr, "usage: matrix_prog own-flush|own-loop|own-untilfull|own-sloop|online OUT\n"
                     "       matrix_prog ctl-online|fork|spawn OUT exit|kill\n"
-                    "       matrix_prog bare|bare-wait exit|kill\n");
+                    "       matrix_prog bare|bare-wait exit|kill\n"
+                    "       matrix_prog analyze IN OUT\n");
     return 2;
 }
 
@@ -559,6 +582,8 @@ int main(int argc, char **argv)
         return run_online(argv[2]);
     if (argc != 4)
         return usage();
+    if (strcmp(mode, "analyze") == 0)
+        return run_analyze(argv[2], argv[3]);
     if (strcmp(mode, "ctl-online") == 0)
         return run_ctl_online(argv[0], argv[2], argv[3]);
     if (strcmp(mode, "fork") == 0 || strcmp(mode, "spawn") == 0) {
