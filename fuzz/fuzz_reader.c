@@ -14,7 +14,9 @@
  *  - a rewind gives the same events again (same count, same digest);
  *  - after seek_time(ts) the next event is at or after ts; for a log whose
  *    events never go back in time and that has no problem, exactly the
- *    events at or after ts follow.
+ *    events at or after ts follow;
+ *  - with set_end_time(ts), the events before ts are those of a whole read,
+ *    in the same order, whatever the file.
  *  - read ahead on 1 to 3 threads gives the same events and problems, in
  *    the same order, as one thread (also after a rewind part way), for a
  *    log of two chunks or more.
@@ -27,6 +29,7 @@
 typedef struct pass_result {
     fuzz_hash all;       /* every event */
     fuzz_hash from_ts;   /* events with timestamp >= the seek target */
+    fuzz_hash before_ts; /* the others */
     int monotonic;       /* timestamps never decrease */
 } pass_result;
 
@@ -138,6 +141,7 @@ static void read_pass(tracelog_reader *r, uint64_t target, pass_result *out)
 {
     fuzz_hash_init(&out->all);
     fuzz_hash_init(&out->from_ts);
+    fuzz_hash_init(&out->before_ts);
     out->monotonic = 1;
     tracelog_event ev;
     tracelog_status st;
@@ -150,8 +154,7 @@ static void read_pass(tracelog_reader *r, uint64_t target, pass_result *out)
         prev_ts = ev.timestamp_ns;
         fuzz_hash_event(&out->all, &ev);
         decode_fields(r, &ev);
-        if (ev.timestamp_ns >= target)
-            fuzz_hash_event(&out->from_ts, &ev);
+        fuzz_hash_event(ev.timestamp_ns >= target ? &out->from_ts : &out->before_ts, &ev);
     }
     FUZZ_ASSERT(st == TRACELOG_END, "iteration ended with %s", tracelog_status_name(st));
     /* The end is sticky. */
@@ -220,6 +223,16 @@ static tracelog_status exercise(int fd, const uint8_t *data, size_t size, int ig
                     (unsigned long long)first.from_ts.count);
         FUZZ_ASSERT(tail.h == first.from_ts.h, "seek_time: different events follow");
     }
+
+    /* Ended early at the target: every event before it, as a whole read gives them, whatever the log. */
+    FUZZ_ASSERT(tracelog_reader_set_end_time(r, target) == TRACELOG_OK);
+    FUZZ_ASSERT(tracelog_reader_rewind(r) == TRACELOG_OK);
+    pass_result ended;
+    read_pass(r, target, &ended);
+    FUZZ_ASSERT(ended.before_ts.count == first.before_ts.count && ended.before_ts.h == first.before_ts.h,
+                "set_end_time(%llu): %llu events before it, %llu in a whole read", (unsigned long long)target,
+                (unsigned long long)ended.before_ts.count, (unsigned long long)first.before_ts.count);
+    FUZZ_ASSERT(ended.all.count <= first.all.count);
     tracelog_reader_close(r);
     return TRACELOG_OK;
 }

@@ -114,6 +114,25 @@ tail -1 "$T/out" | cmp -s - <(tail -1 many.txt) && ok || bad "damaged log: the e
 run bash -c "cat damaged.ptl | '$PTLOG' dump - >/dev/null"
 [ "$RC" = 1 ] && ok || bad "damaged log on a pipe: exit $RC"
 
+# --end stops reading a file once the chunks left hold only later events (tracelog_reader_set_end_time):
+# the same lines as a filter, and the damaged chunk past the window is never read (exit 0, no
+# warning); a pipe is read to its end and filtered, damage included.
+awk '$1 < "2024-05-01T12:00:00.005"' many.txt >want
+[ "$(wc -l <want)" -gt 1000 ] && [ "$(wc -l <want)" -lt 10000 ] && ok || bad "--end window of $(wc -l <want) lines"
+for n in 0 2; do
+    expect_rc 0 "--end, PTLOG_READ_AHEAD=$n" env PTLOG_READ_AHEAD=$n "$PTLOG" dump --end +5ms many.ptl
+    expect_same "--end +5ms" want "$T/out"
+    expect_rc 0 "--end before the damage, PTLOG_READ_AHEAD=$n" env PTLOG_READ_AHEAD=$n "$PTLOG" dump --end +5ms damaged.ptl
+    expect_same "--end before the damage: the window" want "$T/out"
+    [ ! -s "$T/err" ] && ok || bad "--end before the damage: $(cat "$T/err")"
+done
+expect_rc 0 "--begin/--end window" "$PTLOG" dump --begin +2ms --end +5ms many.ptl
+awk '$1 >= "2024-05-01T12:00:00.002" && $1 < "2024-05-01T12:00:00.005"' many.txt >want
+expect_same "--begin/--end: seek, then stop" want "$T/out"
+run bash -c "cat damaged.ptl | '$PTLOG' dump --end +5ms - >'$T/pipe.out'"
+[ "$RC" = 1 ] && ok || bad "--end on a pipe reads to the end (the damage seen): exit $RC"
+awk '$1 < "2024-05-01T12:00:00.005"' many.txt | cmp -s - "$T/pipe.out" && ok || bad "--end on a pipe: not the window"
+
 # Read ahead (PTLOG_READ_AHEAD threads load the next chunks): the same output, warnings and exit
 # status whatever their number, on a clean log, a damaged one and with a selection.
 "$PTLOG" dump damaged.ptl >damaged.txt 2>damaged.err

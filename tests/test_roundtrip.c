@@ -3,7 +3,8 @@
  * compression levels 0 and 1, the events, metadata, event types and status
  * that come back are those written; UNTIL_FULL keeps exactly the first events
  * within its budget and LOOP exactly the last ones; seek_time and rewind
- * position the reader where they promise. A writer switched to raw chunks
+ * position the reader where they promise, and set_end_time stops it early
+ * without leaving out an event before its time. A writer switched to raw chunks
  * and back (tl_writer_set_raw, what a flusher that falls behind does) loses
  * nothing.
  */
@@ -67,6 +68,57 @@ static size_t first_at_or_after(const tl_test_events *e, uint64_t ts)
     return i;
 }
 
+/* Reads from the current position to the end: the events got must be want[0..k) for some k >= at_least. */
+static size_t check_prefix(tracelog_reader *r, const tracelog_event *want, size_t n, size_t at_least)
+{
+    tl_test_events got = {0};
+    tracelog_event ev;
+    tracelog_status st;
+    while ((st = tracelog_reader_next(r, &ev)) == TRACELOG_OK && got.n < n + 1)
+        tl_test_events_push(&got, &ev);
+    CHECK_STATUS(st, TRACELOG_END);
+    size_t k = got.n;
+    CHECK_MSG(k >= at_least && k <= n, "%zu events, want %zu to %zu", k, at_least, n);
+    CHECK_EVENTS_EQ(got.ev, k <= n ? k : n, want, k <= n ? k : n);
+    tl_test_events_free(&got);
+    return k;
+}
+
+/*
+ * tracelog_reader_set_end_time: every event before the end time comes out, in order, and reading
+ * stops early (a few chunks past it at most); with seek_time, a window; it holds across rewind and
+ * seek; UINT64_MAX reads to the end again.
+ */
+static void check_end_times(tracelog_reader *r, const tl_test_events *all)
+{
+    size_t n = all->n, mid = n / 2;
+    const tracelog_event *e = all->ev;
+    uint64_t ends[] = {e[mid].timestamp_ns, e[n / 10].timestamp_ns + 1, e[0].timestamp_ns, 0};
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        tl_test_context("end time %zu", i);
+        size_t before = first_at_or_after(all, ends[i]);
+        CHECK_STATUS(tracelog_reader_set_end_time(r, ends[i]), TRACELOG_OK);
+        CHECK_STATUS(tracelog_reader_rewind(r), TRACELOG_OK);
+        size_t k = check_prefix(r, e, n, before);
+        CHECK_MSG(k < n, "stopped early: %zu of %zu events read", k, n);
+        CHECK_MSG(k - before < 400, "%zu events read past the end time (a chunk holds about 60)", k - before);
+        /* A window: from the first event at or after a quarter's time to the end time. */
+        size_t from = before / 4;
+        if (before > 0 && CHECK_STATUS(tracelog_reader_seek_time(r, e[from].timestamp_ns), TRACELOG_OK))
+            check_prefix(r, e + from, n - from, before - from);
+    }
+    tl_test_context("end time lifted");
+    CHECK_STATUS(tracelog_reader_set_end_time(r, UINT64_MAX), TRACELOG_OK);
+    CHECK_STATUS(tracelog_reader_rewind(r), TRACELOG_OK);
+    check_rest(r, e, n);
+    CHECK_STATUS(tracelog_reader_set_end_time(r, e[n - 1].timestamp_ns + 1), TRACELOG_OK); /* after the last */
+    CHECK_STATUS(tracelog_reader_rewind(r), TRACELOG_OK);
+    check_rest(r, e, n);
+    CHECK_STATUS(tracelog_reader_set_end_time(r, UINT64_MAX), TRACELOG_OK);
+    CHECK_STATUS(tracelog_reader_set_end_time(NULL, 0), TRACELOG_E_INVAL);
+    tl_test_context(NULL);
+}
+
 static void check_seek_and_rewind(int fd, const tl_test_events *all)
 {
     tracelog_reader *r;
@@ -99,6 +151,8 @@ static void check_seek_and_rewind(int fd, const tl_test_events *all)
     CHECK_STATUS(tracelog_reader_next(r, &ev), TRACELOG_END);
     CHECK_STATUS(tracelog_reader_seek_time(r, UINT64_MAX), TRACELOG_OK);
     CHECK_STATUS(tracelog_reader_next(r, &ev), TRACELOG_END);
+
+    check_end_times(r, all);
 
     /* Rewind after a seek, then twice more after full passes: identical each time. */
     for (int pass = 0; pass < 3; pass++) {
@@ -434,6 +488,60 @@ static void test_raw_switch(void)
     tl_test_events_free(&all);
 }
 
+/*
+ * set_end_time on a log whose timestamps go back (three runs of events, the third earlier than the first):
+ * no chunk is left out while a later one holds an earlier event; a pipe is NOT_SEEKABLE.
+ */
+static void test_end_time_out_of_order(void)
+{
+    static const uint64_t starts[3][3] = {{10000, 1000000, 5000}, {10000, 1000000, 2000000}, {10000, 1000000, 2000000}};
+    static const uint64_t ends[3] = {500000, 1500000, 20000};
+    static const size_t want_at_least[3] = {3000, 2000, 1000}, want_at_most[3] = {3000, 2400, 1400};
+    for (int c = 0; c < 3; c++) {
+        tl_test_context("case %d", c);
+        tl_test_events all = {0};
+        tl_test_gen_events(3, 0, 3000, 16, &all);
+        for (size_t i = 0; i < all.n; i++)
+            all.ev[i].timestamp_ns = starts[c][i / 1000] + i % 1000;
+        FILE *f = tmpfile();
+        if (!CHECK(f != NULL) || write_switching(fileno(f), &all, 0) < 0)
+            break;
+        tracelog_reader *r;
+        tracelog_error err;
+        if (CHECK_STATUS(tracelog_reader_open(fileno(f), NULL, &r, &err), TRACELOG_OK)) {
+            tl_test_read_ahead_from_env(r);
+            CHECK_STATUS(tracelog_reader_set_end_time(r, ends[c]), TRACELOG_OK);
+            size_t k = check_prefix(r, all.ev, all.n, want_at_least[c]);
+            CHECK_MSG(k <= want_at_most[c], "%zu events read, at most %zu expected", k, want_at_most[c]);
+            tracelog_reader_close(r);
+        }
+        fclose(f);
+        tl_test_events_free(&all);
+    }
+    tl_test_context("a pipe");
+    int p[2];
+    if (CHECK(pipe(p) == 0)) {
+        tl_test_log_spec spec;
+        tl_test_log_spec_init(&spec, TRACELOG_POLICY_APPEND, 10);
+        tl_test_log_result res;
+        if (tl_test_write_log_mem(&spec, &res) == 0) {
+            CHECK(write(p[1], res.bytes, res.len) == (ssize_t)res.len);
+            close(p[1]);
+            tracelog_reader *r;
+            tracelog_error err;
+            if (CHECK_STATUS(tracelog_reader_open(p[0], NULL, &r, &err), TRACELOG_OK)) {
+                CHECK_STATUS(tracelog_reader_set_end_time(r, 0), TRACELOG_E_NOT_SEEKABLE);
+                tracelog_reader_close(r);
+            }
+        } else {
+            close(p[1]);
+        }
+        tl_test_log_result_free(&res);
+        close(p[0]);
+    }
+    tl_test_context(NULL);
+}
+
 int main(void)
 {
     TL_TEST_RUN(test_append);
@@ -442,5 +550,6 @@ int main(void)
     TL_TEST_RUN(test_loop_ends);
     TL_TEST_RUN(test_loop_many_types);
     TL_TEST_RUN(test_raw_switch);
+    TL_TEST_RUN(test_end_time_out_of_order);
     return tl_test_finish();
 }

@@ -184,6 +184,20 @@ TRACELOG_API tracelog_status tracelog_reader_rewind(tracelog_reader *r);
  */
 TRACELOG_API tracelog_status tracelog_reader_seek_time(tracelog_reader *r, uint64_t ts_ns);
 
+/*
+ * Ends the reading early: tracelog_reader_next says TRACELOG_END once the
+ * chunks left hold only events at or after ts_ns, and those chunks are
+ * neither read nor decoded (their damage is not reported either). Exact
+ * whatever the order of the log's timestamps (it goes by each chunk's
+ * smallest timestamp, which the reader checks the chunk's events against):
+ * every event before ts_ns still comes out, and some at or after it may,
+ * from the chunks read; the caller keeps what it wants. For a window of a
+ * large log, with tracelog_reader_seek_time for its start. UINT64_MAX reads
+ * to the end again. It holds across rewind and seek_time.
+ * TRACELOG_E_NOT_SEEKABLE on a pipe or a followed file (nothing changes).
+ */
+TRACELOG_API tracelog_status tracelog_reader_set_end_time(tracelog_reader *r, uint64_t ts_ns);
+
 /* Attributes of the stream (borrowed, valid until tracelog_reader_close). */
 TRACELOG_API const tracelog_metadata *tracelog_reader_metadata(const tracelog_reader *r);
 

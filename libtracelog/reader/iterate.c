@@ -147,6 +147,12 @@ static take_kind join_set(tracelog_reader *r, tl_merge_slot *m)
     return TAKE_HELD;
 }
 
+/* Seekable: the chunks read, those before the end time's (tracelog_reader_set_end_time). */
+static size_t chunks_read(const tracelog_reader *r)
+{
+    return r->has_end_chunk && r->end_chunk < r->nchunks ? r->end_chunk : r->nchunks;
+}
+
 /*
  * Seekable: verifies chunk i and opens it in m, as a read-ahead thread
  * loaded it if one did; then asks those threads for the chunks after it.
@@ -162,7 +168,7 @@ static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i, tl_merge
     tl_load_problem p;
     /* A load ahead that failed for want of memory or a read is tried again here: the
        error, if any, is the one a load on this thread gets now. */
-    if (!r->ahead || !tl_read_ahead_take(r->ahead, i, r->chunks, r->nchunks, m, &st, &p) ||
+    if (!r->ahead || !tl_read_ahead_take(r->ahead, i, r->chunks, chunks_read(r), m, &st, &p) ||
         st == TRACELOG_E_NOMEM || st == TRACELOG_E_IO) {
         tl_loader l = tl_reader_loader(r);
         st = tl_load_indexed(&l, c, m, &p);
@@ -172,7 +178,7 @@ static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i, tl_merge
         c->bad = 1;
     }
     if (r->ahead && (st == TRACELOG_OK || st == TRACELOG_E_CORRUPT)) /* else chunk i is tried again */
-        tl_read_ahead_queue(r->ahead, i + 1, r->chunks, r->nchunks);
+        tl_read_ahead_queue(r->ahead, i + 1, r->chunks, chunks_read(r));
     return st;
 }
 
@@ -180,7 +186,7 @@ static tracelog_status load_indexed_chunk(tracelog_reader *r, size_t i, tl_merge
 static tracelog_status take_indexed(tracelog_reader *r, taken *t)
 {
     t->kind = TAKE_NONE;
-    if (r->next_chunk >= r->nchunks)
+    if (r->next_chunk >= chunks_read(r))
         return TRACELOG_OK;
     tl_merge_slot *m = tl_merge_slot_at(&r->set, r->set.n);
     if (!m)
@@ -436,6 +442,33 @@ tracelog_status tracelog_reader_rewind(tracelog_reader *r)
         return TRACELOG_E_NOT_SEEKABLE;
     set_reset(r);
     r->next_chunk = 0;
+    return TRACELOG_OK;
+}
+
+/*
+ * From the last chunk back, while every event of the chunks seen is at or
+ * after ts (each chunk's smallest timestamp bounds its events: the reader
+ * checks them against it), then on to the end of a merge set, read whole.
+ */
+tracelog_status tracelog_reader_set_end_time(tracelog_reader *r, uint64_t ts)
+{
+    if (!r)
+        return TRACELOG_E_INVAL;
+    if (!r->src.seekable)
+        return TRACELOG_E_NOT_SEEKABLE;
+    size_t end = r->nchunks;
+    uint64_t least = UINT64_MAX;
+    while (end > 0) {
+        uint64_t m = r->chunks[end - 1].ch.min_ts;
+        least = m < least ? m : least;
+        if (least < ts)
+            break;
+        end--;
+    }
+    while (end > 0 && end < r->nchunks && (r->chunks[end - 1].ch.flags & TL_CHUNK_MERGE_NEXT))
+        end++;
+    r->end_chunk = end;
+    r->has_end_chunk = ts != UINT64_MAX;
     return TRACELOG_OK;
 }
 

@@ -1249,6 +1249,7 @@ int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out)
     b->get_status = js_get_status;
     b->thread_name = js_thread_name;
     b->seek_time = NULL;
+    b->end_time = NULL;
     b->finish = js_finish;
     b->close = js_close;
     s->types = tracelog_event_types_new();

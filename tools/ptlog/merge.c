@@ -300,6 +300,7 @@ static void merge_describe(merger *m)
     b->get_status = merge_get_status;
     b->thread_name = merge_thread_name;
     b->seek_time = NULL; /* --begin filters */
+    b->end_time = NULL;
     b->finish = merge_finish;
     b->close = merge_close;
 }

@@ -416,6 +416,9 @@ struct ptlog_src {
     int thread_names_stable;
     /* Next event is the first with ts >= ns. 0, or -1 if not possible (then filter). */
     int (*seek_time)(ptlog_src *s, uint64_t ns);
+    /* Stops the reading once what is left holds only events at or after ns (some such events may still
+       come: the caller filters). NULL when the source cannot (a pipe, a merge, JSON). */
+    void (*end_time)(ptlog_src *s, uint64_t ns);
     /* After the last event: warns about damage; PTLOG_EXIT_OK or PTLOG_EXIT_LOSS. */
     int (*finish)(ptlog_src *s);
     void (*close)(ptlog_src *s);

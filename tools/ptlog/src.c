@@ -32,6 +32,8 @@ static int run_events(ptlog_src *src, ptlog_select *sel,
         return src->finish(src);
     /* Relative times count from the log's first event. */
     ptlog_select_resolve(sel, ev.timestamp_ns);
+    if (sel->have_end && src->end_time) /* the chunks past --end are not read */
+        src->end_time(src, sel->end_ns);
     if (sel->have_begin && ev.timestamp_ns < sel->begin_ns && src->seek_time &&
         src->seek_time(src, sel->begin_ns) == 0) {
         rc = src->next(src, &ev);

@@ -59,6 +59,11 @@ static int ptl_seek_time(ptlog_src *s, uint64_t ns)
     return tracelog_reader_seek_time(((ptl_src *)s)->r, ns) == TRACELOG_OK ? 0 : -1;
 }
 
+static void ptl_end_time(ptlog_src *s, uint64_t ns)
+{
+    (void)tracelog_reader_set_end_time(((ptl_src *)s)->r, ns); /* a seekable file: it cannot fail */
+}
+
 uint64_t ptlog_report_problems(const char *name, const tracelog_reader *r)
 {
     size_t n = tracelog_reader_problem_count(r);
@@ -235,6 +240,7 @@ int ptlog_ptl_src_wrap(ptlog_in *in, tracelog_reader *r, ptlog_src **out)
     s->thread_name = ptl_thread_name;
     s->thread_names_stable = 1; /* borrowed from the reader until it is closed */
     s->seek_time = info.seekable ? ptl_seek_time : NULL;
+    s->end_time = info.seekable ? ptl_end_time : NULL;
     s->finish = ptl_finish;
     s->close = ptl_close;
     *out = s;
