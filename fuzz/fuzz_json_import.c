@@ -91,6 +91,12 @@ static void ds_get_status(ptlog_src *b, tracelog_log_status *st)
     d->in->get_status(d->in, st);
 }
 
+static const char *ds_thread_name(ptlog_src *b, const tracelog_event *ev)
+{
+    digest_src *d = (digest_src *)b;
+    return d->in->thread_name ? d->in->thread_name(d->in, ev) : NULL;
+}
+
 static int ds_finish(ptlog_src *b)
 {
     digest_src *d = (digest_src *)b;
@@ -107,7 +113,9 @@ static void ds_wrap(digest_src *d, ptlog_src *in)
     d->base.type_count = ds_type_count;
     d->base.type_at = ds_type_at;
     d->base.get_status = ds_get_status;
+    d->base.thread_name = ds_thread_name;
     d->base.seek_time = NULL;
+    d->base.end_time = NULL;
     d->base.finish = ds_finish;
     d->base.close = NULL; /* the caller closes d->in */
     d->in = in;
