@@ -331,7 +331,8 @@ static void test_rewind(void)
 static uint64_t windows(uint32_t j, uint32_t i) { return T + (uint64_t)(j / 10) * 1000 + i * 40 + (j % 10) * 3; }
 static int sets_of_10(uint32_t j) { return j % 10 != 9; }
 
-/* Time seek into every place of the sets: exactly the events at or after the target follow. */
+/* Time seek into every place of the sets: exactly the events at or after the target follow; ended there,
+   exactly those before it come out, and what follows the target's set is not read. */
 static void test_seek_into_sets(void)
 {
     built b;
@@ -370,6 +371,30 @@ static void test_seek_into_sets(void)
                 if (from + got >= all.n || !tl_test_event_equal(&ev, &all.ev[from + got]))
                     break;
             CHECK_EQ(from + got, all.n);
+            /* Ended at the target: the events before it, as the whole read gives them, and fewer read
+               when sets are left (a set is read whole). */
+            if (!CHECK_STATUS(tracelog_reader_set_end_time(r, target), TRACELOG_OK) ||
+                !CHECK_STATUS(tracelog_reader_rewind(r), TRACELOG_OK))
+                break;
+            size_t before = 0, read = 0; /* all.ev[before] is the whole read's next event before the target */
+            int prefix = 1;              /* a set is read whole: what comes out begins the whole read */
+            while (tracelog_reader_next(r, &ev) == TRACELOG_OK) {
+                prefix &= read < all.n && tl_test_event_equal(&ev, &all.ev[read]);
+                read++;
+                if (ev.timestamp_ns >= target)
+                    continue;
+                while (before < all.n && all.ev[before].timestamp_ns >= target)
+                    before++;
+                if (!CHECK(before < all.n && tl_test_event_equal(&ev, &all.ev[before])))
+                    break;
+                before++;
+            }
+            while (before < all.n && all.ev[before].timestamp_ns >= target)
+                before++;
+            CHECK_EQ(before, all.n); /* none left out */
+            CHECK(limited || prefix);
+            CHECK(target >= all.ev[all.n - 1].timestamp_ns - 1000 || read < all.n);
+            CHECK_STATUS(tracelog_reader_set_end_time(r, UINT64_MAX), TRACELOG_OK);
         }
         tl_test_context(NULL);
         tracelog_reader_close(r);

@@ -191,7 +191,9 @@ TRACELOG_API tracelog_status tracelog_reader_seek_time(tracelog_reader *r, uint6
  * whatever the order of the log's timestamps (it goes by each chunk's
  * smallest timestamp, which the reader checks the chunk's events against):
  * every event before ts_ns still comes out, and some at or after it may,
- * from the chunks read; the caller keeps what it wants. For a window of a
+ * from the chunks read; the caller keeps what it wants. A merge set is read
+ * whole, so on a log without problems what comes out is the beginning of a
+ * whole read. For a window of a
  * large log, with tracelog_reader_seek_time for its start. UINT64_MAX reads
  * to the end again. It holds across rewind and seek_time.
  * TRACELOG_E_NOT_SEEKABLE on a pipe or a followed file (nothing changes).
