@@ -156,12 +156,13 @@ expect_rc 2 "PTLOG_READ_AHEAD=x, JSON input" env PTLOG_READ_AHEAD=x "$PTLOG" dum
 expect_rc 2 "PTLOG_READ_AHEAD=x, missing input" env PTLOG_READ_AHEAD=x "$PTLOG" info nosuch.ptl
 expect_rc 0 "PTLOG_READ_AHEAD empty: the default" env PTLOG_READ_AHEAD= "$PTLOG" dump many.ptl
 expect_same "PTLOG_READ_AHEAD empty: dump" many.txt "$T/out"
-# ptlog does read ahead: blocked writing to a full pipe, a dump runs 1 + N threads (PTLOG_READ_AHEAD=N;
-# by default one per CPU it may run on beyond its own, at most 3).
+# ptlog does read ahead: blocked writing to a full pipe, a dump formatting on its own thread
+# (PTLOG_FORMAT_THREADS=0) runs 1 + N threads (PTLOG_READ_AHEAD=N). By default the CPUs beyond its
+# own, at most 3, format (test_ptlog_format_threads.sh) and the chunks are loaded on its thread.
 blocked_threads() { # [N]: the threads of `ptlog dump many.ptl` once it waits in a write to a pipe no one reads
     rm -f out.fifo && mkfifo out.fifo
     exec 7<>out.fifo # held open, never read: ptlog's writes stop once the pipe is full
-    if [ $# = 1 ]; then PTLOG_READ_AHEAD=$1 "$PTLOG" dump many.ptl >out.fifo & else "$PTLOG" dump many.ptl >out.fifo & fi
+    if [ $# = 1 ]; then PTLOG_FORMAT_THREADS=0 PTLOG_READ_AHEAD=$1 "$PTLOG" dump many.ptl >out.fifo & else "$PTLOG" dump many.ptl >out.fifo & fi
     local pid=$! i threads=none
     for ((i = 0; i < 1000; i++)); do
         if grep -q pipe_write "/proc/$pid/wchan" 2>/dev/null; then

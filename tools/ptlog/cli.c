@@ -695,7 +695,7 @@ int main(int argc, char **argv)
     };
     if (strcmp(cmd, "help") == 0)
         return finish_stdout(run_help(argc - 1, argv + 1));
-    if (ptlog_read_ahead_init()) /* PTLOG_READ_AHEAD: checked before any input is opened */
+    if (ptlog_read_ahead_init() || ptlog_format_threads_init()) /* checked before any input is opened */
         return PTLOG_EXIT_USAGE;
     if (strcmp(cmd, "top") == 0) {
         if (argc > 2 && (strcmp(argv[2], "-h") == 0 || strcmp(argv[2], "--help") == 0)) {

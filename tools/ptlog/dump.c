@@ -251,6 +251,39 @@ static int dump_event(void *ctx, const tracelog_event *ev, const char *name)
     return 0;
 }
 
+/* ---- formatting on several threads (par.c) ------------------------------------------- */
+
+static void *dumper_copy(const void *state, ptlog_out *out, ptlog_src *src)
+{
+    const dumper *d = state;
+    dumper *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->o = d->o;
+    c->sel = d->sel;
+    c->tc = d->tc;
+    c->names.make = d->names.make;
+    c->names.fixed = d->names.fixed;
+    c->out = out;
+    c->src = src;
+    return c;
+}
+
+static void dumper_resume(void *state, uint64_t kept, uint64_t prev_ts)
+{
+    dumper *d = state;
+    d->have_prev = kept > 0;
+    d->prev_ts = prev_ts;
+}
+
+static void dumper_free(void *state)
+{
+    dumper *d = state;
+    ptlog_type_texts_free(&d->names);
+    ptlog_plans_free(&d->plans);
+    free(d);
+}
+
 int ptlog_write_text(ptlog_src *src, ptlog_out *out, ptlog_select *sel, const ptlog_dump_opts *opts)
 {
     dumper *d = calloc(1, sizeof *d);
@@ -268,9 +301,8 @@ int ptlog_write_text(ptlog_src *src, ptlog_out *out, ptlog_select *sel, const pt
     d->names.make = name_text;
     d->names.fixed = 32;
     ptlog_timecache_init(&d->tc, d->o.local);
-    int rc = ptlog_src_events(src, sel, dump_event, d);
-    ptlog_type_texts_free(&d->names);
-    ptlog_plans_free(&d->plans);
-    free(d);
+    ptlog_sink sink = {dump_event, d, out, dumper_copy, dumper_resume, dumper_free};
+    int rc = ptlog_sink_events(src, sel, &sink);
+    dumper_free(d);
     return rc;
 }

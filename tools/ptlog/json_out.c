@@ -624,6 +624,39 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
     return 0;
 }
 
+/* ---- formatting on several threads (par.c) ------------------------------------------- */
+
+static void *writer_copy(const void *state, ptlog_out *out, ptlog_src *src)
+{
+    const json_writer *w = state;
+    json_writer *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->lines = w->lines;
+    c->ts_form = w->ts_form;
+    c->origin = w->origin;
+    c->ts = w->ts;
+    c->prefixes.make = w->prefixes.make;
+    c->prefixes.fixed = w->prefixes.fixed;
+    c->out = out;
+    c->src = src;
+    return c;
+}
+
+static void writer_resume(void *state, uint64_t kept, uint64_t prev_ts)
+{
+    (void)prev_ts;
+    ((json_writer *)state)->count = kept;
+}
+
+static void writer_free(void *state)
+{
+    json_writer *w = state;
+    ptlog_type_texts_free(&w->prefixes);
+    ptlog_plans_free(&w->plans);
+    free(w);
+}
+
 int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *sel, ptlog_ts_form ts)
 {
     json_writer *w = calloc(1, sizeof *w);
@@ -656,7 +689,8 @@ int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *se
         }
         ptlog_out_puts(out, ",\n\"events\":[\n");
     }
-    int rc = ptlog_src_events(src, sel, json_event, w);
+    ptlog_sink sink = {json_event, w, out, writer_copy, writer_resume, writer_free};
+    int rc = ptlog_sink_events(src, sel, &sink);
     if (lines) {
         ptlog_out_puts(out, "{");
         put_status(out, src);
@@ -673,8 +707,6 @@ int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *se
         }
         ptlog_out_puts(out, "}\n");
     }
-    ptlog_type_texts_free(&w->prefixes);
-    ptlog_plans_free(&w->plans);
-    free(w);
+    writer_free(w);
     return rc;
 }

@@ -131,8 +131,32 @@ int ptlog_out_open(ptlog_out *o, const char *path)
     return PTLOG_EXIT_OK;
 }
 
+/* A memory output (ptlog_out_memory) makes room instead of writing: n more bytes past len. */
+static void grow(ptlog_out *o, size_t n)
+{
+    if (o->err || o->cap - o->len >= n)
+        return;
+    size_t cap = o->cap * 2 > o->len + n ? o->cap * 2 : o->len + n;
+    char *b = realloc(o->buf, cap);
+    if (!b) {
+        o->err = ENOMEM;
+        o->len = 0; /* what was made is lost anyway: keep writing into what there is */
+        return;
+    }
+    o->buf = b;
+    o->cap = cap;
+}
+
 static void write_all(ptlog_out *o, const char *p, size_t n)
 {
+    if (o->memory) {
+        grow(o, n);
+        if (!o->err) {
+            memcpy(o->buf + o->len, p, n);
+            o->len += n;
+        }
+        return;
+    }
     while (n > 0 && !o->err) {
         ssize_t k = write(o->fd, p, n);
         if (k < 0) {
@@ -146,8 +170,22 @@ static void write_all(ptlog_out *o, const char *p, size_t n)
     }
 }
 
+int ptlog_out_memory(ptlog_out *o, size_t cap)
+{
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+    o->memory = 1;
+    o->buf = malloc(cap);
+    o->cap = o->buf ? cap : 0;
+    return o->buf ? 0 : -1;
+}
+
 void ptlog_out_flush(ptlog_out *o)
 {
+    if (o->memory) {
+        grow(o, 64 * 1024); /* ptlog_out_room's largest n */
+        return;
+    }
     if (o->len)
         write_all(o, o->buf, o->len);
     o->len = 0;
@@ -156,12 +194,22 @@ void ptlog_out_flush(ptlog_out *o)
 void ptlog_out_write_full(ptlog_out *o, const void *p, size_t n)
 {
     ptlog_out_flush(o);
-    if (n > o->cap) {
+    if (n > o->cap - o->len) { /* past the buffer (in memory: appended as the buffer grows) */
         write_all(o, p, n);
         return;
     }
     memcpy(o->buf + o->len, p, n);
     o->len += n;
+}
+
+void ptlog_out_write_block(ptlog_out *o, const void *p, size_t n)
+{
+    if (o->memory || n < o->cap / 8) {
+        ptlog_out_write(o, p, n);
+        return;
+    }
+    ptlog_out_flush(o);
+    write_all(o, p, n);
 }
 
 void ptlog_out_quoted(ptlog_out *o, const char *s, size_t n, ptlog_quote_fn quote, size_t grow)

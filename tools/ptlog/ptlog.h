@@ -5,8 +5,8 @@
  * dump, convert, filter and merge; info.c, verify.c, record.c). Commands
  * read events through a ptlog_src (src_ptl.c for .ptl logs, json_in.c for
  * JSON and JSON Lines, merge.c over several inputs), run them through
- * src.c's event loop into a sink (dump.c, json_out.c, chrome.c, ptl_out.c)
- * and write through a ptlog_out (out.c: buffered, atomic temp file + rename).
+ * src.c's event loop into a sink (dump.c, json_out.c, chrome.c, ptl_out.c;
+ * dump and JSON format on several threads through par.c) and write through a ptlog_out (out.c: buffered, atomic temp file + rename).
  * Every function that can fail prints ONE line on stderr and returns one of
  * the exit codes below, so callers only propagate the number.
  */
@@ -84,10 +84,14 @@ typedef struct ptlog_out {
     char *buf;
     size_t len, cap;
     int err;      /* first errno of a failed write */
+    int memory;   /* ptlog_out_memory: the text stays in buf, which grows */
 } ptlog_out;
 
 /* Opens path (NULL or "-": standard output) for writing through a temp file. */
 int ptlog_out_open(ptlog_out *o, const char *path);
+/* An output into memory only (buf, len): its buffer grows instead of being written (ENOMEM in err when it
+   cannot). Freed by ptlog_out_abort. 0, or -1 without memory. */
+int ptlog_out_memory(ptlog_out *o, size_t cap);
 /* Writes the buffer out; on failure records the errno (reported by finish). */
 void ptlog_out_flush(ptlog_out *o);
 /* Room for at least n more bytes at o->buf + o->len (n <= 64 KiB). */
@@ -109,6 +113,8 @@ static inline void ptlog_out_write(ptlog_out *o, const void *p, size_t n)
     memcpy(o->buf + o->len, p, n);
     o->len += n;
 }
+/* ptlog_out_write for a large block made elsewhere: written straight from p when it is large. */
+void ptlog_out_write_block(ptlog_out *o, const void *p, size_t n);
 static inline void ptlog_out_puts(ptlog_out *o, const char *s) { ptlog_out_write(o, s, strlen(s)); }
 /* Writes "s[0..n)" into dst, quoted and escaped (at most grow * n + 2 bytes); returns its length. */
 typedef size_t (*ptlog_quote_fn)(const char *s, size_t n, char *dst);
@@ -414,6 +420,12 @@ struct ptlog_src {
     /* 1 when thread_name's texts neither change nor move until close (a .ptl reader's are borrowed until
        tracelog_reader_close): the same address is the same name. 0 (zeroed): compared by content. */
     int thread_names_stable;
+    /* 1 when type_name and type_schema may be called from other threads while events are read (the tables
+       never change, and a lookup moves nothing: a seekable .ptl log). 0 (zeroed): the reading thread's only. */
+    int lookups_shared;
+    /* Formatting goes on the CPUs spare: the source stops its own threads there unless told to run them. NULL:
+       it has none. */
+    void (*yield_cpus)(ptlog_src *s);
     /* Next event is the first with ts >= ns. 0, or -1 if not possible (then filter). */
     int (*seek_time)(ptlog_src *s, uint64_t ns);
     /* Stops the reading once what is left holds only events at or after ns (some such events may still
@@ -580,6 +592,36 @@ void ptlog_select_free(ptlog_select *s);
 /* src.c: runs the source to its end through `each` (name: the event's type name, or NULL); the exit code. */
 int ptlog_src_events(ptlog_src *src, ptlog_select *sel,
                      int (*each)(void *ctx, const tracelog_event *ev, const char *name), void *ctx);
+
+/*
+ * A sink: what each event kept becomes (dump's lines, JSON's objects),
+ * written into out. A sink that can format on several threads (par.c)
+ * gives copy, resume and free_copy; else they are NULL.
+ */
+typedef struct ptlog_sink {
+    int (*each)(void *state, const tracelog_event *ev, const char *name);
+    void *state;
+    ptlog_out *out; /* where each writes */
+    /* A state of its own, as state was before the first event, writing into out and reading src; NULL without
+       memory. Its each must not fail (errors go to out's err). */
+    void *(*copy)(const void *state, ptlog_out *out, ptlog_src *src);
+    /* state as after `kept` events, the last at prev_ts (--delta's previous time, JSON's separating comma). */
+    void (*resume)(void *state, uint64_t kept, uint64_t prev_ts);
+    void (*free_copy)(void *state);
+} ptlog_sink;
+
+/* ptlog_src_events into sink, formatting on PTLOG_FORMAT_THREADS threads when sink and src allow: the
+   output is the one thread's, byte for byte. */
+int ptlog_sink_events(ptlog_src *src, ptlog_select *sel, const ptlog_sink *sink);
+/* Reads PTLOG_FORMAT_THREADS (call before any command runs): 0, or PTLOG_EXIT_USAGE after a message. */
+int ptlog_format_threads_init(void);
+
+/* ---- threads (workers.c) ------------------------------------------------------ */
+
+/* A number of threads: digits only, 0 to max. 0 with *n set, or -1. */
+int ptlog_parse_threads(const char *v, int max, int *n);
+/* The CPUs this process may run on (1 when unknown). */
+int ptlog_cpus(void);
 
 /* ---- sinks --------------------------------------------------------------------------- */
 
