@@ -2,12 +2,12 @@
  * Formatting on several threads (dump, convert to JSON and JSON Lines).
  *
  * The reading thread reads and selects as on one thread, and copies each
- * event kept into a batch, with what its text needs from the source
- * looked up there: its schema and its thread's name (a source is read on
- * one thread: its lookups move its caches). Formatter threads turn whole
- * batches into text, each with a state of the sink's own, answering the
- * sink's lookups from the batch (replay_src); a batch starts from the
- * state the events before it leave (sink->resume). The reading thread
+ * event kept into a batch, with its thread's name looked up there (the
+ * reader's position decides it). Formatter threads turn whole batches into
+ * text, each with a state of the sink's own and a source of its own
+ * (replay_src) that answers the thread name from the batch and the type
+ * lookups from the log's tables; a batch starts from the state the events
+ * before it leave (sink->resume). The reading thread
  * writes the texts in batch order, and formats a batch itself when the
  * ring of batches is full, so the output is byte for byte the one thread's.
  *
@@ -30,12 +30,11 @@
 #define FORMAT_THREADS_MAX 16
 #define FORMAT_THREADS_DEFAULT_MAX 3
 
-typedef struct item {
-    tracelog_event ev; /* its payload at `off` in the batch's bytes */
-    size_t off;
-    const char *name, *tname;
-    const tracelog_schema *schema;
+typedef struct item { /* one cache line: the reading thread writes one per event */
+    tracelog_event ev; /* payload: its offset in the batch's bytes */
+    const char *tname;
 } item;
+_Static_assert(sizeof(item) <= 64, "an item per cache line");
 
 enum { FREE, FILLING, READY, TAKEN, DONE };
 
@@ -50,11 +49,12 @@ typedef struct batch {
     ptlog_out text; /* what a formatter made of it (swapped with the formatter's buffer) */
 } batch;
 
-/* The source a formatter's sink reads: the batch's answers, and the log's type table. */
+/* The source a formatter's sink reads: the batch's thread names, and the log's type table. */
 typedef struct replay_src {
     ptlog_src base;
     ptlog_src *real;
     const item *cur;
+    struct ptlog_type_memo memo; /* its own: the memo is filled as ids come */
 } replay_src;
 
 typedef struct par par;
@@ -75,6 +75,7 @@ struct par {
     int stop;
     batch *ring;
     size_t nring;
+    batch *filling; /* ring[fill % nring] */
     uint64_t fill, write; /* batches handed to the formatters, and written out */
     uint64_t kept, last_ts;
     int code;
@@ -91,10 +92,8 @@ static const char *replay_type_name(ptlog_src *s, uint32_t id)
 
 static const tracelog_schema *replay_type_schema(ptlog_src *s, uint32_t id)
 {
-    replay_src *r = (replay_src *)s;
-    if (id == r->cur->ev.event_id)
-        return r->cur->schema;
-    return r->real->type_schema ? r->real->type_schema(r->real, id) : NULL;
+    ptlog_src *real = ((replay_src *)s)->real;
+    return real->type_schema ? real->type_schema(real, id) : NULL;
 }
 
 static const char *replay_thread_name(ptlog_src *s, const tracelog_event *ev)
@@ -116,6 +115,7 @@ static int formatter_init(par *p, formatter *f)
     f->src.base.type_schema = replay_type_schema;
     f->src.base.thread_name = real->thread_name ? replay_thread_name : NULL;
     f->src.base.thread_names_stable = real->thread_names_stable;
+    f->src.base.memo = &f->src.memo;
     if (ptlog_out_memory(&f->out, TEXT_CAP))
         return -1;
     f->state = p->sink->copy(p->sink->state, &f->out, &f->src.base);
@@ -137,9 +137,9 @@ static void format_batch(par *p, formatter *f, batch *b)
     for (size_t i = 0; i < b->n; i++) {
         item *it = &b->items[i];
         tracelog_event ev = it->ev;
-        ev.payload = b->bytes + it->off;
+        ev.payload = b->bytes + (uintptr_t)ev.payload;
         f->src.cur = it;
-        p->sink->each(f->state, &ev, it->name);
+        p->sink->each(f->state, &ev, ptlog_src_type_name(&f->src.base, ev.event_id));
     }
     ptlog_out t = b->text;
     b->text = f->out;
@@ -205,7 +205,7 @@ static void submit(par *p)
     if (!p->started)
         start_threads(p);
     pthread_mutex_lock(&p->lock);
-    p->ring[p->fill % p->nring].state = READY;
+    p->filling->state = READY;
     p->fill++;
     pthread_cond_signal(&p->ready);
     pthread_mutex_unlock(&p->lock);
@@ -250,7 +250,7 @@ static batch *next_batch(par *p)
 {
     pthread_mutex_lock(&p->lock);
     drain(p, 1);
-    batch *b = &p->ring[p->fill % p->nring];
+    batch *b = p->filling = &p->ring[p->fill % p->nring];
     b->state = FILLING;
     pthread_mutex_unlock(&p->lock);
     b->n = 0;
@@ -277,11 +277,12 @@ static int copy_payload(batch *b, const tracelog_event *ev)
     return 0;
 }
 
-/* The sink's `each` on the reading thread: the event into the batch, with its lookups made. */
+/* The sink's `each` on the reading thread: the event into the batch, with its thread's name. */
 static int keep_event(void *ctx, const tracelog_event *ev, const char *name)
 {
+    (void)name; /* looked up again by the formatter, in the same table */
     par *p = ctx;
-    batch *b = &p->ring[p->fill % p->nring];
+    batch *b = p->filling;
     if (b->n == BATCH_EVENTS || (b->n && b->nbytes + ev->payload_len > BATCH_BYTES)) {
         submit(p);
         b = next_batch(p);
@@ -289,13 +290,10 @@ static int keep_event(void *ctx, const tracelog_event *ev, const char *name)
             return p->code;
     }
     item *it = &b->items[b->n];
-    it->off = b->nbytes;
+    it->ev = *ev;
+    it->ev.payload = (const void *)(uintptr_t)b->nbytes;
     if (copy_payload(b, ev))
         return ptlog_nomem();
-    it->ev = *ev;
-    it->ev.payload = NULL;
-    it->name = name;
-    it->schema = ptlog_event_schema(p->src, ev->event_id);
     it->tname = ev->kernel_tid && p->src->thread_name ? p->src->thread_name(p->src, ev) : NULL;
     b->n++;
     p->kept++;
@@ -379,10 +377,11 @@ int ptlog_sink_events(ptlog_src *src, ptlog_select *sel, const ptlog_sink *sink)
         return ptlog_src_events(src, sel, sink->each, sink->state); /* no memory for it: on one thread */
     if (src->yield_cpus)
         src->yield_cpus(src);
-    p->ring[0].state = FILLING;
+    p->filling = &p->ring[0];
+    p->filling->state = FILLING;
     int rc = ptlog_src_events(src, sel, keep_event, p);
     pthread_mutex_lock(&p->lock);
-    if (p->ring[p->fill % p->nring].n) {
+    if (p->filling->n) {
         pthread_mutex_unlock(&p->lock);
         submit(p);
         pthread_mutex_lock(&p->lock);
