@@ -103,10 +103,11 @@ expect_same "PTLOG_FORMAT_THREADS empty" want.0 "$T/out"
 
 # The threads: blocked writing to a full pipe, a dump runs 1 + F formatter threads, and the chunks
 # are loaded on the reading thread unless PTLOG_READ_AHEAD asks for threads (then 1 + F + R).
-blocked_threads() { # ENV...: the threads of `ptlog dump par.ptl` once it waits in a write to a pipe no one reads
+blocked_threads() { # ENV...: the threads of `ptlog dump $dump_args par.ptl` once it waits in a write to a pipe no one reads
     rm -f out.fifo && mkfifo out.fifo
     exec 7<>out.fifo
-    env "$@" "$PTLOG" dump par.ptl >out.fifo &
+    # shellcheck disable=SC2086
+    env "$@" "$PTLOG" dump $dump_args par.ptl >out.fifo &
     local pid=$! i threads=none
     for ((i = 0; i < 1000; i++)); do
         if grep -q pipe_write "/proc/$pid/wchan" 2>/dev/null; then
@@ -120,6 +121,7 @@ blocked_threads() { # ENV...: the threads of `ptlog dump par.ptl` once it waits 
     exec 7>&-
     echo "$threads"
 }
+dump_args=
 spare=$(($(nproc) - 1))
 default=$((spare < 3 ? spare : 3))
 check_threads() { # WANT ENV...
@@ -133,5 +135,10 @@ if [ -z "${TSAN_OPTIONS:-}" ]; then # ThreadSanitizer's thread of its own (.ci/r
     check_threads 3 PTLOG_FORMAT_THREADS=2
     check_threads 5 PTLOG_FORMAT_THREADS=2 PTLOG_READ_AHEAD=2
     check_threads $((1 + default)) PTLOG_FORMAT_THREADS= PTLOG_READ_AHEAD=
+    # A selection that keeps few events (here 0.1 %, 8 MB of text): no formatter thread starts, and the
+    # chunks are read ahead.
+    dump_args="--event blob"
+    check_threads $((1 + default)) PTLOG_FORMAT_THREADS=2 PTLOG_READ_AHEAD=
+    check_threads 1 PTLOG_FORMAT_THREADS=2 PTLOG_READ_AHEAD=0
 fi
 finish

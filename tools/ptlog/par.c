@@ -11,6 +11,12 @@
  * writes the texts in batch order, and formats a batch itself when the
  * ring of batches is full, so the output is byte for byte the one thread's.
  *
+ * The threads start with the first full batch, and only when more than
+ * half of the events read so far were kept: then formatting is the work,
+ * and the source's own threads (read ahead) make way for them. A selection
+ * that keeps few (--where, --event) is reading and filtering, which read
+ * ahead shares, and a small log never starts a thread.
+ *
  * Only for a source whose type lookups may run on other threads while it
  * is read (lookups_shared: a seekable .ptl log), since a payload's event
  * set names any type.
@@ -68,6 +74,7 @@ typedef struct formatter {
 
 struct par {
     ptlog_src *src;
+    const ptlog_select *sel;
     const ptlog_sink *sink;
     ptlog_out *out;
     pthread_mutex_t lock;
@@ -80,6 +87,7 @@ struct par {
     uint64_t kept, last_ts;
     int code;
     size_t nthreads, started;
+    int decided; /* whether to start the threads (at the first full batch) */
     pthread_t thread[FORMAT_THREADS_MAX];
     formatter fmt[FORMAT_THREADS_MAX + 1]; /* the last is the reading thread's */
 };
@@ -183,7 +191,7 @@ static void *format_thread(void *arg)
     return NULL;
 }
 
-/* The formatter threads, started with the first full batch (a small input never starts one). */
+/* The formatter threads; fewer when one cannot start (the reading thread formats the batches left). */
 static void start_threads(par *p)
 {
     sigset_t all, old;
@@ -202,8 +210,14 @@ static void start_threads(par *p)
 /* Hands the batch being filled to the formatters. */
 static void submit(par *p)
 {
-    if (!p->started)
-        start_threads(p);
+    if (!p->decided) { /* the first full batch: formatting is the work when most events are kept */
+        p->decided = 1;
+        if (p->kept * 2 > p->sel->read) {
+            if (p->src->yield_cpus)
+                p->src->yield_cpus(p->src);
+            start_threads(p);
+        }
+    }
     pthread_mutex_lock(&p->lock);
     p->filling->state = READY;
     p->fill++;
@@ -375,8 +389,7 @@ int ptlog_sink_events(ptlog_src *src, ptlog_select *sel, const ptlog_sink *sink)
     par *p = par_new(src, sink, format_threads);
     if (!p)
         return ptlog_src_events(src, sel, sink->each, sink->state); /* no memory for it: on one thread */
-    if (src->yield_cpus)
-        src->yield_cpus(src);
+    p->sel = sel;
     p->filling = &p->ring[0];
     p->filling->state = FILLING;
     int rc = ptlog_src_events(src, sel, keep_event, p);

@@ -561,6 +561,7 @@ typedef struct ptlog_select {
     uint64_t origin;      /* timestamp of the log's first event */
     uint64_t begin_ns, end_ns;
     int have_begin, have_end;
+    uint64_t read;        /* events read before the one kept last */
     /* verdict per event id below 4096: 0 unknown, 1 keep, 2 drop */
     unsigned char verdict[4096];
     const char *verdict_name[4096];

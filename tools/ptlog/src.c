@@ -54,6 +54,7 @@ static int run_events(ptlog_src *src, ptlog_select *sel,
             break;
         }
         if (keep) {
+            sel->read = done; /* the events read before this one: how selective the selection is (par.c) */
             code = each(ctx, &ev, name);
             if (code)
                 break;
