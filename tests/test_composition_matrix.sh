@@ -162,6 +162,13 @@ for n in 0 3; do
     PTLOG_READ_AHEAD=$n row "ahead-$n" none "$OWN"
 done
 
+# The reference's log formatted on ptlog's thread alone and on 3 formatter threads
+# (PTLOG_FORMAT_THREADS; the log holds more than a batch of 2048 events, so they start).
+for n in 0 3; do
+    cp own-flush.ptl "format-$n.ptl"
+    PTLOG_FORMAT_THREADS=$n row "format-$n" none "$OWN"
+done
+
 # The reference's log read by an analyzer through the standard interface (posix_trace_open, then
 # posix_trace_getnext_event under the handle's read lock), on its thread alone and with 2 threads
 # loading ahead (TRACELOG_READ_AHEAD at the open), written out as the online rows are.
