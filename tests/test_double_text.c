@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <tracelog/schema.h>
+
 #include "format/double_text.h"
 #include "tl_test.h"
 
@@ -178,6 +180,9 @@ static void check_value(double v, int is_f32)
     char t[TL_DOUBLE_TEXT_MAX + 1];
     size_t len = is_f32 ? tl_float_text((float)v, t) : tl_double_text(v, t);
     t[len] = 0;
+    char pub[TRACELOG_DOUBLE_TEXT_MAX]; /* the public functions (ptlog's fields) give the same text */
+    size_t pub_len = is_f32 ? tracelog_float_text((float)v, pub) : tracelog_double_text(v, pub);
+    CHECK_MSG(pub_len == len && memcmp(pub, t, len) == 0, "%a: tracelog_%s_text differs", v, is_f32 ? "float" : "double");
     if (is_f32)
         v = (float)v;
     stats_checked++;

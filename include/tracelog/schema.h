@@ -216,6 +216,19 @@ TRACELOG_API tracelog_status tracelog_fields_bytes(const tracelog_fields *f, siz
 TRACELOG_API tracelog_status tracelog_fields_format(const tracelog_fields *f, size_t index,
                                                     char *buf, size_t cap, size_t *len);
 
+/*
+ * The text tracelog_fields_format gives an f64 (f32) field, for a caller
+ * that reads the value itself: the shortest that reads back to the same
+ * bits, laid out as %g ("0.000231", "8e-06", "1500", "1e+15", "5e-324",
+ * "-0", "nan", "inf", "-inf"). Writes it into out, which must have room for
+ * TRACELOG_DOUBLE_TEXT_MAX bytes (digits are copied in blocks that may
+ * pass the text's end), without a NUL, and returns its length (at most 24).
+ * Pure: thread-safe, no allocation.
+ */
+#define TRACELOG_DOUBLE_TEXT_MAX 48
+TRACELOG_API size_t tracelog_double_text(double v, char *out);
+TRACELOG_API size_t tracelog_float_text(float v, char *out);
+
 #ifdef __cplusplus
 }
 #endif

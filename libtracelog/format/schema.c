@@ -937,6 +937,12 @@ static void put_value(out *o, const tracelog_fields *f, const field *fd)
     }
 }
 
+_Static_assert(TRACELOG_DOUBLE_TEXT_MAX == TL_DOUBLE_TEXT_MAX, "the public room is the text's");
+
+size_t tracelog_double_text(double v, char *text) { return tl_double_text(v, text); }
+
+size_t tracelog_float_text(float v, char *text) { return tl_float_text(v, text); }
+
 tracelog_status tracelog_fields_format(const tracelog_fields *f, size_t index, char *buf,
                                        size_t cap, size_t *len)
 {

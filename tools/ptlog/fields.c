@@ -224,6 +224,9 @@ static void put_dump_value(ptlog_out *out, ptlog_src *src, const ptlog_field_pla
         }
         out->len += ptlog_fmt_u64(v, o);
         break;
+    case TRACELOG_FIELD_F32: case TRACELOG_FIELD_F64:
+        out->len += ptlog_plan_float_text(fp, p, ptlog_out_room(out, TRACELOG_DOUBLE_TEXT_MAX));
+        break;
     case TRACELOG_FIELD_CHAR:
         put_char_field(out, (const char *)p, n);
         break;
@@ -233,7 +236,7 @@ static void put_dump_value(ptlog_out *out, ptlog_src *src, const ptlog_field_pla
     case TRACELOG_FIELD_EVENTSET:
         put_event_set(out, src, p, n, put_name, ctx);
         break;
-    default: /* floats, bool, ptr, enum, flags */
+    default: /* bool, ptr, enum, flags */
         put_scalar(out, f, i);
         break;
     }

@@ -456,9 +456,8 @@ static void put_plan_value(ptlog_out *out, const ptlog_field_plan *fp, const tra
         put_json_integer(out, (int64_t)v < 0, (int64_t)v < 0 ? 0 - v : v);
         return;
     case TRACELOG_FIELD_F32: case TRACELOG_FIELD_F64: {
-        size_t n;
-        char *o = ptlog_out_room(out, 64);
-        tracelog_fields_format(f, i, o, 64, &n); /* at most 24 bytes */
+        char *o = ptlog_out_room(out, TRACELOG_DOUBLE_TEXT_MAX);
+        size_t n = ptlog_plan_float_text(fp, p, o); /* at most 24 bytes */
         if (o[n - 1] == 'n' || o[n - 1] == 'f') { /* nan, inf, -inf: not JSON numbers */
             char text[8];
             memcpy(text, o, n < sizeof text ? n : sizeof text); /* a copy: writing may flush the buffer */
