@@ -159,26 +159,10 @@ expect_same "PTLOG_READ_AHEAD empty: dump" many.txt "$T/out"
 # ptlog does read ahead: blocked writing to a full pipe, a dump formatting on its own thread
 # (PTLOG_FORMAT_THREADS=0) runs 1 + N threads (PTLOG_READ_AHEAD=N). By default the CPUs beyond its
 # own, at most 3, format (test_ptlog_format_threads.sh) and the chunks are loaded on its thread.
-blocked_threads() { # [N]: the threads of `ptlog dump many.ptl` once it waits in a write to a pipe no one reads
-    rm -f out.fifo && mkfifo out.fifo
-    exec 7<>out.fifo # held open, never read: ptlog's writes stop once the pipe is full
-    if [ $# = 1 ]; then PTLOG_FORMAT_THREADS=0 PTLOG_READ_AHEAD=$1 "$PTLOG" dump many.ptl >out.fifo & else "$PTLOG" dump many.ptl >out.fifo & fi
-    local pid=$! i threads=none
-    for ((i = 0; i < 1000; i++)); do
-        if grep -q pipe_write "/proc/$pid/wchan" 2>/dev/null; then
-            threads=$(sed -n 's/^Threads:[[:space:]]*//p' "/proc/$pid/status")
-            break
-        fi
-        sleep 0.01
-    done
-    kill "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    exec 7>&-
-    echo "$threads"
-}
 spare=$(($(nproc) - 1))
 for n in 0 1 3 default; do
-    if [ $n = default ]; then got=$(blocked_threads) want=$((1 + (spare < 3 ? spare : 3))); else got=$(blocked_threads $n) want=$((1 + n)); fi
+    if [ $n = default ]; then got=$(blocked_threads many.ptl "") want=$((1 + (spare < 3 ? spare : 3)))
+    else got=$(blocked_threads many.ptl "" PTLOG_FORMAT_THREADS=0 PTLOG_READ_AHEAD=$n) want=$((1 + n)); fi
     [ "$got" = "$want" ] && ok || bad "PTLOG_READ_AHEAD=$n: ptlog ran $got threads, want $want"
 done
 

@@ -103,31 +103,13 @@ expect_same "PTLOG_FORMAT_THREADS empty" want.0 "$T/out"
 
 # The threads: blocked writing to a full pipe, a dump runs 1 + F formatter threads, and the chunks
 # are loaded on the reading thread unless PTLOG_READ_AHEAD asks for threads (then 1 + F + R).
-blocked_threads() { # ENV...: the threads of `ptlog dump $dump_args par.ptl` once it waits in a write to a pipe no one reads
-    rm -f out.fifo && mkfifo out.fifo
-    exec 7<>out.fifo
-    # shellcheck disable=SC2086
-    env "$@" "$PTLOG" dump $dump_args par.ptl >out.fifo &
-    local pid=$! i threads=none
-    for ((i = 0; i < 1000; i++)); do
-        if grep -q pipe_write "/proc/$pid/wchan" 2>/dev/null; then
-            threads=$(sed -n 's/^Threads:[[:space:]]*//p' "/proc/$pid/status")
-            break
-        fi
-        sleep 0.01
-    done
-    kill "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    exec 7>&-
-    echo "$threads"
-}
 dump_args=
 spare=$(($(nproc) - 1))
 default=$((spare < 3 ? spare : 3))
 check_threads() { # WANT ENV...
     local want=$1 got
     shift
-    got=$(blocked_threads "$@")
+    got=$(blocked_threads par.ptl "$dump_args" "$@")
     [ "$got" = "$want" ] && ok || bad "$*: ptlog ran $got threads, want $want"
 }
 if [ -z "${TSAN_OPTIONS:-}" ]; then # ThreadSanitizer's thread of its own (.ci/run sets TSAN_OPTIONS) would count

@@ -73,6 +73,29 @@ make_many() {
     "$PTLOG" convert "$name.jsonl" --to ptl -o "$name.ptl" || { bad "cannot build $name.ptl"; finish; }
 }
 
+# blocked_threads LOG DUMP_ARGS [ENV...]: the threads `ptlog dump DUMP_ARGS LOG` runs (with ENV) once it
+# waits in a write to a pipe no one reads ("none" if it never does).
+blocked_threads() {
+    local log=$1 args=$2
+    shift 2
+    rm -f out.fifo && mkfifo out.fifo
+    exec 7<>out.fifo # held open, never read: ptlog's writes stop once the pipe is full
+    # shellcheck disable=SC2086
+    env "$@" "$PTLOG" dump $args "$log" >out.fifo &
+    local pid=$! i threads=none
+    for ((i = 0; i < 1000; i++)); do
+        if grep -q pipe_write "/proc/$pid/wchan" 2>/dev/null; then
+            threads=$(sed -n 's/^Threads:[[:space:]]*//p' "/proc/$pid/status")
+            break
+        fi
+        sleep 0.01
+    done
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    exec 7>&-
+    echo "$threads"
+}
+
 finish() {
     echo "$PASS passed, $FAIL failed"
     [ "$FAIL" = 0 ]

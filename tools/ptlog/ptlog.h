@@ -798,20 +798,28 @@ static inline const ptlog_plan *ptlog_plan_of(ptlog_plans *ps, const tracelog_sc
     return i != SIZE_MAX ? &ps->v[i] : ptlog_plan_make(ps, s);
 }
 void ptlog_plans_free(ptlog_plans *ps);
-/* An f32 or f64 field at p as its text (tracelog_double_text) into out[0..TRACELOG_DOUBLE_TEXT_MAX); its length. */
-static inline size_t ptlog_plan_float_text(const ptlog_field_plan *fp, const uint8_t *p, char *out)
+/* An f32 (size 4) or f64 field at p, as a double (an f32 widened exactly). */
+static inline double ptlog_load_float(const uint8_t *p, size_t size)
 {
-    uint64_t bits = ptlog_load_le(p, fp->size);
-    if (fp->type == TRACELOG_FIELD_F32) {
+    uint64_t bits = ptlog_load_le(p, size);
+    if (size == 4) {
         uint32_t b32 = (uint32_t)bits;
         float f;
         memcpy(&f, &b32, sizeof f);
-        return tracelog_float_text(f, out);
+        return f;
     }
     double d;
     memcpy(&d, &bits, sizeof d);
-    return tracelog_double_text(d, out);
+    return d;
 }
+
+/* An f32 or f64 field at p as its text (tracelog_double_text) into out[0..TRACELOG_DOUBLE_TEXT_MAX); its length. */
+static inline size_t ptlog_plan_float_text(const ptlog_field_plan *fp, const uint8_t *p, char *out)
+{
+    double v = ptlog_load_float(p, fp->size);
+    return fp->size == 4 ? tracelog_float_text((float)v, out) : tracelog_double_text(v, out);
+}
+
 /* A field at p (where the plan puts it in the payload) as an unsigned, or a sign-extended signed, integer. */
 uint64_t ptlog_plan_load(const ptlog_field_plan *fp, const uint8_t *p);
 /*

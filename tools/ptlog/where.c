@@ -512,18 +512,9 @@ static int eval_fast(const node *nd, const bound_leaf *l, const uint8_t *p)
 {
     if (l->ranged)
         return eval_ranged(l, p);
+    if (l->fast == FAST_FLOAT)
+        return compare_double(nd, ptlog_load_float(p, l->size));
     uint64_t u = ptlog_load_le(p, l->size);
-    if (l->fast == FAST_FLOAT) {
-        if (l->size == 4) {
-            uint32_t u32 = (uint32_t)u;
-            float fv;
-            memcpy(&fv, &u32, sizeof fv);
-            return compare_double(nd, fv);
-        }
-        double d;
-        memcpy(&d, &u, sizeof d);
-        return compare_double(nd, d);
-    }
     if (l->fast == FAST_SIGNED)
         u = ptlog_sign_extend(u, l->size);
     int neg = l->fast == FAST_SIGNED && (int64_t)u < 0;
