@@ -122,5 +122,10 @@ if [ -z "${TSAN_OPTIONS:-}" ]; then # ThreadSanitizer's thread of its own (.ci/r
     dump_args="--event blob"
     check_threads $((1 + default)) PTLOG_FORMAT_THREADS=2 PTLOG_READ_AHEAD=
     check_threads 1 PTLOG_FORMAT_THREADS=2 PTLOG_READ_AHEAD=0
+    # A log of fewer events than a batch is formatted on the reading thread (its text, 190 KB in colour,
+    # is written from the batch while the threads would still run).
+    make_many few 2000
+    got=$(blocked_threads few.ptl --color=always PTLOG_FORMAT_THREADS=2 PTLOG_READ_AHEAD=0)
+    [ "$got" = 1 ] && ok || bad "a log of 2000 events: ptlog ran $got threads, want 1"
 fi
 finish

@@ -207,17 +207,20 @@ static void start_threads(par *p)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* At the first full batch: formatting is the work when most of the events read were kept. */
+static void decide(par *p)
+{
+    p->decided = 1;
+    if (p->kept * 2 <= p->sel->read)
+        return;
+    if (p->src->yield_cpus)
+        p->src->yield_cpus(p->src);
+    start_threads(p);
+}
+
 /* Hands the batch being filled to the formatters. */
 static void submit(par *p)
 {
-    if (!p->decided) { /* the first full batch: formatting is the work when most events are kept */
-        p->decided = 1;
-        if (p->kept * 2 > p->sel->read) {
-            if (p->src->yield_cpus)
-                p->src->yield_cpus(p->src);
-            start_threads(p);
-        }
-    }
     pthread_mutex_lock(&p->lock);
     p->filling->state = READY;
     p->fill++;
@@ -227,8 +230,8 @@ static void submit(par *p)
 
 /*
  * Writes out the batches formatted, in order, and formats one itself when
- * none is; until `room` batches may be filled (0: all written). Called
- * with the lock held.
+ * none is, until `room` batches of the ring are free (nring: everything
+ * written). Called with the lock held.
  */
 static void drain(par *p, size_t room)
 {
@@ -298,6 +301,8 @@ static int keep_event(void *ctx, const tracelog_event *ev, const char *name)
     par *p = ctx;
     batch *b = p->filling;
     if (b->n == BATCH_EVENTS || (b->n && b->nbytes + ev->payload_len > BATCH_BYTES)) {
+        if (!p->decided)
+            decide(p);
         submit(p);
         b = next_batch(p);
         if (p->code)
@@ -399,7 +404,7 @@ int ptlog_sink_events(ptlog_src *src, ptlog_select *sel, const ptlog_sink *sink)
         submit(p);
         pthread_mutex_lock(&p->lock);
     }
-    drain(p, p->nring); /* everything written */
+    drain(p, p->nring); /* everything written; a last batch not full is the reading thread's if no thread runs */
     p->stop = 1;
     pthread_cond_broadcast(&p->ready);
     pthread_mutex_unlock(&p->lock);
