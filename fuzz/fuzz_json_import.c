@@ -25,6 +25,8 @@
  *    relative: other choices) and imported again gives the same events and
  *    the same type table (the `ptl -> json -> ptl` round trip of
  *    tools/ptlog/README.md);
+ *  - that .ptl dumped or exported to JSON through ptlog's batches of formatter
+ *    threads (tools/ptlog/par.c) gives the bytes it gives on one thread;
  *  - that .ptl converted to Perfetto's protobuf trace is well formed: a
  *    sequence of Trace.packet fields whose every field (varint, fixed64,
  *    length-delimited within its packet) parses, with at least one
@@ -418,6 +420,56 @@ static void check_round_trip(int ptl_fd, int lines, ptlog_ts_form ts, const impo
     close(json_fd);
 }
 
+/* The log at path as dump's text (what 0), JSON (1) or JSON Lines (2), formatted with `threads` formatter
+   threads (tools/ptlog/par.c), into a new memfd (its size in *len). */
+static int export_with(const char *path, int what, const ptlog_dump_opts *o, int threads, off_t *len)
+{
+    char n[8];
+    snprintf(n, sizeof n, "%d", threads);
+    FUZZ_CHECK_SYS(setenv("PTLOG_FORMAT_THREADS", n, 1) == 0);
+    FUZZ_ASSERT(ptlog_format_threads_init() == 0);
+    ptlog_src *src;
+    FUZZ_ASSERT(ptlog_src_open(path, PTLOG_FMT_PTL, &src) == 0);
+    int fd = memfd_create("export", MFD_CLOEXEC);
+    FUZZ_CHECK_SYS(fd >= 0);
+    ptlog_out out;
+    out_on_fd(&out, fd);
+    ptlog_select sel;
+    memset(&sel, 0, sizeof sel);
+    int rc = what == 0 ? ptlog_write_text(src, &out, &sel, o) : ptlog_write_json(src, &out, what == 2, &sel, o->ts);
+    src->close(src);
+    FUZZ_ASSERT(rc == 0, "export %d with %d formatter threads: %d", what, threads, rc);
+    FUZZ_ASSERT(ptlog_out_finish(&out) == 0);
+    *len = lseek(fd, 0, SEEK_END);
+    FUZZ_CHECK_SYS(*len >= 0);
+    return fd;
+}
+
+/* Formatting through batches (formatter threads, or the reading thread replaying a batch) gives the bytes
+   of formatting on the reading thread, for dump's text (with --delta or not) and JSON. */
+static void check_format_threads(int ptl_fd, uint8_t choice)
+{
+    char path[64];
+    fd_path(ptl_fd, path, sizeof path);
+    ptlog_dump_opts o = {.relative = choice & 1, .delta = (choice >> 1) & 1, .hex = (choice >> 3) & 1,
+                         .ts = (ptlog_ts_form)((choice >> 4) % 3)};
+    int what = (choice >> 6) % 3;
+    off_t one_len, many_len;
+    int one = export_with(path, what, &o, 0, &one_len), many = export_with(path, what, &o, 2, &many_len);
+    FUZZ_ASSERT(one_len == many_len, "export %d: %lld bytes on one thread, %lld with formatter threads", what,
+                (long long)one_len, (long long)many_len);
+    char *a = malloc((size_t)one_len + 1), *b = malloc((size_t)one_len + 1);
+    FUZZ_CHECK_SYS(a && b);
+    FUZZ_CHECK_SYS(pread(one, a, (size_t)one_len, 0) == one_len && pread(many, b, (size_t)one_len, 0) == one_len);
+    FUZZ_ASSERT(memcmp(a, b, (size_t)one_len) == 0, "export %d differs with formatter threads", what);
+    free(a);
+    free(b);
+    close(one);
+    close(many);
+    FUZZ_CHECK_SYS(setenv("PTLOG_FORMAT_THREADS", "0", 1) == 0); /* the other checks on one thread */
+    FUZZ_ASSERT(ptlog_format_threads_init() == 0);
+}
+
 /*
  * The fast paths (events read in place: ptlog's own lines, flat objects of
  * plain values) read exactly what jansson reads: the same input imported
@@ -478,6 +530,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_ptl(ptl_fd, &res);
             check_round_trip(ptl_fd, (choice >> (2 + lines)) & 1, (ptlog_ts_form)((choice >> 4) % 3), &res);
             check_perfetto(ptl_fd, &res);
+            check_format_threads(ptl_fd, choice);
         }
         result_free(&res);
         close(ptl_fd);
