@@ -6,7 +6,8 @@
  * read events through a ptlog_src (src_ptl.c for .ptl logs, json_in.c for
  * JSON and JSON Lines, merge.c over several inputs), run them through
  * src.c's event loop into a sink (dump.c, json_out.c, chrome.c, ptl_out.c;
- * dump and JSON format on several threads through par.c) and write through a ptlog_out (out.c: buffered, atomic temp file + rename).
+ * dump and JSON format on several threads through par.c) and write through
+ * a ptlog_out (out.c: buffered, atomic temp file + rename).
  * Every function that can fail prints ONE line on stderr and returns one of
  * the exit codes below, so callers only propagate the number.
  */

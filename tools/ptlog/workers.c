@@ -1,4 +1,5 @@
-/* How many threads ptlog may use: the CPUs it may run on, and the PTLOG_*_THREADS-style settings. */
+/* How many threads ptlog may use: the CPUs it may run on; the numbers PTLOG_READ_AHEAD and
+   PTLOG_FORMAT_THREADS give. */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdlib.h>
