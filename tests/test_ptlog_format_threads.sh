@@ -76,6 +76,12 @@ expect_same "-o file" want.8 par.out.jsonl
 run bash -c "cat par.ptl | PTLOG_FORMAT_THREADS=2 '$PTLOG' dump -"
 expect_same "from a pipe" want.0 "$T/out"
 
+# A write that fails: exit 4 and one message, as on one thread.
+if [ -w /dev/full ]; then
+    expect_rc 4 "write error" env PTLOG_FORMAT_THREADS=2 "$PTLOG" convert par.ptl --to jsonl -o /dev/full
+    expect_err '^ptlog: /dev/full: cannot write the output: No space left on device$' "write error"
+fi
+
 # A damaged chunk in the middle: the same events, the same warning, exit 1.
 cp par.ptl damaged.ptl
 size=$(stat -c %s par.ptl)
