@@ -170,6 +170,19 @@ static void out_on_fd(ptlog_out *o, int fd)
     FUZZ_CHECK_SYS(o->buf != NULL);
 }
 
+/* The start of every export: the log at path as ptlog's source, an output into a new memfd (returned), no
+   selection. */
+static int export_start(const char *path, const char *name, ptlog_src **src, ptlog_out *out, ptlog_select *sel)
+{
+    int rc = ptlog_src_open(path, PTLOG_FMT_PTL, src);
+    FUZZ_ASSERT(rc == 0, "ptlog cannot open the log it wrote: %d", rc);
+    int fd = memfd_create(name, MFD_CLOEXEC);
+    FUZZ_CHECK_SYS(fd >= 0);
+    out_on_fd(out, fd);
+    memset(sel, 0, sizeof *sel);
+    return fd;
+}
+
 /* What one import produced. */
 typedef struct import_result {
     int rc;
@@ -347,14 +360,10 @@ static void check_perfetto(int ptl_fd, const import_result *first)
     char path[64];
     fd_path(ptl_fd, path, sizeof path);
     ptlog_src *src;
-    unsigned long mark = ptlog_msg_count();
-    FUZZ_ASSERT(ptlog_src_open(path, PTLOG_FMT_PTL, &src) == 0);
-    int fd = memfd_create("perfetto-out", MFD_CLOEXEC);
-    FUZZ_CHECK_SYS(fd >= 0);
     ptlog_out out;
-    out_on_fd(&out, fd);
     ptlog_select sel;
-    memset(&sel, 0, sizeof sel);
+    unsigned long mark = ptlog_msg_count();
+    int fd = export_start(path, "perfetto-out", &src, &out, &sel);
     int rc = ptlog_write_perfetto(src, &out, &sel);
     src->close(src);
     FUZZ_ASSERT(rc == 0 && messages_since(mark) == 0, "export to perfetto: %d", rc);
@@ -384,16 +393,11 @@ static void check_round_trip(int ptl_fd, int lines, ptlog_ts_form ts, const impo
     char path[64];
     fd_path(ptl_fd, path, sizeof path);
     ptlog_src *src;
-    unsigned long mark = ptlog_msg_count();
-    int rc = ptlog_src_open(path, PTLOG_FMT_PTL, &src);
-    FUZZ_ASSERT(rc == 0, "ptlog cannot open the log it wrote: %d", rc);
-    int json_fd = memfd_create("json-out", MFD_CLOEXEC);
-    FUZZ_CHECK_SYS(json_fd >= 0);
     ptlog_out out;
-    out_on_fd(&out, json_fd);
     ptlog_select sel;
-    memset(&sel, 0, sizeof sel);
-    rc = ptlog_write_json(src, &out, lines, &sel, ts);
+    unsigned long mark = ptlog_msg_count();
+    int json_fd = export_start(path, "json-out", &src, &out, &sel);
+    int rc = ptlog_write_json(src, &out, lines, &sel, ts);
     src->close(src);
     FUZZ_ASSERT(rc == 0 && messages_since(mark) == 0, "export to %s: %d", lines ? "jsonl" : "json", rc);
     FUZZ_ASSERT(ptlog_out_finish(&out) == 0); /* no path: flushes, keeps the descriptor */
@@ -429,13 +433,9 @@ static int export_with(const char *path, int what, const ptlog_dump_opts *o, int
     FUZZ_CHECK_SYS(setenv("PTLOG_FORMAT_THREADS", n, 1) == 0);
     FUZZ_ASSERT(ptlog_format_threads_init() == 0);
     ptlog_src *src;
-    FUZZ_ASSERT(ptlog_src_open(path, PTLOG_FMT_PTL, &src) == 0);
-    int fd = memfd_create("export", MFD_CLOEXEC);
-    FUZZ_CHECK_SYS(fd >= 0);
     ptlog_out out;
-    out_on_fd(&out, fd);
     ptlog_select sel;
-    memset(&sel, 0, sizeof sel);
+    int fd = export_start(path, "export", &src, &out, &sel);
     int rc = what == 0 ? ptlog_write_text(src, &out, &sel, o) : ptlog_write_json(src, &out, what == 2, &sel, o->ts);
     src->close(src);
     FUZZ_ASSERT(rc == 0, "export %d with %d formatter threads: %d", what, threads, rc);
