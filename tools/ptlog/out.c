@@ -204,7 +204,7 @@ void ptlog_out_write_full(ptlog_out *o, const void *p, size_t n)
 
 void ptlog_out_write_block(ptlog_out *o, const void *p, size_t n)
 {
-    if (o->memory || n < o->cap / 8) {
+    if (n < o->cap / 8) { /* a memory output appends either way (write_all) */
         ptlog_out_write(o, p, n);
         return;
     }
