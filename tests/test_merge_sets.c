@@ -561,6 +561,63 @@ static void test_late_starts(void)
     built_free(&b);
 }
 
+/*
+ * Read in ranges of chunk indexes (tracelog_reader_read_range), one after
+ * the other on one reader: the whole read's events, in order, for any cut
+ * points (inside sets too: a range reads the sets that start in it), and
+ * rewind goes back to the range's first set.
+ */
+static uint64_t rnd(void);
+
+static void check_ranges(const built *b)
+{
+    int fd = tl_test_tmpfd();
+    tl_test_fd_set(fd, b->bytes, b->len);
+    tracelog_reader *r;
+    tracelog_error err;
+    if (!CHECK_STATUS(tracelog_reader_open(fd, NULL, &r, &err), TRACELOG_OK))
+        return;
+    tl_test_read_ahead_from_env(r);
+    tracelog_reader_info info;
+    tracelog_reader_get_info(r, &info);
+    CHECK_STATUS(tracelog_reader_read_range(r, 1, 0), TRACELOG_E_INVAL);
+    CHECK_STATUS(tracelog_reader_read_range(r, 0, info.chunks + 1), TRACELOG_E_INVAL);
+    for (int cuts = 0; cuts < 4; cuts++) {
+        tl_test_context("ranges, cut %d", cuts);
+        tl_test_events got = {0};
+        uint64_t from = 0;
+        while (from < info.chunks) {
+            uint64_t to = cuts == 0 ? from + 1 : from + rnd() % (info.chunks - from + 1); /* empty ranges too */
+            if (!CHECK_STATUS(tracelog_reader_read_range(r, from, to), TRACELOG_OK))
+                break;
+            size_t at = got.n;
+            tracelog_event ev;
+            while (tracelog_reader_next(r, &ev) == TRACELOG_OK)
+                tl_test_events_push(&got, &ev);
+            size_t n = got.n - at; /* read again from the range's start: the same events */
+            if (n && CHECK_STATUS(tracelog_reader_rewind(r), TRACELOG_OK) &&
+                CHECK_STATUS(tracelog_reader_next(r, &ev), TRACELOG_OK))
+                CHECK(tl_test_event_equal(&ev, &got.ev[at]));
+            from = to;
+        }
+        CHECK_EVENTS_EQ(got.ev, got.n, b->want.ev, b->want.n);
+        for (size_t e = 0; e < got.n; e++)
+            if (!CHECK_EQ(got.ev[e].kernel_tid, 5000 + (got.ev[e].tid - 1000)))
+                break;
+        tl_test_events_free(&got);
+    }
+    tracelog_reader_info after;
+    tracelog_reader_get_info(r, &after);
+    CHECK_EQ(after.problems, 0);
+    tracelog_reader_close(r);
+    close(fd);
+    dribble d = {b->bytes, b->len, 0, 0}; /* a stream cannot */
+    if (CHECK_STATUS(tracelog_reader_open_read(dribble_read, &d, NULL, &r, &err), TRACELOG_OK)) {
+        CHECK_STATUS(tracelog_reader_read_range(r, 0, 0), TRACELOG_E_NOT_SEEKABLE);
+        tracelog_reader_close(r);
+    }
+}
+
 /* Random sets against the rule: chunks in order or not, many ties, sets of 1 to 30 chunks. */
 static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)
@@ -597,6 +654,7 @@ static void test_random_sets(void)
         built b;
         build(&b, nchunks, per, from_rnd, rnd_flagged, round % 2);
         check_all_ways(&b, NULL, 0);
+        check_ranges(&b);
         built_free(&b);
     }
     tl_test_context(NULL);

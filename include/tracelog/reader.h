@@ -200,6 +200,25 @@ TRACELOG_API tracelog_status tracelog_reader_seek_time(tracelog_reader *r, uint6
  */
 TRACELOG_API tracelog_status tracelog_reader_set_end_time(tracelog_reader *r, uint64_t ts_ns);
 
+/*
+ * Reading a log in ranges, one reader per range (each opened on the same
+ * file, on threads of the caller's): r reads the merge sets (format-spec
+ * 6.10) whose first chunk, as the chunk headers delimit sets, has an index
+ * in [first, end), where the indexes count the chunks of
+ * tracelog_reader_info.chunks; then TRACELOG_END. For any
+ * 0 = c0 < c1 < ... < ck = info.chunks, the ranges [ci, ci+1) read one after
+ * the other give a whole read's events in its order, with their kernel tids
+ * and thread names, when no reading reports a problem: a damaged chunk
+ * (whose MERGE_NEXT is not trusted) or a set cut at its limits is read
+ * whole only by a whole read, so a caller that finds a new problem after a
+ * range reads on from that range's start as one range to the end. Problems
+ * are those of the chunks read (and the open scan's). It replaces
+ * tracelog_reader_set_end_time's end, and rewind goes back to `first`'s
+ * set. TRACELOG_OK; TRACELOG_E_INVAL for a NULL r or first > end or end >
+ * info.chunks; TRACELOG_E_NOT_SEEKABLE on a pipe or a followed file.
+ */
+TRACELOG_API tracelog_status tracelog_reader_read_range(tracelog_reader *r, uint64_t first, uint64_t end);
+
 /* Attributes of the stream (borrowed, valid until tracelog_reader_close). */
 TRACELOG_API const tracelog_metadata *tracelog_reader_metadata(const tracelog_reader *r);
 

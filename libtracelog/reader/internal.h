@@ -120,7 +120,8 @@ struct tracelog_reader {
     uint64_t set_last_seq; /* seq of the set's last chunk so far (seekable: thread definitions) */
     size_t set_last_defs;  /* pipe: definitions read before the set's last chunk so far */
     uint64_t *reach;       /* seekable, built at the first time seek: the largest max_ts up to each chunk */
-    size_t end_chunk;      /* seekable, tracelog_reader_set_end_time: the chunks from here on are not read */
+    size_t begin_chunk;    /* seekable, tracelog_reader_read_range: where rewind and seek start (0: the log's) */
+    size_t end_chunk;      /* seekable, tracelog_reader_set_end_time or read_range: the chunks from here on are not read */
     int has_end_chunk;
     tracelog_event peeked; /* seek_time found it: next() returns it first */
     int has_peeked;

@@ -441,7 +441,31 @@ tracelog_status tracelog_reader_rewind(tracelog_reader *r)
     if (!r->src.seekable)
         return TRACELOG_E_NOT_SEEKABLE;
     set_reset(r);
-    r->next_chunk = 0;
+    r->next_chunk = r->begin_chunk;
+    return TRACELOG_OK;
+}
+
+/* The first chunk at or after i that starts a set as the chunk headers delimit sets (nchunks: none). */
+static size_t set_start_from(const tracelog_reader *r, size_t i)
+{
+    while (i > 0 && i < r->nchunks && (r->chunks[i - 1].ch.flags & TL_CHUNK_MERGE_NEXT))
+        i++;
+    return i;
+}
+
+tracelog_status tracelog_reader_read_range(tracelog_reader *r, uint64_t first, uint64_t end)
+{
+    if (!r || first > end)
+        return TRACELOG_E_INVAL;
+    if (!r->src.seekable)
+        return TRACELOG_E_NOT_SEEKABLE;
+    if (end > r->nchunks)
+        return TRACELOG_E_INVAL;
+    r->begin_chunk = set_start_from(r, (size_t)first);
+    r->end_chunk = set_start_from(r, (size_t)end);
+    r->has_end_chunk = 1;
+    set_reset(r);
+    r->next_chunk = r->begin_chunk;
     return TRACELOG_OK;
 }
 
@@ -511,6 +535,8 @@ tracelog_status tracelog_reader_seek_time(tracelog_reader *r, uint64_t ts)
     }
     while (lo > 0 && lo < r->nchunks && (r->chunks[lo - 1].ch.flags & TL_CHUNK_MERGE_NEXT))
         lo--;
+    if (lo < r->begin_chunk) /* read_range: its first set */
+        lo = r->begin_chunk;
     set_reset(r);
     r->next_chunk = lo;
     tracelog_event ev;
