@@ -1,11 +1,14 @@
 #!/bin/bash
-# Formatting on several threads (tools/ptlog/par.c): dump, JSON and JSON
-# Lines of a seekable .ptl log give the same bytes, warnings and exit status
-# whatever PTLOG_FORMAT_THREADS is, with every option whose text depends on
-# the events before (--delta, JSON's separating commas, --limit), on typed
+# Reading and formatting on several threads: dump, JSON and JSON Lines of
+# a seekable .ptl log, read in ranges (tools/ptlog/parts.c: its 21 chunks
+# are two units) or formatted on threads (par.c: --delta, --limit, --begin,
+# --end), give the same bytes, warnings and exit status whatever
+# PTLOG_FORMAT_THREADS is, with every option whose text depends on the
+# events before (--delta, JSON's separating commas, --limit), on typed
 # events, thread names, event sets naming other types, payloads that fill a
-# batch alone, and a damaged log; a bad PTLOG_FORMAT_THREADS is a usage
-# error; the threads run (counted while ptlog waits on a full pipe).
+# batch alone, and a log damaged in either unit; a bad PTLOG_FORMAT_THREADS
+# is a usage error; the threads run (counted while ptlog waits on a full
+# pipe).
 . "$(dirname "$0")/ptlog/lib.sh"
 
 # 20000 events over 5 threads (4 named, one renamed half-way), 3 typed types (one with an event set
@@ -82,19 +85,30 @@ if [ -w /dev/full ]; then
     expect_err '^ptlog: /dev/full: cannot write the output: No space left on device$' "write error"
 fi
 
-# A damaged chunk in the middle: the same events, the same warning, exit 1.
-cp par.ptl damaged.ptl
+# A damaged chunk in the first unit, then in the second (the first written from its range, the rest
+# read again on one thread): the same events, the same warning, exit 1.
 size=$(stat -c %s par.ptl)
-printf '\xde\xad\xbe\xef\xde\xad\xbe\xef' | dd of=damaged.ptl bs=1 seek=$((size / 3)) conv=notrunc 2>/dev/null
-expect_rc 1 "damaged, one thread" env PTLOG_FORMAT_THREADS=0 "$PTLOG" dump damaged.ptl
-cp "$T/out" damaged.txt
-cp "$T/err" damaged.err
-n=$(wc -l <damaged.txt)
-[ "$n" -gt 1000 ] && [ "$n" -lt 20000 ] && ok || bad "damaged log dumped $n lines"
-for n in 1 3; do
-    expect_rc 1 "damaged, PTLOG_FORMAT_THREADS=$n" env PTLOG_FORMAT_THREADS=$n "$PTLOG" dump damaged.ptl
-    expect_same "damaged, PTLOG_FORMAT_THREADS=$n: events" damaged.txt "$T/out"
-    expect_same "damaged, PTLOG_FORMAT_THREADS=$n: warning" damaged.err "$T/err"
+for at in $((size / 3)) $((size * 19 / 20)); do
+    cp par.ptl damaged.ptl
+    printf '\xde\xad\xbe\xef\xde\xad\xbe\xef' | dd of=damaged.ptl bs=1 seek="$at" conv=notrunc 2>/dev/null
+    expect_rc 1 "damaged at $at, one thread" env PTLOG_FORMAT_THREADS=0 "$PTLOG" dump damaged.ptl
+    cp "$T/out" damaged.txt
+    cp "$T/err" damaged.err
+    n=$(wc -l <damaged.txt)
+    [ "$n" -gt 1000 ] && [ "$n" -lt 20000 ] && ok || bad "damaged log dumped $n lines"
+    for n in 1 3; do
+        for cmd in dump "convert --to json -o -"; do
+            # shellcheck disable=SC2086
+            expect_rc 1 "damaged at $at, PTLOG_FORMAT_THREADS=$n $cmd" env PTLOG_FORMAT_THREADS=$n "$PTLOG" $cmd damaged.ptl
+            if [ "$cmd" = dump ]; then
+                expect_same "damaged at $at, PTLOG_FORMAT_THREADS=$n: events" damaged.txt "$T/out"
+            else
+                PTLOG_FORMAT_THREADS=0 "$PTLOG" convert --to json -o - damaged.ptl >damaged.json 2>/dev/null
+                expect_same "damaged at $at, PTLOG_FORMAT_THREADS=$n: JSON" damaged.json "$T/out"
+            fi
+            expect_same "damaged at $at, PTLOG_FORMAT_THREADS=$n $cmd: warning" damaged.err "$T/err"
+        done
+    done
 done
 
 # A bad setting is a usage error, checked before any input is read.
@@ -107,9 +121,10 @@ done
 expect_rc 0 "PTLOG_FORMAT_THREADS empty: the default" env PTLOG_FORMAT_THREADS= "$PTLOG" dump par.ptl
 expect_same "PTLOG_FORMAT_THREADS empty" want.0 "$T/out"
 
-# The threads: blocked writing to a full pipe, a dump runs 1 + F formatter threads, and the chunks
-# are loaded on the reading thread unless PTLOG_READ_AHEAD asks for threads (then 1 + F + R).
-dump_args=
+# The threads: blocked writing to a full pipe, a dump formatting on threads (--delta) runs 1 + F
+# formatter threads, and the chunks are loaded on the reading thread unless PTLOG_READ_AHEAD asks for
+# threads (then 1 + F + R).
+dump_args=--delta
 spare=$(($(nproc) - 1))
 default=$((spare < 3 ? spare : 3))
 check_threads() { # WANT ENV...
@@ -125,7 +140,7 @@ if [ -z "${TSAN_OPTIONS:-}" ]; then # ThreadSanitizer's thread of its own (.ci/r
     check_threads $((1 + default)) PTLOG_FORMAT_THREADS= PTLOG_READ_AHEAD=
     # A selection that keeps few events (here 0.1 %, 8 MB of text): no formatter thread starts, and the
     # chunks are read ahead.
-    dump_args="--event blob"
+    dump_args="--delta --event blob"
     check_threads $((1 + default)) PTLOG_FORMAT_THREADS=2 PTLOG_READ_AHEAD=
     check_threads 1 PTLOG_FORMAT_THREADS=2 PTLOG_READ_AHEAD=0
     # A log of fewer events than a batch is formatted on the reading thread (its text, 190 KB in colour,
@@ -133,5 +148,14 @@ if [ -z "${TSAN_OPTIONS:-}" ]; then # ThreadSanitizer's thread of its own (.ci/r
     make_many few 2000
     got=$(blocked_threads few.ptl --color=always PTLOG_FORMAT_THREADS=2 PTLOG_READ_AHEAD=0)
     [ "$got" = 1 ] && ok || bad "a log of 2000 events: ptlog ran $got threads, want 1"
+    # Read in ranges, 13 units of 16384 events: blocked writing the first, the F other readers wait for
+    # room (the ring holds 2 (F + 1) units), their reader's read ahead left off.
+    make_many big 200000
+    for f in 1 2; do
+        got=$(blocked_threads big.ptl "" PTLOG_FORMAT_THREADS=$f PTLOG_READ_AHEAD=)
+        [ "$got" = $((1 + f)) ] && ok || bad "ranges, PTLOG_FORMAT_THREADS=$f: ptlog ran $got threads, want $((1 + f))"
+    done
+    got=$(blocked_threads big.ptl "" PTLOG_FORMAT_THREADS= PTLOG_READ_AHEAD=)
+    [ "$got" = $((1 + default)) ] && ok || bad "ranges, the default: ptlog ran $got threads, want $((1 + default))"
 fi
 finish

@@ -301,7 +301,7 @@ int ptlog_write_text(ptlog_src *src, ptlog_out *out, ptlog_select *sel, const pt
     d->names.make = name_text;
     d->names.fixed = 32;
     ptlog_timecache_init(&d->tc, d->o.local);
-    ptlog_sink sink = {dump_event, d, out, dumper_copy, dumper_resume, dumper_free};
+    ptlog_sink sink = {dump_event, d, out, dumper_copy, dumper_resume, dumper_free, d->o.delta ? NULL : ""};
     int rc = ptlog_sink_events(src, sel, &sink);
     dumper_free(d);
     return rc;

@@ -688,7 +688,7 @@ int ptlog_write_json(ptlog_src *src, ptlog_out *out, int lines, ptlog_select *se
         }
         ptlog_out_puts(out, ",\n\"events\":[\n");
     }
-    ptlog_sink sink = {json_event, w, out, writer_copy, writer_resume, writer_free};
+    ptlog_sink sink = {json_event, w, out, writer_copy, writer_resume, writer_free, lines ? "" : ",\n"};
     int rc = ptlog_sink_events(src, sel, &sink);
     if (lines) {
         ptlog_out_puts(out, "{");

@@ -33,7 +33,6 @@
 #define BATCH_EVENTS 2048
 #define BATCH_BYTES (256u * 1024) /* payload bytes copied into a batch (a larger payload gets a batch alone) */
 #define TEXT_CAP (512u * 1024)
-#define FORMAT_THREADS_MAX 16
 #define FORMAT_THREADS_DEFAULT_MAX 3
 
 typedef struct item { /* one cache line: the reading thread writes one per event */
@@ -88,8 +87,8 @@ struct par {
     int code;
     size_t nthreads, started;
     int decided; /* whether to start the threads (at the first full batch) */
-    pthread_t thread[FORMAT_THREADS_MAX];
-    formatter fmt[FORMAT_THREADS_MAX + 1]; /* the last is the reading thread's */
+    pthread_t thread[PTLOG_FORMAT_THREADS_MAX];
+    formatter fmt[PTLOG_FORMAT_THREADS_MAX + 1]; /* the last is the reading thread's */
 };
 
 static const char *replay_type_name(ptlog_src *s, uint32_t id)
@@ -376,10 +375,10 @@ int ptlog_format_threads_init(void)
 {
     const char *v = getenv("PTLOG_FORMAT_THREADS");
     if (v && *v) {
-        if (ptlog_parse_threads(v, FORMAT_THREADS_MAX, &format_threads) == 0)
+        if (ptlog_parse_threads(v, PTLOG_FORMAT_THREADS_MAX, &format_threads) == 0)
             return 0;
         ptlog_msg("PTLOG_FORMAT_THREADS", "expected a number of threads from 0 to %d, not '%s'",
-                  FORMAT_THREADS_MAX, v);
+                  PTLOG_FORMAT_THREADS_MAX, v);
         return PTLOG_EXIT_USAGE;
     }
     int spare = ptlog_cpus() - 1;
@@ -391,13 +390,16 @@ int ptlog_sink_events(ptlog_src *src, ptlog_select *sel, const ptlog_sink *sink)
 {
     if (format_threads <= 0 || !sink->copy || !src->lookups_shared)
         return ptlog_src_events(src, sel, sink->each, sink->state);
+    int rc = ptlog_parts_events(src, sel, sink, format_threads);
+    if (rc >= 0)
+        return rc;
     par *p = par_new(src, sink, format_threads);
     if (!p)
         return ptlog_src_events(src, sel, sink->each, sink->state); /* no memory for it: on one thread */
     p->sel = sel;
     p->filling = &p->ring[0];
     p->filling->state = FILLING;
-    int rc = ptlog_src_events(src, sel, keep_event, p);
+    rc = ptlog_src_events(src, sel, keep_event, p);
     pthread_mutex_lock(&p->lock);
     if (p->filling->n) {
         pthread_mutex_unlock(&p->lock);

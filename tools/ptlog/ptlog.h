@@ -494,6 +494,15 @@ static inline const tracelog_schema *ptlog_event_schema(ptlog_src *s, uint32_t i
     return s->memo->schema[id];
 }
 
+/* The reader of a .ptl source, NULL for any other source. */
+tracelog_reader *ptlog_ptl_reader(ptlog_src *s);
+/* Another source over the same seekable .ptl file, with a reader of its own (opened again, same
+   options): closed before s. 0, or -1 (not such a source, no memory, or the open failed: nothing
+   printed). */
+int ptlog_ptl_src_clone(ptlog_src *s, ptlog_src **out);
+/* The message for a failed tracelog_reader_next (not TRACELOG_END); the exit code. */
+int ptlog_ptl_read_error(const char *name, tracelog_status st);
+
 /* Warns on stderr about every problem the reader found. Returns the count. */
 uint64_t ptlog_report_problems(const char *name, const tracelog_reader *r);
 
@@ -538,6 +547,8 @@ int ptlog_where_parse(const char *text, ptlog_where **out);
 /* 1 if ev's fields make the expression true, 0 if not, -1 out of memory. */
 int ptlog_where_match(ptlog_where *w, ptlog_src *src, const tracelog_event *ev);
 void ptlog_where_free(ptlog_where *w);
+/* A where of its own (its bindings are a cache): for another thread. NULL without memory. */
+ptlog_where *ptlog_where_clone(const ptlog_where *w);
 /*
  * Checks the expression against every schema of src's event types: a field
  * that none has, or a name or text that no enum or flags field of that name
@@ -562,6 +573,7 @@ typedef struct ptlog_select {
     uint64_t origin;      /* timestamp of the log's first event */
     uint64_t begin_ns, end_ns;
     int have_begin, have_end;
+    int resolved;         /* ptlog_select_resolve ran: a later call changes nothing */
     uint64_t read;        /* events read before the one kept last */
     /* verdict per event id below 4096: 0 unknown, 1 keep, 2 drop */
     unsigned char verdict[4096];
@@ -588,6 +600,13 @@ void ptlog_select_resolve(ptlog_select *s, uint64_t origin);
 int ptlog_select_event(ptlog_select *s, const tracelog_event *ev, const char *name);
 /* 1 if ptlog_select_event keeps every event (once resolved): the event loop then skips it. */
 int ptlog_select_keeps_all(const ptlog_select *s);
+/* Whether the event loop keeps ev: 1, 0, or -1 without memory (--where). every: ptlog_select_keeps_all. */
+static inline int ptlog_select_keep(ptlog_select *s, int every, ptlog_src *src, const tracelog_event *ev,
+                                    const char *name)
+{
+    int keep = every || ptlog_select_event(s, ev, name);
+    return keep && s->where ? ptlog_where_match(s->where, src, ev) : keep;
+}
 int ptlog_select_is_trivial(const ptlog_select *s);
 void ptlog_select_free(ptlog_select *s);
 
@@ -610,11 +629,19 @@ typedef struct ptlog_sink {
     /* state as after `kept` events, the last at prev_ts (--delta's previous time, JSON's separating comma). */
     void (*resume)(void *state, uint64_t kept, uint64_t prev_ts);
     void (*free_copy)(void *state);
+    /* Reading in ranges (parts.c): a range's text is made from a state resumed as after 0 events, and
+       `joint` goes between the texts of two ranges that both hold events ("" for none). NULL when a
+       text depends on the events before it (--delta): not in ranges. */
+    const char *joint;
 } ptlog_sink;
 
 /* ptlog_src_events into sink, formatting on PTLOG_FORMAT_THREADS threads when sink and src allow: the
    output is the one thread's, byte for byte. */
 int ptlog_sink_events(ptlog_src *src, ptlog_select *sel, const ptlog_sink *sink);
+#define PTLOG_FORMAT_THREADS_MAX 16
+/* parts.c: the log read in ranges on `threads` threads besides the calling one; the exit code, or -1
+   (nothing read, or only the first event, read again) when it does not apply. */
+int ptlog_parts_events(ptlog_src *src, ptlog_select *sel, const ptlog_sink *sink, int threads);
 /* Reads PTLOG_FORMAT_THREADS (call before any command runs): 0, or PTLOG_EXIT_USAGE after a message. */
 int ptlog_format_threads_init(void);
 

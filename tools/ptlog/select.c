@@ -101,6 +101,9 @@ int ptlog_select_option(ptlog_select *s, int opt, const char *arg)
 
 void ptlog_select_resolve(ptlog_select *s, uint64_t origin)
 {
+    if (s->resolved) /* a reading continued elsewhere (parts.c) keeps the log's first event */
+        return;
+    s->resolved = 1;
     s->origin = origin;
     if (s->begin.set) {
         s->have_begin = 1;

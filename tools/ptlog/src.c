@@ -48,8 +48,8 @@ static int run_events(ptlog_src *src, ptlog_select *sel,
     int code = 0;
     while (rc == 1 && kept < limit) {
         const char *name = ptlog_src_type_name(src, ev.event_id);
-        int keep = every || ptlog_select_event(sel, &ev, name);
-        if (keep && sel->where && (keep = ptlog_where_match(sel->where, src, &ev)) < 0) {
+        int keep = ptlog_select_keep(sel, every, src, &ev, name);
+        if (keep < 0) {
             code = ptlog_nomem();
             break;
         }

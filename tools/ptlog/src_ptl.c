@@ -8,8 +8,17 @@
 typedef struct ptl_src {
     ptlog_src base;
     ptlog_in *in;
+    int own_in; /* 0 for a clone: the source it was made from keeps in */
     tracelog_reader *r;
 } ptl_src;
+
+int ptlog_ptl_read_error(const char *name, tracelog_status st)
+{
+    if (st == TRACELOG_E_NOMEM)
+        return ptlog_nomem();
+    ptlog_msg(name, "cannot read: %s", tracelog_strerror(st));
+    return PTLOG_EXIT_INPUT;
+}
 
 static int ptl_next(ptlog_src *s, tracelog_event *ev)
 {
@@ -19,10 +28,7 @@ static int ptl_next(ptlog_src *s, tracelog_event *ev)
         return 1;
     if (st == TRACELOG_END)
         return 0;
-    if (st == TRACELOG_E_NOMEM)
-        return -ptlog_nomem();
-    ptlog_msg(s->name, "cannot read: %s", tracelog_strerror(st));
-    return -PTLOG_EXIT_INPUT;
+    return -ptlog_ptl_read_error(s->name, st);
 }
 
 static const char *ptl_type_name(ptlog_src *s, uint32_t id)
@@ -94,9 +100,29 @@ static void ptl_close(ptlog_src *s)
 {
     ptl_src *p = (ptl_src *)s;
     tracelog_reader_close(p->r);
-    ptlog_in_close(p->in);
-    free(p->in);
+    if (p->own_in) {
+        ptlog_in_close(p->in);
+        free(p->in);
+    }
     free(p);
+}
+
+tracelog_reader *ptlog_ptl_reader(ptlog_src *s)
+{
+    return s->next == ptl_next ? ((ptl_src *)s)->r : NULL;
+}
+
+int ptlog_ptl_src_clone(ptlog_src *s, ptlog_src **out)
+{
+    ptl_src *p = (ptl_src *)s;
+    tracelog_reader *r;
+    tracelog_error err;
+    if (s->next != ptl_next || !p->in->seekable || tracelog_reader_open(p->in->fd, NULL, &r, &err) != TRACELOG_OK)
+        return -1;
+    if (ptlog_ptl_src_wrap(p->in, r, out))
+        return -1;
+    ((ptl_src *)*out)->own_in = 0;
+    return 0;
 }
 
 int ptlog_ptl_open_error(const char *name, tracelog_status st, const tracelog_error *err)
@@ -203,6 +229,7 @@ int ptlog_ptl_src_wrap(ptlog_in *in, tracelog_reader *r, ptlog_src **out)
         return ptlog_nomem();
     }
     p->r = r;
+    p->own_in = 1;
     tracelog_reader_info info;
     tracelog_reader_get_info(p->r, &info);
     ptlog_src *s = &p->base;

@@ -73,6 +73,7 @@ typedef struct binding {
 } binding;
 
 struct ptlog_where {
+    char *text; /* as given: a copy is parsed again (ptlog_where_clone) */
     node *nodes;
     size_t n, cap;
     int root;
@@ -330,7 +331,14 @@ void ptlog_where_free(ptlog_where *w)
     free(w->bindings);
     ptlog_idmap_free(&w->index.map);
     free(w->nodes);
+    free(w->text);
     free(w);
+}
+
+ptlog_where *ptlog_where_clone(const ptlog_where *w)
+{
+    ptlog_where *c = NULL;
+    return ptlog_where_parse(w->text, &c) == 0 ? c : NULL; /* parsed once already: only memory can fail */
 }
 
 int ptlog_where_parse(const char *text, ptlog_where **out)
@@ -338,6 +346,11 @@ int ptlog_where_parse(const char *text, ptlog_where **out)
     ptlog_where *w = calloc(1, sizeof *w);
     if (!w)
         return ptlog_nomem();
+    w->text = strdup(text);
+    if (!w->text) {
+        free(w);
+        return ptlog_nomem();
+    }
     parser ps = {.text = text, .p = text, .w = w};
     w->root = parse_or(&ps);
     if (w->root >= 0) {
