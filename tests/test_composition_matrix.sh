@@ -162,8 +162,8 @@ for n in 0 3; do
     PTLOG_READ_AHEAD=$n row "ahead-$n" none "$OWN"
 done
 
-# The reference's log formatted on ptlog's thread alone and on 3 formatter threads
-# (PTLOG_FORMAT_THREADS; the log holds more than a batch of 2048 events, so they start).
+# The reference's log formatted on ptlog's thread alone and read in ranges on 4 threads
+# (PTLOG_FORMAT_THREADS=3, tools/ptlog/parts.c: its 29 chunks are a unit each).
 for n in 0 3; do
     cp own-flush.ptl "format-$n.ptl"
     PTLOG_FORMAT_THREADS=$n row "format-$n" none "$OWN"

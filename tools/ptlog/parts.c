@@ -32,6 +32,7 @@
 
 #define UNIT_EVENTS 16384 /* about this many events a unit: its text is a few MiB at most for a dump */
 #define UNIT_CHUNKS_MAX 64
+#define UNITS_PER_THREAD 4
 #define TEXT_CAP (512u * 1024)
 
 typedef struct unit {
@@ -307,9 +308,13 @@ static int applies(parts *p, ptlog_src *src, ptlog_select *sel, const ptlog_sink
     if (!info.seekable || info.problems || info.chunks < 2)
         return 0;
     p->nchunks = info.chunks;
-    p->per_unit = UNIT_EVENTS / (info.events / info.chunks + 1) + 1;
-    if (p->per_unit > UNIT_CHUNKS_MAX)
-        p->per_unit = UNIT_CHUNKS_MAX;
+    /* Bounded in events (the texts held), and at least UNITS_PER_THREAD units a thread: the threads'
+       shares even out on a small log too. */
+    uint64_t bound = UNIT_EVENTS / (info.events / info.chunks + 1) + 1;
+    uint64_t share = p->nchunks / (UNITS_PER_THREAD * (p->nthreads + 1));
+    p->per_unit = bound < UNIT_CHUNKS_MAX ? bound : UNIT_CHUNKS_MAX;
+    if (share < p->per_unit)
+        p->per_unit = share ? share : 1;
     p->nunits = (p->nchunks + p->per_unit - 1) / p->per_unit;
     if (p->nunits < 2)
         return 0;
@@ -332,6 +337,7 @@ int ptlog_parts_events(ptlog_src *src, ptlog_select *sel, const ptlog_sink *sink
     parts *p = calloc(1, sizeof *p);
     if (!p)
         return -1;
+    p->nthreads = (size_t)threads;
     if (!applies(p, src, sel, sink)) {
         free(p);
         return -1;
@@ -347,7 +353,6 @@ int ptlog_parts_events(ptlog_src *src, ptlog_select *sel, const ptlog_sink *sink
     p->src = src;
     p->sel = sel;
     p->sink = sink;
-    p->nthreads = (size_t)threads;
     p->nring = 2 * (p->nthreads + 1);
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->room, NULL);
