@@ -30,7 +30,8 @@
 
 #include "ptlog.h"
 
-#define UNIT_EVENTS 16384 /* about this many events a unit: its text is a few MiB at most for a dump */
+#define UNIT_EVENTS 16384 /* about this many events a unit, and this many decoded bytes: its text */
+#define UNIT_BYTES (1u << 20) /* is a few MiB at most (2 (N + 1) of them held) */
 #define UNIT_CHUNKS_MAX 64
 #define UNITS_PER_THREAD 4
 #define TEXT_CAP (512u * 1024)
@@ -308,9 +309,11 @@ static int applies(parts *p, ptlog_src *src, ptlog_select *sel, const ptlog_sink
     if (!info.seekable || info.problems || info.chunks < 2)
         return 0;
     p->nchunks = info.chunks;
-    /* Bounded in events (the texts held), and at least UNITS_PER_THREAD units a thread: the threads'
-       shares even out on a small log too. */
+    /* Bounded in events and bytes (the texts held), and at least UNITS_PER_THREAD units a thread: the
+       threads' shares even out on a small log too. */
     uint64_t bound = UNIT_EVENTS / (info.events / info.chunks + 1) + 1;
+    uint64_t by_bytes = UNIT_BYTES / (info.raw_bytes / info.chunks + 1) + 1;
+    bound = by_bytes < bound ? by_bytes : bound;
     uint64_t share = p->nchunks / (UNITS_PER_THREAD * (p->nthreads + 1));
     p->per_unit = bound < UNIT_CHUNKS_MAX ? bound : UNIT_CHUNKS_MAX;
     if (share < p->per_unit)
