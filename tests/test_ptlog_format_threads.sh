@@ -1,12 +1,12 @@
 #!/bin/bash
 # Reading and formatting on several threads: dump, JSON and JSON Lines of
 # a seekable .ptl log, read in ranges (tools/ptlog/parts.c: its 21 chunks
-# are two units) or formatted on threads (par.c: --delta, --limit, --begin,
+# are 11 units, or 21 on 4 threads) or formatted on threads (par.c: --delta, --limit, --begin,
 # --end), give the same bytes, warnings and exit status whatever
 # PTLOG_FORMAT_THREADS is, with every option whose text depends on the
 # events before (--delta, JSON's separating commas, --limit), on typed
 # events, thread names, event sets naming other types, payloads that fill a
-# batch alone, and a log damaged in either unit; a bad PTLOG_FORMAT_THREADS
+# batch alone, and a log damaged in its first, a middle or its last unit; a bad PTLOG_FORMAT_THREADS
 # is a usage error; the threads run (counted while ptlog waits on a full
 # pipe).
 . "$(dirname "$0")/ptlog/lib.sh"
@@ -85,10 +85,10 @@ if [ -w /dev/full ]; then
     expect_err '^ptlog: /dev/full: cannot write the output: No space left on device$' "write error"
 fi
 
-# A damaged chunk in the first unit, then in the second (the first written from its range, the rest
-# read again on one thread): the same events, the same warning, exit 1.
+# A damaged chunk in the first unit, in a middle one and in the last (the units before it written from
+# their ranges, the rest read again on one thread): the same events, the same warning, exit 1.
 size=$(stat -c %s par.ptl)
-for at in $((size / 3)) $((size * 19 / 20)); do
+for at in $((size / 50)) $((size / 3)) $((size * 19 / 20)); do
     cp par.ptl damaged.ptl
     printf '\xde\xad\xbe\xef\xde\xad\xbe\xef' | dd of=damaged.ptl bs=1 seek="$at" conv=notrunc 2>/dev/null
     expect_rc 1 "damaged at $at, one thread" env PTLOG_FORMAT_THREADS=0 "$PTLOG" dump damaged.ptl
@@ -148,7 +148,7 @@ if [ -z "${TSAN_OPTIONS:-}" ]; then # ThreadSanitizer's thread of its own (.ci/r
     make_many few 2000
     got=$(blocked_threads few.ptl --color=always PTLOG_FORMAT_THREADS=2 PTLOG_READ_AHEAD=0)
     [ "$got" = 1 ] && ok || bad "a log of 2000 events: ptlog ran $got threads, want 1"
-    # Read in ranges, 13 units of 16384 events: blocked writing the first, the F other readers wait for
+    # Read in ranges, 49 units of 4096 events: blocked writing the first, the F other readers wait for
     # room (the ring holds 2 (F + 1) units), their reader's read ahead left off.
     make_many big 200000
     for f in 1 2; do

@@ -30,8 +30,8 @@
 
 #include "ptlog.h"
 
-#define UNIT_EVENTS 16384 /* about this many events a unit, and this many decoded bytes: its text */
-#define UNIT_BYTES (1u << 20) /* is a few MiB at most (2 (N + 1) of them held) */
+#define UNIT_EVENTS 4096 /* about this many events a unit, and this many decoded bytes: its text */
+#define UNIT_BYTES (256u * 1024) /* is a MiB or so at most (2 (N + 1) of them held) */
 #define UNIT_CHUNKS_MAX 64
 #define UNITS_PER_THREAD 4
 #define TEXT_CAP (512u * 1024)
@@ -322,11 +322,12 @@ static int applies(parts *p, ptlog_src *src, ptlog_select *sel, const ptlog_sink
     if (p->nunits < 2)
         return 0;
     tracelog_event ev;
-    if (tracelog_reader_next(r, &ev) != TRACELOG_OK)
-        return 0; /* an empty log; an error is met again by the reading on one thread */
+    tracelog_status st = tracelog_reader_next(r, &ev);
     tracelog_reader_get_info(r, &info);
-    if (info.problems) /* reported by the reading on one thread: read from the start again */
+    if (st != TRACELOG_OK || info.problems) { /* the first chunk damaged, an empty log, an error: */
+        tracelog_reader_rewind(r);            /* read from the start on one thread, met and reported there */
         return 0;
+    }
     ptlog_select_resolve(sel, ev.timestamp_ns);
     if (src->yield_cpus)
         src->yield_cpus(src);
