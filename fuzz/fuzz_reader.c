@@ -17,6 +17,9 @@
  *    events at or after ts follow;
  *  - with set_end_time(ts), the events before ts are those of a whole read,
  *    in the same order, whatever the file.
+ *  - read in two ranges of chunks (tracelog_reader_read_range, cut at a
+ *    chunk chosen from the input), a log without problems gives a whole
+ *    read's events in its order; any log reads to an end;
  *  - read ahead on 1 to 3 threads gives the same events and problems, in
  *    the same order, as one thread (also after a rewind part way), for a
  *    log of two chunks or more.
@@ -233,6 +236,21 @@ static tracelog_status exercise(int fd, const uint8_t *data, size_t size, int ig
                 "set_end_time(%llu): %llu events before it, %llu in a whole read", (unsigned long long)target,
                 (unsigned long long)ended.before_ts.count, (unsigned long long)first.before_ts.count);
     FUZZ_ASSERT(ended.all.count <= first.all.count);
+    FUZZ_ASSERT(tracelog_reader_set_end_time(r, UINT64_MAX) == TRACELOG_OK);
+
+    /* Two ranges one after the other: a whole read, when it found no problem. */
+    uint64_t cut = info.chunks ? (target ^ size) % (info.chunks + 1) : 0;
+    fuzz_hash ranges;
+    fuzz_hash_init(&ranges);
+    FUZZ_ASSERT(tracelog_reader_read_range(r, 0, cut) == TRACELOG_OK);
+    FUZZ_ASSERT(fuzz_drain(r, &ranges) == TRACELOG_END);
+    FUZZ_ASSERT(tracelog_reader_read_range(r, cut, info.chunks) == TRACELOG_OK);
+    FUZZ_ASSERT(fuzz_drain(r, &ranges) == TRACELOG_END);
+    FUZZ_ASSERT(tracelog_reader_read_range(r, cut + 1, cut) == TRACELOG_E_INVAL);
+    if (after.problems == 0)
+        FUZZ_ASSERT(ranges.count == first.all.count && ranges.h == first.all.h,
+                    "ranges cut at chunk %llu: %llu events, %llu in a whole read", (unsigned long long)cut,
+                    (unsigned long long)ranges.count, (unsigned long long)first.all.count);
     tracelog_reader_close(r);
     return TRACELOG_OK;
 }
