@@ -52,6 +52,7 @@ commands=(
     "convert par.ptl --to jsonl -o -"
     "convert par.ptl --to json -o -"
     "convert par.ptl --to json --ts text -o -"
+    "convert par.ptl --to json --where len>9000 -o -"
     "convert par.ptl --to jsonl --ts relative --event set -o -"
 )
 for i in "${!commands[@]}"; do
