@@ -38,9 +38,8 @@
 
 typedef struct unit {
     int done;
-    int code;         /* an exit code, the message not printed yet (st tells which) */
-    tracelog_status st;
-    int damaged;      /* the reading found a problem: not written, read again on the calling thread */
+    tracelog_status st; /* how the reading ended: TRACELOG_END, or an error whose message is not printed yet */
+    int damaged;        /* the reading found a problem: not written, read again on the calling thread */
     uint64_t kept, last_ts;
     ptlog_out text;
 } unit;
@@ -80,8 +79,6 @@ static uint64_t unit_first_chunk(const parts *p, uint64_t u)
 /* Reads, selects and formats unit u into x's text. */
 static void run_unit(parts *p, worker *w, uint64_t u, unit *x)
 {
-    x->code = 0;
-    x->damaged = 0;
     x->kept = 0;
     tracelog_reader_info before, after;
     tracelog_reader_get_info(w->r, &before);
@@ -102,10 +99,7 @@ static void run_unit(parts *p, worker *w, uint64_t u, unit *x)
             x->last_ts = ev.timestamp_ns;
         }
     }
-    if (st != TRACELOG_END) {
-        x->st = st;
-        x->code = 1;
-    }
+    x->st = st;
     tracelog_reader_get_info(w->r, &after);
     x->damaged = after.problems != before.problems;
     ptlog_out t = x->text;
@@ -248,8 +242,9 @@ static unit *wait_unit(parts *p, uint64_t u)
 }
 
 /*
- * Writes the units in order. Returns the exit code of a failed unit, or 0
- * with *from the chunk to read on from on the calling thread (nchunks: none).
+ * Writes the units in order. Returns the exit code of a failed unit (its
+ * events before the failure written, as on one thread), or 0 with *from the
+ * chunk to read on from on the calling thread (nchunks: none).
  */
 static int write_units(parts *p, uint64_t *kept, uint64_t *last_ts, uint64_t *from)
 {
@@ -262,15 +257,14 @@ static int write_units(parts *p, uint64_t *kept, uint64_t *last_ts, uint64_t *fr
     for (uint64_t u = 0; u < p->nunits; u++) {
         unit *x = wait_unit(p, u);
         pthread_mutex_unlock(&p->lock);
-        if (x->damaged || x->code) {
-            if (x->damaged)
-                *from = unit_first_chunk(p, u);
-            else
-                code = ptlog_ptl_read_error(p->src->name, x->st);
+        if (x->damaged) {
+            *from = unit_first_chunk(p, u);
             pthread_mutex_lock(&p->lock);
             break;
         }
-        if (x->text.err)
+        if (x->st != TRACELOG_END)
+            code = ptlog_ptl_read_error(p->src->name, x->st);
+        else if (x->text.err)
             code = ptlog_nomem();
         if (x->kept && *kept && sink->joint[0])
             ptlog_out_puts(sink->out, sink->joint);

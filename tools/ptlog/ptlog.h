@@ -496,9 +496,9 @@ static inline const tracelog_schema *ptlog_event_schema(ptlog_src *s, uint32_t i
 
 /* The reader of a .ptl source, NULL for any other source. */
 tracelog_reader *ptlog_ptl_reader(ptlog_src *s);
-/* Another source over the same seekable .ptl file, with a reader of its own (opened again, same
-   options): closed before s. 0, or -1 (not such a source, no memory, or the open failed: nothing
-   printed). */
+/* Another source over the same seekable .ptl file, with a reader of its own (opened again with the
+   default options, as ptlog opens logs): closed before s. 0, or -1 (not such a source, or the open
+   failed: nothing printed; no memory: printed). */
 int ptlog_ptl_src_clone(ptlog_src *s, ptlog_src **out);
 /* The message for a failed tracelog_reader_next (not TRACELOG_END); the exit code. */
 int ptlog_ptl_read_error(const char *name, tracelog_status st);
