@@ -23,7 +23,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -193,17 +192,13 @@ static void *format_thread(void *arg)
 /* The formatter threads; fewer when one cannot start (the reading thread formats the batches left). */
 static void start_threads(par *p)
 {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* handlers (cleanup.c) run on the reading thread */
     for (; p->started < p->nthreads; p->started++) {
         formatter *f = &p->fmt[p->started];
-        if (formatter_init(p, f) || pthread_create(&p->thread[p->started], NULL, format_thread, f)) {
+        if (formatter_init(p, f) || ptlog_thread_start(&p->thread[p->started], format_thread, f)) {
             formatter_free(p, f); /* fewer threads: the reading thread formats the rest */
             break;
         }
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* At the first full batch: formatting is the work when most of the events read were kept. */

@@ -24,7 +24,6 @@
  * event loop runs on one.
  */
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,20 +181,16 @@ static int worker_init(parts *p, worker *w, ptlog_src *src)
 
 static void start_threads(parts *p)
 {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* handlers (cleanup.c) run on the calling thread */
     for (; p->started < p->nthreads; p->started++) {
         worker *w = &p->w[p->started];
         ptlog_src *clone;
         if (ptlog_ptl_src_clone(p->src, &clone))
             break;
-        if (worker_init(p, w, clone) || pthread_create(&p->thread[p->started], NULL, unit_thread, w)) {
+        if (worker_init(p, w, clone) || ptlog_thread_start(&p->thread[p->started], unit_thread, w)) {
             worker_free(p, w);
             break;
         }
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void stop_threads(parts *p)

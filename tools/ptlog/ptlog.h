@@ -15,6 +15,7 @@
 #define PTLOG_H
 
 #include <endian.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -651,6 +652,9 @@ int ptlog_format_threads_init(void);
 int ptlog_parse_threads(const char *v, int max, int *n);
 /* The CPUs this process may run on (1 when unknown). */
 int ptlog_cpus(void);
+/* pthread_create of a thread with every signal blocked: handlers (cleanup.c) run on ptlog's own thread. 0 or
+   an errno. */
+int ptlog_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /* ---- sinks --------------------------------------------------------------------------- */
 

@@ -1,7 +1,9 @@
 /* How many threads ptlog may use: the CPUs it may run on; the numbers PTLOG_READ_AHEAD and
    PTLOG_FORMAT_THREADS give. */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,4 +23,14 @@ int ptlog_cpus(void)
     if (sched_getaffinity(0, sizeof set, &set) || CPU_COUNT(&set) < 1)
         return 1;
     return CPU_COUNT(&set);
+}
+
+int ptlog_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits the mask */
+    int rc = pthread_create(t, NULL, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }
