@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/text.h"
@@ -132,6 +133,24 @@ static int read_identity(tl_remote *rm, tl_remote_identity *id)
     return 1;
 }
 
+/*
+ * An exec replaces the executable first, then closes the close-on-exec
+ * files (which tells ptlog record the program runs), and only then sets the
+ * command name, and later the arguments: in between, the name read is still
+ * ours (the arguments are empty, the command name the old one). So a name
+ * that is still ours is read again, for at most SETTLE_TRIES * 100 us: for
+ * a program whose name is ours too, that is all it waits.
+ */
+#define SETTLE_TRIES 100
+static void settle_name(const tl_remote *rm, tl_remote_identity *id)
+{
+    for (int i = 0; i < SETTLE_TRIES && strcmp(id->name, rm->self_comm) == 0; i++) {
+        struct timespec t = {0, 100000};
+        nanosleep(&t, NULL);
+        name_of((pid_t)id->pid, id->name, sizeof id->name);
+    }
+}
+
 /* Under the guard: 1 if a producer wrote one of the stream's user lanes (only the traced process does). */
 static int user_lanes_written(void *arg) { return tl_stream_user_lanes_written(arg); }
 
@@ -156,6 +175,7 @@ int tl_remote_identity_known(tl_remote *rm, tl_remote_identity *id)
         tl_remote_identity now;
         int runs = read_identity(rm, &now) >= 0;
         if (runs && now.program[0] && strcmp(now.program, rm->self_exe) != 0) { /* it exec'd its program */
+            settle_name(rm, &now);
             rm->id = now;
             rm->pending = 0;
         } else if (tl_remote_joined(rm) || tl_remote_ended(rm, NULL)) {
