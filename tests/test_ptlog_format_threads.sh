@@ -86,12 +86,15 @@ if [ -w /dev/full ]; then
     expect_err '^ptlog: /dev/full: cannot write the output: No space left on device$' "write error"
 fi
 
-# A damaged chunk in the first unit, in a middle one and in the last (the units before it written from
-# their ranges, the rest read again on one thread): the same events, the same warning, exit 1.
+# A damaged chunk in the first unit, in a middle one, in the last, and in two (the units before the first
+# damage written from their ranges, the rest read again on one thread): the same events, the same
+# warnings in the same order, exit 1.
 size=$(stat -c %s par.ptl)
-for at in $((size / 50)) $((size / 3)) $((size * 19 / 20)); do
+for at in $((size / 50)) $((size / 3)) $((size * 19 / 20)) "$((size / 3)) $((size * 19 / 20))"; do
     cp par.ptl damaged.ptl
-    printf '\xde\xad\xbe\xef\xde\xad\xbe\xef' | dd of=damaged.ptl bs=1 seek="$at" conv=notrunc 2>/dev/null
+    for off in $at; do
+        printf '\xde\xad\xbe\xef\xde\xad\xbe\xef' | dd of=damaged.ptl bs=1 seek="$off" conv=notrunc 2>/dev/null
+    done
     expect_rc 1 "damaged at $at, one thread" env PTLOG_FORMAT_THREADS=0 "$PTLOG" dump damaged.ptl
     cp "$T/out" damaged.txt
     cp "$T/err" damaged.err

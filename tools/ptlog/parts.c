@@ -47,7 +47,7 @@ typedef struct parts parts;
 
 typedef struct worker {
     parts *p;
-    ptlog_src *src;   /* a clone, with its own reader */
+    ptlog_src *src;   /* a clone of the log's source, with its own reader */
     tracelog_reader *r;
     ptlog_select sel; /* a copy: its verdicts, and a where of its own */
     ptlog_out out;
@@ -150,16 +150,15 @@ static void worker_free(parts *p, worker *w)
     if (w->src) {
         free(w->src->memo);
         w->src->memo = NULL;
-    }
-    if (w->src && w->src != p->src)
         w->src->close(w->src);
+    }
     memset(w, 0, sizeof *w);
 }
 
 /*
- * A worker over src (the calling thread's own, or a clone), which must list
- * the same chunks as the calling thread's reader: -1 otherwise (a file
- * that changed between the opens) or without memory.
+ * A worker over src, a clone (closed by worker_free, whatever happens), which
+ * must list the same chunks as the log's reader: -1 otherwise (a file that
+ * changed between the opens) or without memory.
  */
 static int worker_init(parts *p, worker *w, ptlog_src *src)
 {
@@ -351,7 +350,10 @@ int ptlog_parts_events(ptlog_src *src, ptlog_select *sel, const ptlog_sink *sink
     pthread_cond_init(&p->room, NULL);
     pthread_cond_init(&p->done, NULL);
     p->ring = calloc(p->nring, sizeof *p->ring);
-    int bad = !p->ring || worker_init(p, &p->w[p->nthreads], src);
+    /* The calling thread reads its units on a clone too: src's reader, which reads on after a problem, then
+       reports the problems in a whole read's order (none found by it out of order). */
+    ptlog_src *own;
+    int bad = !p->ring || ptlog_ptl_src_clone(src, &own) || worker_init(p, &p->w[p->nthreads], own);
     for (size_t i = 0; !bad && i < p->nring; i++)
         bad = ptlog_out_memory(&p->ring[i].text, TEXT_CAP);
     if (bad) {
