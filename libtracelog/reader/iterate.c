@@ -489,9 +489,7 @@ tracelog_status tracelog_reader_set_end_time(tracelog_reader *r, uint64_t ts)
             break;
         end--;
     }
-    while (end > 0 && end < r->nchunks && (r->chunks[end - 1].ch.flags & TL_CHUNK_MERGE_NEXT))
-        end++;
-    r->end_chunk = end;
+    r->end_chunk = set_start_from(r, end);
     r->has_end_chunk = ts != UINT64_MAX;
     return TRACELOG_OK;
 }
