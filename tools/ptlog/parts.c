@@ -48,7 +48,6 @@ typedef struct parts parts;
 typedef struct worker {
     parts *p;
     ptlog_src *src;   /* a clone of the log's source, with its own reader */
-    tracelog_reader *r;
     ptlog_select sel; /* a copy: its verdicts, and a where of its own */
     ptlog_out out;
     void *state;
@@ -79,13 +78,14 @@ static uint64_t unit_first_chunk(const parts *p, uint64_t u)
 static void run_unit(parts *p, worker *w, uint64_t u, unit *x)
 {
     x->kept = 0;
+    tracelog_reader *r = ptlog_ptl_reader(w->src);
     tracelog_reader_info before, after;
-    tracelog_reader_get_info(w->r, &before);
-    tracelog_status st = tracelog_reader_read_range(w->r, unit_first_chunk(p, u), unit_first_chunk(p, u + 1));
+    tracelog_reader_get_info(r, &before);
+    tracelog_status st = tracelog_reader_read_range(r, unit_first_chunk(p, u), unit_first_chunk(p, u + 1));
     p->sink->resume(w->state, 0, 0);
     int every = ptlog_select_keeps_all(&w->sel);
     tracelog_event ev;
-    while (st == TRACELOG_OK && (st = tracelog_reader_next(w->r, &ev)) == TRACELOG_OK) {
+    while (st == TRACELOG_OK && (st = tracelog_reader_next(r, &ev)) == TRACELOG_OK) {
         const char *name = ptlog_src_type_name(w->src, ev.event_id);
         int keep = ptlog_select_keep(&w->sel, every, w->src, &ev, name);
         if (keep < 0) {
@@ -99,7 +99,7 @@ static void run_unit(parts *p, worker *w, uint64_t u, unit *x)
         }
     }
     x->st = st;
-    tracelog_reader_get_info(w->r, &after);
+    tracelog_reader_get_info(r, &after);
     x->damaged = after.problems != before.problems;
     ptlog_out t = x->text;
     x->text = w->out;
@@ -164,12 +164,11 @@ static int worker_init(parts *p, worker *w, ptlog_src *src)
 {
     w->p = p;
     w->src = src;
-    w->r = ptlog_ptl_reader(src);
     w->sel = *p->sel;
     if (p->sel->where && !(w->sel.where = ptlog_where_clone(p->sel->where)))
         return -1;
     tracelog_reader_info info;
-    tracelog_reader_get_info(w->r, &info);
+    tracelog_reader_get_info(ptlog_ptl_reader(src), &info);
     if (info.chunks != p->nchunks || info.problems || ptlog_out_memory(&w->out, TEXT_CAP))
         return -1;
     if (src->upfront && !src->memo)
