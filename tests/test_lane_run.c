@@ -9,7 +9,7 @@
  * event, and their sizes compared (the same chunks). The buffers hold: one
  * key for long (chunks fill mid-run), keys that change (ids, addresses,
  * payload lengths 0 to 300, truncation), two threads that share a lane,
- * gaps that widen the chunk's timestamps, 2 and 4 lanes interleaved, and a
+ * runs that differ in one header field alone, gaps that widen the chunk's timestamps, 2 and 4 lanes interleaved, and a
  * log that fills up (UNTIL_FULL) mid-run. And the runs happened: a check
  * that the path in place was never taken would pass here too.
  */
@@ -57,7 +57,23 @@ typedef struct shape {
     int gaps;         /* now and then a pause of 2 ms: wider timestamp deltas */
     uint32_t hole;    /* > 0: lane 0's record number `hole` left uncommitted (its producer died in it) */
     int empty;        /* every payload empty: a chunk with no payload bytes at all */
+    int one_field;    /* now and then one field alone changes (id, truncation, a length of the same record size,
+                         pid, thread, kernel tid, address): runs of records alike but in one header field */
 } shape;
+
+/* The one field that changes in a one_field shape: each in turn, at random. */
+static void change_one_field(tracelog_event *ev, uint64_t r)
+{
+    switch (r % 7) {
+    case 0: ev->event_id ^= 1; break;
+    case 1: ev->truncation ^= 1; break;
+    case 2: ev->payload_len = ev->payload_len == 16 ? 13 : 16; break; /* both make 64-byte records */
+    case 3: ev->pid ^= 1; break;
+    case 4: ev->tid ^= 0x10000; break;
+    case 5: ev->kernel_tid ^= 1; break;
+    default: ev->address ^= 0x40; break;
+    }
+}
 
 /* n events; each lane's payload starts with (lane, seq); a system event now and then. */
 static void fill(tl_stream *s, const shape *sh, uint32_t n, uint64_t seed)
@@ -65,6 +81,8 @@ static void fill(tl_stream *s, const shape *sh, uint32_t n, uint64_t seed)
     uint64_t x = seed;
     uint32_t seq[8] = {0}, thread[8] = {0};
     uint8_t payload[300];
+    tracelog_event alike = {.event_id = 100, .pid = 4242, .kernel_tid = 4242, .tid = 0x7f0000001000ull,
+                            .address = 0x55d0c4a01234ull, .payload_len = 16};
     for (uint32_t k = 0; k < n; k++) {
         uint32_t lane = (uint32_t)(tl_test_rng_next(&x) % sh->nlanes);
         if (sh->shared && tl_test_rng_next(&x) % 50 == 0)
@@ -93,6 +111,12 @@ static void fill(tl_stream *s, const shape *sh, uint32_t n, uint64_t seed)
                              .truncation = trunc,
                              .payload_len = len,
                              .payload = payload};
+        if (sh->one_field) {
+            if (tl_test_rng_next(&x) % 40 == 0)
+                change_one_field(&alike, tl_test_rng_next(&x));
+            alike.payload = payload;
+            ev = alike;
+        }
         CHECK(tl_stream_record(s, lane, &ev));
         if (tl_test_rng_next(&x) % 499 == 0) {
             tracelog_event sys = {.event_id = 6, .pid = 4242, .payload_len = sizeof k, .payload = &k};
@@ -276,6 +300,14 @@ static void test_shared_lane(void)
     CHECK(events >= 30000 && placed >= events / 2);
 }
 
+/* Runs that differ from the last in one header field only: the runs in place compare every field. */
+static void test_one_field(void)
+{
+    tracelog_writer_options opt = small_chunks();
+    uint64_t events, placed = check_shape("one field changes", &(shape){.nlanes = 1, .one_field = 1}, 30000, &opt, &events);
+    CHECK(events >= 30000 && placed >= events / 2);
+}
+
 static void test_gaps(void)
 {
     tracelog_writer_options opt;
@@ -323,6 +355,7 @@ int main(void)
     TL_TEST_RUN(test_empty_payloads);
     TL_TEST_RUN(test_mixed_keys);
     TL_TEST_RUN(test_shared_lane);
+    TL_TEST_RUN(test_one_field);
     TL_TEST_RUN(test_gaps);
     TL_TEST_RUN(test_lanes);
     TL_TEST_RUN(test_uncommitted);

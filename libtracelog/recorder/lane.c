@@ -46,37 +46,57 @@ static uint32_t room_for(const tl_chunk_builder *b, uint32_t len, size_t limit, 
 /*
  * The common case: the run's next events of key k (the key of b's last
  * event) and thread ktid, for as long as they fit at b's present widths.
- * The chunk's fields held in locals, written back once; stamps in order
- * (the run keeps them so), so the chunk's earliest stays its earliest.
+ * The first is checked field by field, the rest as records like it
+ * (tl_lane_run_next_like). The chunk's and the run's fields are held in
+ * locals, written back once; stamps in order (the run keeps them so), so
+ * the chunk's earliest stays its earliest.
  */
 static uint32_t add_key_run(tl_chunk_builder *b, size_t limit, tl_lane_run *r, uint32_t k, uint32_t ktid,
                             uint64_t *ns)
 {
     tl_key_build *key = &b->keys[k];
-    uint32_t len = key->len, count = b->count, n = 0, l;
-    uint64_t widest, prev = b->prev_ts, max_zz = b->max_zz, plen = b->pdata.len;
+    uint32_t len = key->len, l;
+    uint64_t widest;
     uint32_t room = room_for(b, len, limit, &widest);
     tl_rec h;
-    for (const uint8_t *data; room && (data = tl_lane_run_peek(r, &h, &l)); room--, n++) {
-        if (h.ktid != ktid || !of_key(key, &h, l))
-            break;
-        uint64_t stamp = tl_lane_run_stamp(r, &h), ts = tl_clock_ns(r->clock, stamp);
+    const uint8_t *data = room ? tl_lane_run_peek(r, &h, &l) : NULL;
+    if (!data || h.ktid != ktid || !of_key(key, &h, l))
+        return 0;
+    tl_rec_like like;
+    tl_lane_run_like(r, &h, &like);
+
+    const tl_clock clock = *r->clock;
+    uint8_t *pdata = b->pdata.data;
+    uint32_t *off = b->off, count = b->count, n = 0;
+    uint64_t *tss = b->ts;
+    uint16_t *idx = b->idx;
+    uint64_t prev = b->prev_ts, max_zz = b->max_zz, plen = b->pdata.len;
+    uint64_t pos = r->pos, last = r->last, clamped = 0, raw = h.ts;
+    do {
+        uint64_t stamp = raw < last ? last : raw, ts = tl_clock_ns(&clock, stamp);
         if (ts < prev || ts - prev > INT64_MAX || 2 * (ts - prev) > widest)
             break; /* a wider timestamp (or one out of order): the general path */
         uint64_t zz = 2 * (ts - prev);
         max_zz = zz > max_zz ? zz : max_zz;
         if (len)
-            tl_copy_payload(b->pdata.data + plen, data, len);
-        b->off[count] = (uint32_t)plen;
-        b->ts[count] = ts;
-        b->idx[count] = (uint16_t)k;
+            tl_copy_payload(pdata + plen, data, len);
+        off[count] = (uint32_t)plen;
+        tss[count] = ts;
+        idx[count] = (uint16_t)k;
         plen += len;
         count++;
         prev = ts;
-        tl_lane_run_take(r, &h, stamp);
-    }
+        pos += like.size;
+        clamped += stamp != raw;
+        last = stamp;
+        n++;
+    } while (n < room && (data = tl_lane_run_next_like(r, pos, &like, &raw)));
 
     if (n) {
+        r->pos = pos;
+        r->last = last;
+        r->clamped += clamped;
+        r->taken += n;
         b->count = count;
         b->pdata.len = plen;
         b->fixed += (size_t)n * len;

@@ -10,6 +10,7 @@
 #ifndef TRACELOG_STREAM_LANE_RUN_H
 #define TRACELOG_STREAM_LANE_RUN_H
 
+#include <stddef.h>
 #include <string.h>
 
 #include "stream/clock.h"
@@ -91,6 +92,65 @@ static inline const uint8_t *tl_lane_run_peek(const tl_lane_run *r, tl_rec *h, u
         h->ts > r->w)
         return NULL;
     *len = l;
+    return at + TL_REC_HEADER;
+}
+
+/*
+ * The records of a run that repeat a peeked one's header but for the commit
+ * word and the stamp (the same kind and size, event, thread and address):
+ * most runs are one key's events. Each is then checked by comparing four
+ * words with the first's (tl_lane_run_next_like) instead of field by field.
+ */
+typedef struct tl_rec_like {
+    uint64_t words[4]; /* the header's bytes from kind_size, less the stamp */
+    uint64_t size;     /* bytes of each record */
+    uint64_t stop;     /* where the lap or the run ends, whichever comes first: no record read crosses it */
+} tl_rec_like;
+_Static_assert(offsetof(tl_rec, id_trunc) == offsetof(tl_rec, kind_size) + 4 &&
+                   offsetof(tl_rec, ktid) == offsetof(tl_rec, pid) + 4 && sizeof(tl_rec) == offsetof(tl_rec, pid) + 8,
+               "the words of tl_rec_like cover the header but for its commit word and stamp");
+
+static inline uint64_t tl_rec_word(const uint8_t *at, size_t off)
+{
+    uint64_t v;
+    memcpy(&v, at + off, 8);
+    return v;
+}
+
+/* The records like the one whose header h tl_lane_run_peek just gave at r->pos. */
+static inline void tl_lane_run_like(const tl_lane_run *r, const tl_rec *h, tl_rec_like *like)
+{
+    uint64_t off = (r->pos - r->origin) & r->mask, ring = r->mask - off, left = r->end - r->pos;
+    like->words[0] = tl_rec_word((const uint8_t *)h, offsetof(tl_rec, kind_size));
+    like->words[1] = tl_rec_word((const uint8_t *)h, offsetof(tl_rec, tid));
+    like->words[2] = tl_rec_word((const uint8_t *)h, offsetof(tl_rec, addr));
+    like->words[3] = tl_rec_word((const uint8_t *)h, offsetof(tl_rec, pid));
+    like->size = tl_rec_bytes(h->kind_size);
+    like->stop = r->pos + (ring < left ? ring + 1 : left);
+}
+
+/*
+ * The data of the record at pos (after the run's records before it were
+ * taken) if it is a committed event of the batch like `like`, its stamp in
+ * *ts; else NULL (tl_lane_run_peek then says what it is).
+ */
+static inline const uint8_t *tl_lane_run_next_like(const tl_lane_run *r, uint64_t pos, const tl_rec_like *like,
+                                                   uint64_t *ts)
+{
+    if (pos > like->stop || like->stop - pos < like->size)
+        return NULL;
+    const uint8_t *at = r->base + ((pos - r->origin) & r->mask);
+    __builtin_prefetch(r->base + ((pos + 1024 - r->origin) & r->mask), 0, 3); /* a copy: a hint past it, harmless */
+    if (atomic_load_explicit(&((const tl_rec *)at)->commit, memory_order_acquire) != pos + 1)
+        return NULL;
+    uint64_t differ = (tl_rec_word(at, offsetof(tl_rec, kind_size)) ^ like->words[0]) |
+                      (tl_rec_word(at, offsetof(tl_rec, tid)) ^ like->words[1]) |
+                      (tl_rec_word(at, offsetof(tl_rec, addr)) ^ like->words[2]) |
+                      (tl_rec_word(at, offsetof(tl_rec, pid)) ^ like->words[3]);
+    uint64_t stamp = tl_rec_word(at, offsetof(tl_rec, ts));
+    if (differ || stamp > r->w)
+        return NULL;
+    *ts = stamp;
     return at + TL_REC_HEADER;
 }
 
