@@ -2,7 +2,9 @@
  * ptlog's integer text (tools/ptlog/timefmt.c), which every dump and JSON
  * line uses several times: ptlog_fmt_u64 against printf for every value
  * below 2^21, around every power of ten, and at random over every digit
- * count, and never a byte written past the 20 its callers give it.
+ * count, and never a byte written past the 20 its callers give it. And the
+ * hex of payloads (ptlog_fmt_hexbytes, 16 and 8 bytes at a time, then one by
+ * one) against printf for every length to 80, never a byte past 2 * n.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -64,11 +66,31 @@ static void test_random(void)
     }
 }
 
+static void test_hexbytes(void)
+{
+    unsigned char in[80];
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < sizeof in; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        in[i] = (unsigned char)(x >> 56);
+    }
+    in[3] = 0x00, in[4] = 0xff, in[5] = 0x9a, in[6] = 0xa9; /* both ends of both digit ranges */
+    for (size_t n = 0; n <= sizeof in; n++) {
+        char want[2 * sizeof in + 1], got[2 * sizeof in + 8];
+        for (size_t i = 0; i < n; i++)
+            snprintf(want + 2 * i, 3, "%02x", in[i]);
+        memset(got, '#', sizeof got);
+        ptlog_fmt_hexbytes(in, n, got);
+        CHECK_MSG(memcmp(got, want, 2 * n) == 0 && got[2 * n] == '#', "%zu bytes: \"%.*s\"", n, (int)(2 * n + 1), got);
+    }
+}
+
 int main(void)
 {
     TL_TEST_RUN(test_small_values);
     TL_TEST_RUN(test_powers_of_ten);
     TL_TEST_RUN(test_random);
+    TL_TEST_RUN(test_hexbytes);
     printf("%lu values\n", checked);
     return tl_test_finish();
 }

@@ -44,6 +44,42 @@ int ptlog_field_text(const tracelog_fields *f, size_t i, void (*fn)(void *ctx, c
 
 /* ---- plans: a schema's fields resolved once --------------------------------------- */
 
+/* The bytes field fp's value may take in one reservation (ptlog_plan's rooms), past what it writes; 0: not so. */
+static uint32_t value_room(const ptlog_field_plan *fp)
+{
+    switch (fp->type) {
+    case TRACELOG_FIELD_U8: case TRACELOG_FIELD_U16: case TRACELOG_FIELD_U32: case TRACELOG_FIELD_U64:
+    case TRACELOG_FIELD_I8: case TRACELOG_FIELD_I16: case TRACELOG_FIELD_I32: case TRACELOG_FIELD_I64:
+        return 32; /* a sign or quotes, 20 digits, and the 8 bytes the short form writes at once */
+    case TRACELOG_FIELD_F32: case TRACELOG_FIELD_F64:
+        return TRACELOG_DOUBLE_TEXT_MAX;
+    case TRACELOG_FIELD_CHAR:
+        return fp->size && fp->size < 256 ? fp->size + 2 : PTLOG_PLAIN_TEXT_ROOM;
+    default:
+        return 0;
+    }
+}
+
+#define PLAN_ROOM_MAX (16u << 10) /* well under what ptlog_out_room gives at once */
+
+/* The plan's rooms: each field's head in whole blocks of 16 and its value, and the braces. */
+static void plan_rooms(ptlog_plan *p)
+{
+    uint64_t dump = 16, json = 16;
+    for (size_t i = 0; i < p->n; i++) {
+        const ptlog_field_plan *fp = &p->f[i];
+        uint32_t v = value_room(fp);
+        if (!v || dump > PLAN_ROOM_MAX || json > PLAN_ROOM_MAX) {
+            p->dump_room = p->json_room = 0;
+            return;
+        }
+        dump += (fp->dump_len + 15u) / 16 * 16 + v;
+        json += (fp->json_len + 15u) / 16 * 16 + v;
+    }
+    p->dump_room = dump <= PLAN_ROOM_MAX ? (uint32_t)dump : 0;
+    p->json_room = json <= PLAN_ROOM_MAX ? (uint32_t)json : 0;
+}
+
 static void make_plan(ptlog_plan *p, const tracelog_schema *s)
 {
     for (size_t i = 0; i < p->n; i++) {
@@ -67,6 +103,7 @@ static void make_plan(ptlog_plan *p, const tracelog_schema *s)
             fp->json_len--;
         }
     }
+    plan_rooms(p);
 }
 
 /* ptlog_plan_of (ptlog.h) the first time s is seen. */
@@ -175,23 +212,30 @@ static void put_size_flag(ptlog_out *out, const tracelog_fields *f)
     ptlog_out_puts(out, text);
 }
 
-int ptlog_put_plain_text(ptlog_out *out, const char *p, size_t *n)
+char *ptlog_plain_text_at(char *o, const char *p, size_t *n)
 {
-    /* checked and copied in one pass (most are short: char[8], char[16]); out->len moves only on success */
+    /* checked and copied in one pass (most are short: char[8], char[16]) */
     size_t max = *n < 256 ? *n : 256, i = 0;
-    char *o = ptlog_out_room(out, max + 2);
     for (; i < max && ptlog_plain_ascii[(unsigned char)p[i]]; i++)
         o[i + 1] = p[i];
     if (i < *n && p[i]) { /* a byte to escape, or longer than 256 bytes: the caller's way */
         const char *nul = memchr(p, 0, *n);
         if (nul)
             *n = (size_t)(nul - p);
-        return 0;
+        return NULL;
     }
     *n = i;
     o[0] = '"';
     o[i + 1] = '"';
-    out->len += i + 2;
+    return o + i + 2;
+}
+
+int ptlog_put_plain_text(ptlog_out *out, const char *p, size_t *n)
+{
+    char *o = ptlog_out_room(out, PTLOG_PLAIN_TEXT_ROOM), *end = ptlog_plain_text_at(o, p, n);
+    if (!end)
+        return 0; /* out->len moves only on success */
+    out->len += (size_t)(end - o);
     return 1;
 }
 
@@ -242,6 +286,52 @@ static void put_dump_value(ptlog_out *out, ptlog_src *src, const ptlog_field_pla
     }
 }
 
+/* " { ... }" of a plan with a dump_room: numbers and plain text written in one reservation. */
+static void put_dump_fields(ptlog_out *out, const ptlog_plan *plan, const tracelog_fields *f)
+{
+    char *o = ptlog_out_room(out, plan->dump_room), *q = o;
+    memcpy(q, " {", 2);
+    q += 2;
+    for (size_t i = 0; i < f->present; i++) {
+        const ptlog_field_plan *fp = &plan->f[i];
+        const uint8_t *p = f->data + fp->offset;
+        ptlog_copy_blocks(q, fp->dump_head, fp->dump_len);
+        q += fp->dump_len;
+        switch (fp->type) {
+        case TRACELOG_FIELD_U8: case TRACELOG_FIELD_U16: case TRACELOG_FIELD_U32: case TRACELOG_FIELD_U64:
+            q += ptlog_fmt_u64(ptlog_plan_load(fp, p), q);
+            break;
+        case TRACELOG_FIELD_I8: case TRACELOG_FIELD_I16: case TRACELOG_FIELD_I32: case TRACELOG_FIELD_I64: {
+            uint64_t v = ptlog_plan_load(fp, p);
+            *q = '-';
+            q += (int64_t)v < 0;
+            q += ptlog_fmt_u64((int64_t)v < 0 ? 0 - v : v, q);
+            break;
+        }
+        case TRACELOG_FIELD_F32: case TRACELOG_FIELD_F64:
+            q += ptlog_plan_float_text(fp, p, q);
+            break;
+        default: { /* char (plan_rooms lets no other type here) */
+            size_t n = fp->size ? fp->size : f->len - fp->offset;
+            char *end = ptlog_plain_text_at(q, (const char *)p, &n);
+            if (end) {
+                q = end;
+                break;
+            }
+            out->len += (size_t)(q - o); /* text to escape: through the output, then a new reservation */
+            ptlog_out_quoted(out, (const char *)p, n, ptlog_text_quote, 4);
+            o = q = ptlog_out_room(out, plan->dump_room);
+            break;
+        }
+        }
+    }
+    memcpy(q, " }", 2);
+    q += f->present ? 2 : 1;
+    if (!f->present)
+        q[-1] = '}';
+    out->len += (size_t)(q - o);
+}
+
 int ptlog_fields_dump(ptlog_out *out, ptlog_src *src, ptlog_plans *plans, const tracelog_event *ev,
                       ptlog_name_writer put_name, void *ctx)
 {
@@ -254,11 +344,15 @@ int ptlog_fields_dump(ptlog_out *out, ptlog_src *src, ptlog_plans *plans, const 
     put_size_flag(out, &f);
     if (f.present == 0 && f.size_check == 0)
         return 1; /* an empty schema and an empty payload: nothing to show */
+    if (plan->dump_room) {
+        put_dump_fields(out, plan, &f);
+        return 1;
+    }
     memcpy(ptlog_out_room(out, 2), " {", 2);
     out->len += 2;
     for (size_t i = 0; i < f.present; i++) {
         const ptlog_field_plan *fp = &plan->f[i];
-        memcpy(ptlog_out_room(out, PTLOG_FIELD_HEAD), fp->dump_head, PTLOG_FIELD_HEAD); /* one fixed-size copy */
+        ptlog_copy_blocks(ptlog_out_room(out, PTLOG_FIELD_HEAD), fp->dump_head, fp->dump_len);
         out->len += fp->dump_len;
         put_dump_value(out, src, fp, &f, i, put_name, ctx);
     }

@@ -427,10 +427,9 @@ void ptlog_json_field_members(ptlog_out *out, const tracelog_fields *f, const ch
     }
 }
 
-/* A JSON number for an integer, or a string past 2^53 (exact as a string). */
-static void put_json_integer(ptlog_out *out, int neg, uint64_t mag)
+/* A JSON number for an integer, or a string past 2^53 (exact as a string), at p (room for 32 bytes); the end. */
+static char *json_integer_at(char *p, int neg, uint64_t mag)
 {
-    char *o = ptlog_out_room(out, 24), *p = o;
     int text = mag > JSON_SAFE_INT;
     if (text)
         *p++ = '"';
@@ -439,7 +438,13 @@ static void put_json_integer(ptlog_out *out, int neg, uint64_t mag)
     p += ptlog_fmt_u64(mag, p);
     if (text)
         *p++ = '"';
-    out->len += (size_t)(p - o);
+    return p;
+}
+
+static void put_json_integer(ptlog_out *out, int neg, uint64_t mag)
+{
+    char *o = ptlog_out_room(out, 32);
+    out->len += (size_t)(json_integer_at(o, neg, mag) - o);
 }
 
 /* Field i's value through its plan: integers, floats and plain text without a detour; the rest as before. */
@@ -480,6 +485,60 @@ static void put_plan_value(ptlog_out *out, const ptlog_field_plan *fp, const tra
 }
 
 /*
+ * The members of a plan with a json_room: numbers and plain text written in
+ * one reservation; what is not a JSON number or plain text (nan, inf, text
+ * to escape) through the output, then a new reservation.
+ */
+static void put_plan_members(ptlog_out *out, const ptlog_plan *plan, const tracelog_fields *f)
+{
+    char *o = ptlog_out_room(out, plan->json_room), *q = o;
+    for (size_t i = 0; i < f->present; i++) {
+        const ptlog_field_plan *fp = &plan->f[i];
+        const uint8_t *p = f->data + fp->offset;
+        ptlog_copy_blocks(q, fp->json_head, fp->json_len);
+        q += fp->json_len;
+        switch (fp->type) {
+        case TRACELOG_FIELD_U8: case TRACELOG_FIELD_U16: case TRACELOG_FIELD_U32: case TRACELOG_FIELD_U64:
+            q = json_integer_at(q, 0, ptlog_plan_load(fp, p));
+            break;
+        case TRACELOG_FIELD_I8: case TRACELOG_FIELD_I16: case TRACELOG_FIELD_I32: case TRACELOG_FIELD_I64: {
+            uint64_t v = ptlog_plan_load(fp, p);
+            q = json_integer_at(q, (int64_t)v < 0, (int64_t)v < 0 ? 0 - v : v);
+            break;
+        }
+        case TRACELOG_FIELD_F32: case TRACELOG_FIELD_F64: {
+            size_t n = ptlog_plan_float_text(fp, p, q);
+            if (q[n - 1] != 'n' && q[n - 1] != 'f') {
+                q += n;
+                break;
+            }
+            char text[8]; /* nan, inf, -inf: not JSON numbers, strings */
+            memcpy(text, q, n < sizeof text ? n : sizeof text);
+            out->len += (size_t)(q - o);
+            ptlog_json_string(out, text, n < sizeof text ? n : sizeof text);
+            o = q = ptlog_out_room(out, plan->json_room);
+            break;
+        }
+        default: { /* char (plan_rooms lets no other type here) */
+            size_t n = fp->size ? fp->size : f->len - fp->offset;
+            char *end = ptlog_plain_text_at(q, (const char *)p, &n);
+            if (end) {
+                q = end;
+                break;
+            }
+            out->len += (size_t)(q - o);
+            ptlog_json_string(out, (const char *)p, n);
+            o = q = ptlog_out_room(out, plan->json_room);
+            break;
+        }
+        }
+    }
+    out->len += (size_t)(q - o);
+}
+
+#define FIELDS_SIZE_NULL "},\"fields_size\":null"
+
+/*
  * ,"fields":{...},"fields_size":... on every event, so that a consumer that
  * infers columns from the first lines (DuckDB) sees both keys whatever the
  * first events are: {} and null for an untyped event, "short"/"long" when the
@@ -489,24 +548,27 @@ static void put_fields(ptlog_out *out, ptlog_src *src, ptlog_plans *plans, const
 {
     tracelog_fields f;
     if (!ptlog_event_fields(src, ev, &f)) {
-        ptlog_out_puts(out, ",\"fields\":{},\"fields_size\":null");
+        ptlog_out_write(out, ",\"fields\":{" FIELDS_SIZE_NULL, 11 + sizeof FIELDS_SIZE_NULL - 1);
         return;
     }
     const ptlog_plan *plan = ptlog_plan_of(plans, f.schema);
-    ptlog_out_puts(out, ",\"fields\":{");
+    ptlog_out_write(out, ",\"fields\":{", 11);
     if (!plan) { /* no memory for the plan: field by field through the schema */
         ptlog_json_field_members(out, &f, "", 0);
+    } else if (plan->json_room) {
+        put_plan_members(out, plan, &f);
     } else {
         for (size_t i = 0; i < f.present; i++) {
             const ptlog_field_plan *fp = &plan->f[i];
-            memcpy(ptlog_out_room(out, PTLOG_FIELD_HEAD), fp->json_head, PTLOG_FIELD_HEAD);
+            ptlog_copy_blocks(ptlog_out_room(out, PTLOG_FIELD_HEAD), fp->json_head, fp->json_len);
             out->len += fp->json_len;
             put_plan_value(out, fp, &f, i);
         }
     }
-    ptlog_out_puts(out, "}");
-    ptlog_out_puts(out, !f.size_check ? ",\"fields_size\":null"
-                        : f.size_check < 0 ? ",\"fields_size\":\"short\"" : ",\"fields_size\":\"long\"");
+    if (!f.size_check)
+        ptlog_out_write(out, FIELDS_SIZE_NULL, sizeof FIELDS_SIZE_NULL - 1);
+    else
+        ptlog_out_puts(out, f.size_check < 0 ? "},\"fields_size\":\"short\"" : "},\"fields_size\":\"long\"");
 }
 
 /* ts in the form asked (README.md, "JSON schema"); at most 32 bytes. */
@@ -601,8 +663,8 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
         o = p = ptlog_out_room(out, 256 + (small ? 2 * 1024 : 0));
     }
     p = put_address(w, ev->address, p);
-    memcpy(p, ",\"truncation\":", 14);
-    p = put_u64_fast(p + 14, ev->truncation);
+    memcpy(p, ",\"truncation\":0", 15); /* most events */
+    p = ev->truncation ? put_u64_fast(p + 14, ev->truncation) : p + 15;
     memcpy(p, ",\"data\":\"", 9);
     p += 9;
     if (small) {

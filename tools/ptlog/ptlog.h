@@ -161,13 +161,15 @@ typedef struct ptlog_type_texts {
 } ptlog_type_texts;
 
 /*
- * Copies src[0..n) to dst in 16-byte blocks, n rounded up: no call for a
- * length known only at run time. Both sides have room for the rounding (a
- * memo's text whose size is a multiple of 16, an output with room reserved).
+ * Copies src[0..n) to dst in 16-byte blocks, n rounded up (and at least
+ * one block): no call for a length known only at run time, and no loop for
+ * the short texts most are. Both sides have room for the rounding (a memo's
+ * text whose size is a multiple of 16, an output with room reserved).
  */
 static inline void ptlog_copy_blocks(char *dst, const char *src, size_t n)
 {
-    for (size_t k = 0; k < n; k += 16)
+    memcpy(dst, src, 16);
+    for (size_t k = 16; k < n; k += 16)
         memcpy(dst + k, src + k, 16);
 }
 
@@ -180,7 +182,7 @@ static inline void ptlog_put_type_text(ptlog_out *out, ptlog_type_texts *t, uint
         ptlog_put_type_text_slow(out, t, id, name);
         return;
     }
-    ptlog_copy_blocks(ptlog_out_room(out, t->fixed), slot->text, t->fixed);
+    ptlog_copy_blocks(ptlog_out_room(out, t->fixed), slot->text, slot->len);
     out->len += slot->len;
 }
 void ptlog_type_texts_free(ptlog_type_texts *t);
@@ -805,7 +807,7 @@ int ptlog_field_text(const tracelog_fields *f, size_t i, void (*fn)(void *ctx, c
  * (not per event): type, where the payload holds each, and the text before
  * its value (" name = ", ", name = "; "\"name\":", ",\"name\":").
  */
-#define PTLOG_FIELD_HEAD 72 /* ", " + a name (63 bytes at most) + " = " */
+#define PTLOG_FIELD_HEAD 80 /* ", " + a name (63 bytes at most) + " = ", rounded up to 16 (ptlog_copy_blocks) */
 typedef struct ptlog_field_plan {
     tracelog_field_type type;
     uint32_t offset, size; /* size 0: variable, the rest of the payload */
@@ -816,6 +818,10 @@ typedef struct ptlog_plan {
     const tracelog_schema *schema;
     size_t n;
     ptlog_field_plan *f;
+    /* When every field is a number or char text: the bytes the fields' text may take at most (with the
+       blocks the writers copy past their end), so that an event's fields are written into one reservation
+       (ptlog_out_room); else 0, and each is written through the output. */
+    uint32_t dump_room, json_room;
 } ptlog_plan;
 /* The plans of the schemas seen, by schema (zero-initialise; ptlog_plans_free). */
 typedef struct ptlog_plans {
@@ -861,6 +867,9 @@ uint64_t ptlog_plan_load(const ptlog_field_plan *fp, const uint8_t *p);
  * written (the caller escapes it).
  */
 int ptlog_put_plain_text(ptlog_out *out, const char *p, size_t *n);
+/* The same written at o (room for PTLOG_PLAIN_TEXT_ROOM bytes): the end of the text, or NULL. */
+char *ptlog_plain_text_at(char *o, const char *p, size_t *n);
+#define PTLOG_PLAIN_TEXT_ROOM (256 + 2)
 
 /*
  * Writes "[ SIZE-FLAG] { field = value, ... }" for a typed event and
