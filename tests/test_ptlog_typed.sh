@@ -144,6 +144,17 @@ check_where '!(state == IDLE) && port < 100' '0001000 0005000 '
 # code is a field of msg only: the events without it match neither the comparison nor its negation
 check_where 'code == 1 || !(code == 1)' '0012000 '
 check_where 'code == 2 || !(code == 2)' '0012000 '
+# Fields that are all numbers and text go into one reservation per event (fields.c, the plans' rooms):
+# at their widest (63-byte names, 20-digit integers, nan and inf, text to escape, char[255] full, a
+# char[] of 300 bytes), dump and JSON Lines print what the field-by-field path printed (the golden files
+# were made by 012a73b's ptlog, before the reservation), with 0 and 2 formatting threads.
+"$MAKE_TYPED" --wide wide.ptl || bad "make_typed --wide"
+for threads in 0 2; do
+    PTLOG_FORMAT_THREADS=$threads "$PTLOG" dump --relative wide.ptl >wide.txt || bad "dump wide.ptl"
+    golden wide.txt wide.txt
+    PTLOG_FORMAT_THREADS=$threads "$PTLOG" convert --to jsonl wide.ptl | grep '^{"name":"wide"' >wide.jsonl
+    golden wide.jsonl wide.jsonl
+done
 # Numbers compared straight from the payload bytes (issue 27): f32, i16, i64 and u8 fields, NaN
 # (never ordered), -inf, the i64 extremes, and an event cut inside l (l and b absent). Event i is at i ms.
 "$MAKE_TYPED" --numbers num.ptl || bad "make_typed --numbers"

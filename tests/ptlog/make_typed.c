@@ -7,8 +7,15 @@
  * make_typed --numbers OUT.ptl: events of one type "num" {f32 f; i16 s;
  * i64 l; u8 b} for --where's comparisons read from the payload bytes:
  * negative, NaN and extreme values, and a payload cut inside the fields.
+ *
+ * make_typed --wide OUT.ptl: events whose fields are all numbers and text,
+ * which dump and JSON write into one reservation per event (fields.c,
+ * ptlog_plan's rooms), at their widest: names of 63 bytes, the longest
+ * integers, nan and inf, text to escape, char[255] full, and a char[] of
+ * 300 bytes.
  */
 #include <fcntl.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -71,14 +78,54 @@ static int write_numbers(tracelog_writer *w)
     return (st = tracelog_writer_close(w, &err)) ? fail("close", st) : 0;
 }
 
+#define NAME63 "a_field_name_of_sixty_three_bytes_which_is_the_longest_allowed"
+
+/* The --wide log: 8 events of type "wide", at 2026-01-01T00:00:00Z + i ms. */
+static int write_wide(tracelog_writer *w)
+{
+    struct wide {
+        int64_t i64;
+        uint64_t u64;
+        double f64;
+        float f32;
+        char tag[4];
+        char text[255];
+        uint16_t NAME63_field;
+        char rest[300];
+    } __attribute__((packed)) v;
+    static const char *tags[] = {"ab", "a\"b", "\n\t\\", "abcd"};
+    static const double doubles[] = {0.000231, -1e300, NAN, INFINITY, -INFINITY, 5e-324, 123456789012345678.0, 0};
+    tracelog_error err;
+    tracelog_status st = tracelog_writer_define_event_schema(
+        w, 60, "wide",
+        "i64 i; u64 u; f64 d; f32 f; char[4] tag; char[255] text; u16 " NAME63 "; char[] rest", &err);
+    uint64_t ts = 1767225600000000000ull;
+    for (uint32_t i = 0; i < 8 && !st; i++) {
+        memset(&v, 0, sizeof v);
+        v.i64 = i % 2 ? INT64_MIN : INT64_MAX - i;
+        v.u64 = i % 3 ? UINT64_MAX - i : ((uint64_t)1 << 53) + i;
+        v.f64 = doubles[i];
+        v.f32 = i % 2 ? -3.4e38f : 1.5f;
+        memcpy(v.tag, tags[i % 4], strlen(tags[i % 4]));
+        memset(v.text, i % 2 ? 'x' : '"', sizeof v.text); /* 255 bytes, no NUL: plain, or all to escape */
+        v.NAME63_field = (uint16_t)(65535 - i);
+        memset(v.rest, 'r', sizeof v.rest);
+        size_t len = i == 7 ? offsetof(struct wide, rest) + 10 : sizeof v; /* a shorter char[] */
+        st = add(w, ts + i * 1000000, 60, &v, len);
+    }
+    if (st)
+        return fail("wide", st);
+    return (st = tracelog_writer_close(w, &err)) ? fail("close", st) : 0;
+}
+
 int main(int argc, char **argv)
 {
-    int numbers = argc == 3 && strcmp(argv[1], "--numbers") == 0;
-    if (argc != 2 && !numbers) {
-        fprintf(stderr, "usage: make_typed [--numbers] OUT.ptl\n");
+    int numbers = argc == 3 && strcmp(argv[1], "--numbers") == 0, wide = argc == 3 && strcmp(argv[1], "--wide") == 0;
+    if (argc != 2 && !numbers && !wide) {
+        fprintf(stderr, "usage: make_typed [--numbers | --wide] OUT.ptl\n");
         return 2;
     }
-    if (numbers)
+    if (numbers || wide)
         argv++;
     int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
@@ -92,6 +139,8 @@ int main(int argc, char **argv)
         return fail("create", st);
     if (numbers)
         return write_numbers(w) || close(fd) ? 1 : 0;
+    if (wide)
+        return write_wide(w) || close(fd) ? 1 : 0;
     static const struct {
         uint32_t id;
         const char *name, *schema;
