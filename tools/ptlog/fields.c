@@ -286,50 +286,90 @@ static void put_dump_value(ptlog_out *out, ptlog_src *src, const ptlog_field_pla
     }
 }
 
-/* " { ... }" of a plan with a dump_room: numbers and plain text written in one reservation. */
-static void put_dump_fields(ptlog_out *out, const ptlog_plan *plan, const tracelog_fields *f)
+static inline __attribute__((always_inline)) char *integer_at(char *q, int neg, uint64_t mag, int json)
 {
-    char *o = ptlog_out_room(out, plan->dump_room), *q = o;
-    memcpy(q, " {", 2);
-    q += 2;
+    int text = json && mag > PTLOG_JSON_SAFE_INT;
+    *q = '"';
+    q += text;
+    *q = '-';
+    q += neg;
+    q += ptlog_fmt_u64(mag, q);
+    *q = '"';
+    return q + text;
+}
+
+char *ptlog_integer_at(char *q, int neg, uint64_t mag, int json) { return integer_at(q, neg, mag, json); }
+
+/*
+ * The fields of f whose plan has a room, in one reservation: dump's " { name = value, ... }", or
+ * JSON's "name":value members. Inline with json a constant (dump here, JSON through
+ * ptlog_plan_members): each keeps only its own branches.
+ */
+static inline __attribute__((always_inline)) void plan_fields(ptlog_out *out, const ptlog_plan *plan,
+                                                              const tracelog_fields *f, int json)
+{
+    uint32_t room = json ? plan->json_room : plan->dump_room;
+    char *o = ptlog_out_room(out, room), *q = o;
+    if (!json) {
+        memcpy(q, " {", 2);
+        q += 2;
+    }
     for (size_t i = 0; i < f->present; i++) {
         const ptlog_field_plan *fp = &plan->f[i];
         const uint8_t *p = f->data + fp->offset;
-        ptlog_copy_blocks(q, fp->dump_head, fp->dump_len);
-        q += fp->dump_len;
+        size_t head = json ? fp->json_len : fp->dump_len, n = 0;
+        ptlog_copy_blocks(q, json ? fp->json_head : fp->dump_head, head);
+        q += head;
+        const char *through = NULL; /* a text to write through the output: escaped, or a JSON string */
+        char word[8];
         switch (fp->type) {
         case TRACELOG_FIELD_U8: case TRACELOG_FIELD_U16: case TRACELOG_FIELD_U32: case TRACELOG_FIELD_U64:
-            q += ptlog_fmt_u64(ptlog_plan_load(fp, p), q);
+            q = integer_at(q, 0, ptlog_plan_load(fp, p), json);
             break;
         case TRACELOG_FIELD_I8: case TRACELOG_FIELD_I16: case TRACELOG_FIELD_I32: case TRACELOG_FIELD_I64: {
             uint64_t v = ptlog_plan_load(fp, p);
-            *q = '-';
-            q += (int64_t)v < 0;
-            q += ptlog_fmt_u64((int64_t)v < 0 ? 0 - v : v, q);
+            q = integer_at(q, (int64_t)v < 0, (int64_t)v < 0 ? 0 - v : v, json);
             break;
         }
         case TRACELOG_FIELD_F32: case TRACELOG_FIELD_F64:
-            q += ptlog_plan_float_text(fp, p, q);
-            break;
-        default: { /* char (plan_rooms lets no other type here) */
-            size_t n = fp->size ? fp->size : f->len - fp->offset;
-            char *end = ptlog_plain_text_at(q, (const char *)p, &n);
-            if (end) {
-                q = end;
+            n = ptlog_plan_float_text(fp, p, q);
+            if (!json || (q[n - 1] != 'n' && q[n - 1] != 'f')) {
+                q += n;
                 break;
             }
-            out->len += (size_t)(q - o); /* text to escape: through the output, then a new reservation */
-            ptlog_out_quoted(out, (const char *)p, n, ptlog_text_quote, 4);
-            o = q = ptlog_out_room(out, plan->dump_room);
+            n = n < sizeof word ? n : sizeof word; /* nan, inf, -inf: not JSON numbers, strings */
+            through = memcpy(word, q, n);
+            break;
+        default: /* char (plan_rooms lets no other type here) */
+            n = fp->size ? fp->size : f->len - fp->offset;
+            char *end = ptlog_plain_text_at(q, (const char *)p, &n);
+            if (end)
+                q = end;
+            else
+                through = (const char *)p;
             break;
         }
-        }
+        if (!through)
+            continue;
+        out->len += (size_t)(q - o);
+        if (json)
+            ptlog_json_string(out, through, n);
+        else
+            ptlog_out_quoted(out, through, n, ptlog_text_quote, 4);
+        o = q = ptlog_out_room(out, room);
     }
-    memcpy(q, " }", 2);
-    q += f->present ? 2 : 1;
-    if (!f->present)
-        q[-1] = '}';
+    if (!json) {
+        memcpy(q, " }", 2);
+        q += f->present ? 2 : 1;
+        if (!f->present)
+            q[-1] = '}';
+    }
     out->len += (size_t)(q - o);
+}
+
+void ptlog_plan_members(ptlog_out *out, const ptlog_plan *plan, const tracelog_fields *f)
+{
+    plan_fields(out, plan, f, 1);
 }
 
 int ptlog_fields_dump(ptlog_out *out, ptlog_src *src, ptlog_plans *plans, const tracelog_event *ev,
@@ -345,7 +385,7 @@ int ptlog_fields_dump(ptlog_out *out, ptlog_src *src, ptlog_plans *plans, const 
     if (f.present == 0 && f.size_check == 0)
         return 1; /* an empty schema and an empty payload: nothing to show */
     if (plan->dump_room) {
-        put_dump_fields(out, plan, &f);
+        plan_fields(out, plan, &f, 0);
         return 1;
     }
     memcpy(ptlog_out_room(out, 2), " {", 2);

@@ -289,8 +289,6 @@ static void put_data_hex(ptlog_out *out, const unsigned char *p, size_t n)
 
 /* ---- fields of typed events (README.md, "JSON schema") ------------------------------- */
 
-#define JSON_SAFE_INT ((uint64_t)1 << 53) /* larger integers lose digits in doubles */
-
 static void put_json_text(void *ctx, const char *s, size_t n)
 {
     ptlog_json_string(ctx, s, n);
@@ -315,7 +313,7 @@ static void put_int_field(ptlog_out *out, const tracelog_fields *f, size_t i, in
         snprintf(text, sizeof text, "%llu", (unsigned long long)uv);
         mag = uv;
     }
-    if (mag > JSON_SAFE_INT) /* exact as a string */
+    if (mag > PTLOG_JSON_SAFE_INT) /* exact as a string */
         ptlog_json_string(out, text, strlen(text));
     else
         ptlog_out_puts(out, text);
@@ -427,24 +425,10 @@ void ptlog_json_field_members(ptlog_out *out, const tracelog_fields *f, const ch
     }
 }
 
-/* A JSON number for an integer, or a string past 2^53 (exact as a string), at p (room for 32 bytes); the end. */
-static char *json_integer_at(char *p, int neg, uint64_t mag)
-{
-    int text = mag > JSON_SAFE_INT;
-    if (text)
-        *p++ = '"';
-    if (neg)
-        *p++ = '-';
-    p += ptlog_fmt_u64(mag, p);
-    if (text)
-        *p++ = '"';
-    return p;
-}
-
 static void put_json_integer(ptlog_out *out, int neg, uint64_t mag)
 {
     char *o = ptlog_out_room(out, 32);
-    out->len += (size_t)(json_integer_at(o, neg, mag) - o);
+    out->len += (size_t)(ptlog_integer_at(o, neg, mag, 1) - o);
 }
 
 /* Field i's value through its plan: integers, floats and plain text without a detour; the rest as before. */
@@ -484,58 +468,6 @@ static void put_plan_value(ptlog_out *out, const ptlog_field_plan *fp, const tra
     }
 }
 
-/*
- * The members of a plan with a json_room: numbers and plain text written in
- * one reservation; what is not a JSON number or plain text (nan, inf, text
- * to escape) through the output, then a new reservation.
- */
-static void put_plan_members(ptlog_out *out, const ptlog_plan *plan, const tracelog_fields *f)
-{
-    char *o = ptlog_out_room(out, plan->json_room), *q = o;
-    for (size_t i = 0; i < f->present; i++) {
-        const ptlog_field_plan *fp = &plan->f[i];
-        const uint8_t *p = f->data + fp->offset;
-        ptlog_copy_blocks(q, fp->json_head, fp->json_len);
-        q += fp->json_len;
-        switch (fp->type) {
-        case TRACELOG_FIELD_U8: case TRACELOG_FIELD_U16: case TRACELOG_FIELD_U32: case TRACELOG_FIELD_U64:
-            q = json_integer_at(q, 0, ptlog_plan_load(fp, p));
-            break;
-        case TRACELOG_FIELD_I8: case TRACELOG_FIELD_I16: case TRACELOG_FIELD_I32: case TRACELOG_FIELD_I64: {
-            uint64_t v = ptlog_plan_load(fp, p);
-            q = json_integer_at(q, (int64_t)v < 0, (int64_t)v < 0 ? 0 - v : v);
-            break;
-        }
-        case TRACELOG_FIELD_F32: case TRACELOG_FIELD_F64: {
-            size_t n = ptlog_plan_float_text(fp, p, q);
-            if (q[n - 1] != 'n' && q[n - 1] != 'f') {
-                q += n;
-                break;
-            }
-            char text[8]; /* nan, inf, -inf: not JSON numbers, strings */
-            memcpy(text, q, n < sizeof text ? n : sizeof text);
-            out->len += (size_t)(q - o);
-            ptlog_json_string(out, text, n < sizeof text ? n : sizeof text);
-            o = q = ptlog_out_room(out, plan->json_room);
-            break;
-        }
-        default: { /* char (plan_rooms lets no other type here) */
-            size_t n = fp->size ? fp->size : f->len - fp->offset;
-            char *end = ptlog_plain_text_at(q, (const char *)p, &n);
-            if (end) {
-                q = end;
-                break;
-            }
-            out->len += (size_t)(q - o);
-            ptlog_json_string(out, (const char *)p, n);
-            o = q = ptlog_out_room(out, plan->json_room);
-            break;
-        }
-        }
-    }
-    out->len += (size_t)(q - o);
-}
-
 #define FIELDS_SIZE_NULL "},\"fields_size\":null"
 
 /*
@@ -556,7 +488,7 @@ static void put_fields(ptlog_out *out, ptlog_src *src, ptlog_plans *plans, const
     if (!plan) { /* no memory for the plan: field by field through the schema */
         ptlog_json_field_members(out, &f, "", 0);
     } else if (plan->json_room) {
-        put_plan_members(out, plan, &f);
+        ptlog_plan_members(out, plan, &f);
     } else {
         for (size_t i = 0; i < f.present; i++) {
             const ptlog_field_plan *fp = &plan->f[i];
