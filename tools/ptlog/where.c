@@ -80,6 +80,10 @@ struct ptlog_where {
     int leaves;
     ptlog_by_schema index; /* schema -> its binding in bindings */
     binding *bindings;
+    /* The last schema for which the whole expression is one ranged comparison, and its leaf (in its
+       binding's leaf array, which stays where it is): most events need nothing else. */
+    const tracelog_schema *ranged_schema;
+    const bound_leaf *ranged_leaf;
 };
 
 typedef struct parser {
@@ -520,6 +524,12 @@ static inline int eval_ranged(const bound_leaf *l, const uint8_t *p)
     return (u - l->lo <= l->span) != l->outside;
 }
 
+/* The verdict of a ranged leaf that is the whole expression, on ev's payload: absent fields are not true. */
+static inline int match_ranged(const bound_leaf *l, const tracelog_event *ev)
+{
+    return (uint64_t)l->offset + l->size <= ev->payload_len && eval_ranged(l, (const uint8_t *)ev->payload + l->offset);
+}
+
 /* A fast leaf, on the payload bytes: the field's value is p[0 .. l->size). */
 static int eval_fast(const node *nd, const bound_leaf *l, const uint8_t *p)
 {
@@ -637,22 +647,30 @@ static int eval_tree(const ptlog_where *w, const node *nd, match *m)
     }
 }
 
-int ptlog_where_match(ptlog_where *w, ptlog_src *src, const tracelog_event *ev)
+/* ptlog_where_match but for the last ranged schema's events. */
+static int match_other(ptlog_where *w, const tracelog_schema *s, const tracelog_event *ev)
 {
     match m; /* m.f is set when m.decoded is */
     m.ev = ev;
     m.b = NULL;
     m.decoded = 0;
-    const tracelog_schema *s = ptlog_event_schema(src, ev->event_id);
     if (s && !(m.b = bind(w, s)))
         return -1;
     const node *root = &w->nodes[w->root];
-    if (m.b && root->kind == N_CMP && m.b->leaf[root->leaf].ranged) { /* the common one: no call */
-        const bound_leaf *l = &m.b->leaf[root->leaf];
-        return (uint64_t)l->offset + l->size <= ev->payload_len &&
-               eval_ranged(l, (const uint8_t *)ev->payload + l->offset);
+    if (m.b && root->kind == N_CMP && m.b->leaf[root->leaf].ranged) { /* the common one */
+        w->ranged_schema = s;
+        w->ranged_leaf = &m.b->leaf[root->leaf];
+        return match_ranged(w->ranged_leaf, ev);
     }
     return eval(w, w->root, &m) == TRUE;
+}
+
+int ptlog_where_match(ptlog_where *w, ptlog_src *src, const tracelog_event *ev)
+{
+    const tracelog_schema *s = ptlog_event_schema(src, ev->event_id);
+    if (s && s == w->ranged_schema)
+        return match_ranged(w->ranged_leaf, ev);
+    return match_other(w, s, ev);
 }
 
 /*
