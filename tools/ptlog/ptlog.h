@@ -867,6 +867,9 @@ uint64_t ptlog_plan_load(const ptlog_field_plan *fp, const uint8_t *p);
  * written (the caller escapes it).
  */
 int ptlog_put_plain_text(ptlog_out *out, const char *p, size_t *n);
+/* The same written at o (room for PTLOG_PLAIN_TEXT_ROOM bytes): the end of the text, or NULL. */
+char *ptlog_plain_text_at(char *o, const char *p, size_t *n);
+#define PTLOG_PLAIN_TEXT_ROOM (256 + 2)
 /*
  * JSON's "name":value members of f, whose plan has a json_room, written into one reservation
  * (integers past 2^53, nan and inf as strings; text to escape, and those strings, through the
@@ -876,9 +879,6 @@ void ptlog_plan_members(ptlog_out *out, const ptlog_plan *plan, const tracelog_f
 #define PTLOG_JSON_SAFE_INT ((uint64_t)1 << 53) /* larger integers lose digits in doubles */
 /* The integer (sign neg, magnitude mag) at q (room for 32 bytes), in JSON quoted past 2^53: its end. */
 char *ptlog_integer_at(char *q, int neg, uint64_t mag, int json);
-/* The same written at o (room for PTLOG_PLAIN_TEXT_ROOM bytes): the end of the text, or NULL. */
-char *ptlog_plain_text_at(char *o, const char *p, size_t *n);
-#define PTLOG_PLAIN_TEXT_ROOM (256 + 2)
 
 /*
  * Writes "[ SIZE-FLAG] { field = value, ... }" for a typed event and
