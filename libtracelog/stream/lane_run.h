@@ -137,7 +137,7 @@ static inline void tl_lane_run_like(const tl_lane_run *r, const tl_rec *h, tl_re
 static inline const uint8_t *tl_lane_run_next_like(const tl_lane_run *r, uint64_t pos, const tl_rec_like *like,
                                                    uint64_t *ts)
 {
-    if (pos > like->stop || like->stop - pos < like->size)
+    if (like->stop - pos < like->size) /* pos <= stop: each record taken ended at or before it */
         return NULL;
     const uint8_t *at = r->base + ((pos - r->origin) & r->mask);
     __builtin_prefetch(r->base + ((pos + 1024 - r->origin) & r->mask), 0, 3); /* a copy: a hint past it, harmless */
