@@ -314,11 +314,10 @@ tl_groups *tl_groups_open(const tl_consumer *model, tl_remote *rm, tracelog_writ
 {
     *err = 0;
     uint32_t nlanes = tl_consumer_lanes(model);
-    uint32_t n = cpus_allowed();
-    n = n < nlanes ? n : nlanes;
-    n = n < GROUPS_MAX ? n : GROUPS_MAX;
+    uint32_t n = nlanes < GROUPS_MAX ? nlanes : GROUPS_MAX, threads = cpus_allowed();
     if (n < 2)
         return NULL;
+    threads = threads < n ? threads : n;
     size_t size = (sizeof(tl_groups) + 63) & ~(size_t)63; /* its groups are aligned on cache lines */
     tl_groups *gs = aligned_alloc(64, size);
     if (gs)
@@ -347,7 +346,7 @@ tl_groups *tl_groups_open(const tl_consumer *model, tl_remote *rm, tracelog_writ
         }
         tl_consumer_set_lanes(g->consumer, lanes_of(gs->n, n, nlanes));
     }
-    for (; !*err && gs->nhelpers < n - 1; gs->nhelpers++)
+    for (; !*err && gs->nhelpers < threads - 1; gs->nhelpers++)
         if (pthread_create(&gs->helpers[gs->nhelpers], NULL, helper_main, gs))
             *err = EAGAIN;
     if (*err) {

@@ -8,6 +8,11 @@
  * events in timestamp order. One flusher merging every lane was the limit
  * of a program recording from several threads: it spent about 30 ns per
  * event on one CPU (bench/README.md, "a flusher per group of lanes").
+ * There is a group per lane (up to GROUPS_MAX) whatever the CPUs, and
+ * threads only as many as the CPUs allowed: the threads share out the busy
+ * groups of a cycle. With fewer groups than lanes, a group's lanes merge
+ * event by event, which cost a flusher confined to one CPU 2 to 3 times a
+ * lane's run encoded where it lies (issue 27, bench/README.md).
  *
  * Only the lead calls these functions, holding the recorder's lock; nothing else
  * may take from the stream during a cycle (tl_groups_cycle). The recorder's own consumer
@@ -30,10 +35,11 @@ typedef struct tl_groups tl_groups;
 /*
  * The groups for writer w and the stream that `model` (the log's consumer)
  * takes from, or NULL with *err 0 when one flusher is as good: a stream of
- * one lane, or a process allowed on one CPU. rm: another process's stream
+ * one lane (or a LOOP stream). rm: another process's stream
  * (a controller's log), whose buffer every group reads under its SIGBUS
- * guard, copying payloads out; else NULL. The helper threads inherit the
- * caller's signal mask and CPU set. *err ENOMEM or EAGAIN (a thread could
+ * guard, copying payloads out; else NULL. The helper threads, one fewer
+ * than the CPUs allowed (none on one CPU), inherit the caller's signal mask
+ * and CPU set. *err ENOMEM or EAGAIN (a thread could
  * not be made).
  */
 tl_groups *tl_groups_open(const tl_consumer *model, tl_remote *rm, tracelog_writer *w, int *err);
