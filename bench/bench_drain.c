@@ -18,9 +18,14 @@
  *  - append: the writer alone (tracelog_writer_append of the same events
  *    from memory), raw chunks;
  *  - drain: take + append into a log, raw chunks (what the flusher does
- *    while it is behind) and zstd chunks (while it keeps up).
+ *    while it is behind) and zstd chunks (while it keeps up), with one
+ *    consumer: two lanes merge event by event;
+ *  - groups: the flusher's drain as it runs, by its groups of lanes
+ *    (recorder/groups.h: a group per lane, each lane's runs where they lie,
+ *    parts of one merge set), raw and zstd chunks.
  * The drained logs are read back: every event, in order, with its payload.
- * --only KIND (take, append_raw, drain_raw, drain_zstd) times that kind
+ * --only KIND (take, append_raw, drain_raw, drain_zstd, groups_raw,
+ * groups_zstd) times that kind
  * alone, and --lanes N only the runs of N lanes, for a profiler (callgrind
  * counts one kind's instructions: bench/drain_instructions.sh). --run N
  * bounds the runs of events taken after each take (tl_consumer_take_run,
@@ -40,6 +45,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "recorder/groups.h"
 #include "recorder/lane.h"
 #include "recorder/run.h"
 #include "stream/produce.h"
@@ -256,6 +262,39 @@ static double time_drain(long long n, uint32_t lanes, int zstd, const char *path
     return ns;
 }
 
+/*
+ * The flusher's drain as it runs now: by its groups of lanes (recorder/groups.h), a group per lane,
+ * each lane's runs encoded where they lie into its part of a merge set; on this one CPU, the groups
+ * one after the other. ns per event.
+ */
+static double time_groups(long long n, uint32_t lanes, int zstd, const char *path)
+{
+    tl_consumer *c = NULL;
+    tl_stream *s = recorded_with_consumer(n, lanes, &c);
+    int fd, err;
+    tracelog_writer *w = open_log(path, &fd, zstd);
+    tl_groups *gs = tl_groups_open(c, NULL, w, &err);
+    if (!gs) {
+        errno = err;
+        die("tl_groups_open");
+    }
+    uint64_t t0 = bu_thread_cpu_ns();
+    tl_groups_take_over(gs, c);
+    for (;;) {
+        uint64_t taken, last_ts;
+        int more, too_big;
+        if (tl_groups_cycle(gs, &taken, &last_ts, &more, &too_big) != TRACELOG_OK || too_big)
+            check_failed("tl_groups_cycle");
+        if (!more || too_big)
+            break;
+    }
+    tl_groups_close(gs);
+    double ns = close_log(w, fd, t0, path, n, lanes);
+    tl_consumer_free(c);
+    tl_stream_destroy(s);
+    return ns;
+}
+
 /* ---- figures ---------------------------------------------------------------------------- */
 
 typedef struct figure {
@@ -263,10 +302,14 @@ typedef struct figure {
     int n;
 } figure;
 
-enum { TAKE, APPEND, DRAIN_RAW, DRAIN_ZSTD, NKINDS };
-static const char *kind_key[NKINDS] = {"take", "append_raw", "drain_raw", "drain_zstd"};
-static const char *kind_label[NKINDS] = {"take (consumer alone)", "append (writer alone), raw chunks",
-                                         "drain (take + append), raw chunks", "drain (take + append), zstd chunks"};
+enum { TAKE, APPEND, DRAIN_RAW, DRAIN_ZSTD, GROUPS_RAW, GROUPS_ZSTD, NKINDS };
+static const char *kind_key[NKINDS] = {"take", "append_raw", "drain_raw", "drain_zstd", "groups_raw", "groups_zstd"};
+static const char *kind_label[NKINDS] = {"take (consumer alone)",
+                                         "append (writer alone), raw chunks",
+                                         "drain (take + append), raw chunks",
+                                         "drain (take + append), zstd chunks",
+                                         "the flusher's drain by groups, raw chunks",
+                                         "the flusher's drain by groups, zstd chunks"};
 static figure figures[2][NKINDS];
 
 static void print_and_save(void)
@@ -300,7 +343,7 @@ static void print_and_save(void)
     }
 }
 
-/* The kind named by key (a figure's key without its lane suffix: take, append_raw, drain_raw, drain_zstd), or -1. */
+/* The kind named by key (a figure's key without its lane suffix, kind_key), or -1. */
 static int kind_of(const char *key)
 {
     for (int k = 0; k < NKINDS; k++)
@@ -381,6 +424,10 @@ int main(int argc, char **argv)
                 f[DRAIN_RAW].v[f[DRAIN_RAW].n++] = time_drain(cfg.events, lanes, 0, path);
             if (wanted(DRAIN_ZSTD))
                 f[DRAIN_ZSTD].v[f[DRAIN_ZSTD].n++] = time_drain(cfg.events, lanes, 1, path);
+            if (wanted(GROUPS_RAW))
+                f[GROUPS_RAW].v[f[GROUPS_RAW].n++] = time_groups(cfg.events, lanes, 0, path);
+            if (wanted(GROUPS_ZSTD))
+                f[GROUPS_ZSTD].v[f[GROUPS_ZSTD].n++] = time_groups(cfg.events, lanes, 1, path);
         }
     }
     unlink(path);
