@@ -66,7 +66,7 @@ typedef struct tl_key_build {
     uint32_t order_pos; /* finish: where its next payload offset goes in order (grouped by key) */
 } tl_key_build;
 
-#define TL_RECENT_KEYS 8
+#define TL_RECENT_KEYS 32 /* a power of two */
 
 /* Builds one chunk from events appended one by one. */
 typedef struct tl_chunk_builder {
@@ -76,7 +76,7 @@ typedef struct tl_chunk_builder {
     size_t fixed;          /* body bytes that do not depend on the index and ts widths (a bound) */
     tl_key_build *keys;
     uint32_t nkeys, keys_cap;
-    uint32_t recent_key[TL_RECENT_KEYS]; /* by kernel tid: the key of that thread's last event (if below nkeys) */
+    uint32_t recent_key[TL_RECENT_KEYS]; /* by thread and event id: the key of its last event (if below nkeys) */
     uint64_t *slots;       /* key hash table: generation << 32 | key index + 1 */
     uint32_t slot_mask;
     uint32_t generation;

@@ -129,8 +129,12 @@ static int grow_slots(tl_chunk_builder *b)
 /* Index of ev's key, a new one if needed; -1 out of memory, -2 too many keys. */
 static int64_t key_of(tl_chunk_builder *b, const tracelog_event *ev)
 {
-    /* A thread's events often come in runs of the same key: no hash for those, threads interleaved or not. */
-    uint32_t *recent = &b->recent_key[ev->kernel_tid % TL_RECENT_KEYS];
+    /*
+     * A thread's events of one type mostly have one key (one call site): found by a cheap hash of the
+     * thread and the event id, threads and types interleaved or not, without the key's full hash.
+     */
+    uint64_t who = (ev->tid ^ ev->kernel_tid ^ (uint64_t)ev->event_id << 40) * 0x9E3779B97F4A7C15ull;
+    uint32_t *recent = &b->recent_key[who >> (64 - __builtin_ctz(TL_RECENT_KEYS))];
     if (*recent < b->nkeys && key_is(&b->keys[*recent], ev))
         return *recent;
     if (!b->slots && grow_slots(b))
