@@ -78,26 +78,42 @@ static void shortest(uint64_t c, int q, int lower_closer, uint64_t *digits, int 
     *exp10 = k;
 }
 
+/*
+ * Divides d by 10^k when 10^k divides it, without a division (Granlund and
+ * Montgomery): d times the inverse of 5^k modulo 2^64 maps the multiples of
+ * 5^k, and only them, onto 0 .. UINT64_MAX / 5^k, to their quotients; rotated
+ * right by k, such a quotient stays at most UINT64_MAX / 10^k only when its
+ * low k bits, the 2^k, were zero.
+ */
+typedef struct pow10_divisor {
+    uint64_t inv5, max;
+    int k;
+} pow10_divisor;
+
+static const pow10_divisor by_1e8 = {0xc767074b22e90e21ull, 0x2af31dc461ull, 8},
+                           by_1e4 = {0xd288ce703afb7e91ull, 0x68db8bac710cbull, 4},
+                           by_1e2 = {0x8f5c28f5c28f5c29ull, 0x28f5c28f5c28f5cull, 2},
+                           by_1e1 = {0xcccccccccccccccdull, 0x1999999999999999ull, 1};
+
+static inline int divide_exactly(uint64_t *d, pow10_divisor by)
+{
+    uint64_t x = *d * by.inv5;
+    uint64_t q = x >> by.k | x << (64 - by.k);
+    if (q > by.max)
+        return 0;
+    *d = q;
+    return 1;
+}
+
 static void drop_trailing_zeros(uint64_t *digits, int *exp10)
 {
-    uint64_t d = *digits;
+    uint64_t d = *digits; /* not 0 */
     int e = *exp10;
-    while (d % 100000000 == 0) {
-        d /= 100000000;
+    while (divide_exactly(&d, by_1e8))
         e += 8;
-    }
-    if (d % 10000 == 0) {
-        d /= 10000;
-        e += 4;
-    }
-    if (d % 100 == 0) {
-        d /= 100;
-        e += 2;
-    }
-    if (d % 10 == 0) {
-        d /= 10;
-        e += 1;
-    }
+    e += 4 * divide_exactly(&d, by_1e4);
+    e += 2 * divide_exactly(&d, by_1e2);
+    e += divide_exactly(&d, by_1e1);
     *digits = d;
     *exp10 = e;
 }
