@@ -18,12 +18,16 @@
 
 #define GROUPS_MAX 8
 /*
- * Record bytes a cycle may take: a set decodes to at most about 2.2 times
+ * Record bytes a cycle may take. A set decodes to at most about 2.2 times
  * the lane bytes of its events (a key entry, a timestamp and a rebuilt
- * payload against a 48-byte header and the payload), so that a cycle's set
- * stays within TL_SET_MAX_DECODED.
+ * payload against a 48-byte header and the payload), well within
+ * TL_SET_MAX_DECODED; and a reader holds a set decoded whole, on every
+ * thread that reads: a third of TL_SET_MAX_DECODED took ptlog dump to 58
+ * MiB and convert to 95 (2 threads), 8 MiB to 20 and 32. Smaller windows
+ * cost the tight loop more cycles (issue 27: 4 MiB was about 8 % slower on
+ * one thread).
  */
-#define WINDOW_MAX (TL_SET_MAX_DECODED / 3)
+#define WINDOW_MAX (8u << 20)
 /* Another process's stream: events taken per guarded step, their payloads copied out (as log.c's drain_remote). */
 #define STEP 256
 #define STEP_ARENA (64u << 10)
