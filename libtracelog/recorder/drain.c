@@ -227,9 +227,10 @@ static int do_yield(void *c)
 #define IDLE_CYCLES_MAX 1024
 
 /*
- * Once the first cycle took what there was, a drain by groups goes on only
- * while a lane is at least a quarter full (in 1/256ths, as tl_groups_backlog):
- * what a producer wakes the flusher at anyway. Each cycle ends a merge set,
+ * Once a cycle took what there was (it was not cut short by its window), a
+ * drain by groups goes on only while a lane is at least a quarter full (in
+ * 1/256ths, as tl_groups_backlog): what a producer wakes the flusher at
+ * anyway. What the cycles leave waits for that, or for the flush interval. Each cycle ends a merge set,
  * and with it a chunk of every busy group: cycles taken back to back while
  * the producers keep pace cut the log into small chunks, compressed one by
  * one, and kept the flusher on a CPU the producers needed (issue 27: two
@@ -259,7 +260,7 @@ int tl_rec_drain_by_groups(tl_recorder *r)
             e = e ? e : tl_rec_writer_errno(r, tl_writer_end_chunk(r->writer));
         }
         uint32_t backlog = tl_groups_backlog(r->groups);
-        if (cycles > 0 && backlog < CAUGHT_UP_CYCLES)
+        if (cycles > 0 && backlog < CAUGHT_UP_CYCLES && !tl_groups_cut_short(r->groups))
             break; /* caught up: sleep until a lane fills enough to wake us (or the interval), not cycle after cycle */
         r->behind = keep_up(r, backlog);
         uint64_t taken = 0;

@@ -67,6 +67,7 @@ struct tl_groups {
     uint64_t pub;               /* the current cycle's watermark */
     uint64_t w;                 /* and the stamp it takes events up to (tl_consumer_bound) */
     int unbounded;              /* the last cycle was bounded and took nothing: this one is not bounded */
+    int cut_short;              /* the last cycle was bounded below its watermark: more was waiting */
     uint32_t busy[GROUPS_MAX];  /* the groups with records this cycle */
     uint32_t nbusy;
     uint32_t cpu_of[GROUPS_MAX]; /* and the CPU (+ 1) of the producer of each one's fullest lane */
@@ -466,5 +467,8 @@ tracelog_status tl_groups_cycle(tl_groups *gs, uint64_t *taken, uint64_t *last_t
     }
     /* Lanes restamped out of order could put every lane's first record past the bound: not twice. */
     gs->unbounded = gs->w < gs->pub && *taken == 0;
+    gs->cut_short = gs->w < gs->pub;
     return st;
 }
+
+int tl_groups_cut_short(const tl_groups *gs) { return gs->cut_short; }

@@ -69,4 +69,7 @@ uint32_t tl_groups_backlog(const tl_groups *g);
  */
 tracelog_status tl_groups_cycle(tl_groups *g, uint64_t *taken, uint64_t *last_ts, int *more, int *too_big);
 
+/* Whether the last cycle stopped short of its watermark: more records were waiting than a cycle takes. */
+int tl_groups_cut_short(const tl_groups *g);
+
 #endif
