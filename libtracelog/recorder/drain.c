@@ -229,13 +229,13 @@ static int do_yield(void *c)
 /*
  * Once a cycle took what there was (it was not cut short by its window), a
  * drain by groups goes on only while a lane is at least a quarter full (in
- * 1/256ths, as tl_groups_backlog): what a producer wakes the flusher at
- * anyway. What the cycles leave waits for that, or for the flush interval. Each cycle ends a merge set,
- * and with it a chunk of every busy group: cycles taken back to back while
- * the producers keep pace cut the log into small chunks, compressed one by
- * one, and kept the flusher on a CPU the producers needed (issue 27: two
- * threads on two CPUs, the flusher on one, recorded 1.2x what one does,
- * against 1.8x with a quarter's cycles).
+ * 1/256ths, as tl_groups_backlog): the fill at which a producer wakes the
+ * flusher anyway. What the cycles leave waits for that, or for the flush
+ * interval. Each cycle ends a merge set, and with it a chunk of every busy
+ * group: cycles taken back to back while the producers keep pace cut the
+ * log into small chunks, compressed one by one, and kept the flusher on a
+ * CPU the producers needed (issue 27: two threads on two CPUs, the flusher
+ * on one, recorded 1.2x what one does, against 1.8x with a quarter's cycles).
  */
 #define CAUGHT_UP_CYCLES (256 / TL_DRAINER_WAKE_PART)
 
