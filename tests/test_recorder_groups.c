@@ -92,6 +92,20 @@ static void rig_close(rig *r)
     close(r->fd);
 }
 
+/* Closes the groups and the writer (no error expected), frees the rest, and reads the log back: n events, whole. */
+static void rig_finish(rig *r, tl_test_readout *out, size_t n)
+{
+    tl_groups_close(r->gs);
+    tracelog_error err;
+    CHECK_STATUS(tracelog_writer_close(r->w, &err), TRACELOG_OK);
+    tl_test_read_fd(r->fd, NULL, out);
+    CHECK_STATUS(out->next_status, TRACELOG_END);
+    CHECK_EQ(out->events.n, n);
+    tl_consumer_free(r->model);
+    tl_stream_destroy(r->s);
+    close(r->fd);
+}
+
 /* Records into lane `lane` one event of `len` bytes, as thread `ktid`. */
 static void record(rig *r, uint32_t lane, uint32_t len, uint64_t ktid)
 {
@@ -190,13 +204,8 @@ static void test_one_cpu_a_group_per_lane(void)
     for (uint32_t i = 0; i < N; i++)
         record(&r, i % 2, 16, 7 + i % 2);
     CHECK_STATUS(cycle(&r, N), TRACELOG_OK);
-    tl_groups_close(r.gs);
-    tracelog_error err;
-    CHECK_STATUS(tracelog_writer_close(r.w, &err), TRACELOG_OK);
     tl_test_readout out;
-    tl_test_read_fd(r.fd, NULL, &out);
-    CHECK_STATUS(out.next_status, TRACELOG_END);
-    CHECK_EQ(out.events.n, N);
+    rig_finish(&r, &out, N);
     CHECK(out.info.merged_chunks >= 1); /* the two lanes' chunks: one merge set */
     for (size_t i = 0; i < out.events.n; i++) {
         tl_test_context("event %zu", i);
@@ -205,9 +214,6 @@ static void test_one_cpu_a_group_per_lane(void)
     }
     tl_test_context(NULL);
     tl_test_readout_free(&out);
-    tl_consumer_free(r.model);
-    tl_stream_destroy(r.s);
-    close(r.fd);
     if (sched_setaffinity(0, sizeof was, &was))
         TL_DIE("sched_setaffinity");
 }
@@ -234,21 +240,13 @@ static void test_window_cut_short(void)
     CHECK_STATUS(tl_groups_cycle(r.gs, &second, &last_ts, &more, &too_big), TRACELOG_OK);
     CHECK_EQ(first + second, N);
     CHECK_EQ_INT(tl_groups_cut_short(r.gs), 0);
-    tl_groups_close(r.gs);
-    tracelog_error err;
-    CHECK_STATUS(tracelog_writer_close(r.w, &err), TRACELOG_OK);
     tl_test_readout out;
-    tl_test_read_fd(r.fd, NULL, &out);
-    CHECK_STATUS(out.next_status, TRACELOG_END);
-    CHECK_EQ(out.events.n, N);
+    rig_finish(&r, &out, N);
     int ordered = 1;
     for (size_t i = 1; i < out.events.n; i++)
         ordered &= out.events.ev[i].timestamp_ns >= out.events.ev[i - 1].timestamp_ns;
     CHECK(ordered);
     tl_test_readout_free(&out);
-    tl_consumer_free(r.model);
-    tl_stream_destroy(r.s);
-    close(r.fd);
 }
 
 int main(void)
