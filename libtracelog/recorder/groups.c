@@ -24,8 +24,8 @@
  * TL_SET_MAX_DECODED; and a reader holds a set decoded whole, on every
  * thread that reads: a third of TL_SET_MAX_DECODED took ptlog dump to 58
  * MiB and convert to 95 (2 threads), 8 MiB to 20 and 32. Smaller windows
- * cost the tight loop more cycles (issue 27: with 4 MiB one thread's events
- * took about 4 % longer than with 8 MiB).
+ * mean more cycles, each ending a chunk of every busy group (issue 27: with
+ * 4 MiB the tight loop ran about 4 % slower than with 8, within the noise).
  */
 #define WINDOW_MAX (8u << 20)
 /* Another process's stream: events taken per guarded step, their payloads copied out (as log.c's drain_remote). */
