@@ -466,8 +466,8 @@ tracelog_status tl_groups_cycle(tl_groups *gs, uint64_t *taken, uint64_t *last_t
         g->error = TRACELOG_OK;
     }
     /* Lanes restamped out of order could put every lane's first record past the bound: not twice. */
-    gs->unbounded = gs->w < gs->pub && *taken == 0;
     gs->cut_short = gs->w < gs->pub;
+    gs->unbounded = gs->cut_short && *taken == 0;
     return st;
 }
 
