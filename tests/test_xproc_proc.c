@@ -301,7 +301,10 @@ static void test_thread_comm(void)
     comm_of_thread("xy", buf, 1, &rc, &ktid);
     CHECK_ERR(rc, 0);
     CHECK_STR_EQ(buf, "");
-    /* The thread has ended (joined): its task is gone. */
+    /* The thread has ended (joined): its task goes. pthread_join returns once the kernel cleared the
+       thread's tid, which it does before it takes the task out of /proc: wait for that, bounded. */
+    for (int ms = 0; ms < 2000 && tl_proc_thread_comm(getpid(), ktid, buf, sizeof buf) == 0; ms++)
+        usleep(1000);
     CHECK_ERR(tl_proc_thread_comm(getpid(), ktid, buf, sizeof buf), ESRCH);
     CHECK_STR_EQ(buf, "");
     /* ktid 0: the process's comm; pid 0: this process. */
