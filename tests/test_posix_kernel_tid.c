@@ -80,14 +80,14 @@ static size_t take_all(trace_id_t trid, taken *out, size_t max)
         TL_DIE("acquire");
     size_t n = 0;
     tracelog_event ev;
-    pthread_mutex_lock(t->read_lock);
+    tl_lock_take(t->read_lock);
     while (n < max && tl_consumer_take_wait(t->active.consumer, &ev) == TL_TAKE_EVENT) {
         out[n] = (taken){ev.event_id, ev.pid, ev.kernel_tid, 0, ev.payload_len};
         if (ev.payload_len == sizeof out[n].data)
             memcpy(&out[n].data, ev.payload, sizeof out[n].data);
         n++;
     }
-    pthread_mutex_unlock(t->read_lock);
+    tl_lock_give(t->read_lock);
     tl_posix_release(t);
     return n;
 }

@@ -10,5 +10,3 @@
 
 _Atomic(tl_stream *) tl_posix_active[TL_ACTIVE_SLOTS];
 _Atomic uint32_t tl_posix_current_pid;
-
-pid_t tl_posix_pid(void) { return (pid_t)atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed); }

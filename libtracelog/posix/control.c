@@ -308,12 +308,12 @@ int posix_trace_start(trace_id_t trid)
     int e = tl_posix_acquire(trid, TL_ACTIVE_KINDS, &t);
     if (e)
         return e;
-    pthread_mutex_lock(t->read_lock); /* serialises start/stop/filter changes */
+    tl_lock_take(t->read_lock); /* serialises start/stop/filter changes */
     uint64_t caller = CALLER;
     guarded(t, start_op, &caller);
     if (!t->active.remote)
         tl_posix_wanted_set(t->slot, 1); /* after the stream runs: its events pass from now on */
-    pthread_mutex_unlock(t->read_lock);
+    tl_lock_give(t->read_lock);
     tl_posix_release(t);
     return 0;
 }
@@ -340,12 +340,12 @@ int posix_trace_stop(trace_id_t trid)
     int e = tl_posix_acquire(trid, TL_ACTIVE_KINDS, &t);
     if (e)
         return e;
-    pthread_mutex_lock(t->read_lock);
+    tl_lock_take(t->read_lock);
     /* After the stream stopped (shutdown withdraws the slot instead). A full UNTIL_FULL stream
        ignores the stop and starts again once drained: it stays wanted. */
     if (stop_stream(t, CALLER) && !t->active.remote)
         tl_posix_wanted_set(t->slot, 0);
-    pthread_mutex_unlock(t->read_lock);
+    tl_lock_give(t->read_lock);
     tl_posix_release(t);
     return 0;
 }
@@ -363,7 +363,7 @@ int posix_trace_clear(trace_id_t trid)
     int e = tl_posix_acquire(trid, TL_ACTIVE_KINDS, &t);
     if (e)
         return e;
-    pthread_mutex_lock(t->read_lock);
+    tl_lock_take(t->read_lock);
     /* The log is left as it is: POSIX leaves APPEND unspecified, and what was
        already flushed is never destroyed by tracelog (format-spec: durability). */
     if (t->active.log)
@@ -371,7 +371,7 @@ int posix_trace_clear(trace_id_t trid)
     else
         guarded(t, clear_op, NULL);
     atomic_store(&t->active.overruns_reported, tl_posix_overruns(t));
-    pthread_mutex_unlock(t->read_lock);
+    tl_lock_give(t->read_lock);
     tl_posix_release(t);
     return 0;
 }
@@ -451,9 +451,9 @@ int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)
         return 0;
     }
     if (t->active.remote && !t->active.log) { /* with a log, the log notices the end */
-        pthread_mutex_lock(t->read_lock);
+        tl_lock_take(t->read_lock);
         guarded(t, notice_end_op, NULL);
-        pthread_mutex_unlock(t->read_lock);
+        tl_lock_give(t->read_lock);
     }
     if (guarded(t, stream_status_op, si) == EFAULT) { /* its buffer is lost: as an ended process's */
         si->posix_stream_status = POSIX_TRACE_SUSPENDED;
@@ -526,10 +526,10 @@ int posix_trace_set_filter(trace_id_t trid, const trace_event_set_t *set, int ho
     int e = tl_posix_acquire(trid, TL_ACTIVE_KINDS, &t);
     if (e)
         return e;
-    pthread_mutex_lock(t->read_lock);
+    tl_lock_take(t->read_lock);
     filter_args a = {set, how, CALLER};
     guarded(t, set_filter_op, &a);
-    pthread_mutex_unlock(t->read_lock);
+    tl_lock_give(t->read_lock);
     tl_posix_release(t);
     return 0;
 }
@@ -558,7 +558,7 @@ int tracelog_trace_filter_name(trace_id_t trid, const char *name, int how)
     int e = tl_posix_acquire(trid, TL_ACTIVE_KINDS, &t);
     if (e)
         return e;
-    pthread_mutex_lock(t->read_lock); /* the handle's view of the names, and filter changes */
+    tl_lock_take(t->read_lock); /* the handle's view of the names, and filter changes */
     trace_event_id_t id;
     e = filter_id(t, name, how == POSIX_TRACE_SUB_EVENTSET, &id);
     if (!e) {
@@ -568,7 +568,7 @@ int tracelog_trace_filter_name(trace_id_t trid, const char *name, int how)
         filter_args a = {&set, how, CALLER};
         guarded(t, set_filter_op, &a);
     }
-    pthread_mutex_unlock(t->read_lock);
+    tl_lock_give(t->read_lock);
     tl_posix_release(t);
     return e == EINPROGRESS ? 0 : e;
 }

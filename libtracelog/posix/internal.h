@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <trace.h>
 
+#include "common/lock.h"
 #include "recorder/recorder.h"
 #include "stream/consumer.h"
 #include "stream/stream.h"
@@ -56,7 +57,7 @@ typedef struct tl_trace {
     size_t typelist_pos;
     /* Active: start, stop, filter and clear, and the reader's consumer. Pre-recorded: the reader.
        Its handle's slot's (registry.c), set by tl_posix_register: a slot outlives its handles. */
-    pthread_mutex_t *read_lock;
+    tl_lock *read_lock;
 
     struct {
         tl_stream *stream;
@@ -129,7 +130,8 @@ void tl_posix_remote_filters(trace_event_id_t id, uint64_t stream, uint64_t call
 int tl_posix_inherited_buffer(char name[TL_SHM_NAME_MAX], uint64_t *id);
 /* Handles of this process's traces of the given kinds (at most max). */
 size_t tl_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds);
-pid_t tl_posix_pid(void);
+/* The pid events carry, read inline: a pre-recorded stream's handle is checked against it on every getnext. */
+static inline pid_t tl_posix_pid(void) { return (pid_t)atomic_load_explicit(&tl_posix_current_pid, memory_order_relaxed); }
 /* Fork handlers' parts (process.c calls them): before fork, 1 if an inherited stream is alive. */
 int tl_posix_registry_before_fork(void);
 void tl_posix_registry_after_fork_parent(void);

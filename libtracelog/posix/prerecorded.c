@@ -63,9 +63,9 @@ int posix_trace_rewind(trace_id_t trid)
     int e = tl_posix_acquire(trid, 1u << TL_PRERECORDED, &t);
     if (e)
         return e;
-    pthread_mutex_lock(t->read_lock);
+    tl_lock_take(t->read_lock);
     tracelog_status st = tracelog_reader_rewind(t->pre.reader);
-    pthread_mutex_unlock(t->read_lock);
+    tl_lock_give(t->read_lock);
     tl_posix_release(t);
     /* A log read from a pipe cannot go back. */
     return st == TRACELOG_OK ? 0 : EINVAL;
@@ -89,9 +89,9 @@ int tracelog_trace_set_read_ahead(trace_id_t trid, int threads)
     int e = tl_posix_acquire(trid, 1u << TL_PRERECORDED, &t);
     if (e)
         return e;
-    pthread_mutex_lock(t->read_lock); /* no getnext meanwhile: the change joins the threads loading for it */
+    tl_lock_take(t->read_lock); /* no getnext meanwhile: the change joins the threads loading for it */
     tracelog_status st = tracelog_reader_set_read_ahead(t->pre.reader, threads);
-    pthread_mutex_unlock(t->read_lock);
+    tl_lock_give(t->read_lock);
     tl_posix_release(t);
     return st == TRACELOG_OK ? 0 : st == TRACELOG_E_NOMEM ? EAGAIN : EINVAL;
 }

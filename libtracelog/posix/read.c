@@ -52,7 +52,7 @@ static int read_prerecorded(tl_trace *t, const out_args *o)
     tracelog_status st = tracelog_reader_next(t->pre.reader, &ev);
     if (st == TRACELOG_OK)
         deliver(o, &ev);
-    pthread_mutex_unlock(t->read_lock);
+    tl_lock_give(t->read_lock);
     if (st == TRACELOG_END) {
         *o->unavailable = 1;
         if (o->data_len)
@@ -142,7 +142,7 @@ static int take_fault(tl_trace *t, tracelog_event *ev)
 static int try_take(tl_trace *t, const out_args *o)
 {
     attempt a = {t, o};
-    pthread_mutex_lock(t->read_lock);
+    tl_lock_take(t->read_lock);
     int r;
     if (!t->active.remote)
         r = take_once(&a);
@@ -158,7 +158,7 @@ static int try_take(tl_trace *t, const out_args *o)
         if (r)
             deliver(o, &ev);
     }
-    pthread_mutex_unlock(t->read_lock);
+    tl_lock_give(t->read_lock);
     return r;
 }
 
