@@ -280,5 +280,27 @@ assert k[0]["args"]["field_data"] == 7 and k[0]["args"]["field_pthread"] == 9 an
 # a.begin is not closed by a:end (other separator): the begin stays open, the end is an instant
 assert [(x["name"], x["ph"]) for x in k[1:]] == [("a", "B"), ("a:end", "i"), ("a", "E")], k[1:]
 PY
+# The same events read from a .ptl log, whose names chrome.c and tracks.c keep the text of by their
+# address, against read from JSON, whose names they make again each time: the same traceEvents.
+{
+    printf '{"attributes":{},"event_types":[{"id":40,"name":"k","schema":"u32 data; u8 pthread"},{"id":41,"name":"a.begin","schema":"u8 v"},{"id":42,"name":"a:end"},{"id":43,"name":"a.end","schema":"u8 w"}]}\n'
+    for i in 1 2 3 4 5 6; do
+        printf '{"id":41,"ts":%d1,"tid":%d,"data":"0%d"}\n{"id":40,"ts":%d2,"data":"0%d00000001000000"}\n' "$i" $((i % 2)) "$i" "$i" "$i"
+        printf '{"id":42,"ts":%d3,"tid":%d}\n{"id":43,"ts":%d4,"tid":%d,"data":"0%d"}\n' "$i" $((i % 2)) "$i" $((i % 2)) "$i"
+    done
+} >slices.jsonl
+expect_rc 0 "chrome slices from JSON" "$PTLOG" convert --to chrome slices.jsonl -o slices.chrome
+expect_rc 0 "slices to ptl" "$PTLOG" convert slices.jsonl --to ptl -o slices.ptl
+expect_rc 0 "chrome slices from a log" "$PTLOG" convert --to chrome slices.ptl -o slices_ptl.chrome
+python3 - slices.chrome slices_ptl.chrome <<'PY' && ok || bad "chrome from a log differs from chrome from JSON"
+import json, sys
+a, b = (json.load(open(f))["traceEvents"] for f in sys.argv[1:])
+assert a == b, (a, b)
+ev = [e for e in a if e["ph"] != "M"]
+assert [e["ph"] for e in ev].count("B") == 6 and [e["ph"] for e in ev].count("E") == 6, ev
+e = [x for x in ev if x["ph"] == "E"]
+assert all(x["name"] == "a" and x["args"] == {"end_data": "0%d" % (i + 1), "end_w": i + 1} for i, x in enumerate(e)), e
+assert [x["args"]["field_data"] for x in ev if x["name"] == "k"] == [1, 2, 3, 4, 5, 6]
+PY
 
 finish

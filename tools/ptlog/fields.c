@@ -80,6 +80,18 @@ static void plan_rooms(ptlog_plan *p)
     p->json_room = json <= PLAN_ROOM_MAX ? (uint32_t)json : 0;
 }
 
+/* "PREFIXNAME": (at most 1 + 6 + 63 + 2 bytes) */
+static void chrome_head(ptlog_field_plan *fp, int end, const char *prefix, const char *name, size_t n)
+{
+    char *h = fp->chrome_head[end];
+    size_t k = strlen(prefix);
+    h[0] = '"';
+    memcpy(h + 1, prefix, k);
+    memcpy(h + 1 + k, name, n);
+    memcpy(h + 1 + k + n, "\":", 2);
+    fp->chrome_len[end] = (uint8_t)(3 + k + n);
+}
+
 static void make_plan(ptlog_plan *p, const tracelog_schema *s)
 {
     for (size_t i = 0; i < p->n; i++) {
@@ -102,6 +114,8 @@ static void make_plan(ptlog_plan *p, const tracelog_schema *s)
             memmove(fp->json_head, fp->json_head + 1, fp->json_len - 1u);
             fp->json_len--;
         }
+        chrome_head(fp, 0, ptlog_chrome_reserved_key(info.name) ? "field_" : "", info.name, n);
+        chrome_head(fp, 1, "end_", info.name, n);
     }
     plan_rooms(p);
 }

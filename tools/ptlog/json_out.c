@@ -23,8 +23,7 @@ static int utf8_valid(const char *s, size_t n)
     return 1;
 }
 
-/* JSON string of s[0..n) into dst (room for 6n + 2); invalid UTF-8 becomes U+FFFD (see put_text). */
-static size_t json_quote(const char *s, size_t n, char *dst)
+size_t ptlog_json_quote(const char *s, size_t n, char *dst)
 {
     const unsigned char *p = (const unsigned char *)s;
     char *d = dst;
@@ -70,7 +69,7 @@ static size_t json_quote(const char *s, size_t n, char *dst)
 
 void ptlog_json_string(ptlog_out *out, const char *s, size_t n)
 {
-    ptlog_out_quoted(out, s, n, json_quote, 6);
+    ptlog_out_quoted(out, s, n, ptlog_json_quote, 6);
 }
 
 /*
@@ -243,7 +242,7 @@ static char *make_prefix(const char *name, uint32_t id, size_t *len)
     memcpy(p, "{\"name\":", 8);
     p += 8;
     if (name) {
-        p += json_quote(name, n, p);
+        p += ptlog_json_quote(name, n, p);
         if (!utf8_valid(name, n)) { /* the exact bytes too, as put_text does */
             memcpy(p, ",\"name_hex\":\"", 13);
             p += 13;
@@ -400,8 +399,7 @@ static void put_field_value(ptlog_out *out, const tracelog_fields *f, size_t i, 
     }
 }
 
-/* Chrome's args keys that a field must not take (chrome.c). */
-static int reserved_key(const char *name)
+int ptlog_chrome_reserved_key(const char *name)
 {
     static const char *const keys[] = {"pthread", "data", "truncation", "unfinished"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
@@ -417,7 +415,7 @@ void ptlog_json_field_members(ptlog_out *out, const tracelog_fields *f, const ch
         tracelog_schema_field(f->schema, i, &info);
         ptlog_out_puts(out, i || comma ? ",\"" : "\"");
         ptlog_out_puts(out, key_prefix);
-        if (*key_prefix == 0 && comma && reserved_key(info.name))
+        if (*key_prefix == 0 && comma && ptlog_chrome_reserved_key(info.name))
             ptlog_out_puts(out, "field_");
         ptlog_out_puts(out, info.name); /* a schema name: [A-Za-z_][A-Za-z0-9_]* */
         ptlog_out_puts(out, "\":");
@@ -432,7 +430,7 @@ static void put_json_integer(ptlog_out *out, int neg, uint64_t mag)
 }
 
 /* Field i's value through its plan: integers, floats and plain text without a detour; the rest as before. */
-static void put_plan_value(ptlog_out *out, const ptlog_field_plan *fp, const tracelog_fields *f, size_t i)
+void ptlog_json_plan_value(ptlog_out *out, const ptlog_field_plan *fp, const tracelog_fields *f, size_t i)
 {
     const uint8_t *p = f->data + fp->offset;
     uint64_t v;
@@ -494,7 +492,7 @@ static void put_fields(ptlog_out *out, ptlog_src *src, ptlog_plans *plans, const
             const ptlog_field_plan *fp = &plan->f[i];
             ptlog_copy_blocks(ptlog_out_room(out, PTLOG_FIELD_HEAD), fp->json_head, fp->json_len);
             out->len += fp->json_len;
-            put_plan_value(out, fp, &f, i);
+            ptlog_json_plan_value(out, fp, &f, i);
         }
     }
     if (!f.size_check)

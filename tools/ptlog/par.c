@@ -121,6 +121,7 @@ static int formatter_init(par *p, formatter *f)
     f->src.base.type_schema = replay_type_schema;
     f->src.base.thread_name = real->thread_name ? replay_thread_name : NULL;
     f->src.base.thread_names_stable = real->thread_names_stable;
+    f->src.base.type_names_stable = real->type_names_stable;
     f->src.base.memo = &f->src.memo;
     if (ptlog_out_memory(&f->out, TEXT_CAP))
         return -1;

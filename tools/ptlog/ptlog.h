@@ -424,6 +424,8 @@ struct ptlog_src {
     /* 1 when thread_name's texts neither change nor move until close (a .ptl reader's are borrowed until
        tracelog_reader_close): the same address is the same name. 0 (zeroed): compared by content. */
     int thread_names_stable;
+    /* The same for type_name's texts: the same address is the same name until close (a .ptl reader's). */
+    int type_names_stable;
     /* 1 when type_name and type_schema may be called from other threads while events are read (the tables
        never change, and a lookup moves nothing: a seekable .ptl log). 0 (zeroed): the reading thread's only. */
     int lookups_shared;
@@ -716,13 +718,18 @@ void ptlog_json_string(ptlog_out *out, const char *s, size_t n);
 void ptlog_json_attributes(ptlog_out *out, const tracelog_metadata *m);
 /* Writes a u64 value (as a "0x..." string above INT64_MAX, which JSON parsers cannot hold). */
 void ptlog_json_u64(ptlog_out *out, uint64_t v);
+/* JSON string of s[0..n) into dst (room for 6n + 2), its length; invalid UTF-8 becomes U+FFFD. */
+size_t ptlog_json_quote(const char *s, size_t n, char *dst);
 /*
  * Writes the JSON members "name":value of f's present fields (README.md,
  * "JSON schema"), each key prefixed by key_prefix, with a leading comma when
  * comma is set (then a field named like one of chrome's own args keys, with
- * an empty prefix, becomes "field_NAME").
+ * an empty prefix, becomes "field_NAME"). Field by field through the schema:
+ * what chrome.c falls back to without memory for a plan.
  */
 void ptlog_json_field_members(ptlog_out *out, const tracelog_fields *f, const char *key_prefix, int comma);
+/* Whether a field named name must not take its own name as a key of Chrome's args (chrome.c). */
+int ptlog_chrome_reserved_key(const char *name);
 /* chrome.c */
 int ptlog_write_chrome(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
 /* perfetto.c: Perfetto's protobuf trace (tools/ptlog/README.md, "Perfetto trace"). */
@@ -759,6 +766,14 @@ typedef int (*ptlog_track_fn)(void *ctx, const ptlog_track_process *p, const ptl
 typedef void (*ptlog_close_fn)(void *ctx, const ptlog_track_process *p, const ptlog_track_thread *t,
                                const char *name, size_t n);
 
+/* A type name's shape as a slice's: its length, and X's length in "X:begin" / "X.begin" and in "X:end" / "X.end" (0: not so). */
+typedef struct ptlog_slice_shape {
+    const char *name; /* NULL: an empty slot */
+    size_t len, begin, end;
+    char begin_sep, end_sep;
+} ptlog_slice_shape;
+#define PTLOG_SHAPE_SLOTS 64
+
 typedef struct ptlog_tracks {
     ptlog_src *src;
     ptlog_track_fn on_new;
@@ -768,6 +783,10 @@ typedef struct ptlog_tracks {
     size_t nprocesses, cap;
     uint32_t big_pids;         /* pids above INT32_MAX renumbered so far */
     uint32_t serials;
+    /* The last event's process and thread (events come in runs): indexes, which growth does not move. */
+    size_t last_process, last_thread;
+    int have_last;
+    ptlog_slice_shape shapes[PTLOG_SHAPE_SLOTS]; /* by the type name's address: the source's names stay put */
 } ptlog_tracks;
 
 void ptlog_tracks_init(ptlog_tracks *t, ptlog_src *src, ptlog_track_fn on_new, void *ctx);
@@ -813,6 +832,10 @@ typedef struct ptlog_field_plan {
     uint32_t offset, size; /* size 0: variable, the rest of the payload */
     uint8_t dump_len, json_len;
     char dump_head[PTLOG_FIELD_HEAD], json_head[PTLOG_FIELD_HEAD];
+    /* Chrome's args keys: "NAME": ("field_NAME": for a name Chrome's own args keys take) and an E's
+       "end_NAME": (chrome.c) */
+    uint8_t chrome_len[2];
+    char chrome_head[2][PTLOG_FIELD_HEAD];
 } ptlog_field_plan;
 typedef struct ptlog_plan {
     const tracelog_schema *schema;
@@ -876,6 +899,8 @@ char *ptlog_plain_text_at(char *o, const char *p, size_t *n);
  * output). Dump's fields are written the same way by ptlog_fields_dump.
  */
 void ptlog_plan_members(ptlog_out *out, const ptlog_plan *plan, const tracelog_fields *f);
+/* Present field i's JSON value, through its plan fp (f's schema's): what "fields" and Chrome's args hold. */
+void ptlog_json_plan_value(ptlog_out *out, const ptlog_field_plan *fp, const tracelog_fields *f, size_t i);
 #define PTLOG_JSON_SAFE_INT ((uint64_t)1 << 53) /* larger integers lose digits in doubles */
 /* The integer (sign neg, magnitude mag) at q (room for 32 bytes), in JSON quoted past 2^53: its end. */
 char *ptlog_integer_at(char *q, int neg, uint64_t mag, int json);

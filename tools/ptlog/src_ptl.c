@@ -257,6 +257,7 @@ int ptlog_ptl_src_wrap(ptlog_in *in, tracelog_reader *r, ptlog_src **out)
     s->get_status = ptl_get_status;
     s->thread_name = ptl_thread_name;
     s->thread_names_stable = 1; /* borrowed from the reader until it is closed */
+    s->type_names_stable = 1;   /* the same (tracelog_reader_event_name) */
     s->lookups_shared = info.seekable; /* the open scan read every table, and lookups search them in place */
     s->yield_cpus = ptl_yield_cpus;
     s->seek_time = info.seekable ? ptl_seek_time : NULL;

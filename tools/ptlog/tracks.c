@@ -66,10 +66,16 @@ static int pick_tid(ptlog_track_process *p, uint32_t ktid, uint32_t *tid)
     return ptlog_idmap_put(&p->tids_taken, n, 1);
 }
 
+/* Whether thread th is ev's (a pthread_t seen again with another kernel tid is a new thread). */
+static int is_thread_of(const ptlog_track_thread *th, const tracelog_event *ev)
+{
+    return th->pthread == ev->tid && (!ev->kernel_tid || !th->ktid || th->ktid == ev->kernel_tid);
+}
+
 ptlog_track_thread *ptlog_tracks_thread(ptlog_tracks *t, ptlog_track_process *p, const tracelog_event *ev)
 {
     size_t i = ptlog_idmap_get(&p->thread_index, ev->tid);
-    if (i != SIZE_MAX && (!ev->kernel_tid || !p->threads[i].ktid || p->threads[i].ktid == ev->kernel_tid))
+    if (i != SIZE_MAX && is_thread_of(&p->threads[i], ev))
         return &p->threads[i];
     ptlog_track_thread *v = tl_grow(p->threads, &p->cap, p->nthreads + 1, sizeof *v);
     if (!v)
@@ -89,6 +95,23 @@ ptlog_track_thread *ptlog_tracks_thread(ptlog_tracks *t, ptlog_track_process *p,
     return th;
 }
 
+/* name's shape, from its slot when its address is there (stable: not the caller's buffer of an unknown id). */
+static const ptlog_slice_shape *shape_of(ptlog_tracks *t, const char *name, int stable, ptlog_slice_shape *tmp)
+{
+    ptlog_slice_shape *x = tmp;
+    if (stable) {
+        uint64_t h = (uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ull;
+        x = &t->shapes[(h >> 32) % PTLOG_SHAPE_SLOTS];
+        if (x->name == name)
+            return x;
+    }
+    x->name = name;
+    x->len = strlen(name);
+    x->begin = ptlog_slice_base_len(name, "begin", &x->begin_sep);
+    x->end = ptlog_slice_base_len(name, "end", &x->end_sep);
+    return x;
+}
+
 size_t ptlog_slice_base_len(const char *name, const char *word, char *sep)
 {
     size_t n = strlen(name), k = strlen(word);
@@ -104,9 +127,11 @@ static int closes_innermost(ptlog_tracks *t, const ptlog_track_thread *th, const
     if (!th->nopen)
         return 0;
     const char *open = t->src->type_name(t->src, th->open[th->nopen - 1]);
-    char open_sep;
-    return open && ptlog_slice_base_len(open, "begin", &open_sep) == n && open_sep == sep &&
-           memcmp(open, name, n) == 0;
+    if (!open)
+        return 0;
+    ptlog_slice_shape tmp;
+    const ptlog_slice_shape *o = shape_of(t, open, t->src->type_names_stable, &tmp);
+    return o->begin == n && o->begin_sep == sep && memcmp(open, name, n) == 0;
 }
 
 static int push_slice(ptlog_track_thread *th, uint32_t id)
@@ -119,39 +144,57 @@ static int push_slice(ptlog_track_thread *th, uint32_t id)
     return 0;
 }
 
-int ptlog_tracks_slice(ptlog_tracks *t, ptlog_track_thread *th, const tracelog_event *ev, const char *name,
-                       size_t *len)
+/* ptlog_tracks_slice for a name whose shape is known. */
+static int slice(ptlog_tracks *t, ptlog_track_thread *th, const tracelog_event *ev, const ptlog_slice_shape *shape,
+                 size_t *len)
 {
-    size_t k;
-    char sep;
-    *len = strlen(name);
-    if ((k = ptlog_slice_base_len(name, "begin", &sep)) && th->nopen < PTLOG_TRACKS_MAX_DEPTH) {
+    ptlog_slice_shape x = *shape; /* a copy: closes_innermost may take its slot for the open slice's name */
+    *len = x.len;
+    if (x.begin && th->nopen < PTLOG_TRACKS_MAX_DEPTH) {
         if (push_slice(th, ev->event_id))
             return -1;
-        *len = k;
+        *len = x.begin;
         return 'B';
     }
-    if ((k = ptlog_slice_base_len(name, "end", &sep)) && closes_innermost(t, th, name, k, sep)) {
+    if (x.end && closes_innermost(t, th, x.name, x.end, x.end_sep)) {
         th->nopen--;
-        *len = k;
+        *len = x.end;
         return 'E';
     }
     return 'i';
 }
 
+int ptlog_tracks_slice(ptlog_tracks *t, ptlog_track_thread *th, const tracelog_event *ev, const char *name,
+                       size_t *len)
+{
+    ptlog_slice_shape tmp;
+    return slice(t, th, ev, shape_of(t, name, 0, &tmp), len);
+}
+
 int ptlog_tracks_place(ptlog_tracks *t, const tracelog_event *ev, const char **name, char unknown[32], size_t *len,
                        ptlog_track_process **p, ptlog_track_thread **th)
 {
-    *p = ptlog_tracks_process(t, ev->pid);
-    *th = *p ? ptlog_tracks_thread(t, *p, ev) : NULL;
-    if (!*th)
-        return -1;
+    if (t->have_last && t->processes[t->last_process].pid == ev->pid &&
+        is_thread_of(&t->processes[t->last_process].threads[t->last_thread], ev)) { /* the last event's thread */
+        *p = &t->processes[t->last_process];
+        *th = &(*p)->threads[t->last_thread];
+    } else {
+        *p = ptlog_tracks_process(t, ev->pid);
+        *th = *p ? ptlog_tracks_thread(t, *p, ev) : NULL;
+        if (!*th)
+            return -1;
+        t->last_process = (size_t)(*p - t->processes);
+        t->last_thread = (size_t)(*th - (*p)->threads);
+        t->have_last = 1;
+    }
+    int stable = *name != NULL && t->src->type_names_stable; /* else the name's address may be another's later */
     if (!*name) {
         memcpy(unknown, "event#", 6);
         unknown[6 + ptlog_fmt_u64(ev->event_id, unknown + 6)] = 0;
         *name = unknown;
     }
-    return ptlog_tracks_slice(t, *th, ev, *name, len);
+    ptlog_slice_shape tmp;
+    return slice(t, *th, ev, shape_of(t, *name, stable, &tmp), len);
 }
 
 void ptlog_tracks_close_open(ptlog_tracks *t, ptlog_close_fn fn, void *ctx)
