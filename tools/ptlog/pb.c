@@ -15,13 +15,10 @@ void pb_free(pb_buf *b)
     memset(b, 0, sizeof *b);
 }
 
-/* Room for n more bytes; NULL (and failed set) when there is none. */
-static unsigned char *room(pb_buf *b, size_t n)
+unsigned char *pb_room_slow(pb_buf *b, size_t n)
 {
     if (b->failed)
         return NULL;
-    if (b->cap - b->len >= n)
-        return b->p + b->len;
     if (n > PB_MAX - b->len) {
         b->failed = 1;
         return NULL;
@@ -49,38 +46,9 @@ size_t pb_varint_size(uint64_t v)
     return n;
 }
 
-size_t pb_varint_put(unsigned char *p, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (unsigned char)v;
-    return n;
-}
-
-void pb_varint(pb_buf *b, uint64_t v)
-{
-    unsigned char *p = room(b, 10);
-    if (p)
-        b->len += pb_varint_put(p, v);
-}
-
 static void tag(pb_buf *b, uint32_t field, unsigned wire)
 {
     pb_varint(b, (uint64_t)field << 3 | wire);
-}
-
-void pb_uint(pb_buf *b, uint32_t field, uint64_t v)
-{
-    tag(b, field, PB_VARINT);
-    pb_varint(b, v);
-}
-
-void pb_int(pb_buf *b, uint32_t field, int64_t v)
-{
-    pb_uint(b, field, (uint64_t)v);
 }
 
 void pb_double(pb_buf *b, uint32_t field, double v)
@@ -88,7 +56,7 @@ void pb_double(pb_buf *b, uint32_t field, double v)
     uint64_t u;
     memcpy(&u, &v, sizeof u);
     tag(b, field, PB_FIXED64);
-    unsigned char *p = room(b, 8);
+    unsigned char *p = pb_room(b, 8);
     if (!p)
         return;
     for (int i = 0; i < 8; i++) /* little-endian, whatever the host */
@@ -100,7 +68,7 @@ void pb_bytes(pb_buf *b, uint32_t field, const void *data, size_t n)
 {
     tag(b, field, PB_LEN);
     pb_varint(b, n);
-    unsigned char *p = room(b, n);
+    unsigned char *p = pb_room(b, n);
     if (!p)
         return;
     if (n)
@@ -115,20 +83,10 @@ void pb_string(pb_buf *b, uint32_t field, const char *s)
 
 unsigned char *pb_append(pb_buf *b, size_t n)
 {
-    unsigned char *p = room(b, n);
+    unsigned char *p = pb_room(b, n);
     if (p)
         b->len += n;
     return p;
-}
-
-size_t pb_begin(pb_buf *b, uint32_t field)
-{
-    tag(b, field, PB_LEN);
-    unsigned char *p = room(b, 1);
-    if (!p)
-        return 0;
-    *p = 0;
-    return ++b->len;
 }
 
 void pb_end(pb_buf *b, size_t mark)
@@ -137,7 +95,7 @@ void pb_end(pb_buf *b, size_t mark)
         return;
     size_t n = b->len - mark, k = pb_varint_size(n);
     if (k > 1) { /* the one byte reserved is too few: move the message up */
-        if (!room(b, k - 1))
+        if (!pb_room(b, k - 1))
             return;
         memmove(b->p + mark + k - 1, b->p + mark, n);
         b->len += k - 1;

@@ -97,10 +97,18 @@ enum { UNIT_COUNT = 2 };
 
 /* ---- interning: a string -> iid table per kind ------------------------------------- */
 
+#define ADDR_SLOTS 64
 typedef struct intern_table {
     ptlog_idmap ids;    /* hash of the string -> index in strs */
     char **strs;
     size_t n, cap, max;
+    /* The iids of strings that stay put (a schema's field names, a .ptl reader's type names), by address:
+       found again without hashing and comparing their bytes. */
+    struct {
+        const char *s;
+        size_t n;
+        int64_t iid;
+    } by_addr[ADDR_SLOTS];
 } intern_table;
 
 static uint64_t hash_bytes(const char *s, size_t n)
@@ -378,10 +386,27 @@ static int64_t iid_of(pf_writer *w, intern_table *t, uint32_t field, const char 
     return iid;
 }
 
-/* The annotation's name: interned (every annotation name is: few, and repeated). */
+/* iid_of for a string that stays where it is until the source is closed. */
+static int64_t iid_of_fixed(pf_writer *w, intern_table *t, uint32_t field, const char *s, size_t n)
+{
+    uint64_t h = (uint64_t)(uintptr_t)s * 0x9E3779B97F4A7C15ull;
+    size_t k = (size_t)(h >> 32) % ADDR_SLOTS;
+    if (t->by_addr[k].s == s && t->by_addr[k].n == n)
+        return t->by_addr[k].iid;
+    int64_t iid = iid_of(w, t, field, s, n);
+    if (iid > 0) {
+        t->by_addr[k].s = s;
+        t->by_addr[k].n = n;
+        t->by_addr[k].iid = iid;
+    }
+    return iid;
+}
+
+/* The annotation's name: interned (every annotation name is: few, and repeated). Each is a schema's
+   field name or a literal, which stay put (type_schema: borrowed until close). */
 static int annotation_name(pf_writer *w, const char *name)
 {
-    int64_t iid = iid_of(w, &w->annotation_names, ID_ANNOTATION_NAMES, name, strlen(name));
+    int64_t iid = iid_of_fixed(w, &w->annotation_names, ID_ANNOTATION_NAMES, name, strlen(name));
     if (iid < 0)
         return -1;
     if (iid)
@@ -565,7 +590,8 @@ static int pf_event(void *ctx, const tracelog_event *ev, const char *name)
     pb_uint(&w->event, TE_TYPE, ph == 'B' ? TYPE_SLICE_BEGIN : ph == 'E' ? TYPE_SLICE_END : TYPE_INSTANT);
     pb_uint(&w->event, TE_TRACK_UUID, t->serial);
     if (ph != 'E') {
-        int64_t iid = iid_of(w, &w->names, ID_EVENT_NAMES, name, n);
+        int fixed = name != unknown && w->src->type_names_stable;
+        int64_t iid = fixed ? iid_of_fixed(w, &w->names, ID_EVENT_NAMES, name, n) : iid_of(w, &w->names, ID_EVENT_NAMES, name, n);
         if (iid < 0)
             return ptlog_nomem();
         if (iid)
@@ -577,9 +603,10 @@ static int pf_event(void *ctx, const tracelog_event *ev, const char *name)
         return ptlog_nomem();
     if ((rc = emit_event(w, ev->timestamp_ns, 0)))
         return rc;
-    /* By name, as --no-system tells system events: a JSON input or a native log has its own ids. */
-    int overflow = strcmp(name, "posix_trace_overflow") == 0;
-    if (overflow || strcmp(name, "posix_trace_resume") == 0)
+    /* By name, as --no-system tells system events: a JSON input or a native log has its own ids. An
+       instant's n is its name's length (a slice's name ends in begin or end). */
+    int overflow = ph == 'i' && n == 20 && memcmp(name, "posix_trace_overflow", 20) == 0;
+    if (overflow || (ph == 'i' && n == 18 && memcmp(name, "posix_trace_resume", 18) == 0))
         return loss_counter(w, p, ev, overflow);
     return 0;
 }
