@@ -797,16 +797,11 @@ ptlog_track_thread *ptlog_tracks_thread(ptlog_tracks *t, ptlog_track_process *p,
 /* Length of X in "X:WORD" or "X.WORD", its separator in *sep; 0 if name is not of that form. */
 size_t ptlog_slice_base_len(const char *name, const char *word, char *sep);
 /*
- * What ev (of type name, not NULL) does on its thread: 'B' opens a slice,
- * 'E' closes the innermost one, 'i' is an instant; *len is the length of the
- * name to show (the base name of a slice). -1 when out of memory.
- */
-int ptlog_tracks_slice(ptlog_tracks *t, ptlog_track_thread *th, const tracelog_event *ev, const char *name,
-                       size_t *len);
-/*
  * Where ev goes: its process and thread (created on first use) and what it
- * does there (ptlog_tracks_slice); *name NULL (an id the log does not name)
- * becomes "event#ID", written in unknown. 'B', 'E', 'i', or -1 out of memory.
+ * does there: 'B' opens a slice, 'E' closes the innermost one, 'i' is an
+ * instant; *len is the length of the name to show (a slice's base name).
+ * *name NULL (an id the log does not name) becomes "event#ID", written in
+ * unknown. -1 when out of memory.
  */
 int ptlog_tracks_place(ptlog_tracks *t, const tracelog_event *ev, const char **name, char unknown[32], size_t *len,
                        ptlog_track_process **p, ptlog_track_thread **th);

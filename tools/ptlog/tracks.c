@@ -144,7 +144,12 @@ static int push_slice(ptlog_track_thread *th, uint32_t id)
     return 0;
 }
 
-/* ptlog_tracks_slice for a name whose shape is known. */
+/*
+ * What ev (of a type whose name has this shape) does on its thread: 'B'
+ * opens a slice, 'E' closes the innermost one, 'i' is an instant; *len is
+ * the length of the name to show (the base name of a slice). -1 when out of
+ * memory.
+ */
 static int slice(ptlog_tracks *t, ptlog_track_thread *th, const tracelog_event *ev, const ptlog_slice_shape *shape,
                  size_t *len)
 {
@@ -162,13 +167,6 @@ static int slice(ptlog_tracks *t, ptlog_track_thread *th, const tracelog_event *
         return 'E';
     }
     return 'i';
-}
-
-int ptlog_tracks_slice(ptlog_tracks *t, ptlog_track_thread *th, const tracelog_event *ev, const char *name,
-                       size_t *len)
-{
-    ptlog_slice_shape tmp;
-    return slice(t, th, ev, shape_of(t, name, 0, &tmp), len);
 }
 
 int ptlog_tracks_place(ptlog_tracks *t, const tracelog_event *ev, const char **name, char unknown[32], size_t *len,
