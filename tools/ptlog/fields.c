@@ -102,6 +102,8 @@ static void make_plan(ptlog_plan *p, const tracelog_schema *s)
         fp->type = info.type;
         fp->offset = info.offset;
         fp->size = info.variable ? 0 : info.size;
+        fp->name = info.name;
+        fp->name_len = n;
         memcpy(fp->dump_head, i ? ", " : " ", i ? 2 : 1);
         memcpy(fp->dump_head + (i ? 2 : 1), info.name, n);
         memcpy(fp->dump_head + (i ? 2 : 1) + n, " = ", 3);

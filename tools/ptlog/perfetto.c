@@ -173,6 +173,7 @@ typedef struct pf_writer {
     uint64_t first_ts, last_ts, clock; /* clock: the incremental clock's value */
     ptlog_idmap overflow_tracks; /* pid -> uuid of its "overflow" counter track */
     const tracelog_event *creating; /* the event whose process and thread are being looked up */
+    ptlog_plans plans;              /* typed events' schemas, resolved once */
 } pf_writer;
 
 /*
@@ -404,15 +405,15 @@ static int64_t iid_of_fixed(pf_writer *w, intern_table *t, uint32_t field, const
 
 /* The annotation's name: interned (every annotation name is: few, and repeated). Each is a schema's
    field name or a literal, which stay put (type_schema: borrowed until close). */
-static int annotation_name(pf_writer *w, const char *name)
+static int annotation_name(pf_writer *w, const char *name, size_t n)
 {
-    int64_t iid = iid_of_fixed(w, &w->annotation_names, ID_ANNOTATION_NAMES, name, strlen(name));
+    int64_t iid = iid_of_fixed(w, &w->annotation_names, ID_ANNOTATION_NAMES, name, n);
     if (iid < 0)
         return -1;
     if (iid)
         pb_uint(&w->event, DA_NAME_IID, (uint64_t)iid);
     else
-        pb_string(&w->event, 10 /* DebugAnnotation.name */, name);
+        pb_bytes(&w->event, 10 /* DebugAnnotation.name */, name, n);
     return 0;
 }
 
@@ -473,12 +474,30 @@ static int field_value(pf_writer *w, const tracelog_fields *f, size_t i, tracelo
     }
 }
 
-static int annotation_field(pf_writer *w, const tracelog_fields *f, size_t i)
+/* Field i's value through its plan: numbers straight from the payload, the rest by type (field_value). */
+static int plan_value(pf_writer *w, const ptlog_field_plan *fp, const tracelog_fields *f, size_t i)
 {
-    tracelog_field_info info;
-    tracelog_schema_field(f->schema, i, &info);
+    const uint8_t *p = f->data + fp->offset;
+    switch (fp->type) {
+    case TRACELOG_FIELD_U8: case TRACELOG_FIELD_U16: case TRACELOG_FIELD_U32: case TRACELOG_FIELD_U64:
+        pb_uint(&w->event, DA_UINT, ptlog_plan_load(fp, p));
+        return 0;
+    case TRACELOG_FIELD_I8: case TRACELOG_FIELD_I16: case TRACELOG_FIELD_I32: case TRACELOG_FIELD_I64:
+        pb_int(&w->event, DA_INT, (int64_t)ptlog_plan_load(fp, p)); /* sign-extended */
+        return 0;
+    case TRACELOG_FIELD_F32: case TRACELOG_FIELD_F64:
+        pb_double(&w->event, DA_DOUBLE, ptlog_load_float(p, fp->size));
+        return 0;
+    default:
+        return field_value(w, f, i, fp->type);
+    }
+}
+
+static int annotation_field(pf_writer *w, const ptlog_plan *plan, const tracelog_fields *f, size_t i)
+{
+    const ptlog_field_plan *fp = &plan->f[i];
     size_t m = pb_begin(&w->event, TE_DEBUG_ANNOTATIONS);
-    if (annotation_name(w, info.name) || field_value(w, f, i, info.type))
+    if (annotation_name(w, fp->name, fp->name_len) || plan_value(w, fp, f, i))
         return -1;
     pb_end(&w->event, m);
     return 0;
@@ -487,7 +506,7 @@ static int annotation_field(pf_writer *w, const tracelog_fields *f, size_t i)
 static int annotation_uint(pf_writer *w, const char *name, uint64_t v)
 {
     size_t m = pb_begin(&w->event, TE_DEBUG_ANNOTATIONS);
-    if (annotation_name(w, name))
+    if (annotation_name(w, name, strlen(name)))
         return -1;
     pb_uint(&w->event, DA_UINT, v);
     pb_end(&w->event, m);
@@ -497,7 +516,7 @@ static int annotation_uint(pf_writer *w, const char *name, uint64_t v)
 static int annotation_string(pf_writer *w, const char *name, const char *s, size_t n)
 {
     size_t m = pb_begin(&w->event, TE_DEBUG_ANNOTATIONS);
-    if (annotation_name(w, name) || string_value(w, s, n))
+    if (annotation_name(w, name, strlen(name)) || string_value(w, s, n))
         return -1;
     pb_end(&w->event, m);
     return 0;
@@ -510,7 +529,7 @@ static int annotations(pf_writer *w, const tracelog_event *ev)
     int typed = ptlog_event_fields(w->src, ev, &f);
     if (!typed && ev->payload_len) {
         size_t m = pb_begin(&w->event, TE_DEBUG_ANNOTATIONS);
-        if (annotation_name(w, "data"))
+        if (annotation_name(w, "data", 4))
             return -1;
         size_t hex = pb_begin(&w->event, DA_STRING); /* the hex digits written in place */
         unsigned char *d = pb_append(&w->event, 2 * (size_t)ev->payload_len);
@@ -521,8 +540,11 @@ static int annotations(pf_writer *w, const tracelog_event *ev)
     }
     if (ev->truncation && annotation_uint(w, "truncation", ev->truncation))
         return -1;
+    const ptlog_plan *plan = typed && f.present ? ptlog_plan_of(&w->plans, f.schema) : NULL;
+    if (typed && f.present && !plan)
+        return -1; /* no memory for the plan */
     for (size_t i = 0; typed && i < f.present; i++)
-        if (annotation_field(w, &f, i))
+        if (annotation_field(w, plan, &f, i))
             return -1;
     if (typed && f.size_check)
         return annotation_string(w, "fields_size", f.size_check < 0 ? "short" : "long", f.size_check < 0 ? 5 : 4);
@@ -619,7 +641,7 @@ static void close_slice(void *ctx, const ptlog_track_process *p, const ptlog_tra
     pb_uint(&w->event, TE_TYPE, TYPE_SLICE_END);
     pb_uint(&w->event, TE_TRACK_UUID, t->serial);
     size_t m = pb_begin(&w->event, TE_DEBUG_ANNOTATIONS);
-    if (annotation_name(w, "unfinished"))
+    if (annotation_name(w, "unfinished", 10))
         w->event.failed = 1;
     pb_uint(&w->event, DA_BOOL, 1);
     pb_end(&w->event, m);
@@ -666,6 +688,7 @@ int ptlog_write_perfetto(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
     intern_free(&w->names);
     intern_free(&w->annotation_names);
     intern_free(&w->values);
+    ptlog_plans_free(&w->plans);
     pb_free(&w->pkt);
     pb_free(&w->event);
     pb_free(&w->interned);

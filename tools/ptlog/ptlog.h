@@ -825,6 +825,8 @@ int ptlog_field_text(const tracelog_fields *f, size_t i, void (*fn)(void *ctx, c
 typedef struct ptlog_field_plan {
     tracelog_field_type type;
     uint32_t offset, size; /* size 0: variable, the rest of the payload */
+    const char *name;      /* the schema's (borrowed as the schema is) */
+    size_t name_len;
     uint8_t dump_len, json_len;
     char dump_head[PTLOG_FIELD_HEAD], json_head[PTLOG_FIELD_HEAD];
     /* Chrome's args keys: "NAME": ("field_NAME": for a name Chrome's own args keys take) and an E's
