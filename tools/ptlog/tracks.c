@@ -172,19 +172,18 @@ static int slice(ptlog_tracks *t, ptlog_track_thread *th, const tracelog_event *
 int ptlog_tracks_place(ptlog_tracks *t, const tracelog_event *ev, const char **name, char unknown[32], size_t *len,
                        ptlog_track_process **p, ptlog_track_thread **th)
 {
-    if (t->have_last && t->processes[t->last_process].pid == ev->pid &&
-        is_thread_of(&t->processes[t->last_process].threads[t->last_thread], ev)) { /* the last event's thread */
-        *p = &t->processes[t->last_process];
+    /* The last event's process, then its thread: a process's threads take turns, its pid stays. */
+    *p = t->have_last && t->processes[t->last_process].pid == ev->pid ? &t->processes[t->last_process]
+                                                                       : ptlog_tracks_process(t, ev->pid);
+    if (!*p)
+        return -1;
+    if (t->have_last && *p == &t->processes[t->last_process] && is_thread_of(&(*p)->threads[t->last_thread], ev))
         *th = &(*p)->threads[t->last_thread];
-    } else {
-        *p = ptlog_tracks_process(t, ev->pid);
-        *th = *p ? ptlog_tracks_thread(t, *p, ev) : NULL;
-        if (!*th)
-            return -1;
-        t->last_process = (size_t)(*p - t->processes);
-        t->last_thread = (size_t)(*th - (*p)->threads);
-        t->have_last = 1;
-    }
+    else if (!(*th = ptlog_tracks_thread(t, *p, ev)))
+        return -1;
+    t->last_process = (size_t)(*p - t->processes);
+    t->last_thread = (size_t)(*th - (*p)->threads);
+    t->have_last = 1;
     int stable = *name != NULL && t->src->type_names_stable; /* else the name's address may be another's later */
     if (!*name) {
         memcpy(unknown, "event#", 6);
