@@ -3,7 +3,7 @@
  * pre-recorded stream's read lock, which posix_trace_getnext_event takes
  * and gives back on every call. Uncontended, taking and giving back are
  * one atomic instruction each, inline; pthread_mutex_lock and unlock cost
- * two calls and about 55 instructions (issue 27: a fifth of an analyzer's
+ * two calls and about 55 instructions (issue 27: a ninth of an analyzer's
  * event). A contended taker sleeps on the word (a private futex), so a
  * holder that takes long (a filter change loading the log's types) costs
  * its waiters nothing.
