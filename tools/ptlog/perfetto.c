@@ -437,47 +437,15 @@ static void field_text(void *ctx, const char *s, size_t n)
         w->event.failed = 1;
 }
 
-/* One field's value, by its type (JSON's rules, README.md "JSON schema", with protobuf's types). */
-static int field_value(pf_writer *w, const tracelog_fields *f, size_t i, tracelog_field_type type)
-{
-    uint64_t u;
-    int64_t s;
-    double d;
-    const char *text;
-    size_t n;
-    switch (type) {
-    case TRACELOG_FIELD_U8: case TRACELOG_FIELD_U16: case TRACELOG_FIELD_U32: case TRACELOG_FIELD_U64:
-        tracelog_fields_uint(f, i, &u);
-        pb_uint(&w->event, DA_UINT, u);
-        return 0;
-    case TRACELOG_FIELD_I8: case TRACELOG_FIELD_I16: case TRACELOG_FIELD_I32: case TRACELOG_FIELD_I64:
-        tracelog_fields_int(f, i, &s);
-        pb_int(&w->event, DA_INT, s);
-        return 0;
-    case TRACELOG_FIELD_F32: case TRACELOG_FIELD_F64:
-        tracelog_fields_double(f, i, &d);
-        pb_double(&w->event, DA_DOUBLE, d);
-        return 0;
-    case TRACELOG_FIELD_BOOL:
-        tracelog_fields_uint(f, i, &u);
-        pb_uint(&w->event, DA_BOOL, u != 0);
-        return 0;
-    case TRACELOG_FIELD_PTR:
-        tracelog_fields_uint(f, i, &u);
-        pb_uint(&w->event, DA_POINTER, u);
-        return 0;
-    case TRACELOG_FIELD_CHAR:
-        tracelog_fields_string(f, i, &text, &n);
-        return string_value(w, text, n);
-    default: /* enum, flags, event set, bytes: their text, as dump shows it */
-        return ptlog_field_text(f, i, field_text, w) || pb_failed(&w->event) ? -1 : 0;
-    }
-}
-
-/* Field i's value through its plan: numbers straight from the payload, the rest by type (field_value). */
-static int plan_value(pf_writer *w, const ptlog_field_plan *fp, const tracelog_fields *f, size_t i)
+/*
+ * Field i's value, by its type (JSON's rules, README.md "JSON schema", with
+ * protobuf's types): numbers straight from the payload through its plan fp.
+ */
+static int field_value(pf_writer *w, const ptlog_field_plan *fp, const tracelog_fields *f, size_t i)
 {
     const uint8_t *p = f->data + fp->offset;
+    const char *text;
+    size_t n;
     switch (fp->type) {
     case TRACELOG_FIELD_U8: case TRACELOG_FIELD_U16: case TRACELOG_FIELD_U32: case TRACELOG_FIELD_U64:
         pb_uint(&w->event, DA_UINT, ptlog_plan_load(fp, p));
@@ -488,8 +456,17 @@ static int plan_value(pf_writer *w, const ptlog_field_plan *fp, const tracelog_f
     case TRACELOG_FIELD_F32: case TRACELOG_FIELD_F64:
         pb_double(&w->event, DA_DOUBLE, ptlog_load_float(p, fp->size));
         return 0;
-    default:
-        return field_value(w, f, i, fp->type);
+    case TRACELOG_FIELD_BOOL:
+        pb_uint(&w->event, DA_BOOL, ptlog_plan_load(fp, p) != 0);
+        return 0;
+    case TRACELOG_FIELD_PTR:
+        pb_uint(&w->event, DA_POINTER, ptlog_plan_load(fp, p));
+        return 0;
+    case TRACELOG_FIELD_CHAR:
+        tracelog_fields_string(f, i, &text, &n);
+        return string_value(w, text, n);
+    default: /* enum, flags, event set, bytes: their text, as dump shows it */
+        return ptlog_field_text(f, i, field_text, w) || pb_failed(&w->event) ? -1 : 0;
     }
 }
 
@@ -497,7 +474,7 @@ static int annotation_field(pf_writer *w, const ptlog_plan *plan, const tracelog
 {
     const ptlog_field_plan *fp = &plan->f[i];
     size_t m = pb_begin(&w->event, TE_DEBUG_ANNOTATIONS);
-    if (annotation_name(w, fp->name, fp->name_len) || plan_value(w, fp, f, i))
+    if (annotation_name(w, fp->name, fp->name_len) || field_value(w, fp, f, i))
         return -1;
     pb_end(&w->event, m);
     return 0;
