@@ -82,28 +82,35 @@ static void break_output(rig *r)
     CHECK(r->io != TRACELOG_OK && r->io != TRACELOG_E_INVAL);
 }
 
-static void rig_close(rig *r)
+/* Closes the groups and the writer: the writer's status. */
+static tracelog_status rig_close_writer(rig *r)
 {
     tl_groups_close(r->gs);
     tracelog_error err;
-    tracelog_writer_close(r->w, &err); /* its error is the test's doing */
+    return tracelog_writer_close(r->w, &err);
+}
+
+static void rig_free(rig *r)
+{
     tl_consumer_free(r->model);
     tl_stream_destroy(r->s);
     close(r->fd);
 }
 
-/* Closes the groups and the writer (no error expected), frees the rest, and reads the log back: n events, whole. */
+static void rig_close(rig *r)
+{
+    rig_close_writer(r); /* its error is the test's doing */
+    rig_free(r);
+}
+
+/* Closes the groups and the writer (no error expected), reads the log back (n events, whole), frees the rest. */
 static void rig_finish(rig *r, tl_test_readout *out, size_t n)
 {
-    tl_groups_close(r->gs);
-    tracelog_error err;
-    CHECK_STATUS(tracelog_writer_close(r->w, &err), TRACELOG_OK);
+    CHECK_STATUS(rig_close_writer(r), TRACELOG_OK);
     tl_test_read_fd(r->fd, NULL, out);
     CHECK_STATUS(out->next_status, TRACELOG_END);
     CHECK_EQ(out->events.n, n);
-    tl_consumer_free(r->model);
-    tl_stream_destroy(r->s);
-    close(r->fd);
+    rig_free(r);
 }
 
 /* Records into lane `lane` one event of `len` bytes, as thread `ktid`. */
