@@ -31,6 +31,10 @@
  *    sequence of Trace.packet fields whose every field (varint, fixed64,
  *    length-delimited within its packet) parses, with at least one
  *    track_event per event.
+ *  - that .ptl converted to Chrome's JSON parses (jansson), with an i, B
+ *    or E entry per event at least, and is byte for byte what the same
+ *    log's JSON Lines convert to (names kept by address against names made
+ *    for each event).
  *
  * The importer lives in the tool, so this target links the .c files of tools/ptlog
  * except cli.c, which holds main() (fuzz/CMakeLists.txt). Messages are
@@ -38,6 +42,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <jansson.h>
 
 #include "fuzz_helpers.h"
 #include "ptlog.h"
@@ -387,6 +392,88 @@ static void check_perfetto(int ptl_fd, const import_result *first)
     close(fd);
 }
 
+/* The whole content of the memfd fd (NUL-terminated, for the caller to free); its size in *n. */
+static char *fd_content(int fd, size_t *n)
+{
+    off_t size = lseek(fd, 0, SEEK_END);
+    FUZZ_CHECK_SYS(size >= 0);
+    char *buf = malloc((size_t)size + 1);
+    FUZZ_CHECK_SYS(buf != NULL && pread(fd, buf, (size_t)size, 0) == size);
+    buf[size] = 0;
+    *n = (size_t)size;
+    return buf;
+}
+
+/* The log at path, read as fmt, converted to Chrome's JSON: its bytes (for the caller to free). */
+static char *chrome_of(const char *path, ptlog_format fmt, size_t *n)
+{
+    ptlog_src *src;
+    int rc = ptlog_src_open(path, fmt, &src);
+    FUZZ_ASSERT(rc == 0, "ptlog cannot open the log it wrote (format %d): %d", (int)fmt, rc);
+    int fd = memfd_create("chrome-out", MFD_CLOEXEC);
+    FUZZ_CHECK_SYS(fd >= 0);
+    ptlog_out out;
+    ptlog_select sel;
+    out_on_fd(&out, fd);
+    memset(&sel, 0, sizeof sel);
+    unsigned long mark = ptlog_msg_count();
+    rc = ptlog_write_chrome(src, &out, &sel);
+    src->close(src);
+    FUZZ_ASSERT(rc == 0 && messages_since(mark) == 0, "export to chrome: %d", rc);
+    FUZZ_ASSERT(ptlog_out_finish(&out) == 0);
+    char *text = fd_content(fd, n);
+    close(fd);
+    return text;
+}
+
+/*
+ * .ptl -> Chrome: a JSON document whose traceEvents hold an i, B or E entry per event at least. And the
+ * same bytes from the log's JSON Lines: a .ptl source keeps its type and thread names in place until
+ * close, which lets the writer recognise a name by its address (tracks.c, chrome.c); a JSON source makes
+ * them again for each event, so every such shortcut is checked against the slow way.
+ */
+static void check_chrome(int ptl_fd, const import_result *first)
+{
+    char path[64];
+    fd_path(ptl_fd, path, sizeof path);
+    size_t n, n2;
+    char *text = chrome_of(path, PTLOG_FMT_PTL, &n);
+
+    ptlog_src *src;
+    ptlog_out out;
+    ptlog_select sel;
+    unsigned long mark = ptlog_msg_count();
+    int jsonl_fd = export_start(path, "chrome-jsonl", &src, &out, &sel);
+    int rc = ptlog_write_json(src, &out, 1, &sel, PTLOG_TS_NS);
+    src->close(src);
+    FUZZ_ASSERT(rc == 0 && messages_since(mark) == 0, "export to jsonl: %d", rc);
+    FUZZ_ASSERT(ptlog_out_finish(&out) == 0);
+    fd_path(jsonl_fd, path, sizeof path);
+    char *again = chrome_of(path, PTLOG_FMT_JSONL, &n2);
+    close(jsonl_fd);
+    FUZZ_ASSERT(n == n2 && memcmp(text, again, n) == 0,
+                "chrome: %zu bytes from the .ptl, %zu from its JSON Lines, not the same", n, n2);
+    free(again);
+
+    json_error_t err;
+    json_t *doc = json_loadb(text, n, 0, &err);
+    FUZZ_ASSERT(doc != NULL, "chrome: not JSON at %d:%d: %s", err.line, err.column, err.text);
+    json_t *events = json_object_get(doc, "traceEvents");
+    FUZZ_ASSERT(json_is_array(events), "chrome: no traceEvents array");
+    size_t i, marks = 0;
+    json_t *e;
+    json_array_foreach(events, i, e) {
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        FUZZ_ASSERT(json_is_object(e) && ph && json_is_string(json_object_get(e, "name")),
+                    "chrome: traceEvents[%zu] has no ph or name", i);
+        marks += strcmp(ph, "i") == 0 || strcmp(ph, "B") == 0 || strcmp(ph, "E") == 0;
+    }
+    FUZZ_ASSERT(marks >= first->events.count, "chrome: %zu entries for %llu events", marks,
+                (unsigned long long)first->events.count);
+    json_decref(doc);
+    free(text);
+}
+
 /* .ptl -> JSON (lines or document, ts in the form given) -> import again: the same events and types. */
 static void check_round_trip(int ptl_fd, int lines, ptlog_ts_form ts, const import_result *first)
 {
@@ -530,6 +617,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_ptl(ptl_fd, &res);
             check_round_trip(ptl_fd, (choice >> (2 + lines)) & 1, (ptlog_ts_form)((choice >> 4) % 3), &res);
             check_perfetto(ptl_fd, &res);
+            check_chrome(ptl_fd, &res);
             check_format_threads(ptl_fd, choice);
         }
         result_free(&res);
