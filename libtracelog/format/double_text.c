@@ -19,6 +19,7 @@
  */
 #include "format/double_text.h"
 
+#include <endian.h>
 #include <fenv.h>
 #include <math.h>
 #include <string.h>
@@ -167,9 +168,8 @@ static int short_decimal(double v, uint64_t bits, uint64_t *digits, int *exp10)
     uint64_t d = (uint64_t)(s + 0.5);
     if ((double)d / exact_pow10[e] != v)
         return 0;
-    *digits = d;
+    *digits = d; /* 10^14 .. 10^15, trailing zeros and all */
     *exp10 = -e;
-    drop_trailing_zeros(digits, exp10);
     return 1;
 }
 
@@ -188,8 +188,10 @@ void tl_double_shortest(double v, int is_f32, uint64_t *digits, int *exp10)
     } else {
         uint64_t bits;
         memcpy(&bits, &v, sizeof bits);
-        if (short_decimal(v, bits, digits, exp10))
+        if (short_decimal(v, bits, digits, exp10)) {
+            drop_trailing_zeros(digits, exp10);
             return;
+        }
         man = bits & 0xfffffffffffffull;
         exp = (int)(bits >> 52 & 0x7ff);
         c = exp ? man | 1ull << 52 : man;
@@ -222,19 +224,14 @@ static int put_digits(uint64_t d, char *end)
 }
 
 /*
- * digits * 10^exp10 (n digits, no trailing zero) as %g prints it at
- * precision prec >= n: exponent form when the exponent x of the first digit
- * is below -4 or at least prec, else fixed, trailing zeros removed. The
- * digits are copied in fixed-size blocks (no call to memcpy for a few
- * bytes): out has room for TL_DOUBLE_TEXT_MAX - 1 bytes, the text is at
- * most 24.
+ * The n digits at d (no trailing zero; 32 bytes readable), the first at
+ * 10^x, as %g prints them at precision prec >= n: exponent form when x is
+ * below -4 or at least prec, else fixed, trailing zeros removed. The digits
+ * are copied in fixed-size blocks (no call to memcpy for a few bytes): out
+ * has room for TL_DOUBLE_TEXT_MAX - 1 bytes, the text is at most 24.
  */
-static size_t layout(uint64_t digits, int exp10, int prec, char *out)
+static size_t layout_digits(const char *d, int n, int x, int prec, char *out)
 {
-    char buf[48];
-    int n = put_digits(digits, buf + 24); /* at most 17 digits, ending at buf + 24 */
-    const char *d = buf + 24 - n;
-    int x = n - 1 + exp10;
     if (prec < n)
         prec = n;
     char *p = out;
@@ -266,6 +263,43 @@ static size_t layout(uint64_t digits, int exp10, int prec, char *out)
     return (size_t)n + 1;
 }
 
+/* digits * 10^exp10 (no trailing zero) laid out by layout_digits. */
+static size_t layout(uint64_t digits, int exp10, int prec, char *out)
+{
+    char buf[48];
+    int n = put_digits(digits, buf + 24); /* at most 17 digits, ending at buf + 24 */
+    return layout_digits(buf + 24 - n, n, n - 1 + exp10, prec, out);
+}
+
+/* The 8 decimal digits of v < 10^8, leading zeros kept, as ASCII: the first in the lowest byte (SWAR). */
+static inline uint64_t ascii8(uint32_t v)
+{
+    uint64_t x = v / 10000 | (uint64_t)(v % 10000) << 32;
+    uint64_t hundreds = (x * 10486 >> 20) & 0x0000007f0000007full;
+    x = hundreds | (x - hundreds * 100) << 16;
+    uint64_t tens = (x * 103 >> 10) & 0x000f000f000f000full;
+    x = tens | (x - tens * 10) << 8;
+    return x + 0x3030303030303030ull;
+}
+
+/*
+ * The text of short_decimal's d * 10^-e (10^14 <= d <= 10^15): its 16
+ * digits, a leading zero included, made at once as two words of 8 (the
+ * second all zeros for the values of up to 7 digits most fields hold), and
+ * the trailing zeros counted on the words instead of divided out of d.
+ */
+static size_t short_text(uint64_t d, int e, char *out)
+{
+    uint32_t hi = (uint32_t)(d / 100000000), lo = (uint32_t)(d % 100000000);
+    uint64_t w[5] = {ascii8(hi), lo ? ascii8(lo) : 0x3030303030303030ull}; /* and what layout_digits reads past */
+    int lead = hi < 10000000;                      /* 15 digits: the first word starts with a 0 */
+    uint64_t zeros = w[1] ^ 0x3030303030303030ull; /* a byte 0 for each '0'; the last digit is the highest */
+    int tz = zeros ? __builtin_clzll(zeros) / 8 : 8 + __builtin_clzll(w[0] ^ 0x3030303030303030ull) / 8;
+    w[0] = htole64(w[0]);
+    w[1] = htole64(w[1]);
+    return layout_digits((const char *)w + lead, 16 - lead - tz, 15 - lead - e, 15, out);
+}
+
 static size_t text(double v, int is_f32, char *out)
 {
     if (isnan(v)) {
@@ -293,7 +327,15 @@ static size_t text(double v, int is_f32, char *out)
 
 size_t tl_double_text(double v, char *out)
 {
-    return text(v, 0, out);
+    double a = fabs(v);
+    uint64_t bits, d;
+    int exp10;
+    memcpy(&bits, &a, sizeof bits);
+    if (!short_decimal(a, bits, &d, &exp10)) /* nan, inf, 0 and subnormals too: their exponents are out of its range */
+        return text(v, 0, out);
+    *out = '-';
+    size_t sign = signbit(v) != 0;
+    return sign + short_text(d, -exp10, out + sign);
 }
 
 size_t tl_float_text(float v, char *out)
