@@ -27,6 +27,7 @@
 #include <xmmintrin.h>
 #endif
 
+#include "common/digits.h"
 #include "format/pow10_table.h"
 
 typedef unsigned __int128 u128;
@@ -271,17 +272,6 @@ static size_t layout(uint64_t digits, int exp10, int prec, char *out)
     return layout_digits(buf + 24 - n, n, n - 1 + exp10, prec, out);
 }
 
-/* The 8 decimal digits of v < 10^8, leading zeros kept, as ASCII: the first in the lowest byte (SWAR). */
-static inline uint64_t ascii8(uint32_t v)
-{
-    uint64_t x = v / 10000 | (uint64_t)(v % 10000) << 32;
-    uint64_t hundreds = (x * 10486 >> 20) & 0x0000007f0000007full;
-    x = hundreds | (x - hundreds * 100) << 16;
-    uint64_t tens = (x * 103 >> 10) & 0x000f000f000f000full;
-    x = tens | (x - tens * 10) << 8;
-    return x + 0x3030303030303030ull;
-}
-
 /*
  * The text of short_decimal's d * 10^-e (10^14 <= d <= 10^15): its 16
  * digits, a leading zero included, made at once as two words of 8 (the
@@ -291,7 +281,7 @@ static inline uint64_t ascii8(uint32_t v)
 static size_t short_text(uint64_t d, int e, char *out)
 {
     uint32_t hi = (uint32_t)(d / 100000000), lo = (uint32_t)(d % 100000000);
-    uint64_t w[5] = {ascii8(hi), lo ? ascii8(lo) : 0x3030303030303030ull}; /* and what layout_digits reads past */
+    uint64_t w[5] = {tl_ascii8(hi), lo ? tl_ascii8(lo) : 0x3030303030303030ull}; /* and what layout_digits reads past */
     int lead = hi < 10000000;                      /* 15 digits: the first word starts with a 0 */
     uint64_t zeros = w[1] ^ 0x3030303030303030ull; /* a byte 0 for each '0'; the last digit is the highest */
     int tz = zeros ? __builtin_clzll(zeros) / 8 : 8 + __builtin_clzll(w[0] ^ 0x3030303030303030ull) / 8;

@@ -14,6 +14,7 @@
 #endif
 #include <time.h>
 
+#include "common/digits.h"
 #include "ptlog.h"
 
 #define NS_PER_S 1000000000ull
@@ -121,39 +122,12 @@ static inline size_t count_digits(uint64_t v)
     }
 }
 
-/*
- * The 8 decimal digits of v < 10^8 as ASCII bytes, the first in the lowest
- * byte, with no branch: v splits into two halves of 4 digits, each half into
- * two of 2, each into 2 digits, the lanes of one 64-bit word side by side
- * (the multiplications by 10486 / 2^20 and 103 / 2^10 are exact divisions by
- * 100 and 10 for lanes below 10^4 and 10^2, and no lane carries into the next).
- */
-static inline uint64_t ascii8(uint32_t v)
-{
-    uint64_t x = v / 10000 | (uint64_t)(v % 10000) << 32;
-    uint64_t hundreds = (x * 10486 >> 20) & 0x0000007f0000007full;
-    x = hundreds | (x - hundreds * 100) << 16;
-    uint64_t tens = (x * 103 >> 10) & 0x000f000f000f000full;
-    x = tens | (x - tens * 10) << 8;
-    return x + 0x3030303030303030ull;
-}
-
-/* The 4 decimal digits of v < 10^4 as ASCII bytes, the first in the lowest byte (ascii8's second half). */
-static inline uint32_t ascii4(uint32_t v)
-{
-    uint32_t hundreds = v * 5243 >> 19; /* v / 100 for v < 10^4 */
-    uint32_t x = hundreds | (v - hundreds * 100) << 16;
-    uint32_t tens = (x * 103 >> 10) & 0x000f000fu;
-    x = tens | (x - tens * 10) << 8;
-    return x + 0x30303030u;
-}
-
 size_t ptlog_fmt_u64(uint64_t v, char *out)
 {
     if (v < 10000) { /* most fields' values, lengths, ports: half the work of 8 digits */
         uint32_t w = (uint32_t)v;
         size_t n = 1 + (w >= 10) + (w >= 100) + (w >= 1000);
-        uint32_t digits = htole32(ascii4(w) >> (8 * (4 - n)));
+        uint32_t digits = htole32(tl_ascii4(w) >> (8 * (4 - n)));
         memcpy(out, &digits, 4);
         return n;
     }
@@ -162,7 +136,7 @@ size_t ptlog_fmt_u64(uint64_t v, char *out)
         uint32_t w = (uint32_t)v | 1; /* 0 has one digit; no power of ten from 10 up lies between w and v */
         uint32_t a = (uint32_t)(64 - __builtin_clzll(w)) * 1233 >> 12; /* the digits of w, or one fewer */
         size_t n = a + (w >= pow10[a]);
-        uint64_t digits = htole64(ascii8((uint32_t)v) >> (8 * (8 - n))); /* the leading zeros shifted out */
+        uint64_t digits = htole64(tl_ascii8((uint32_t)v) >> (8 * (8 - n))); /* the leading zeros shifted out */
         memcpy(out, &digits, 8);
         return n;
     }
