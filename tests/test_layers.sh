@@ -4,7 +4,7 @@
 # included only inside that folder (so are stream/'s layout.h and
 # consumer_internal.h: the mapping's layout and the consumer's state), that the recorder knows nothing of
 # POSIX, and that ptlog uses the public headers only (plus the header-only
-# helpers of common/, array.h, text.h and heap.h, which define no symbol and link nothing).
+# helpers of common/, array.h, text.h, heap.h and digits.h, which define no symbol and link nothing).
 set -u
 root=${TL_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root" || exit 1
@@ -55,12 +55,12 @@ fi
 # ptlog is a program like any other: public headers, and the header-only helpers of common/.
 while IFS=: read -r file inc; do
     case $inc in
-        common/array.h | common/text.h | common/heap.h) ;;
+        common/array.h | common/text.h | common/heap.h | common/digits.h) ;;
         *) fail "$file includes \"$inc\": ptlog uses the public API (include/) only" ;;
     esac
 done < <(grep -o '^#include "[a-z_]*/[a-z_.]*"' tools/ptlog/*.[ch] | sed 's/#include "\(.*\)"/\1/' |
     grep -v ':tracelog/')
-for helper in libtracelog/common/array.h libtracelog/common/text.h libtracelog/common/heap.h; do
+for helper in libtracelog/common/array.h libtracelog/common/text.h libtracelog/common/heap.h libtracelog/common/digits.h; do
     if grep -n '^[a-z].*(' "$helper" | grep -v 'static inline'; then
         fail "$helper has a function that is not static inline: ptlog may no longer include it"
     fi
