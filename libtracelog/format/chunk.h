@@ -161,6 +161,10 @@ typedef struct tl_key_read {
     uint32_t trunc;
     uint32_t planes;         /* payloads stored as planes (rebuilt at open), else as rows */
     const uint8_t *next;     /* its next payload: in the body, or rebuilt from planes */
+    /* the reader's, for the events of this key: their thread's definition as of the reader's
+       generation thread_gen of its thread map (0, as a key is read: not looked up yet) */
+    const void *thread;
+    uint64_t thread_gen;
 } tl_key_read;
 
 /*
@@ -180,6 +184,7 @@ typedef struct tl_chunk_cursor {
     uint32_t pid;
     /* keyed body */
     tl_key_read *keys;
+    tl_key_read *last_key;   /* the last event's (NULL: a column body) */
     uint32_t nkeys, index_width, ts_width;
     const uint8_t *idx[2];   /* key index planes (low byte, high byte) */
     const uint8_t *tsp[8];   /* timestamp planes */
@@ -238,6 +243,7 @@ static inline tracelog_status tl_chunk_next(tl_chunk_cursor *c, tracelog_event *
     if (k >= c->nkeys)
         return tl_keyed_bad(c, "key index out of range", why);
     tl_key_read *key = &c->keys[k];
+    c->last_key = key;
     if (key->left == 0)
         return tl_keyed_bad(c, "key used more often than its count", why);
     uint64_t ts = c->ts + (uint64_t)tl_unzigzag(tl_keyed_ts_delta(c, i));

@@ -36,6 +36,7 @@ tracelog_status tl_columns_open(tl_chunk_cursor *c, const uint8_t *body, const c
 
 tracelog_status tl_columns_next(tl_chunk_cursor *c, tracelog_event *ev, const char **why)
 {
+    c->last_key = NULL;
     if (c->index == c->h.event_count) {
         for (int i = 0; i < 7; i++)
             if (c->col[i] != c->end[i])

@@ -113,6 +113,8 @@ static tracelog_status read_keys(tl_chunk_cursor *c, const keyed_layout *l, uint
         k->addr = addr;
         k->trunc = f & TL_KEY_TRUNC_MASK;
         k->planes = (f & TL_KEY_PLANES) != 0;
+        k->thread = NULL;
+        k->thread_gen = 0;
         if (k->planes && (k->len == 0 || k->len > TL_PLANES_LEN_MAX))
             CORRUPT("planes key with a bad payload length");
         events += k->left;

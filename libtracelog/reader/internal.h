@@ -86,6 +86,8 @@ struct tracelog_reader {
     size_t ndefs, defs_cap, next_def;
     uint64_t threads_seq;  /* the map holds the definitions made before this seq */
     tl_thread_def cache;   /* the last lookup, with its name (ktid 0: none; cleared when threads changes) */
+    uint64_t threads_gen;  /* counts the changes of threads, from 1 (a chunk key's memo, tl_key_read.thread) */
+    const tl_thread_def *last; /* in threads: the last event's thread, read through its key (NULL: none) */
 
     chunk_ref *chunks;
     size_t nchunks, chunks_cap;

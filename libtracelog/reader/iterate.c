@@ -17,6 +17,14 @@
 
 /* ---- threads of the events delivered --------------------------------------- */
 
+/* Every memo of a lookup in the map (r->cache, r->last, the chunk keys' thread) is dropped: it may change. */
+static void threads_changing(tracelog_reader *r)
+{
+    r->cache.ktid = 0;
+    r->last = NULL;
+    r->threads_gen++;
+}
+
 /* Seekable: makes the map hold the definitions made before seq, the last chunk of the set about to be read. */
 static tracelog_status sync_threads(tracelog_reader *r, uint64_t seq)
 {
@@ -24,7 +32,7 @@ static tracelog_status sync_threads(tracelog_reader *r, uint64_t seq)
         tl_thread_map_reset(&r->threads);
         r->next_def = 0;
     }
-    r->cache.ktid = 0;
+    threads_changing(r);
     for (; r->next_def < r->ndefs && r->defs[r->next_def].seq < seq; r->next_def++) {
         if (tl_thread_map_put(&r->threads, &r->defs[r->next_def].d))
             return TRACELOG_E_NOMEM; /* tried again with the same chunk */
@@ -36,7 +44,7 @@ static tracelog_status sync_threads(tracelog_reader *r, uint64_t seq)
 /* Pipe: applies the definitions that arrived before the set's last chunk (blocks come in order). */
 static tracelog_status apply_defs(tracelog_reader *r, size_t upto)
 {
-    r->cache.ktid = 0;
+    threads_changing(r);
     for (; r->next_def < upto; r->next_def++) {
         if (tl_thread_map_put(&r->threads, &r->defs[r->next_def].d))
             return TRACELOG_E_NOMEM; /* tried again by the next call */
@@ -58,6 +66,24 @@ static inline uint32_t kernel_tid_cached(tracelog_reader *r, tl_thread_def *cach
 }
 
 static uint32_t kernel_tid_of(tracelog_reader *r, const tracelog_event *ev) { return kernel_tid_cached(r, &r->cache, ev); }
+
+/*
+ * The kernel tid of the event c just gave, looked up once per chunk key (a
+ * key is one thread's) while the map stays as it is, not once per event:
+ * the threads of a chunk take turns, which a single last lookup misses.
+ */
+static inline uint32_t kernel_tid_of_key(tracelog_reader *r, const tl_chunk_cursor *c, const tracelog_event *ev)
+{
+    tl_key_read *key = c->last_key;
+    if (!key)
+        return kernel_tid_of(r, ev); /* a column body (format 1.0) */
+    if (key->thread_gen != r->threads_gen) {
+        key->thread = r->threads.n ? tl_thread_map_find(&r->threads, ev->pid, ev->tid) : NULL;
+        key->thread_gen = r->threads_gen;
+    }
+    r->last = key->thread;
+    return r->last ? r->last->ktid : 0;
+}
 
 /* ---- merge sets (6.10) ------------------------------------------------------ */
 
@@ -415,7 +441,7 @@ tracelog_status tracelog_reader_next(tracelog_reader *r, tracelog_event *ev)
     for (;;) {
         if (r->live == 1) { /* the common case, as cheap as reading one chunk */
             if (slot_next(r, &r->set.slot[0], ev) == TRACELOG_OK) {
-                ev->kernel_tid = kernel_tid_of(r, ev);
+                ev->kernel_tid = kernel_tid_of_key(r, &r->set.slot[0].cur, ev);
                 return TRACELOG_OK;
             }
             set_done(r);

@@ -136,6 +136,7 @@ static tracelog_reader *reader_new(const tracelog_reader_options *opt)
         tracelog_reader_options_init(&r->opt);
     if (r->opt.max_problems == 0)
         r->opt.max_problems = 1;
+    r->threads_gen = 1; /* a key not looked up yet has 0 */
     return r;
 }
 
@@ -368,11 +369,11 @@ const char *tracelog_reader_event_thread_name(const tracelog_reader *r, const tr
     if (!r || !ev || !ev->kernel_tid)
         return NULL;
     /* The map holds the definitions that gave ev its kernel tid (those before its set's last chunk);
-       the last lookup of a kernel tid (r->cache, cleared whenever the map changes) is the common answer. */
-    const tl_thread_def *c = &r->cache;
-    const tl_thread_def *d = c->ktid && c->pid == ev->pid && c->tid == ev->tid
-                                 ? c
-                                 : tl_thread_map_find(&r->threads, ev->pid, ev->tid);
+       the thread of the last event read (r->last, or the last lookup r->cache, both cleared whenever the
+       map changes) is the common answer. */
+    const tl_thread_def *d = r->last, *c = &r->cache;
+    if (!d || d->pid != ev->pid || d->tid != ev->tid)
+        d = c->ktid && c->pid == ev->pid && c->tid == ev->tid ? c : tl_thread_map_find(&r->threads, ev->pid, ev->tid);
     return d && d->ktid == ev->kernel_tid ? tl_thread_names_get(&r->names, d->name) : NULL;
 }
 
