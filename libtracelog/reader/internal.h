@@ -85,7 +85,7 @@ struct tracelog_reader {
     thread_def_at *defs;
     size_t ndefs, defs_cap, next_def;
     uint64_t threads_seq;  /* the map holds the definitions made before this seq */
-    tl_thread_def cache;   /* the last lookup, with its name (ktid 0: none; cleared when threads changes) */
+    tl_thread_def cache;   /* a column body's last lookup, with its name (ktid 0: none; cleared when threads changes) */
     uint64_t threads_gen;  /* counts the changes of threads, from 1 (a chunk key's memo, tl_key_read.thread) */
     const tl_thread_def *last; /* in threads: the last event's thread, read through its key (NULL: none) */
 

@@ -52,20 +52,20 @@ static tracelog_status apply_defs(tracelog_reader *r, size_t upto)
     return TRACELOG_OK;
 }
 
-static inline uint32_t kernel_tid_cached(tracelog_reader *r, tl_thread_def *cache, const tracelog_event *ev)
+/* A column body's event (format 1.0): the last lookup (r->cache) or the map. */
+static uint32_t kernel_tid_of(tracelog_reader *r, const tracelog_event *ev)
 {
+    tl_thread_def *cache = &r->cache;
     if (r->threads.n == 0)
         return 0;
     if (!cache->ktid || cache->pid != ev->pid || cache->tid != ev->tid) {
         const tl_thread_def *d = tl_thread_map_find(&r->threads, ev->pid, ev->tid);
         if (!d)
             return 0;
-        *cache = *d; /* its name too: tracelog_reader_event_thread_name looks here first */
+        *cache = *d; /* its name too: tracelog_reader_event_thread_name looks here */
     }
     return cache->ktid;
 }
-
-static uint32_t kernel_tid_of(tracelog_reader *r, const tracelog_event *ev) { return kernel_tid_cached(r, &r->cache, ev); }
 
 /*
  * The kernel tid of the event c just gave, looked up once per chunk key (a
@@ -446,8 +446,8 @@ tracelog_status tracelog_reader_next(tracelog_reader *r, tracelog_event *ev)
             }
             set_done(r);
         } else if (r->live > 1) {
-            if (merge_next(r, ev) == TRACELOG_OK) { /* a cache per member: the threads of merged chunks alternate */
-                ev->kernel_tid = kernel_tid_cached(r, &r->set.slot[r->set.cur].tid_cache, ev);
+            if (merge_next(r, ev) == TRACELOG_OK) { /* the member's last event read is the one delivered */
+                ev->kernel_tid = kernel_tid_of_key(r, &r->set.slot[r->set.cur].cur, ev);
                 return TRACELOG_OK;
             }
             set_done(r);

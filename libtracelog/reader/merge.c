@@ -89,7 +89,6 @@ void tl_merge_start(tl_merge_set *s)
         for (; j > 0 && tl_heap_before(k, w[j - 1]); j--)
             w[j] = w[j - 1];
         w[j] = k;
-        s->slot[i].tid_cache.ktid = 0;
     }
     s->nwaiting = s->n;
     s->first_waiting = 0;

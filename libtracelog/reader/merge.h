@@ -14,7 +14,6 @@
 #include "common/buf.h"
 #include "common/heap.h"
 #include "format/chunk.h"
-#include "format/threads.h"
 
 #define TL_MERGE_SET_MAX 1024 /* chunks in a set (6.10) */
 
@@ -26,7 +25,6 @@ typedef struct tl_merge_slot {
     uint64_t seq;         /* its block's seq (thread definitions, seekable) */
     size_t index;         /* its place in the chunk list (seekable) */
     size_t defs_before;   /* thread definitions read before it (pipe) */
-    tl_thread_def tid_cache; /* merging: the kernel tid of its last event's thread (ktid 0: none) */
 } tl_merge_slot;
 
 /* A place in the merge order: a timestamp and a member (id: its place in delivery order). */
