@@ -4,7 +4,7 @@
  * blocks of a stream as they arrive), their chunks verified and decoded,
  * their events merged in timestamp order, each with its thread's kernel
  * tid; rewind and time seek. tracelog_reader_next is here with what it
- * calls on every event (slot_next, the kernel tid cache), so that they stay
+ * calls on every event (slot_next, the kernel tid by chunk key), so that they stay
  * inlined into it.
  */
 #include <stdlib.h>
