@@ -147,9 +147,10 @@ static const double exact_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6, 
  * exact, so one correctly rounded division, as strtod rounds) gives v
  * back. Two decimals of 15 digits or fewer never read back as the same
  * double (DBL_DIG), so d is then the only one in v's rounding interval:
- * the shortest, without its trailing zeros, and the closest. When such a
- * decimal exists, d is it (v * 10^e is within 0.25 of it), so a miss means
- * 16 or 17 digits: 0, and the full computation. Only while the program
+ * the shortest once its trailing zeros are dropped (by the callers), and
+ * the closest. When such a decimal exists, d is it (v * 10^e is within
+ * 0.25 of it), so a miss means 16 or 17 digits: 0, and the full
+ * computation. Only while the program
  * rounds to nearest (fegetround): in another rounding mode the division
  * that checks d would not round as strtod does, and the full computation,
  * integers only, does not depend on the mode.
