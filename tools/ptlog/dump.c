@@ -23,7 +23,7 @@ typedef struct dumper {
     ptlog_textmemo threads;
     ptlog_type_texts names;  /* as printed (quoted if needed) */
     ptlog_plans plans;       /* typed events' schemas, resolved once */
-    ptlog_name_memo tname;   /* the last thread name's text */
+    ptlog_name_memos tnames; /* thread names' texts */
 } dumper;
 
 #define C_TIME "\033[2m"
@@ -166,8 +166,9 @@ static char *put_tname(dumper *d, const tracelog_event *ev, char *p)
     const char *t = ev->kernel_tid && d->src->thread_name ? d->src->thread_name(d->src, ev) : NULL;
     if (!t)
         return p;
-    ptlog_name_memo *m = &d->tname;
-    if (!ptlog_name_memo_hit(m, t, d->src->thread_names_stable)) { /* the text of a name not seen just before */
+    int hit;
+    ptlog_name_memo *m = ptlog_name_memos_get(&d->tnames, t, d->src->thread_names_stable, &hit);
+    if (!hit) {
         char *q = m->text;
         *q++ = '(';
         q += memchr(m->raw, '(', m->raw_len) || memchr(m->raw, ')', m->raw_len)

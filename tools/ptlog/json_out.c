@@ -229,7 +229,7 @@ typedef struct json_writer {
     ptlog_textmemo threads, addresses;
     ptlog_type_texts prefixes; /* {"name":...,"id":N,"ts": */
     ptlog_plans plans;         /* typed events' schemas, resolved once */
-    ptlog_name_memo tname;     /* the last thread name's text */
+    ptlog_name_memos tnames;   /* thread names' texts */
 } json_writer;
 
 static char *make_prefix(const char *name, uint32_t id, size_t *len)
@@ -580,8 +580,9 @@ static int json_event(void *ctx, const tracelog_event *ev, const char *name)
     const char *tname = ev->kernel_tid && w->src->thread_name ? w->src->thread_name(w->src, ev) : NULL;
     if (tname) { /* format 1.2: "tname" (and "tname_hex" when it is not UTF-8), escaped by the JSON writer */
         out->len += (size_t)(p - o);
-        ptlog_name_memo *m = &w->tname;
-        if (ptlog_name_memo_hit(m, tname, w->src->thread_names_stable)) {
+        int hit;
+        ptlog_name_memo *m = ptlog_name_memos_get(&w->tnames, tname, w->src->thread_names_stable, &hit);
+        if (hit) {
             ptlog_copy_blocks(ptlog_out_room(out, sizeof m->text), m->text, m->len);
             out->len += m->len;
         } else { /* made in the buffer (room for all of it: nothing is written out meanwhile), then kept */

@@ -188,9 +188,8 @@ static inline void ptlog_put_type_text(ptlog_out *out, ptlog_type_texts *t, uint
 void ptlog_type_texts_free(ptlog_type_texts *t);
 
 /*
- * The text an output made for a thread's name, kept for the next events
- * (one slot: the last name; a thread's events come in runs): made again
- * only when the name differs. Zero-initialise.
+ * The text an output made for a thread's name, kept for the next events:
+ * made again only when the name differs. Zero-initialise.
  */
 typedef struct ptlog_name_memo {
     int valid;
@@ -216,6 +215,25 @@ static inline int ptlog_name_memo_hit(ptlog_name_memo *m, const char *name, int 
     m->raw_len = n;
     m->valid = 1;
     return 0;
+}
+
+/*
+ * Several threads' name texts (a log's threads take turns: a flusher merges
+ * its lanes into each chunk): a slot by the name's address when the source's
+ * names are stable, else the one slot of the last name. Zero-initialise.
+ */
+#define PTLOG_NAME_MEMOS 8
+typedef struct ptlog_name_memos {
+    ptlog_name_memo slot[PTLOG_NAME_MEMOS];
+} ptlog_name_memos;
+
+/* name's slot, and in *hit whether it holds name's text (ptlog_name_memo_hit). */
+static inline ptlog_name_memo *ptlog_name_memos_get(ptlog_name_memos *ms, const char *name, int stable, int *hit)
+{
+    size_t i = stable ? (size_t)((uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ull >> 61) : 0;
+    ptlog_name_memo *m = &ms->slot[i % PTLOG_NAME_MEMOS];
+    *hit = ptlog_name_memo_hit(m, name, stable);
+    return m;
 }
 
 /* ---- text formatting helpers (timefmt.c) --------------------------------------- */
