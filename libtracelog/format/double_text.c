@@ -175,7 +175,8 @@ static int short_decimal(double v, uint64_t bits, uint64_t *digits, int *exp10)
     return 1;
 }
 
-void tl_double_shortest(double v, int is_f32, uint64_t *digits, int *exp10)
+/* tl_double_shortest; short_decimal is tried first only with try_short (tl_double_text has tried it). */
+static void shortest_digits(double v, int is_f32, int try_short, uint64_t *digits, int *exp10)
 {
     uint64_t c, man;
     int exp, q;
@@ -190,7 +191,7 @@ void tl_double_shortest(double v, int is_f32, uint64_t *digits, int *exp10)
     } else {
         uint64_t bits;
         memcpy(&bits, &v, sizeof bits);
-        if (short_decimal(v, bits, digits, exp10)) {
+        if (try_short && short_decimal(v, bits, digits, exp10)) {
             drop_trailing_zeros(digits, exp10);
             return;
         }
@@ -201,6 +202,11 @@ void tl_double_shortest(double v, int is_f32, uint64_t *digits, int *exp10)
     }
     shortest(c, q, man == 0 && exp > 1, digits, exp10);
     drop_trailing_zeros(digits, exp10);
+}
+
+void tl_double_shortest(double v, int is_f32, uint64_t *digits, int *exp10)
+{
+    shortest_digits(v, is_f32, 1, digits, exp10);
 }
 
 static const char two_digits[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
@@ -291,6 +297,7 @@ static size_t short_text(uint64_t d, int e, char *out)
     return layout_digits((const char *)w + lead, 16 - lead - tz, 15 - lead - e, 15, out);
 }
 
+/* v's text the general way: a float, or a double short_decimal did not take. */
 static size_t text(double v, int is_f32, char *out)
 {
     if (isnan(v)) {
@@ -312,7 +319,7 @@ static size_t text(double v, int is_f32, char *out)
     }
     uint64_t digits;
     int exp10;
-    tl_double_shortest(v, is_f32, &digits, &exp10);
+    shortest_digits(v, is_f32, 0, &digits, &exp10);
     return (size_t)(p - out) + layout(digits, exp10, is_f32 ? 6 : 15, p);
 }
 
