@@ -175,12 +175,13 @@ static void out_on_fd(ptlog_out *o, int fd)
     FUZZ_CHECK_SYS(o->buf != NULL);
 }
 
-/* The start of every export: the log at path as ptlog's source, an output into a new memfd (returned), no
-   selection. */
-static int export_start(const char *path, const char *name, ptlog_src **src, ptlog_out *out, ptlog_select *sel)
+/* The start of every export: the log at path (read as fmt) as ptlog's source, an output into a new memfd
+   (returned), no selection. */
+static int export_start(const char *path, ptlog_format fmt, const char *name, ptlog_src **src, ptlog_out *out,
+                        ptlog_select *sel)
 {
-    int rc = ptlog_src_open(path, PTLOG_FMT_PTL, src);
-    FUZZ_ASSERT(rc == 0, "ptlog cannot open the log it wrote: %d", rc);
+    int rc = ptlog_src_open(path, fmt, src);
+    FUZZ_ASSERT(rc == 0, "ptlog cannot open the log it wrote (format %d): %d", (int)fmt, rc);
     int fd = memfd_create(name, MFD_CLOEXEC);
     FUZZ_CHECK_SYS(fd >= 0);
     out_on_fd(out, fd);
@@ -359,6 +360,18 @@ static size_t pb_walk_packet(const unsigned char *p, size_t n)
     return track_events;
 }
 
+/* The whole content of the memfd fd (NUL-terminated, for the caller to free); its size in *n. */
+static char *fd_content(int fd, size_t *n)
+{
+    off_t size = lseek(fd, 0, SEEK_END);
+    FUZZ_CHECK_SYS(size >= 0);
+    char *buf = malloc((size_t)size + 1);
+    FUZZ_CHECK_SYS(buf != NULL && pread(fd, buf, (size_t)size, 0) == size);
+    buf[size] = 0;
+    *n = (size_t)size;
+    return buf;
+}
+
 /* .ptl -> Perfetto: packets that parse, a track event per event at least. */
 static void check_perfetto(int ptl_fd, const import_result *first)
 {
@@ -368,15 +381,13 @@ static void check_perfetto(int ptl_fd, const import_result *first)
     ptlog_out out;
     ptlog_select sel;
     unsigned long mark = ptlog_msg_count();
-    int fd = export_start(path, "perfetto-out", &src, &out, &sel);
+    int fd = export_start(path, PTLOG_FMT_PTL, "perfetto-out", &src, &out, &sel);
     int rc = ptlog_write_perfetto(src, &out, &sel);
     src->close(src);
     FUZZ_ASSERT(rc == 0 && messages_since(mark) == 0, "export to perfetto: %d", rc);
     FUZZ_ASSERT(ptlog_out_finish(&out) == 0);
-    off_t size = lseek(fd, 0, SEEK_END);
-    FUZZ_CHECK_SYS(size >= 0);
-    unsigned char *buf = malloc((size_t)size + 1);
-    FUZZ_CHECK_SYS(buf != NULL && pread(fd, buf, (size_t)size, 0) == size);
+    size_t size;
+    unsigned char *buf = (unsigned char *)fd_content(fd, &size);
     const unsigned char *p = buf, *end = buf + size;
     size_t track_events = 0;
     while (p < end) {
@@ -392,32 +403,15 @@ static void check_perfetto(int ptl_fd, const import_result *first)
     close(fd);
 }
 
-/* The whole content of the memfd fd (NUL-terminated, for the caller to free); its size in *n. */
-static char *fd_content(int fd, size_t *n)
-{
-    off_t size = lseek(fd, 0, SEEK_END);
-    FUZZ_CHECK_SYS(size >= 0);
-    char *buf = malloc((size_t)size + 1);
-    FUZZ_CHECK_SYS(buf != NULL && pread(fd, buf, (size_t)size, 0) == size);
-    buf[size] = 0;
-    *n = (size_t)size;
-    return buf;
-}
-
 /* The log at path, read as fmt, converted to Chrome's JSON: its bytes (for the caller to free). */
 static char *chrome_of(const char *path, ptlog_format fmt, size_t *n)
 {
     ptlog_src *src;
-    int rc = ptlog_src_open(path, fmt, &src);
-    FUZZ_ASSERT(rc == 0, "ptlog cannot open the log it wrote (format %d): %d", (int)fmt, rc);
-    int fd = memfd_create("chrome-out", MFD_CLOEXEC);
-    FUZZ_CHECK_SYS(fd >= 0);
     ptlog_out out;
     ptlog_select sel;
-    out_on_fd(&out, fd);
-    memset(&sel, 0, sizeof sel);
+    int fd = export_start(path, fmt, "chrome-out", &src, &out, &sel);
     unsigned long mark = ptlog_msg_count();
-    rc = ptlog_write_chrome(src, &out, &sel);
+    int rc = ptlog_write_chrome(src, &out, &sel);
     src->close(src);
     FUZZ_ASSERT(rc == 0 && messages_since(mark) == 0, "export to chrome: %d", rc);
     FUZZ_ASSERT(ptlog_out_finish(&out) == 0);
@@ -443,7 +437,7 @@ static void check_chrome(int ptl_fd, const import_result *first)
     ptlog_out out;
     ptlog_select sel;
     unsigned long mark = ptlog_msg_count();
-    int jsonl_fd = export_start(path, "chrome-jsonl", &src, &out, &sel);
+    int jsonl_fd = export_start(path, PTLOG_FMT_PTL, "chrome-jsonl", &src, &out, &sel);
     int rc = ptlog_write_json(src, &out, 1, &sel, PTLOG_TS_NS);
     src->close(src);
     FUZZ_ASSERT(rc == 0 && messages_since(mark) == 0, "export to jsonl: %d", rc);
@@ -483,7 +477,7 @@ static void check_round_trip(int ptl_fd, int lines, ptlog_ts_form ts, const impo
     ptlog_out out;
     ptlog_select sel;
     unsigned long mark = ptlog_msg_count();
-    int json_fd = export_start(path, "json-out", &src, &out, &sel);
+    int json_fd = export_start(path, PTLOG_FMT_PTL, "json-out", &src, &out, &sel);
     int rc = ptlog_write_json(src, &out, lines, &sel, ts);
     src->close(src);
     FUZZ_ASSERT(rc == 0 && messages_since(mark) == 0, "export to %s: %d", lines ? "jsonl" : "json", rc);
@@ -522,7 +516,7 @@ static int export_with(const char *path, int what, const ptlog_dump_opts *o, int
     ptlog_src *src;
     ptlog_out out;
     ptlog_select sel;
-    int fd = export_start(path, "export", &src, &out, &sel);
+    int fd = export_start(path, PTLOG_FMT_PTL, "export", &src, &out, &sel);
     int rc = what == 0 ? ptlog_write_text(src, &out, &sel, o) : ptlog_write_json(src, &out, what == 2, &sel, o->ts);
     src->close(src);
     FUZZ_ASSERT(rc == 0, "export %d with %d formatter threads: %d", what, threads, rc);
