@@ -28,6 +28,7 @@ static void check_meta(const uint8_t *data, size_t size)
         FUZZ_ASSERT(why != NULL && *why);
         return;
     }
+    FUZZ_DEEP();
     tl_buf e1 = {0}, e2 = {0};
     FUZZ_ASSERT(tl_meta_encode(&a, &e1) == TRACELOG_OK, "decoded metadata does not encode");
     st = tl_meta_decode(e1.data, e1.len, TRACELOG_POLICY_APPEND, &b, &why);
@@ -91,6 +92,7 @@ static void check_types(const uint8_t *data, size_t size)
         free_types(&a);
         return;
     }
+    FUZZ_DEEP();
     tl_buf e1 = {0}, e2 = {0};
     FUZZ_ASSERT(tl_types_encode(a.e, a.n, &e1) == TRACELOG_OK);
     tl_cbor_in in2 = {e1.data, e1.data + e1.len};
@@ -122,6 +124,7 @@ static void check_status(const uint8_t *data, size_t size)
         FUZZ_ASSERT(why != NULL && *why);
         return;
     }
+    FUZZ_DEEP();
     FUZZ_ASSERT(a.flush_error >= 0);
     FUZZ_ASSERT(a.log_full <= 1);
     tl_buf e1 = {0}, e2 = {0};
@@ -180,6 +183,7 @@ static void check_threads(const uint8_t *data, size_t size)
         FUZZ_ASSERT(why != NULL && *why);
         return;
     }
+    FUZZ_DEEP();
     tl_buf e1 = {0}, e2 = {0};
     encode_threads(&a, &e1);
     tl_cbor_in in2 = {e1.data, e1.data + e1.len};

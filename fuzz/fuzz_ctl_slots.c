@@ -75,6 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned expected = 0;
     for (unsigned i = 0; i < TL_CTL_SLOTS; i++) {
         tl_ctl_slot *s = &c->slots[i];
+        if (gen[i])
+            FUZZ_DEEP(); /* a slot announced, or being announced */
         if (gen[i] == 0 || (gen[i] & 1)) { /* never announced, or mid-write: untouched */
             FUZZ_ASSERT(atomic_load(&s->acked) == acked[i] && seen[i] == 0, "slot %u", i);
             continue;

@@ -69,6 +69,21 @@ static void fuzz_fail(const char *file, int line, const char *expr, const char *
             fuzz_fail(__FILE__, __LINE__, #cond, "" __VA_ARGS__);       \
     } while (0)
 
+/*
+ * FUZZ_DEEP(): the input got past the target's first gate (a mapping
+ * accepted and an event taken, a log opened, a text parsed). Under the
+ * replay driver a seed (a file named seed-*, but for seed-bad-*, which are
+ * refused by design) that never gets there fails the replay: a seed refused at the gate tests nothing but the refusal,
+ * which is what a format or layout change makes of seeds nobody generated
+ * again (fuzz/make-corpus.sh). A no-op in libFuzzer programs.
+ */
+void fuzz_standalone_deep(void) __attribute__((weak));
+#define FUZZ_DEEP()                                                     \
+    do {                                                                \
+        if (fuzz_standalone_deep)                                       \
+            fuzz_standalone_deep();                                     \
+    } while (0)
+
 /* Aborts on a failure of the harness itself (not of the code under test). */
 #define FUZZ_CHECK_SYS(cond)                                            \
     do {                                                                \

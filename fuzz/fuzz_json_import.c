@@ -608,6 +608,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FUZZ_CHECK_SYS(dup2(saved_stdin, STDIN_FILENO) == STDIN_FILENO);
         check_fast_paths(data, size, lines, &res);
         if (res.rc == 0) {
+            FUZZ_DEEP();
             check_ptl(ptl_fd, &res);
             check_round_trip(ptl_fd, (choice >> (2 + lines)) & 1, (ptlog_ts_form)((choice >> 4) % 3), &res);
             check_perfetto(ptl_fd, &res);

@@ -122,6 +122,8 @@ static void check_header(tl_names *m)
     int valid = atomic_load(&m->magic) == TL_NAMES_MAGIC && m->version == TL_NAMES_VERSION;
     int e = tl_names_check(m, euid, pid, start, nonce);
     FUZZ_ASSERT(e == (valid ? 0 : ENOTSUP), "check %d", e);
+    if (valid)
+        FUZZ_DEEP(); /* a map the controller reads on */
     e = tl_names_check(m, euid, pid + 1, start, nonce);
     FUZZ_ASSERT(e == (atomic_load(&m->magic) == TL_NAMES_MAGIC ? ESTALE : ENOTSUP), "another pid: %d", e);
     e = tl_names_check(m, euid, pid, start, nonce + 1);

@@ -184,6 +184,7 @@ static tracelog_status exercise(int fd, const uint8_t *data, size_t size, int ig
         return st;
     }
     FUZZ_ASSERT(r != NULL);
+    FUZZ_DEEP();
     check_queries(r);
 
     tracelog_reader_info info;

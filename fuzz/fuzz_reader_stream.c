@@ -119,6 +119,7 @@ static void read_seekable(const uint8_t *data, size_t size, outcome *o)
     tracelog_error err;
     o->open_status = tracelog_reader_open(fd, &opt, &r, &err);
     if (o->open_status == TRACELOG_OK) {
+        FUZZ_DEEP();
         collect(r, o);
         tracelog_reader_close(r);
     }

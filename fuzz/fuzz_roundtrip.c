@@ -417,6 +417,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     plan p;
     make_plan(data, size, &p);
+    FUZZ_DEEP(); /* every input is a writer program */
     outcome one, two;
     tracelog_log_status st1, st2;
     write_log(&p, &one, &st1);

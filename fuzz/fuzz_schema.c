@@ -258,6 +258,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     FUZZ_ASSERT(s != NULL && s2 != NULL);
+    FUZZ_DEEP();
     FUZZ_ASSERT(strcmp(tracelog_schema_text(s), tracelog_schema_text(s2)) == 0);
     tracelog_schema_free(s2);
     check_layout(s);

@@ -42,6 +42,7 @@ static void check_event(const tl_consumer *c, const tracelog_event *ev, const ui
                 "data outside the mapping");
     if (ev->payload_len) /* touch the data: ASan checks it */
         sink ^= d[0] ^ d[ev->payload_len - 1];
+    FUZZ_DEEP(); /* a mapping accepted, and an event taken out of it */
 }
 
 /* Takes events until the consumer says the stream (or its batch) is empty, checking each; *taken counts them. */

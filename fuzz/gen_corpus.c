@@ -308,8 +308,8 @@ static void logs(void)
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         log_variants(&specs[i]);
     /* Degenerate files. */
-    put_both("empty", "", 0);
-    put_both("magic-only", "\x8bPTL\r\n\x1a\n", 8);
+    put_both("bad-empty", "", 0);
+    put_both("bad-magic-only", "\x8bPTL\r\n\x1a\n", 8);
     size_t len;
     log_spec tiny = {"tiny", TRACELOG_POLICY_APPEND, 0, 0, 0, 0, 0, STYLE_MIXED, 0};
     uint8_t *log = write_log(&tiny, &len);
@@ -487,7 +487,7 @@ static void cbor_seeds(void)
     m.inherited = 1;
     tl_meta_encode(&m, &b);
     put_file("cbor_meta", "metadata", b.data, b.len);
-    put_file("cbor_meta", "metadata-cut", b.data, b.len / 2);
+    put_file("cbor_meta", "bad-metadata-cut", b.data, b.len / 2);
     b.len = 0;
     strcpy(m.clock_source, "tsc"); /* format 1.1: the TSC's calibration */
     m.clock_tsc_base = 123456789012345ull;
@@ -560,7 +560,7 @@ static void cbor_seeds(void)
                                       0x68, 'l', 'o', 'g', '_', 'f', 'u', 'l', 'l', 0xf4};
     put_file("cbor_meta", "unknown-key", unknown, sizeof unknown);
     static const uint8_t indefinite[] = {0xbf, 0x62, 'i', 'd', 0x01, 0xff};
-    put_file("cbor_meta", "indefinite", indefinite, sizeof indefinite);
+    put_file("cbor_meta", "bad-indefinite", indefinite, sizeof indefinite);
     uint8_t deep[80];
     deep[0] = 0xa1;
     deep[1] = 0x61;
@@ -568,12 +568,12 @@ static void cbor_seeds(void)
     for (size_t i = 3; i < sizeof deep - 1; i++)
         deep[i] = 0x81;
     deep[sizeof deep - 1] = 0x00;
-    put_file("cbor_meta", "deep", deep, sizeof deep);
+    put_file("cbor_meta", "bad-deep", deep, sizeof deep);
     static const uint8_t huge[] = {0xa1, 0x6a, 't', 'r', 'a', 'c', 'e', '_', 'n', 'a', 'm', 'e',
                                    0x7b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 'x'};
-    put_file("cbor_meta", "huge-length", huge, sizeof huge);
+    put_file("cbor_meta", "bad-huge-length", huge, sizeof huge);
     static const uint8_t tagged[] = {0x81, 0xa2, 0x62, 'i', 'd', 0xc1, 0x05, 0x64, 'n', 'a', 'm', 'e', 0x61, 'x'};
-    put_file("cbor_meta", "tagged", tagged, sizeof tagged);
+    put_file("cbor_meta", "bad-tagged", tagged, sizeof tagged);
     tl_buf_free(&b);
 }
 
@@ -806,7 +806,7 @@ static void name_map_seeds(void)
     if (!p)
         die("calloc");
 
-    put_map("zero", p); /* nothing: not a map */
+    put_map("bad-zero", p); /* nothing: not a map */
 
     fill_map(m);
     p->len = 0;
@@ -816,7 +816,7 @@ static void name_map_seeds(void)
     m->version = 3; /* an older build's map: refused by the check */
     p->len = 0;
     patch_diff(p, m, zero);
-    put_map("version-3", p);
+    put_map("bad-version-3", p);
     m->version = TL_NAMES_VERSION;
 
     tl_names *spoiled = zero_map();

@@ -7,8 +7,9 @@
  *
  * Each PATH is a file or a directory (read recursively, in name order).
  * Prints how many inputs ran. Exit status: 0 if every input ran, 1 if a
- * FUZZ_ASSERT failed (the input is named) or if no input was found, 2 on a
- * usage or I/O error. A crash or a sanitizer report ends the program as it
+ * FUZZ_ASSERT failed (the input is named), if a seed (a file named seed-*,
+ * but for seed-bad-*: refused by design) never got past the target's first
+ * gate (FUZZ_DEEP, fuzz_helpers.h) or if no input was found, 2 on a usage or I/O error. A crash or a sanitizer report ends the program as it
  * would end a fuzzer.
  */
 #define _GNU_SOURCE
@@ -25,7 +26,18 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 
 static const char *current_input = "(none)";
-static unsigned long inputs_ran;
+static unsigned long inputs_ran, seeds_shallow;
+static int went_deep;
+
+void fuzz_standalone_deep(void) { went_deep = 1; }
+
+/* A seed that should get past the gate: seed-*, but for seed-bad-* (refused by design). */
+static int seed_to_go_deep(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return strncmp(base, "seed-", 5) == 0 && strncmp(base, "seed-bad-", 9) != 0;
+}
 
 void fuzz_standalone_assert_failed(void)
 {
@@ -74,10 +86,16 @@ static int run_file(const char *path)
     memcpy(exact, buf, len);
     free(buf);
     current_input = path;
+    went_deep = 0;
     LLVMFuzzerTestOneInput(exact, len);
     current_input = "(none)";
     free(exact);
     inputs_ran++;
+    if (seed_to_go_deep(path) && !went_deep) {
+        fprintf(stderr, "replay: %s: a seed that never gets past the target's first gate (FUZZ_DEEP): "
+                        "generate it again (fuzz/make-corpus.sh)\n", path);
+        seeds_shallow++;
+    }
     return 0;
 }
 
@@ -158,5 +176,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "replay: no input found\n");
         return 1;
     }
-    return 0;
+    return seeds_shallow ? 1 : 0;
 }
