@@ -9,7 +9,11 @@
  * slices whose sizes come from the input's last 16 bytes (read, not
  * consumed), while this thread reads the pipe with the stream reader; then
  * a read function returns the same slices, every other call first failing
- * with EINTR.
+ * with EINTR; then the file is followed (tracelog_reader_open_follow, issue
+ * 28) as a writer appends the same slices to it: opened once it holds the
+ * header (TRACELOG_E_TRUNCATED before: append, open again), read until
+ * "not yet", a slice appended, tracelog_reader_follow_wait, and so on, then
+ * tracelog_reader_follow_stop and the rest read.
  *
  * Properties, against the same bytes read from a memfd:
  *  - open fails with the same status (NOT_SEEKABLE for a ring (LOOP) log:
@@ -18,7 +22,10 @@
  *  - the same events, in the same order, with the same payloads;
  *  - once the stream is read to its end: the same metadata, event types,
  *    status and clean flag;
- *  - rewind and seek_time return TRACELOG_E_NOT_SEEKABLE.
+ *  - rewind and seek_time return TRACELOG_E_NOT_SEEKABLE;
+ *  - following: the wait sees each slice appended, and reading "not yet"
+ *    ends with TRACELOG_END, never an error: a block cut where the writer
+ *    is not done yet is no damage until the follower stops.
  * Legitimate differences not compared: info.blocks/chunks/problems (a
  * stream cannot know that a block runs past the end of the data before it
  * tries to read it, so it counts and reports a truncated tail differently),
@@ -89,9 +96,9 @@ typedef struct outcome {
     fuzz_hash types;
 } outcome;
 
-static void collect(tracelog_reader *r, outcome *o)
+/* The rest of r's events into o->events, then what is known once r is read to its end. */
+static void collect_rest(tracelog_reader *r, outcome *o)
 {
-    fuzz_hash_init(&o->events);
     tracelog_status st = fuzz_drain(r, &o->events);
     FUZZ_ASSERT(st == TRACELOG_END, "iteration ended with %s", tracelog_status_name(st));
     o->meta = *tracelog_reader_metadata(r);
@@ -109,6 +116,12 @@ static void collect(tracelog_reader *r, outcome *o)
         fuzz_hash_bytes(&o->types, name, strlen(name) + 1);
         o->types.count++;
     }
+}
+
+static void collect(tracelog_reader *r, outcome *o)
+{
+    fuzz_hash_init(&o->events);
+    collect_rest(r, o);
 }
 
 static void read_seekable(const uint8_t *data, size_t size, outcome *o)
@@ -186,6 +199,54 @@ static void read_stream(const uint8_t *data, size_t size, int fn, outcome *o)
     FUZZ_CHECK_SYS(pthread_join(t, NULL) == 0);
 }
 
+/* Appends f's slice i at pos to fd; its size. */
+static size_t append_slice(int fd, const feeder *f, size_t pos, size_t i)
+{
+    size_t n = next_slice(f, pos, i);
+    FUZZ_CHECK_SYS(pwrite(fd, f->data + pos, n, (off_t)pos) == (ssize_t)n);
+    return n;
+}
+
+/* Reads data as a follower does while a writer appends it to a file in f's slices. */
+static void read_follow(const uint8_t *data, size_t size, outcome *o)
+{
+    size_t nsizes = size < 16 ? size : 16, pos = 0, i = 0;
+    feeder f = {-1, data, size, data + size - nsizes, nsizes};
+    int fd = memfd_create("fuzz_reader_follow", MFD_CLOEXEC);
+    FUZZ_CHECK_SYS(fd >= 0);
+    tracelog_reader_options opt = fuzz_reader_options(1);
+    tracelog_reader *r = NULL;
+    tracelog_error err;
+    for (;;) { /* the header must be there first */
+        memset(&err, 0, sizeof err);
+        o->open_status = tracelog_reader_open_follow(fd, &opt, &r, &err);
+        if (o->open_status != TRACELOG_E_TRUNCATED || pos == size)
+            break;
+        pos += append_slice(fd, &f, pos, i++);
+    }
+    if (o->open_status != TRACELOG_OK) {
+        FUZZ_ASSERT(r == NULL);
+        fuzz_check_error(&err, o->open_status);
+        close(fd);
+        return;
+    }
+    FUZZ_ASSERT(tracelog_reader_rewind(r) == TRACELOG_E_NOT_SEEKABLE);
+    fuzz_hash_init(&o->events);
+    for (;;) {
+        tracelog_status st = fuzz_drain(r, &o->events);
+        FUZZ_ASSERT(st == TRACELOG_END, "following %zu of %zu bytes: %s", pos, size, tracelog_status_name(st));
+        if (pos == size)
+            break;
+        pos += append_slice(fd, &f, pos, i++);
+        st = tracelog_reader_follow_wait(r, 0);
+        FUZZ_ASSERT(st == TRACELOG_OK, "the file grew to %zu bytes, the wait says %s", pos, tracelog_status_name(st));
+    }
+    FUZZ_ASSERT(tracelog_reader_follow_stop(r) == TRACELOG_OK);
+    collect_rest(r, o);
+    tracelog_reader_close(r);
+    close(fd);
+}
+
 /* What a forward-only reader gave (stream) against the seekable one (file). */
 static void compare(const uint8_t *data, const outcome *file, const outcome *stream)
 {
@@ -220,6 +281,9 @@ static void run(const uint8_t *data, size_t size)
         read_stream(data, size, fn, &stream);
         compare(data, &file, &stream);
     }
+    memset(&stream, 0, sizeof stream);
+    read_follow(data, size, &stream);
+    compare(data, &file, &stream);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

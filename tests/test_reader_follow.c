@@ -163,6 +163,60 @@ static void test_damage_and_shrink(void)
     follower_close(&f);
 }
 
+/* Whether r has recorded a problem of this condition. */
+static int has_problem(tracelog_reader *r, const char *condition)
+{
+    for (size_t i = 0; i < tracelog_reader_problem_count(r); i++)
+        if (strcmp(tracelog_reader_problem_condition(r, i), condition) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+ * A complete block header (checksum and all: a hostile writer can compute it) claiming far more bytes than
+ * will ever come: a block not written yet, read as a torn tail once stopped. The follower took the offset
+ * past that block for what it had read, and reported every later wait as a file that shrank
+ * (fuzz_reader_stream found it).
+ */
+static void test_block_claims_too_much(void)
+{
+    follower f = {.res = log_bytes(TRACELOG_POLICY_APPEND)};
+    tl_test_block *blocks = NULL;
+    uint32_t salt32;
+    size_t n = tl_test_scan_blocks(f.res.bytes, f.res.len, &blocks, &salt32, NULL), last = n;
+    for (size_t i = 0; i < n; i++)
+        if (blocks[i].type == TL_BLOCK_CHUNK)
+            last = i;
+    if (!CHECK(last < n)) {
+        free(blocks);
+        follower_close(&f);
+        return;
+    }
+    size_t at = blocks[last].offset, cut = at + TL_BLOCK_HEADER_SIZE + 100;
+    tl_block_header h = {blocks[last].type, blocks[last].flags, blocks[last].seq, UINT32_MAX - 7, 0};
+    tl_block_header_encode(&h, salt32, f.res.bytes + at);
+    free(blocks);
+    if (!follower_open(&f, cut)) {
+        follower_close(&f);
+        return;
+    }
+    CHECK_STATUS(drain(f.r, &f.got), TRACELOG_END);
+    size_t before = f.got.n;
+    CHECK(before > 0);
+    CHECK_STATUS(tracelog_reader_follow_wait(f.r, 0), TRACELOG_END); /* nothing new: no shrink either */
+    append(f.fd, f.res.bytes, cut, f.res.len);
+    CHECK_STATUS(tracelog_reader_follow_wait(f.r, 0), TRACELOG_OK);
+    CHECK_STATUS(drain(f.r, &f.got), TRACELOG_END);
+    CHECK_STATUS(tracelog_reader_follow_wait(f.r, 0), TRACELOG_END);
+    CHECK(!has_problem(f.r, "FILE_CHANGED"));
+    CHECK_STATUS(tracelog_reader_follow_stop(f.r), TRACELOG_OK);
+    CHECK_STATUS(drain(f.r, &f.got), TRACELOG_END);
+    CHECK(f.got.n == before);
+    CHECK(!has_problem(f.r, "FILE_CHANGED"));
+    CHECK(has_problem(f.r, "BLOCK_TOO_LARGE"));
+    follower_close(&f);
+}
+
 /* The file grows during a wait: it returns at once with TRACELOG_OK. */
 static void test_wait_wakes(void)
 {
@@ -208,6 +262,7 @@ int main(void)
     TL_TEST_RUN(test_growing);
     TL_TEST_RUN(test_torn_then_stopped);
     TL_TEST_RUN(test_damage_and_shrink);
+    TL_TEST_RUN(test_block_claims_too_much);
     TL_TEST_RUN(test_wait_wakes);
     TL_TEST_RUN(test_refused);
     return tl_test_finish();

@@ -50,10 +50,14 @@ tracelog_status tracelog_reader_follow_wait(tracelog_reader *r, unsigned timeout
             errno = e;
             return TRACELOG_E_IO;
         }
-        if (size < r->stream_pos) { /* truncated under the reader: what it read is gone */
+        /* Against the size the reads saw, not the next block's offset: a block header that claims
+           more bytes than will ever come (damage, or a hostile writer) puts that offset past the end
+           of the file, which is a block not written yet (read as a torn tail once stopped), not a
+           file that shrank. */
+        if (size < r->follow_size) { /* truncated under the reader: bytes it saw are gone */
             tl_reader_problem(r, TL_COND_FILE_CHANGED, size, 0,
-                              "the file shrank to %llu bytes while it was followed (read up to %llu)",
-                              (unsigned long long)size, (unsigned long long)r->stream_pos);
+                              "the file shrank to %llu bytes while it was followed (it held %llu)",
+                              (unsigned long long)size, (unsigned long long)r->follow_size);
             return TRACELOG_E_CORRUPT;
         }
         if (size > r->follow_size)
