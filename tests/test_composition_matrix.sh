@@ -155,6 +155,27 @@ rcs="${PIPESTATUS[*]}"
 row pipe none "$OWN"
 NOVERIFY[pipe]=1
 
+# Live reading (issue 28), the two ways: the program's log followed while it is written (ptlog convert
+# --follow, started first on an empty file: it waits for the header, then reads each chunk as it lands;
+# it ends at the trailer), and ptlog record writing into a pipe that ptlog reads as it comes. The
+# followed log is the program's own (its verify is own-flush's): this row is the follower's reading.
+: >follow-src.ptl
+"$PTLOG" convert --follow follow-src.ptl --to jsonl -o follow.jsonl 2>follow.err &
+fpid=$!
+step follow 0 "own-flush, followed" "$PROG" own-flush follow-src.ptl
+wait "$fpid"
+rc=$?
+[ "$rc" = 0 ] || RUNFAIL[follow]+="ptlog convert --follow: exit $rc: $(head -c 300 follow.err); "
+row follow none "$OWN"
+NOVERIFY[follow]=1
+
+"$PTLOG" record -q --exclude mx.noise -o - -- "$PROG" bare exit 2>record-pipe.err |
+    "$PTLOG" convert - --to jsonl -o record-pipe.jsonl 2>>record-pipe.err
+rcs="${PIPESTATUS[*]}"
+[ "$rcs" = "0 0" ] || RUNFAIL[record-pipe]+="exit statuses $rcs, want 0 0: $(head -c 300 record-pipe.err); "
+row record-pipe "$EXITED" "$OWN"
+NOVERIFY[record-pipe]=1
+
 # The reference's log read on ptlog's thread alone and with 3 threads loading its chunks ahead
 # (PTLOG_READ_AHEAD; every other row is read with ptlog's default, a thread per spare CPU).
 for n in 0 3; do
