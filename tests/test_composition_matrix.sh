@@ -158,16 +158,21 @@ NOVERIFY[pipe]=1
 # Live reading (issue 28), the two ways: the program's log followed while it is written (ptlog convert
 # --follow, started first on an empty file: it waits for the header, then reads each chunk as it lands;
 # it ends at the trailer), and ptlog record writing into a pipe that ptlog reads as it comes. The
-# followed log is the program's own (its verify is own-flush's): this row is the follower's reading.
-: >follow-src.ptl
-"$PTLOG" convert --follow follow-src.ptl --to jsonl -o follow.jsonl 2>follow.err &
-fpid=$!
-step follow 0 "own-flush, followed" "$PROG" own-flush follow-src.ptl
-wait "$fpid"
-rc=$?
-[ "$rc" = 0 ] || RUNFAIL[follow]+="ptlog convert --follow: exit $rc: $(head -c 300 follow.err); "
-row follow none "$OWN"
-NOVERIFY[follow]=1
+# followed logs are the program's own (their verify is own-flush's and own-loop's): these rows are the
+# follower's readings.
+# A LOOP log is followed by reading its ring again as it changes (follow-loop).
+for mode in flush loop; do
+    r=follow$([ $mode = loop ] && echo -loop)
+    : >"$r-src.ptl"
+    "$PTLOG" convert --follow "$r-src.ptl" --to jsonl -o "$r.jsonl" 2>"$r.err" &
+    fpid=$!
+    step "$r" 0 "own-$mode, followed" "$PROG" "own-$mode" "$r-src.ptl"
+    wait "$fpid"
+    rc=$?
+    [ "$rc" = 0 ] || RUNFAIL[$r]+="ptlog convert --follow: exit $rc: $(head -c 300 "$r.err"); "
+    row "$r" none "$OWN"
+    NOVERIFY[$r]=1
+done
 
 "$PTLOG" record -q --exclude mx.noise -o - -- "$PROG" bare exit 2>record-pipe.err |
     "$PTLOG" convert - --to jsonl -o record-pipe.jsonl 2>>record-pipe.err
