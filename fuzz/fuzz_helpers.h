@@ -73,9 +73,10 @@ static void fuzz_fail(const char *file, int line, const char *expr, const char *
  * FUZZ_DEEP(): the input got past the target's first gate (a mapping
  * accepted and an event taken, a log opened, a text parsed). Under the
  * replay driver a seed (a file named seed-*, but for seed-bad-*, which are
- * refused by design) that never gets there fails the replay: a seed refused at the gate tests nothing but the refusal,
- * which is what a format or layout change makes of seeds nobody generated
- * again (fuzz/make-corpus.sh). A no-op in libFuzzer programs.
+ * refused by design) that never gets there fails the replay: a seed
+ * refused at the gate tests nothing but the refusal, which is what a format
+ * or layout change makes of seeds nobody generated again
+ * (fuzz/make-corpus.sh). A no-op in libFuzzer programs.
  */
 void fuzz_standalone_deep(void) __attribute__((weak));
 #define FUZZ_DEEP()                                                     \

@@ -32,7 +32,6 @@
  * built expression with the payload's length and the reference's verdict.
  */
 #define _GNU_SOURCE
-#include <float.h>
 #include <math.h>
 
 #include "fuzz_helpers.h"
@@ -50,10 +49,6 @@ static tracelog_schema *schema;
 static size_t nfields;
 static tracelog_field_info info[32];
 static const char *field_name[32];
-
-typedef struct test_src {
-    ptlog_src base;
-} test_src;
 
 static const tracelog_schema *ts_type_schema(ptlog_src *s, uint32_t id)
 {
@@ -430,14 +425,15 @@ static int ref_eval(const built *b, int id, const tracelog_fields *fl)
 
 /* ---- both modes ----------------------------------------------------------------------- */
 
-static void init_src(test_src *s)
+/* The source a log of the test schema's type and an untyped one would be, as where.c sees it. */
+static void init_src(ptlog_src *s)
 {
     memset(s, 0, sizeof *s);
-    s->base.name = "fuzz";
-    s->base.type_name = ts_type_name;
-    s->base.type_schema = ts_type_schema;
-    s->base.type_count = ts_type_count;
-    s->base.type_at = ts_type_at;
+    s->name = "fuzz";
+    s->type_name = ts_type_name;
+    s->type_schema = ts_type_schema;
+    s->type_count = ts_type_count;
+    s->type_at = ts_type_at;
 }
 
 /* An event of type id whose payload is the first len bytes of `payload`. */
@@ -478,7 +474,7 @@ static void as_typed(const uint8_t *data, size_t size)
     FUZZ_DEEP();
     ptlog_where *c = ptlog_where_clone(w);
     FUZZ_ASSERT(c != NULL);
-    test_src src;
+    ptlog_src src;
     init_src(&src);
     const uint8_t *rest = nul ? nul + 1 : data + size;
     size_t rest_len = (size_t)(data + size - rest);
@@ -488,11 +484,11 @@ static void as_typed(const uint8_t *data, size_t size)
     fuzz_fdp_init(&f, rest, rest_len);
     for (size_t round = 0; round < 6; round++) {
         tracelog_event ev = event_of(round % 3 == 2 ? UNTYPED_ID : TYPED_ID, payload_len_of(&f, round));
-        int m = ptlog_where_match(w, &src.base, &ev);
+        int m = ptlog_where_match(w, &src, &ev);
         FUZZ_ASSERT(m == 0 || m == 1, "match: %d", m);
-        FUZZ_ASSERT(ptlog_where_match(c, &src.base, &ev) == m, "the clone disagrees");
+        FUZZ_ASSERT(ptlog_where_match(c, &src, &ev) == m, "the clone disagrees");
     }
-    (void)ptlog_where_check(w, &src.base); /* the log's schemas against the names: any answer, no crash */
+    (void)ptlog_where_check(w, &src); /* the log's schemas against the names: any answer, no crash */
     ptlog_where_free(c);
     ptlog_where_free(w);
 }
@@ -515,7 +511,7 @@ static void as_built(const uint8_t *data, size_t size)
     int rc = ptlog_where_parse(b.text, &w);
     FUZZ_ASSERT(rc == 0, "a built expression does not parse: %s", b.text);
     FUZZ_DEEP();
-    test_src src;
+    ptlog_src src;
     init_src(&src);
     size_t lens[4] = {full + 8, full, (size_t)fuzz_fdp_range(&f, 0, full + 8), full};
     for (size_t round = 0; round < 4; round++) {
@@ -529,7 +525,7 @@ static void as_built(const uint8_t *data, size_t size)
             flp = &fl;
         }
         int want = ref_eval(&b, root, flp) == TRUE;
-        int got = ptlog_where_match(w, &src.base, &ev);
+        int got = ptlog_where_match(w, &src, &ev);
         if (getenv("FUZZ_WHERE_SHOW"))
             fprintf(stderr, "%s [%zu bytes]: %d\n", b.text, len, want);
         FUZZ_ASSERT(got == want, "%s on a %zu-byte payload: where.c says %d, the reference %d", b.text, len, got, want);

@@ -9,8 +9,9 @@
  * Prints how many inputs ran. Exit status: 0 if every input ran, 1 if a
  * FUZZ_ASSERT failed (the input is named), if a seed (a file named seed-*,
  * but for seed-bad-*: refused by design) never got past the target's first
- * gate (FUZZ_DEEP, fuzz_helpers.h) or if no input was found, 2 on a usage or I/O error. A crash or a sanitizer report ends the program as it
- * would end a fuzzer.
+ * gate (FUZZ_DEEP, fuzz_helpers.h) or if no input was found, 2 on a usage
+ * or I/O error. A crash or a sanitizer report ends the program as it would
+ * end a fuzzer.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
