@@ -326,6 +326,7 @@ static int build(built *b, fuzz_fdp *f, int depth)
     return id;
 }
 
+/* The reference's own comparisons, written again on purpose: an oracle sharing where.c's code would share its bugs. */
 static int order(int c, int op)
 {
     switch (op) {
