@@ -247,28 +247,28 @@ static void read_follow(const uint8_t *data, size_t size, outcome *o)
     close(fd);
 }
 
-/* What a forward-only reader gave (stream) against the seekable one (file). */
-static void compare(const uint8_t *data, const outcome *file, const outcome *stream)
+/* What a forward-only reader gave (stream, read from `how`) against the seekable one (file). */
+static void compare(const uint8_t *data, const outcome *file, const outcome *stream, const char *how)
 {
     int ring = file->open_status == TRACELOG_OK && data[40] == 1; /* header: layout byte */
     if (ring) {
-        FUZZ_ASSERT(stream->open_status == TRACELOG_E_NOT_SEEKABLE, "ring log on a pipe: open returned %s",
+        FUZZ_ASSERT(stream->open_status == TRACELOG_E_NOT_SEEKABLE, "ring log from %s: open returned %s", how,
                     tracelog_status_name(stream->open_status));
         return;
     }
-    FUZZ_ASSERT(stream->open_status == file->open_status, "open: %s from a pipe, %s from a file",
-                tracelog_status_name(stream->open_status), tracelog_status_name(file->open_status));
+    FUZZ_ASSERT(stream->open_status == file->open_status, "open: %s from %s, %s from a file",
+                tracelog_status_name(stream->open_status), how, tracelog_status_name(file->open_status));
     if (file->open_status != TRACELOG_OK)
         return;
-    FUZZ_ASSERT(stream->events.count == file->events.count, "%llu events from a pipe, %llu from a file",
-                (unsigned long long)stream->events.count, (unsigned long long)file->events.count);
-    FUZZ_ASSERT(stream->events.h == file->events.h, "different events from a pipe and from a file");
-    FUZZ_ASSERT(fuzz_meta_equal(&stream->meta, &file->meta), "different metadata");
-    FUZZ_ASSERT(memcmp(&stream->status, &file->status, sizeof file->status) == 0, "different status");
-    FUZZ_ASSERT(stream->clean == file->clean, "clean: %d from a pipe, %d from a file", stream->clean, file->clean);
+    FUZZ_ASSERT(stream->events.count == file->events.count, "%llu events from %s, %llu from a file",
+                (unsigned long long)stream->events.count, how, (unsigned long long)file->events.count);
+    FUZZ_ASSERT(stream->events.h == file->events.h, "different events from %s and from a file", how);
+    FUZZ_ASSERT(fuzz_meta_equal(&stream->meta, &file->meta), "different metadata from %s", how);
+    FUZZ_ASSERT(memcmp(&stream->status, &file->status, sizeof file->status) == 0, "different status from %s", how);
+    FUZZ_ASSERT(stream->clean == file->clean, "clean: %d from %s, %d from a file", stream->clean, how, file->clean);
     FUZZ_ASSERT(stream->types.count == file->types.count && stream->types.h == file->types.h,
-                "different event types (%llu from a pipe, %llu from a file)",
-                (unsigned long long)stream->types.count, (unsigned long long)file->types.count);
+                "different event types (%llu from %s, %llu from a file)",
+                (unsigned long long)stream->types.count, how, (unsigned long long)file->types.count);
 }
 
 static void run(const uint8_t *data, size_t size)
@@ -279,11 +279,11 @@ static void run(const uint8_t *data, size_t size)
     for (int fn = 0; fn <= 1; fn++) {
         memset(&stream, 0, sizeof stream);
         read_stream(data, size, fn, &stream);
-        compare(data, &file, &stream);
+        compare(data, &file, &stream, fn ? "a read function" : "a pipe");
     }
     memset(&stream, 0, sizeof stream);
     read_follow(data, size, &stream);
-    compare(data, &file, &stream);
+    compare(data, &file, &stream, "a followed file");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
