@@ -10,7 +10,7 @@
 #     that accept it;
 #   - issue 29's nits stay fixed: one ENVIRONMENT section, verify's exit
 #     status once, dump's line format with "tid KTID", dump --hex as the man
-#     page says, attach with every stream policy.
+#     page says, attach with every stream policy, convert --follow's note.
 . "$(dirname "$0")/ptlog/lib.sh"
 command -v python3 >/dev/null || { echo "SKIP: python3 is needed to read the man page"; exit 77; }
 MAN=$SRC/tools/ptlog/ptlog.1
@@ -107,5 +107,9 @@ grep -q -- '--hex  *every payload raw' dump.txt && grep -q 'Print every payload 
 "$PTLOG" attach --help >attach.txt
 grep -q 'flush stream policy (the default)' attach.txt && grep -q 'with loop or until-full' attach.txt &&
     ok || bad "attach --help does not say what each stream policy does"
+# convert --follow's "jsonl only" note belongs to --follow (it once followed --writer-pid's text).
+"$PTLOG" convert --help >convert.txt
+[ "$(grep -A4 -- '-f, --follow' convert.txt | grep -c 'with --to jsonl only')" = 1 ] && ok ||
+    bad "convert --help: the jsonl note is not under --follow: $(grep -A6 -- '-f, --follow' convert.txt)"
 
 finish

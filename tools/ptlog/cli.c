@@ -44,10 +44,11 @@ static const char select_text[] =
     "TIME is 2024-05-01T12:00:00.123456789Z (or with +HH:MM), nanoseconds since the\n"
     "epoch, or +OFFSET from the first event of the log: +1.5s, +250ms, +10us, +7ns.\n";
 
-#define FOLLOW_HELP                                                                          \
+/* FOLLOW_HELP(NOTE): NOTE is a line of --follow's own ("" for none), before --writer-pid. */
+#define FOLLOW_HELP(note)                                                                    \
     "  -f, --follow     follow a log while it is written (tail -f): print events as\n"     \
     "                   they land; end at its trailer, when its writer is gone, or\n"     \
-    "                   on Ctrl-C (see README: \"Following a log\")\n"                     \
+    "                   on Ctrl-C (see README: \"Following a log\")\n" note                \
     "  --writer-pid PID with --follow: end once process PID has ended (default: the\n"    \
     "                   process the log names)\n"
 
@@ -74,7 +75,7 @@ static const command_help helps[] = {
      "  --hex            every payload raw (text or hex), not decoded into fields\n"
      "  --from FORMAT    input format: ptl, json, jsonl (default: detected)\n"
      "  -o, --output OUT write to OUT instead of standard output\n"
-     FOLLOW_HELP},
+     FOLLOW_HELP("")},
     {"info", "ptlog info [--json] [--quick | --threads] [-o OUT] FILE",
      "Describe a .ptl log: format version, attributes, clock, policies, final status,\n"
      "clean shutdown or recovered, blocks and chunks, stored and raw sizes, time span,\n"
@@ -106,8 +107,7 @@ static const command_help helps[] = {
      "                   tools that parse numbers as doubles, such as jq)\n"
      "  -o, --output OUT output file (default: standard output); written to a\n"
      "                   temporary file renamed into place only on success\n"
-     FOLLOW_HELP
-     "                   (with --to jsonl only)\n"
+     FOLLOW_HELP("                   (with --to jsonl only)\n")
      "The event selection options of filter also apply.\n"},
     {"filter", "ptlog filter [OPTIONS] IN -o OUT",
      "Write a new .ptl log with the selected events and the same attributes and\n"
