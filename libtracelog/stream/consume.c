@@ -235,8 +235,7 @@ static int peek(tl_consumer *c, uint32_t i, uint64_t *pos, tl_rec *h)
         __builtin_prefetch(base + ((t + 1024) & (cap - 1)), 0, 3); /* the lines ahead: written on the producers' cores */
         if (atomic_load_explicit(&r->commit, memory_order_acquire) != t + 1)
             return 0;
-        uint32_t kind = tl_rec_kind(r->kind_size);
-        if (kind == TL_KIND_PAD) {
+        if (tl_rec_kind(r->kind_size) == TL_KIND_PAD) { /* a pad may be shorter than a header: nothing else is read */
             advance(c, i, t, t + rem);
             continue;
         }
@@ -250,7 +249,8 @@ static int peek(tl_consumer *c, uint32_t i, uint64_t *pos, tl_rec *h)
             drop_rest(c, i, t);
             return 0;
         }
-        if (kind == TL_KIND_SKIP) {
+        /* The kind of the copy rec_sane checked, never of the ring: a traced program can change it in between. */
+        if (tl_rec_kind(h->kind_size) == TL_KIND_SKIP) {
             advance(c, i, t, t + tl_rec_bytes(h->kind_size));
             continue;
         }
