@@ -201,7 +201,7 @@ static double time_take(long long n, uint32_t lanes)
     if (got < n || sum == 0)
         check_failed("the consumer did not hand out every event");
     tl_consumer_free(c);
-    tl_stream_destroy(s);
+    tl_stream_destroy(s, s->total_size);
     return (double)t / (double)n;
 }
 
@@ -221,7 +221,7 @@ static double time_append(long long n, uint32_t lanes, const char *path)
         got++;
     }
     tl_consumer_free(c);
-    tl_stream_destroy(s);
+    tl_stream_destroy(s, s->total_size);
     int fd;
     tracelog_writer *w = open_log(path, &fd, 0);
     uint64_t t0 = bu_thread_cpu_ns();
@@ -258,7 +258,7 @@ static double time_drain(long long n, uint32_t lanes, int zstd, const char *path
     }
     double ns = close_log(w, fd, t0, path, n, lanes);
     tl_consumer_free(c);
-    tl_stream_destroy(s);
+    tl_stream_destroy(s, s->total_size);
     return ns;
 }
 
@@ -291,7 +291,7 @@ static double time_groups(long long n, uint32_t lanes, int zstd, const char *pat
     tl_groups_close(gs);
     double ns = close_log(w, fd, t0, path, n, lanes);
     tl_consumer_free(c);
-    tl_stream_destroy(s);
+    tl_stream_destroy(s, s->total_size);
     return ns;
 }
 

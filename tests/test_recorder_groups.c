@@ -93,7 +93,7 @@ static tracelog_status rig_close_writer(rig *r)
 static void rig_free(rig *r)
 {
     tl_consumer_free(r->model);
-    tl_stream_destroy(r->s);
+    tl_stream_destroy(r->s, r->s->total_size);
     close(r->fd);
 }
 

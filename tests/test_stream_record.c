@@ -137,7 +137,7 @@ static void test_pads_at_the_lane_end(void)
         out_of_order += d.seq[i] != i;
     CHECK_EQ(out_of_order, 0);
     tl_consumer_free(c);
-    tl_stream_destroy(s);
+    tl_stream_destroy(s, s->total_size);
 }
 
 static uint32_t len16(uint32_t seq)
@@ -171,7 +171,7 @@ static void test_loss_marked_before_the_next_event(void)
     CHECK_EQ(d.bad_payload, 0);
     CHECK_EQ(d.bad_ts, 0);
     tl_consumer_free(c);
-    tl_stream_destroy(s);
+    tl_stream_destroy(s, s->total_size);
 }
 
 #define THREADS 4
@@ -229,7 +229,7 @@ static void test_producers_racing_for_one_lane(void)
     }
     CHECK_EQ(misplaced, 0);
     tl_consumer_free(c);
-    tl_stream_destroy(s);
+    tl_stream_destroy(s, s->total_size);
 }
 
 static void test_loop_overwrites_the_oldest(void)
@@ -251,7 +251,7 @@ static void test_loop_overwrites_the_oldest(void)
     CHECK_EQ(d.bad_ts, 0);
     CHECK_EQ(tl_consumer_overruns(c), 1000 - d.n);
     tl_consumer_free(c);
-    tl_stream_destroy(s);
+    tl_stream_destroy(s, s->total_size);
 }
 
 /* The stream's clock now, in ns, as the consumer converts the events' stamps. */
@@ -332,7 +332,7 @@ static void test_overflow_stamped_with_the_first_loss(void)
             CHECK(!tl_consumer_take_unmarked_loss(c, &ev));
         }
         tl_consumer_free(c);
-        tl_stream_destroy(s);
+        tl_stream_destroy(s, s->total_size);
     }
 
     tl_test_context("LOOP");
@@ -359,7 +359,7 @@ static void test_overflow_stamped_with_the_first_loss(void)
         CHECK_EQ(t[n - 1].seq, 66);
     }
     tl_consumer_free(c);
-    tl_stream_destroy(s);
+    tl_stream_destroy(s, s->total_size);
     tl_test_context(NULL);
 }
 

@@ -17,6 +17,9 @@
  * it: the consumer decides on the copy it checked (it once took the kind
  * from the ring and the size from the copy, and handed out a SKIP's 4 KiB
  * as an event's payload, past max_data: a heap overflow in a controller).
+ * And tl_stream_destroy releases the mapping its creator names, whatever
+ * size the shared header claims (it once took the header's: a child in an
+ * inherited stream made its parent zero memory past the stream).
  */
 #define _GNU_SOURCE
 
@@ -784,6 +787,21 @@ static void check_kind_flipped(uint32_t policy)
 static void test_kind_flipped_loop(void) { check_kind_flipped(TRACELOG_POLICY_LOOP); }
 static void test_kind_flipped_flush(void) { check_kind_flipped(TRACELOG_POLICY_FLUSH); }
 
+static void test_destroy_ignores_the_header_size(void)
+{
+    uint64_t size = tl_stream_bytes(&params);
+    unsigned char *m = zeroed(size + 4096); /* the stream, then a page that is not the stream's */
+    tl_stream *s = tl_stream_create_in(m, size, &params);
+    if (!CHECK(s != NULL))
+        return;
+    memset(m + size, 0x5a, 4096);
+    s->total_size += 4096; /* what a process sharing the stream can write */
+    tl_stream_destroy(s, size);
+    CHECK_EQ(m[size], 0x5a);
+    CHECK_EQ(m[size + 4095], 0x5a);
+    munmap(m, size + 4096);
+}
+
 int main(void)
 {
     pt_watchdog(60);
@@ -803,5 +821,6 @@ int main(void)
     PT_RUN(test_torn_geometry);
     PT_RUN(test_kind_flipped_loop);
     PT_RUN(test_kind_flipped_flush);
+    PT_RUN(test_destroy_ignores_the_header_size);
     return pt_finish();
 }

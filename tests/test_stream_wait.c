@@ -100,7 +100,7 @@ static void test_times_out_then_off_until_room(void)
     waited = ms_since(t0);
     CHECK_MSG(waited >= 250, "after the consumer made room, a full lane waited %.1f ms again", waited);
     tl_consumer_free(c);
-    tl_stream_destroy(s);
+    tl_stream_destroy(s, s->total_size);
 }
 
 typedef struct waiter {
@@ -146,7 +146,7 @@ static void test_woken_when_room_is_made(void)
     drain_all(c, &next); /* its event comes after every earlier one: the sequence has no gap */
     CHECK_EQ(next, w.seq + 1);
     tl_consumer_free(c);
-    tl_stream_destroy(s);
+    tl_stream_destroy(s, s->total_size);
 }
 
 static void test_stop_ends_the_wait(void)
@@ -158,7 +158,7 @@ static void test_stop_ends_the_wait(void)
     pthread_join(th, NULL);
     CHECK_EQ(w.recorded, 0);
     CHECK_MSG(w.ms < 500, "a producer waited %.1f ms on a stream stopped after 20 ms", w.ms);
-    tl_stream_destroy(s);
+    tl_stream_destroy(s, s->total_size);
 }
 
 /* A thread that drains streams (a log's lock holder) never waits: a signal handler of its own recording into a full lane would wait for itself. */
@@ -178,7 +178,7 @@ static void test_draining_thread_never_waits(void)
     CHECK_EQ(record(s, n), 0);
     waited = ms_since(t0);
     CHECK_MSG(waited >= 250, "once it no longer drains, it waits again: %.1f ms", waited);
-    tl_stream_destroy(s);
+    tl_stream_destroy(s, s->total_size);
 }
 
 static void test_no_wait(void)
@@ -197,7 +197,7 @@ static void test_no_wait(void)
         record(s, n);
         double waited = ms_since(t0);
         CHECK_MSG(waited < 100, "a full lane waited %.1f ms", waited);
-        tl_stream_destroy(s);
+        tl_stream_destroy(s, s->total_size);
     }
 }
 
@@ -212,7 +212,7 @@ static void test_limits(void)
     CHECK_ERR(tl_stream_check(s, size), 0);
     s->wait_us = TL_MAX_WAIT_US + 1; /* what a process sharing the buffer could write there */
     CHECK_ERR(tl_stream_check(s, size), EINVAL);
-    tl_stream_destroy(s);
+    tl_stream_destroy(s, s->total_size);
 }
 
 int main(void)

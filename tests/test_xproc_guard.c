@@ -2,9 +2,12 @@
  * Guarded reads of shared memory another process can shrink
  * (libtracelog/xproc/guard.c; design note, section 9 item 11): a read of a
  * truncated page gives EFAULT, again and again (nothing is left blocked),
- * also from several threads at once; guarded sections nest; any other
- * SIGBUS still kills the process with SIGBUS, or reaches the handler that
- * was installed before.
+ * also from several threads at once; guarded sections nest; an access
+ * outside a guarded read to a registered mapping that was truncated reads
+ * zeros from then on (the name map and the control object a controller maps
+ * are read that way: a traced program truncating them once killed ptlog);
+ * any other SIGBUS still kills the process with SIGBUS, or reaches the
+ * handler that was installed before.
  */
 #define _GNU_SOURCE
 
@@ -161,8 +164,36 @@ static void test_threads_while_truncating(void)
     drop(&s);
 }
 
-/* In a child: a fault the guard must not swallow. Returns the child's wait status code. */
-static int child_fault(int previous_handler, int guarded_but_unregistered)
+/*
+ * A registered mapping truncated under an access that is not guarded: the
+ * access reads zeros, and so does every later one, the page that is left
+ * included (the whole mapping is replaced); writes land in private memory.
+ */
+static void test_unguarded_access_reads_zeros(void)
+{
+    shrinkable s = make_shrinkable();
+    CHECK_ERR(tl_guard_register(s.map, 2 * PAGE), 0);
+    volatile unsigned char *m = s.map;
+    CHECK_EQ(m[PAGE + 1], 0xab);
+    if (ftruncate(s.fd, PAGE))
+        TL_DIE("ftruncate");
+    CHECK_EQ(m[PAGE + 1], 0);
+    CHECK_EQ(m[0], 0);
+    __atomic_fetch_or((unsigned *)(void *)(s.map + PAGE + 64), 1u, __ATOMIC_SEQ_CST); /* as the control object's flags */
+    CHECK_EQ(m[PAGE + 64], 1);
+    unsigned char buf[8];
+    CHECK_ERR(tl_guard_copy(buf, s.map + PAGE, sizeof buf), 0); /* a guarded read finds the zeros too */
+    CHECK_EQ(buf[0], 0);
+    CHECK_EQ(pread(s.fd, buf, 1, 0), 1); /* the object itself is left as the other process made it */
+    CHECK_EQ(buf[0], 0xab);
+    drop(&s);
+}
+
+/*
+ * In a child: a fault the guard must not swallow (in a mapping it does not
+ * know, guarded or not). Returns the child's wait status code.
+ */
+static int child_fault(int previous_handler, int guarded)
 {
     pid_t pid = pt_fork(20);
     if (pid == 0) {
@@ -180,11 +211,11 @@ static int child_fault(int previous_handler, int guarded_but_unregistered)
             _exit(2);
         if (ftruncate(s.fd, PAGE) || ftruncate(other.fd, PAGE))
             _exit(3);
-        if (guarded_but_unregistered) {
+        if (guarded) {
             unsigned char buf[8];
             tl_guard_copy(buf, other.map + PAGE, sizeof buf);
         } else {
-            volatile unsigned char c = s.map[PAGE + 1]; /* unguarded */
+            volatile unsigned char c = other.map[PAGE + 1];
             (void)c;
         }
         _exit(0);
@@ -207,6 +238,7 @@ int main(void)
     PT_RUN(test_nested);
     PT_RUN(test_handler_installed_later);
     PT_RUN(test_threads_while_truncating);
+    PT_RUN(test_unguarded_access_reads_zeros);
     if (PT_SANITIZED)
         printf("SKIP test_other_faults_are_not_swallowed: the sanitizer's own SIGBUS handler decides there\n");
     else

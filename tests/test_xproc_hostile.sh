@@ -2,7 +2,7 @@
 # A hostile traced program against its controller (issue 24; docs/design/
 # cross-process.md section 9). tests/hostile/hostile_traced.c records events
 # and, while ptlog drains them, scribbles over everything it shares with
-# ptlog: the stream buffer (random words, header, lane counters, record
+# ptlog (or cuts to 0 bytes): the stream buffer (random words, header, lane counters, record
 # stamps and sizes, futex and semaphore words), its name map (lock word,
 # count, names) and its control object. For each mode, ended by exit() and
 # by SIGKILL, ptlog (run under ASan in CI's sanitizer build) must:
@@ -52,7 +52,7 @@ no_sanitizer_report() {
 }
 
 for end in exit kill; do
-    for mode in none random header counters timestamps sizes locks names ctl; do
+    for mode in none random header counters timestamps sizes locks names ctl cut-names cut-ctl; do
         desc="record, $mode, $end"
         start=$(date +%s)
         timeout -s KILL "$BOUND" "$PTLOG" record -q --stream-size 1M -o "$mode.$end.ptl" -- \

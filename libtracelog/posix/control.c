@@ -195,6 +195,7 @@ static int make_stream(tl_trace *t, int with_log, int fd)
         t->active.stream = tl_stream_create(&p);
         if (!t->active.stream)
             return ENOMEM;
+        t->active.stream_bytes = tl_stream_bytes(&p);
     }
     /* What each thread's buffer actually holds (POSIX: report the size used). */
     t->attr.__stream_size = tl_stream_lane_size(t->active.stream);
@@ -215,12 +216,12 @@ static void free_trace(tl_trace *t)
         tl_remote_close(t->active.remote); /* the stream lives in its buffer */
     } else if (t->active.named.name[0]) {
         if (t->active.stream)
-            tl_stream_destroy(t->active.stream); /* our mapping's pages released, the range kept */
+            tl_stream_destroy(t->active.stream, t->active.named.size); /* our mapping's pages released, the range kept */
         else
             munmap(t->active.named.map, t->active.named.size);
         tl_shmobj_unlink(t->active.named.name);
-    } else {
-        tl_stream_destroy(t->active.stream);
+    } else if (t->active.stream) {
+        tl_stream_destroy(t->active.stream, t->active.stream_bytes);
     }
     free(t);
 }

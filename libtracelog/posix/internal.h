@@ -61,6 +61,7 @@ typedef struct tl_trace {
 
     struct {
         tl_stream *stream;
+        uint64_t stream_bytes; /* pid 0: its mapping's size (forked children share the header's copy) */
         tl_consumer *consumer; /* without log: what the getnext functions read with */
         _Atomic uint64_t overruns_reported;
         tl_recorder *log;      /* with log: it drains the stream with a consumer of its own */

@@ -51,6 +51,7 @@
 #include "posix/names.h"
 #include "posix/names_map.h"
 #include "posix/thread_names.h"
+#include "xproc/guard.h"
 #include "xproc/proc.h"
 #include "xproc/shmobj.h"
 
@@ -209,7 +210,7 @@ static name_map *get_map(void)
 /* A holder that died left the map consistent: a name is counted only once it is whole. */
 static int lock(name_map *m) { return take_lock(m, OWN_LOCK_WAIT_NS); }
 
-static int open_named(uint32_t euid, const tl_proc_token *t, uint64_t nonce, name_map **out);
+static int open_named(uint32_t euid, const tl_proc_token *t, uint64_t nonce, int remote, name_map **out);
 
 /*
  * m moved (to the named map of process `to`), but this process still uses
@@ -222,7 +223,7 @@ static int follow(name_map *m, uint32_t euid, tl_proc_token to, uint64_t nonce)
     pthread_mutex_lock(&create_lock);
     name_map *n;
     int changed = atomic_load(&map) != m;
-    if (!changed && open_named(euid, &to, nonce, &n) == 0) {
+    if (!changed && open_named(euid, &to, nonce, 0, &n) == 0) {
         set_map(n, m);
         changed = 1;
     }
@@ -483,14 +484,31 @@ static void names_name(char out[TL_SHM_NAME_MAX], uint32_t euid, uint32_t pid, u
     snprintf(out, TL_SHM_NAME_MAX, "/tracelog.%u.%u.names.%016llx", euid, pid, (unsigned long long)nonce);
 }
 
-static int map_fd(int fd, name_map **out)
+/*
+ * Maps the object fd names. remote: another process's map, which that
+ * process can truncate under us: registered with the SIGBUS guard, so that
+ * a read past its new end finds zeros instead of killing the controller.
+ */
+static int map_fd(int fd, int remote, name_map **out)
 {
     void *m = mmap(NULL, sizeof(name_map), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (m == MAP_FAILED)
         return ENOMEM;
+    int e = remote ? tl_guard_register(m, sizeof(name_map)) : 0;
+    if (e) {
+        munmap(m, sizeof(name_map));
+        return e;
+    }
     *out = m;
     return 0;
+}
+
+static void unmap(name_map *m, int remote)
+{
+    if (remote)
+        tl_guard_unregister(m);
+    munmap(m, sizeof *m);
 }
 
 int tl_names_check(const tl_names *m, uint32_t euid, uint32_t pid, uint64_t start, uint64_t nonce)
@@ -505,20 +523,23 @@ int tl_names_check(const tl_names *m, uint32_t euid, uint32_t pid, uint64_t star
     return version == TL_NAMES_VERSION && m->euid == euid && m->nonce == nonce ? 0 : ENOTSUP;
 }
 
-/* 0 with the named map of the process token names; ENOENT; ESTALE (another process's, left behind); ENOTSUP. */
-static int open_named(uint32_t euid, const tl_proc_token *t, uint64_t nonce, name_map **out)
+/*
+ * 0 with the named map of the process token names; ENOENT; ESTALE (another process's, left behind);
+ * ENOTSUP. remote: as map_fd.
+ */
+static int open_named(uint32_t euid, const tl_proc_token *t, uint64_t nonce, int remote, name_map **out)
 {
     char name[TL_SHM_NAME_MAX];
     names_name(name, euid, t->pid, nonce);
     int fd;
     int e = tl_shmobj_open(name, euid, sizeof(name_map), &fd, NULL);
     if (!e)
-        e = map_fd(fd, out);
+        e = map_fd(fd, remote, out);
     if (e)
         return e;
     if (!(e = tl_names_check(*out, euid, t->pid, t->start, nonce)))
         return 0;
-    munmap(*out, sizeof **out);
+    unmap(*out, remote);
     return e;
 }
 
@@ -532,7 +553,7 @@ static int make_named(uint32_t euid, uint32_t egid, const tl_proc_token *t, uint
     if (e)
         return e;
     name_map *m;
-    e = map_fd(fd, &m);
+    e = map_fd(fd, 0, &m);
     if (!e) {
         m->version = TL_NAMES_VERSION;
         m->pid = t->pid;
@@ -545,12 +566,16 @@ static int make_named(uint32_t euid, uint32_t egid, const tl_proc_token *t, uint
     return tl_shmobj_publish(tmp, name, e);
 }
 
-/* The named map of t, made if there is none (a stale one replaced only if `replace_stale`). */
-static int open_or_make(uint32_t euid, uint32_t egid, const tl_proc_token *t, uint64_t nonce, int replace_stale,
+/*
+ * The named map of t, made if there is none: the process's own (a stale one replaced), or a
+ * controller's view of another's (remote: a stale one left to that process; as map_fd).
+ */
+static int open_or_make(uint32_t euid, uint32_t egid, const tl_proc_token *t, uint64_t nonce, int remote,
                         name_map **out)
 {
+    int replace_stale = !remote;
     for (int attempt = 0; attempt < 4; attempt++) {
-        int e = open_named(euid, t, nonce, out);
+        int e = open_named(euid, t, nonce, remote, out);
         if (e == ESTALE && replace_stale) {
             char name[TL_SHM_NAME_MAX];
             names_name(name, euid, t->pid, nonce);
@@ -610,7 +635,7 @@ static int redirect_to_inherited(void)
     if (!e)
         e = tl_xproc_names_nonce(&nonce);
     if (!e)
-        e = open_or_make((uint32_t)geteuid(), (uint32_t)getegid(), &self, nonce, 1, &n);
+        e = open_or_make((uint32_t)geteuid(), (uint32_t)getegid(), &self, nonce, 0, &n);
     if (e)
         return e;
     if (!(e = lock(n))) {
@@ -657,7 +682,7 @@ int tl_posix_names_share(void)
         if (!e)
             e = tl_xproc_names_nonce(&nonce);
         if (!e)
-            e = open_or_make((uint32_t)geteuid(), (uint32_t)getegid(), &self, nonce, 1, &n);
+            e = open_or_make((uint32_t)geteuid(), (uint32_t)getegid(), &self, nonce, 0, &n);
         if (!e && !(e = lock(old))) {
             if (!(e = lock(n))) {
                 e = merge_into(old, n);
@@ -731,7 +756,7 @@ int tl_posix_names_join_env(void)
         return EINVAL;
     tl_proc_token t = {(uint32_t)pid, start};
     name_map *m;
-    int e = open_named((uint32_t)geteuid(), &t, nonce, &m);
+    int e = open_named((uint32_t)geteuid(), &t, nonce, 0, &m);
     if (e)
         return e;
     pthread_mutex_lock(&create_lock);
@@ -751,14 +776,14 @@ int tl_names_attach(uint32_t euid, uint32_t egid, uint32_t pid, uint64_t start, 
 {
     tl_proc_token t = {pid, start};
     /* A stale map is left for the process to replace: unlinking it here could race with that. */
-    int e = open_or_make(euid, egid, &t, nonce, 0, out);
+    int e = open_or_make(euid, egid, &t, nonce, 1, out);
     if (e || !atomic_load(&(*out)->moved))
         return e;
     /* A redirect to the map it shares with its parent (redirect_to_inherited): one step, same user only. */
     tl_proc_token to = {(*out)->to_pid, (*out)->to_start};
     name_map *m;
-    if (open_named(euid, &to, (*out)->to_nonce, &m) == 0) {
-        munmap(*out, sizeof **out);
+    if (open_named(euid, &to, (*out)->to_nonce, 1, &m) == 0) {
+        unmap(*out, 1);
         *out = m;
     }
     return 0; /* the parent's map is gone: the redirect itself (no names) */
@@ -769,16 +794,16 @@ int tl_names_moved(const tl_names *m) { return atomic_load(&m->moved) != 0; }
 void tl_names_detach(tl_names *m)
 {
     if (m)
-        munmap(m, sizeof *m);
+        unmap(m, 1);
 }
 
 void tl_names_sweep(uint32_t euid, uint32_t pid, uint64_t start, uint64_t nonce)
 {
     tl_proc_token t = {pid, start};
     name_map *now;
-    if (tl_proc_alive(&t) || open_named(euid, &t, nonce, &now) != 0)
+    if (tl_proc_alive(&t) || open_named(euid, &t, nonce, 1, &now) != 0)
         return; /* alive, or not that process's (a later one's with its pid) */
-    munmap(now, sizeof *now);
+    unmap(now, 1);
     char name[TL_SHM_NAME_MAX];
     names_name(name, euid, pid, nonce);
     tl_shmobj_unlink(name);

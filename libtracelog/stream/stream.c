@@ -169,7 +169,7 @@ int tl_stream_check(const void *map, uint64_t size)
 
 void tl_stream_end(tl_stream *s) { atomic_store(&s->state, TL_DEAD); }
 
-void tl_stream_destroy(tl_stream *s)
+void tl_stream_destroy(tl_stream *s, uint64_t size)
 {
     if (!s)
         return;
@@ -181,9 +181,8 @@ void tl_stream_destroy(tl_stream *s)
      * producer finds state 0 (not running) and leaves. Other processes that
      * share the mapping (inherited children) keep their view and see DEAD.
      */
-    uint64_t total = s->total_size;
-    if (mmap(s, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
-        madvise(s, total, MADV_DONTNEED);
+    if (mmap(s, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+        madvise(s, size, MADV_DONTNEED);
 }
 
 /* ---- what callers outside stream/ read ------------------------------------------- */

@@ -138,8 +138,13 @@ tl_stream *tl_stream_create_in(void *map, uint64_t size, const tl_stream_params 
 int tl_stream_check(const void *map, uint64_t size);
 /* Marks the stream dead: every producer mapping it, here or in another process, records nothing more. */
 void tl_stream_end(tl_stream *s);
-/* Ends the stream and releases its memory (see stream.c for why the address range stays reserved). */
-void tl_stream_destroy(tl_stream *s);
+/*
+ * Ends the stream and releases its memory (see stream.c for why the address
+ * range stays reserved). size: its mapping's, as its creator knows it
+ * (tl_stream_bytes, or the buffer's size), never the header's: a process
+ * sharing the stream can write that.
+ */
+void tl_stream_destroy(tl_stream *s, uint64_t size);
 
 /* ---- control --------------------------------------------------------------- */
 

@@ -4,6 +4,7 @@
  * announcement protocol over its slots is in announce.c.
  */
 #include "xproc/ctl.h"
+#include "xproc/guard.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -239,6 +240,12 @@ static int map_peer(tl_ctl_peer *p, const char *name)
     close(fd);
     if (e)
         return e == ENOMEM ? ENOMEM : ENOTSUP;
+    /* The process can truncate its object under us: a read past the end then finds zeros (guard.h). */
+    e = tl_guard_register(m, TL_CTL_SIZE);
+    if (e) {
+        munmap(m, TL_CTL_SIZE);
+        return e;
+    }
     p->ctl = m;
     return 0;
 }
@@ -282,8 +289,10 @@ int tl_ctl_open(pid_t pid, tl_ctl_peer *p)
 
 void tl_ctl_close(tl_ctl_peer *p)
 {
-    if (p->ctl)
+    if (p->ctl) {
+        tl_guard_unregister(p->ctl);
         munmap(p->ctl, TL_CTL_SIZE);
+    }
     p->ctl = NULL;
 }
 

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 typedef struct range {
     _Atomic uintptr_t start, end; /* end 0: free; CLAIMED: being filled in */
@@ -54,6 +55,24 @@ int tl_guard_claims(const siginfo_t *si)
     return jump_point && si->si_code > 0 && in_ranges((uintptr_t)si->si_addr);
 }
 
+/*
+ * Replaces the registered mapping holding a with private zero pages: an
+ * access re-run there reads zeros, as if the other process had written
+ * them, which every reader of shared memory already takes as it takes any
+ * value. 1 if a lies in a registered mapping and it was replaced.
+ */
+static int zero_fill(uintptr_t a)
+{
+    for (int i = 0; i < TL_GUARD_RANGES; i++) {
+        uintptr_t e = atomic_load_explicit(&ranges[i].end, memory_order_acquire);
+        uintptr_t s = atomic_load_explicit(&ranges[i].start, memory_order_relaxed);
+        if (e > CLAIMED && a >= s && a < e)
+            return mmap((void *)s, e - s, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+                        -1, 0) != MAP_FAILED;
+    }
+    return 0;
+}
+
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
     sigjmp_buf *jp = jump_point;
@@ -61,6 +80,10 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
         jump_point = NULL;
         siglongjmp(*jp, 1);
     }
+    /* An access outside a guarded read (the name map's and the control object's are all such):
+       the mapping becomes zeros and the access runs again. */
+    if (si->si_code > 0 && zero_fill((uintptr_t)si->si_addr))
+        return;
     pass_on(sig, si, uc);
 }
 

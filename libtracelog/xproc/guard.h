@@ -9,9 +9,13 @@
  * A mapping is registered once; a guarded read runs with a per-thread jump
  * point; the SIGBUS handler (installed at the first registration, with
  * SA_NODEFER so that leaving it by siglongjmp needs no signal-mask system
- * call) jumps back only for a fault inside a registered mapping during a
- * guarded read. Any other SIGBUS goes to the handler that was there before,
- * or gets the default action (the process dies by SIGBUS, core intact).
+ * call) jumps back for a fault inside a registered mapping during a
+ * guarded read. A fault inside a registered mapping outside a guarded read
+ * replaces that whole mapping with private zero pages and lets the access
+ * run again: it reads zeros, as every later access does (the mapping stays
+ * registered until unregistered; unregister before munmap). Any other
+ * SIGBUS goes to the handler that was there before, or gets the default
+ * action (the process dies by SIGBUS, core intact).
  */
 #ifndef TRACELOG_XPROC_GUARD_H
 #define TRACELOG_XPROC_GUARD_H
@@ -19,7 +23,7 @@
 #include <signal.h>
 #include <stddef.h>
 
-#define TL_GUARD_RANGES 64
+#define TL_GUARD_RANGES 256 /* a traced process takes up to three: stream buffer, name map, control object */
 
 /* Registers [base, base + len) as memory another process may shrink. 0, EAGAIN (table full) or an errno. */
 int tl_guard_register(const void *base, size_t len);

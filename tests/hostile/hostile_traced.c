@@ -19,6 +19,11 @@
  *   locks       the futex and semaphore words of the stream
  *   names       the name map: its header (lock word, count, moved) and its names
  *   ctl         the control object: the announcement slots
+ *   cut-names   truncates its name map to 0 bytes half way (the controller
+ *               reads it: SIGBUS killed ptlog), and records on
+ *   cut-ctl     truncates its control object to 0 bytes half way (the
+ *               controller writes and reads it; the program's own next
+ *               event faults too: it ends by SIGBUS)
  * SECONDS: how long it records and scribbles. END: "exit" (default) or
  * "kill" (SIGKILL itself at the end: the controller sees no exit()).
  * Exit status 0, 2 for bad arguments.
@@ -44,6 +49,7 @@
 typedef struct region {
     uint8_t *base;
     size_t size;
+    char path[128];
 } region;
 
 static atomic_int stop;
@@ -120,6 +126,7 @@ static region find_mapping(const char *kind)
             (!strcmp(kind, "stream") && is_stream)) {
             found.base = (uint8_t *)lo;
             found.size = hi - lo;
+            snprintf(found.path, sizeof found.path, "%.*s", (int)strcspn(path, " \n"), path);
         }
     }
     if (f)
@@ -147,6 +154,16 @@ static void scribble_records(region s, size_t field)
         return;
     size_t records = (s.size - data) / 64;
     poke64(s, data + (next_random() % records) * 64 + field);
+}
+
+/* The object r maps, cut to 0 bytes: the controller's next access past the end faults. */
+static void cut(region r)
+{
+    FILE *f = r.base ? fopen(r.path, "r+") : NULL;
+    if (f && ftruncate(fileno(f), 0) == 0)
+        fprintf(stderr, "hostile_traced: cut %s\n", r.path);
+    if (f)
+        fclose(f);
 }
 
 static void scribble(const char *mode, region s, region names, region ctl)
@@ -183,8 +200,9 @@ static void scribble(const char *mode, region s, region names, region ctl)
 
 int main(int argc, char **argv)
 {
-    static const char *const modes[] = {"none", "random", "header", "counters", "timestamps",
-                                        "sizes", "locks", "names", "ctl"};
+    static const char *const modes[] = {"none",  "random", "header",    "counters", "timestamps",
+                                        "sizes", "locks",  "names",     "ctl",      "cut-names",
+                                        "cut-ctl"};
     int known = 0;
     for (size_t i = 0; argc >= 3 && i < sizeof modes / sizeof modes[0]; i++)
         known |= !strcmp(argv[1], modes[i]);
@@ -207,10 +225,16 @@ int main(int argc, char **argv)
     struct timespec t0, now;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     region s = {0}, nm = {0}, ctl = {0};
+    int cut_done = 0;
     for (unsigned round = 0;; round++) {
         clock_gettime(CLOCK_MONOTONIC, &now);
-        if ((double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >= seconds)
+        double elapsed = (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9;
+        if (elapsed >= seconds)
             break;
+        if (!cut_done && elapsed >= seconds / 2 && !strncmp(argv[1], "cut-", 4)) {
+            cut(find_mapping(strcmp(argv[1], "cut-names") ? "ctl" : "names"));
+            cut_done = 1;
+        }
         if (round % 1024 == 0) { /* the controller may announce (or replace) a buffer at any time */
             s = find_mapping("stream");
             nm = find_mapping("names");
