@@ -162,6 +162,26 @@ if ls cores | grep -q core; then how=DUMPED; else how=SIGNALED; echo "(no core d
     bad "record, a core dump: the end is not $how: $("$PTLOG" dump core.ptl | tail -1)"
 rm -rf cores
 
+# A program that ignores SIGINT and SIGTERM: record passes the first TERM on and waits for it; a
+# second TERM kills it (SIGKILL), and the log is finished (record once waited for ever).
+"$PTLOG" record -q -o ignore.ptl -- "$TRACED_SH" -c 'trap "" INT TERM; : >ignoring; exec sleep 30' &
+rpid=$!
+for _ in $(seq 200); do [ -e ignoring ] && break; sleep 0.05; done
+kill -TERM "$rpid"
+sleep 0.5
+kill -0 "$rpid" 2>/dev/null && ok || bad "record ended after one TERM, which its program ignores"
+kill -TERM "$rpid"
+for _ in $(seq 100); do kill -0 "$rpid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$rpid" 2>/dev/null; then
+    bad "record still runs 10 s after a second TERM"
+    pkill -KILL -P "$rpid"
+fi
+wait "$rpid"
+rc=$?
+[ "$rc" = $((128 + 9)) ] && ok || bad "record, a second TERM: exit $rc, not 137 (the program killed)"
+"$PTLOG" dump ignore.ptl | tail -1 | grep -q 'tracelog_process_end { how = SIGNALED, code = 9 }' && ok ||
+    bad "record, a second TERM: the end is not SIGKILL's: $("$PTLOG" dump ignore.ptl | tail -1)"
+
 # attach: a running instrumented program, until it ends (killed here once events arrive).
 "$SAMPLES/record" big.ptl 3000000 >/dev/null &
 pid=$!

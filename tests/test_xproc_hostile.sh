@@ -14,7 +14,8 @@
 #   stamps lie within the run (a marker once came a day in the future) and
 #   whose overrun count is a count (one read 6398208350207023007).
 # And `ptlog attach --event/--exclude` (which registers names in the traced
-# process's name map) on a program scribbling over that map's lock.
+# process's name map) on a program scribbling over that map's lock, and
+# `ptlog attach` on one that writes SUSPENDED into its stream's state.
 . "$(dirname "$0")/ptlog/lib.sh"
 HOSTILE=${TL_BUILD_DIR:?set TL_BUILD_DIR}/tests/hostile_traced
 SECONDS_EACH=1.5
@@ -97,6 +98,21 @@ for round in 1 2 3; do
     esac
     no_sanitizer_report "$desc"
 done
+
+# attach to a program that writes SUSPENDED into its stream's state word: ptlog goes on until the
+# program ends (it once took the word for the end, and stopped at once with a log that had no end).
+desc="attach, the state word scribbled"
+$HOSTILE_ENV "$HOSTILE" suspend 2 2>>hostile.err &
+pid=$!
+for _ in $(seq 100); do [ -e "/dev/shm/tracelog.$(id -u).$pid" ] && break; sleep 0.02; done
+start=$(date +%s)
+timeout -s KILL "$BOUND" "$PTLOG" attach -q "$pid" -o suspend.ptl >"$T/out" 2>"$T/err"
+rc=$?
+finish=$(date +%s)
+wait "$pid"
+[ "$rc" = 0 ] && ok || bad "$desc: ptlog exit $rc: $(head -c 300 "$T/err")"
+check_log "$desc" suspend.ptl "$start" "$finish"
+no_sanitizer_report "$desc"
 
 # Another user squats the names it can guess for the next pids (issue 24 item 5; root only: it
 # makes files owned by nobody). The name map's name holds a random nonce now: the log keeps every

@@ -17,6 +17,8 @@
  *   timestamps  the records' stamps (where 64-byte records would have them)
  *   sizes       the records' kind/size words
  *   locks       the futex and semaphore words of the stream
+ *   suspend     the stream's state word, to SUSPENDED (ptlog attach once took
+ *               that for the process's end, and stopped tracing it)
  *   names       the name map: its header (lock word, count, moved) and its names
  *   ctl         the control object: the announcement slots
  *   cut-names   truncates its name map to 0 bytes half way (the controller
@@ -178,6 +180,8 @@ static void scribble(const char *mode, region s, region names, region ctl)
         scribble_records(s, offsetof(tl_rec, ts));
     else if (!strcmp(mode, "sizes") && s.base)
         scribble_records(s, offsetof(tl_rec, kind_size));
+    else if (!strcmp(mode, "suspend") && s.base)
+        __atomic_store_n(&((tl_stream *)(void *)s.base)->state, TL_SUSPENDED, __ATOMIC_RELAXED);
     else if (!strcmp(mode, "locks") && s.base) {
         const tl_stream *h = (const tl_stream *)(void *)s.base;
         size_t words[] = {offsetof(tl_stream, reader_seq),
@@ -202,7 +206,7 @@ int main(int argc, char **argv)
 {
     static const char *const modes[] = {"none",  "random", "header",    "counters", "timestamps",
                                         "sizes", "locks",  "names",     "ctl",      "cut-names",
-                                        "cut-ctl"};
+                                        "cut-ctl", "suspend"};
     int known = 0;
     for (size_t i = 0; argc >= 3 && i < sizeof modes / sizeof modes[0]; i++)
         known |= !strcmp(argv[1], modes[i]);

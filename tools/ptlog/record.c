@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -66,9 +67,13 @@ typedef struct rec_opts {
     int drain_nice;     /* --drain-nice; DRAIN_NICE_UNSET: not given (DRAIN_NICE_DEFAULT where permitted) */
 } rec_opts;
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, stop_count;
 
-static void on_stop(int sig) { stop_signal = sig; }
+static void on_stop(int sig)
+{
+    stop_signal = sig;
+    stop_count++;
+}
 
 static int policy_of(const char *cmd, const char *what, const char *s, int allow_flush, int *out)
 {
@@ -529,7 +534,12 @@ int ptlog_cmd_record(int argc, char **argv)
     wait_loop(trid, o.quiet, child_ended, pid, warning);
     if (stop_signal) /* Ctrl-C or a TERM for ptlog: the program gets it too, and we wait for it */
         kill(pid, stop_signal);
-    while (!child_ended(pid)) {
+    /* A program may ignore the signal: another one for ptlog kills it (a second Ctrl-C). */
+    for (sig_atomic_t forwarded = stop_count; !child_ended(pid);) {
+        if (stop_count != forwarded) {
+            forwarded = stop_count;
+            kill(pid, SIGKILL);
+        }
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
@@ -553,17 +563,20 @@ int ptlog_cmd_record(int argc, char **argv)
     return code;
 }
 
-static int process_gone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
+static int attached_pidfd = -1;
 
-static trace_id_t attached;
-
-/* The process ended: the controller's flusher has logged it and suspended the stream. */
+/*
+ * The attached process ended: its pidfd says so (also while it is a zombie its parent has not
+ * reaped); without pidfds, once it is gone. Never the stream's state: that word is in the buffer
+ * the process shares, and it could end ptlog's tracing by writing it.
+ */
 static int attach_ended(pid_t pid)
 {
-    struct posix_trace_status_info si;
-    if (process_gone(pid))
-        return 1;
-    return posix_trace_get_status(attached, &si) == 0 && si.posix_stream_status == POSIX_TRACE_SUSPENDED;
+    if (attached_pidfd >= 0) {
+        struct pollfd p = {.fd = attached_pidfd, .events = POLLIN};
+        return poll(&p, 1, 0) > 0;
+    }
+    return kill(pid, 0) != 0 && errno == ESRCH;
 }
 
 int ptlog_cmd_attach(int argc, char **argv)
@@ -588,6 +601,10 @@ int ptlog_cmd_attach(int argc, char **argv)
     if ((rc = open_output("attach", &out, &o)))
         return rc;
     catch_stop_signals();
+#ifdef SYS_pidfd_open
+    attached_pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0); /* before tracing begins: the pid is that process's */
+#endif
+    trace_id_t attached;
     rc = start_tracing("attach", (pid_t)pid, &o, out.fd, &attached);
     if (rc) {
         ptlog_out_abort(&out);
