@@ -181,7 +181,7 @@ static void scribble(const char *mode, region s, region names, region ctl)
     else if (!strcmp(mode, "sizes") && s.base)
         scribble_records(s, offsetof(tl_rec, kind_size));
     else if (!strcmp(mode, "suspend") && s.base)
-        __atomic_store_n(&((tl_stream *)(void *)s.base)->state, TL_SUSPENDED, __ATOMIC_RELAXED);
+        atomic_store_explicit(&((tl_stream *)(void *)s.base)->state, TL_SUSPENDED, memory_order_relaxed);
     else if (!strcmp(mode, "locks") && s.base) {
         const tl_stream *h = (const tl_stream *)(void *)s.base;
         size_t words[] = {offsetof(tl_stream, reader_seq),
