@@ -1,7 +1,9 @@
 #!/bin/bash
 # Outputs that would destroy data: -o naming an input (directly, through a
 # symbolic or a hard link, any input of merge, standard input and output
-# too) is a usage error before anything is written; an interrupted run
+# too, --follow too) is a usage error before anything is written; -o naming
+# a descriptor writes to it; a .ptl log on standard output must start its
+# file; a replaced file keeps its mode; an interrupted run
 # (SIGINT, SIGTERM, SIGHUP, SIGPIPE) leaves no OUT.tmp.XXXXXX behind and
 # dies by that signal.
 . "$(dirname "$0")/ptlog/lib.sh"
@@ -29,6 +31,7 @@ expect_refused "dump --output=the input" "$PTLOG" dump --output=small.jsonl smal
 expect_refused "convert to the same file" "$PTLOG" convert small.jsonl --to jsonl -o small.jsonl
 expect_refused "convert to ptl over its input" "$PTLOG" convert small.ptl --to ptl -o ./small.ptl
 expect_refused "info -o the input" "$PTLOG" info small.ptl -o small.ptl
+expect_refused "convert --follow -o the input" "$PTLOG" convert --follow small.ptl --to jsonl -o small.ptl
 ln -s small.ptl link.ptl
 expect_refused "output through a symbolic link" "$PTLOG" filter small.ptl -o link.ptl
 expect_refused "input through a symbolic link" "$PTLOG" filter link.ptl -o small.ptl
@@ -69,6 +72,32 @@ expect_same "stdout: small.jsonl intact" orig.jsonl small.jsonl
 expect_rc 0 "output is a copy of the input" "$PTLOG" filter small.ptl -o other.ptl
 expect_rc 0 "output /dev/null" "$PTLOG" convert small.ptl --to jsonl -o /dev/null
 expect_rc 0 "dump to standard output" "$PTLOG" dump small.ptl
+
+# -o naming a descriptor (/dev/stdout, /dev/fd/N) writes to that descriptor, as - does: it once
+# followed the link to the file the shell opened and replaced it, losing what was written before.
+echo journal >journal.txt
+run bash -c "'$PTLOG' dump small.ptl -o /dev/stdout >>journal.txt"
+[ "$RC" = 0 ] && [ "$(head -1 journal.txt)" = journal ] && [ "$(wc -l <journal.txt)" -gt 2 ] && ok ||
+    bad "-o /dev/stdout >> journal: exit $RC, journal.txt begins '$(head -1 journal.txt)'"
+run bash -c "{ echo head; '$PTLOG' dump small.ptl -o /dev/fd/3 3>&1; echo foot; } >fd3.txt"
+[ "$RC" = 0 ] && [ "$(head -1 fd3.txt)" = head ] && [ "$(tail -1 fd3.txt)" = foot ] && ok ||
+    bad "-o /dev/fd/3: exit $RC, fd3.txt: $(head -1 fd3.txt) ... $(tail -1 fd3.txt)"
+# A .ptl log on standard output must start its file: appended to one (>>), or written past what a
+# { ...; } group wrote, it is refused (exit 4) and nothing is lost (the writer truncated it).
+echo precious >keep.txt
+run bash -c "'$PTLOG' convert small.ptl --to ptl -o - >>keep.txt"
+[ "$RC" = 4 ] && [ "$(cat keep.txt)" = precious ] && ok || bad ".ptl >> a file: exit $RC, the file: $(head -c 80 keep.txt)"
+grep -q 'a .ptl log starts its file' "$T/err" && ok || bad ".ptl >> a file: message $(cat "$T/err")"
+run bash -c "{ echo head; '$PTLOG' filter small.ptl -o -; echo foot; } >group.txt"
+[ "$(cat group.txt)" = "$(printf 'head\nfoot')" ] && ok || bad ".ptl after a group's line: $(head -c 80 group.txt)"
+run bash -c "'$PTLOG' convert small.ptl --to ptl -o - >fresh.ptl"
+[ "$RC" = 0 ] && ok || bad ".ptl > a file: exit $RC"
+expect_rc 0 "the .ptl written to standard output reads" "$PTLOG" verify -q fresh.ptl
+# Replacing a file keeps its mode: a private file stays private (it became 0644).
+echo mine >private.jsonl
+chmod 600 private.jsonl
+expect_rc 0 "replace a private file" "$PTLOG" convert small.ptl --to jsonl -o private.jsonl
+[ "$(stat -c %a private.jsonl)" = 600 ] && ok || bad "the replaced file's mode: $(stat -c %a private.jsonl)"
 
 # A failure before the temporary file exists removes nothing: a file named like its template stays.
 mkdir adir

@@ -101,6 +101,12 @@ expect_rc 3 "record passes the exit status on" "$PTLOG" record -q -o sh.ptl -- "
 "$PTLOG" dump sh.ptl | grep -q ' traced_sh$' && ok || bad "exit 3: the program's event is not recorded"
 expect_rc 127 "record of a missing program" "$PTLOG" record -q -o none.ptl -- ./no-such-program
 expect_err 'no-such-program: No such file or directory' "record of a missing program: one message"
+[ -e none.ptl ] && bad "record of a missing program wrote none.ptl" || ok
+ls ./*.tmp.* >/dev/null 2>&1 && bad "record of a missing program left $(ls ./*.tmp.*)" || ok
+# ... and an existing output stays as it was (it was replaced by a log of nothing).
+echo mine >kept.ptl
+expect_rc 127 "record of a missing program, -o an existing file" "$PTLOG" record -q -o kept.ptl -- ./no-such-program
+[ "$(cat kept.ptl)" = mine ] && ok || bad "record of a missing program replaced the existing output"
 expect_rc 0 "record passes exit status 0 on" "$PTLOG" record -q -o sh.ptl -- "$TRACED_SH" -c 'exit 0'
 expect_rc 255 "record passes exit status 255 on" "$PTLOG" record -q -o sh.ptl -- "$TRACED_SH" -c 'exit 255'
 "$PTLOG" dump sh.ptl | tail -1 | grep -q 'tracelog_process_end { how = EXITED, code = 255 }' && ok ||

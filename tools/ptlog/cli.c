@@ -582,11 +582,11 @@ static int run_convert(int argc, char **argv, args *a)
         return rc;
     if (a->follow && a->to != PTLOG_FMT_JSONL)
         return usage_error(a->cmd, "--follow writes each event as it comes: only with --to jsonl");
+    if ((rc = check_output_not_input(a, a->pos, 1))) /* --follow too: it once wrote over the log it followed */
+        return rc;
     if (a->follow)
         return run_follow(a, PTLOG_FMT_JSONL, NULL);
     if (is_binary(a->to) && (rc = check_binary_output(a)))
-        return rc;
-    if ((rc = check_output_not_input(a, a->pos, 1)))
         return rc;
     ptlog_dump_opts out_opts = {.ts = a->ts};
     return ptlog_cmd_convert(a->pos[0], a->from, a->to, a->output, &a->sel, &out_opts);

@@ -20,6 +20,34 @@ static void *xmalloc_or_null(size_t n) { return malloc(n); }
 #define SYMLINK_HOPS_MAX 40 /* as the kernel's path walk (ELOOP) */
 
 /*
+ * The descriptor a path names (/dev/stdout, /dev/stderr, /dev/fd/N,
+ * /proc/self/fd/N, /proc/PID/fd/N of this process), or -1. Such an output
+ * is that descriptor, written in place as "-" is: following the link to the
+ * file it has open and renaming a new file over it once lost what the shell
+ * had written there before (`ptlog dump -o /dev/stdout >> journal`).
+ */
+static int named_descriptor(const char *p)
+{
+    if (strcmp(p, "/dev/stdout") == 0)
+        return STDOUT_FILENO;
+    if (strcmp(p, "/dev/stderr") == 0)
+        return STDERR_FILENO;
+    char own[40];
+    snprintf(own, sizeof own, "/proc/%ld/fd/", (long)getpid());
+    const char *dirs[] = {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/", own};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+        size_t n = strlen(dirs[i]);
+        if (strncmp(p, dirs[i], n) != 0 || p[n] < '0' || p[n] > '9')
+            continue;
+        char *end;
+        errno = 0;
+        long fd = strtol(p + n, &end, 10);
+        return *end || errno || fd > 1 << 20 ? -1 : (int)fd;
+    }
+    return -1;
+}
+
+/*
  * The file -o really names: a symbolic link is followed, as a shell's > does,
  * so the rename replaces the file it points to (a dangling link's target is
  * created) instead of the link. Returns a malloc'ed path; NULL with errno set.
@@ -29,7 +57,7 @@ static char *resolve_links(const char *path)
     char *p = strdup(path);
     for (int hop = 0; p && hop < SYMLINK_HOPS_MAX; hop++) {
         struct stat st;
-        if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode))
+        if (named_descriptor(p) >= 0 || lstat(p, &st) != 0 || !S_ISLNK(st.st_mode))
             return p;
         char target[4096];
         ssize_t n = readlink(p, target, sizeof target - 1);
@@ -84,6 +112,23 @@ int ptlog_out_open(ptlog_out *o, const char *path)
         return PTLOG_EXIT_OUTPUT;
     }
     path = o->path;
+    int named_fd = named_descriptor(path);
+    if (named_fd == STDOUT_FILENO) { /* "-" itself */
+        free(o->path);
+        o->path = NULL;
+        o->fd = STDOUT_FILENO;
+        stdout_claimed = 1;
+        return PTLOG_EXIT_OK;
+    }
+    if (named_fd >= 0) {
+        o->fd = fcntl(named_fd, F_DUPFD_CLOEXEC, 3);
+        if (o->fd < 0) {
+            ptlog_msg(path, "cannot open the output: %s", strerror(errno));
+            ptlog_out_abort(o);
+            return PTLOG_EXIT_OUTPUT;
+        }
+        return PTLOG_EXIT_OK;
+    }
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         ptlog_msg(path, "cannot write: Is a directory");
@@ -124,11 +169,30 @@ int ptlog_out_open(ptlog_out *o, const char *path)
         ptlog_out_abort(o);
         return PTLOG_EXIT_INTERNAL;
     }
-    /* mkstemp creates 0600; give the file the mode a plain creat() would. */
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(o->fd, 0666 & ~mask);
+    /* mkstemp creates 0600: the mode of the file it replaces (a private file stays private), else the
+       one a plain creat() would give. */
+    if (stat(path, &st) == 0) {
+        fchmod(o->fd, st.st_mode & 07777);
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        fchmod(o->fd, 0666 & ~mask);
+    }
     return PTLOG_EXIT_OK;
+}
+
+int ptlog_out_check_log_start(const ptlog_out *o)
+{
+    struct stat st;
+    if (o->tmp || fstat(o->fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return PTLOG_EXIT_OK;
+    off_t at = lseek(o->fd, 0, SEEK_CUR);
+    int append = (fcntl(o->fd, F_GETFL) & O_APPEND) != 0;
+    if (at == 0 && !(append && st.st_size > 0))
+        return PTLOG_EXIT_OK;
+    ptlog_msg(ptlog_out_name(o), "a .ptl log starts its file, and this one %s: nothing written (use -o FILE, or >)",
+              append ? "is opened to append (>>) to what it holds" : "is open past its start");
+    return PTLOG_EXIT_OUTPUT;
 }
 
 /* A memory output (ptlog_out_memory) makes room instead of writing: n more bytes past len. */

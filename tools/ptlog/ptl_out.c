@@ -162,6 +162,9 @@ int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
     tracelog_writer_options_init(&opt);
     opt.chunk_size = ptlog_chunk_size_for(&src->meta); /* log policy: APPEND (the default) */
     ptl_sink k = {.src = src, .out = out};
+    int rc = ptlog_out_check_log_start(out);
+    if (rc)
+        return rc;
     tracelog_error err;
     tracelog_status st = tracelog_writer_create(out->fd, &src->meta, &opt, &k.w, &err);
     if (st == TRACELOG_E_NOMEM)
@@ -170,7 +173,7 @@ int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
         ptlog_msg(ptlog_out_name(out), "cannot start the log: %s", err.message);
         return st == TRACELOG_E_IO ? PTLOG_EXIT_OUTPUT : PTLOG_EXIT_INPUT;
     }
-    int rc = copy_types(&k);
+    rc = copy_types(&k);
     int src_rc = rc ? rc : ptlog_src_events(src, sel, ptl_event, &k);
     if (src_rc > PTLOG_EXIT_LOSS) {
         tracelog_writer_abandon(k.w);

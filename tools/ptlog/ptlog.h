@@ -138,6 +138,13 @@ int ptlog_out_place(ptlog_out *o);
 const char *ptlog_out_name(const ptlog_out *o);
 /* 1 once an output was opened on standard output. */
 int ptlog_out_stdout_claimed(void);
+/*
+ * Before a .ptl log is written to o: a descriptor ptlog did not create (standard output, /dev/fd/N)
+ * that is a regular file must be at its start, and not opened to append to what it holds (the
+ * writer writes from offset 0 and truncates: it once erased what `>>` or a `{ ...; } > f` group had
+ * written). PTLOG_EXIT_OK, or PTLOG_EXIT_OUTPUT with the message said.
+ */
+int ptlog_out_check_log_start(const ptlog_out *o);
 
 /*
  * A text made once per event type and then copied (dump's names, JSON's

@@ -431,7 +431,10 @@ static int open_output(const char *cmd, ptlog_out *out, const rec_opts *o)
         ptlog_msg(cmd, "refusing to write a binary .ptl log to a terminal; use -o FILE");
         return PTLOG_EXIT_USAGE;
     }
-    return ptlog_out_open(out, o->output);
+    int rc = ptlog_out_open(out, o->output);
+    if (!rc && (rc = ptlog_out_check_log_start(out)))
+        ptlog_out_abort(out);
+    return rc;
 }
 
 /* Tracing has begun: the log takes its place (a failure stops it). 0 or an exit code. */
@@ -505,11 +508,8 @@ int ptlog_cmd_record(int argc, char **argv)
     catch_stop_signals();
     trace_id_t trid;
     rc = start_tracing("record", pid, &o, out.fd, &trid);
-    if (rc)
-        ptlog_out_abort(&out);
-    else
-        rc = place_output("record", &out, trid);
     if (rc) {
+        ptlog_out_abort(&out);
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
         close(execd[0]);
@@ -524,10 +524,21 @@ int ptlog_cmd_record(int argc, char **argv)
     ssize_t got;
     while ((got = read(execd[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR && !stop_signal)
         ;
+    close(execd[0]);
+    if (got == (ssize_t)sizeof exec_errno) { /* it cannot be run (it said why): no log, an existing one kept */
+        posix_trace_shutdown(trid);
+        ptlog_out_abort(&out);
+        waitpid(pid, NULL, 0);
+        return 127;
+    }
+    if ((rc = place_output("record", &out, trid))) { /* tracing has begun: the log takes its place */
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        return rc;
+    }
     int execd_ok = got == 0;
     if (execd_ok)
         tracelog_trace_sync(trid); /* a failure stays in the log's status: shutdown reports it */
-    close(execd[0]);
     char warning[600];
     snprintf(warning, sizeof warning, "ptlog record: no trace call from %.200s yet: is it linked with libtracelog?",
              argv[first]);
