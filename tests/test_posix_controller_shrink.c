@@ -13,12 +13,22 @@
  *   (once a read or the controller's STOP marker found the pages gone)
  *   OVERFLOW and the end (how unknown), then nothing more;
  * - shrunk to 0 or to one page (the stream's header left, the lanes gone).
+ * And a traced process that cuts its name map or its control object to 0
+ * bytes (the controller maps both): the controller reads zeros there from
+ * then on; the POSIX calls that read the map (on the main thread: a fault
+ * outside a guarded read, which the crash handler once took for a crash
+ * and died of) return, and the log verifies with every event drained.
+ * And one that keeps writing "moved" into its name map while four threads
+ * of the controller ask for names: each call replaces the controller's view
+ * of the map, which two threads once did at once (a read of a map the
+ * other had unmapped, a NULL dereference).
  */
 #define _GNU_SOURCE
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +38,7 @@
 #include <tracelog/posix.h>
 #include <unistd.h>
 
+#include "posix/names_map.h"
 #include "posix_helpers.h"
 #include "xproc_helpers.h"
 
@@ -56,11 +67,60 @@ static int shrink_buffers(off_t size)
     return n;
 }
 
+/* Cuts this process's object whose /dev/shm name is "tracelog.<euid>.<pid>" + suffix (suffix: a prefix of the rest). */
+static int cut_object(const char *suffix)
+{
+    char prefix[96];
+    int plen = snprintf(prefix, sizeof prefix, "tracelog.%u.%d%s", (unsigned)geteuid(), (int)getpid(), suffix);
+    DIR *d = opendir("/dev/shm");
+    int n = 0;
+    for (struct dirent *de; d && (de = readdir(d));) {
+        int whole = !*suffix && strcmp(de->d_name, prefix) == 0; /* the control object: the name itself */
+        if (!whole && (!*suffix || strncmp(de->d_name, prefix, (size_t)plen) != 0))
+            continue;
+        int fd = openat(dirfd(d), de->d_name, O_RDWR | O_CLOEXEC);
+        if (fd >= 0 && ftruncate(fd, 0) == 0)
+            n++;
+        if (fd >= 0)
+            close(fd);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Our mapping of our own name map (/proc/self/maps), or NULL. */
+static struct tl_names *own_name_map(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    unsigned long lo, hi;
+    void *found = NULL;
+    while (f && !found && fgets(line, sizeof line, f))
+        if (strstr(line, "/dev/shm/tracelog.") && strstr(line, ".names.") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+            found = (void *)lo;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+static void keep_moving(void)
+{
+    struct tl_names *m = own_name_map();
+    for (int i = 0; m && i < 10000; i++) {
+        atomic_store_explicit(&m->moved, 1, memory_order_relaxed);
+        usleep(100);
+    }
+}
+
 /*
  * The traced process: opens "shrink:a", says its id; then for each byte:
  * 'g' records BURST events (data: a sequence number) and answers 'd'; '0'
  * or 'p' shrinks its buffers to 0 or one page and answers with their count
- * (it records nothing after: its own stores would fault).
+ * (it records nothing after: its own stores would fault); 'n' and 'c' cut
+ * its name map and its control object to 0 bytes (the same: 'c' ends its
+ * recording) and answer with their count; 'm' writes moved = 1 into its
+ * name map every 100 us for 1 s, then answers 'd'.
  */
 static void traced_main(int up, int down) __attribute__((noreturn));
 static void traced_main(int up, int down)
@@ -77,6 +137,11 @@ static void traced_main(int up, int down)
             xp_send(up, 'd');
         } else if (c == '0' || c == 'p') {
             xp_send(up, (char)('0' + shrink_buffers(c == '0' ? 0 : sysconf(_SC_PAGESIZE))));
+        } else if (c == 'n' || c == 'c') {
+            xp_send(up, (char)('0' + cut_object(c == 'n' ? ".names." : "")));
+        } else if (c == 'm') {
+            keep_moving();
+            xp_send(up, 'd');
         } else {
             _exit(4);
         }
@@ -232,6 +297,106 @@ static void check_shrunk_before_drained(char how)
 static void test_shrunk_to_0_before_drained(void) { check_shrunk_before_drained('0'); }
 static void test_shrunk_to_a_page_before_drained(void) { check_shrunk_before_drained('p'); }
 
+/*
+ * A FLUSH log of a process that records a burst, then cuts its name map
+ * ('n') or its control object ('c'): the controller's calls that read the
+ * map (here, on this thread: not a guarded read) return, the log keeps the
+ * burst, and it verifies.
+ */
+static void check_object_cut(char what)
+{
+    xp_child tp;
+    trace_id_t logged;
+    int fd = tl_test_tmpfd();
+    if (!CHECK_ERR(xp_child_start(&tp, traced_main), 0) || pt_create_started(tp.pid, POSIX_TRACE_FLUSH, fd, &logged)) {
+        xp_child_end(&tp);
+        return;
+    }
+    CHECK_EQ_INT(xp_child_ask(&tp, 'g'), 'd');
+    CHECK_ERR(posix_trace_flush(logged), 0);
+    CHECK_EQ_INT(xp_child_ask(&tp, what), '1');
+    char name[TRACE_EVENT_NAME_MAX];
+    int e = posix_trace_eventid_get_name(logged, tp.id, name); /* known from the log, or not: it returns */
+    CHECK_MSG(e == 0 || e == EINVAL, "eventid_get_name after the cut: %s", pt_errname(e));
+    trace_event_id_t id;
+    e = posix_trace_trid_eventid_open(logged, "shrink:b", &id);
+    CHECK_MSG(e == 0 || e == ENOSPC || e == EAGAIN || e == EINVAL, "trid_eventid_open after the cut: %s", pt_errname(e));
+    int unavailable = 0;
+    posix_trace_eventtypelist_rewind(logged);
+    for (int i = 0; i < 1000 && !unavailable; i++)
+        if (posix_trace_eventtypelist_getnext_id(logged, &id, &unavailable))
+            break;
+    struct posix_trace_status_info st;
+    CHECK_ERR(posix_trace_get_status(logged, &st), 0);
+    CHECK_ERR(posix_trace_flush(logged), 0);
+    xp_child_end(&tp);
+    trace_id_t pre;
+    pt_events evs = {0};
+    if (CHECK_ERR(pt_shutdown_and_open(logged, fd, &pre), 0)) {
+        CHECK_ERR(pt_read_all(pre, 0, &evs), 0);
+        posix_trace_shutdown(pre);
+        check_sequence(&evs, tp.id, BURST);
+        pt_events_free(&evs);
+    }
+    const char *ptlog = getenv("PTLOG");
+    if (ptlog && *ptlog) {
+        char cmd[4200];
+        snprintf(cmd, sizeof cmd, "'%s' verify /proc/%d/fd/%d >/dev/null", ptlog, (int)getpid(), fd);
+        CHECK_MSG(system(cmd) == 0, "ptlog verify accepts the log");
+    }
+    close(fd);
+}
+
+static void test_name_map_cut(void) { check_object_cut('n'); }
+
+typedef struct asker {
+    trace_id_t trid;
+    trace_event_id_t id;
+    atomic_int *stop;
+    unsigned long calls;
+} asker;
+
+static void *ask_names(void *arg)
+{
+    asker *a = arg;
+    while (!atomic_load(a->stop)) {
+        char name[TRACE_EVENT_NAME_MAX];
+        trace_event_id_t id;
+        posix_trace_eventid_get_name(a->trid, a->id, name);
+        posix_trace_trid_eventid_open(a->trid, "shrink:a", &id);
+        a->calls++;
+    }
+    return NULL;
+}
+
+static void test_moved_map_asked_from_threads(void)
+{
+    xp_child tp;
+    trace_id_t trid;
+    if (!CHECK_ERR(xp_child_start(&tp, traced_main), 0) || pt_create_started(tp.pid, POSIX_TRACE_LOOP, -1, &trid)) {
+        xp_child_end(&tp);
+        return;
+    }
+    atomic_int stop = 0;
+    asker a[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        a[i] = (asker){trid, tp.id, &stop, 0};
+        pthread_create(&th[i], NULL, ask_names, &a[i]);
+    }
+    CHECK_EQ_INT(xp_child_ask(&tp, 'm'), 'd');
+    atomic_store(&stop, 1);
+    unsigned long calls = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        calls += a[i].calls;
+    }
+    CHECK(calls > 0);
+    pt_shutdown(trid);
+    xp_child_end(&tp);
+}
+static void test_control_object_cut(void) { check_object_cut('c'); }
+
 int main(void)
 {
     pt_watchdog(120);
@@ -239,5 +404,8 @@ int main(void)
     PT_RUN(test_drained_then_shrunk_to_a_page);
     PT_RUN(test_shrunk_to_0_before_drained);
     PT_RUN(test_shrunk_to_a_page_before_drained);
+    PT_RUN(test_name_map_cut);
+    PT_RUN(test_control_object_cut);
+    PT_RUN(test_moved_map_asked_from_threads);
     return pt_finish();
 }

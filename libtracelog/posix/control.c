@@ -546,7 +546,10 @@ static int filter_id(tl_trace *t, const char *name, int keep, trace_event_id_t *
         e = tl_names_filter_by_name(names, tl_remote_stream_id(t->active.remote), name, keep, id);
     /* Its map holds as many waiting names as it can (their streams may be long gone): the name gets
        its id now, as posix_trace_trid_eventid_open gives it, and the process's later names the next ones. */
-    return e == ENOSPC ? tl_names_open(names, name, id) : e;
+    if (e == ENOSPC)
+        e = tl_names_open(names, name, id);
+    tl_posix_trace_names_done(t);
+    return e;
 }
 
 int tracelog_trace_filter_name(trace_id_t trid, const char *name, int how)

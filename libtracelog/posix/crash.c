@@ -154,8 +154,8 @@ static void chain(int sig, siginfo_t *info, void *ctx)
 static void on_fatal(int sig, siginfo_t *info, void *ctx)
 {
     if (tl_guard_claims(info)) {
-        /* A controller's guarded read of a buffer its traced process shrank: not a crash. The
-           guard's handler (installed before ours) leaves by siglongjmp without restoring the
+        /* A controller's access to memory its traced process shrank: not a crash. The guard's
+           handler (installed before ours) leaves a guarded read by siglongjmp without restoring the
            mask: the interrupted one is restored first, or the next fault would find SIGBUS blocked. */
         pthread_sigmask(SIG_SETMASK, &((ucontext_t *)ctx)->uc_sigmask, NULL);
         chain(sig, info, ctx);

@@ -67,7 +67,8 @@ typedef struct tl_trace {
         tl_recorder *log;      /* with log: it drains the stream with a consumer of its own */
         _Atomic uint64_t log_overruns_reported;
         tl_remote *remote;     /* pid != 0: the stream is in a buffer another process records into */
-        tl_names *remote_names; /* its process's names (tl_posix_remote_names) */
+        tl_names *remote_names; /* its process's names (tl_posix_remote_names), under names_lock */
+        tl_lock names_lock;     /* remote_names: taken by tl_posix_trace_names, given by ..._done */
         _Atomic uint64_t names_refused; /* with log: malformed thread names of other processes (log.c) */
         _Atomic int names_error;        /* with log: why the traced process's name map was refused, or 0 (log.c) */
         tl_xproc_buffer named; /* pid 0, INHERITED: the stream's buffer has a name that spawned children open */

@@ -123,7 +123,13 @@ const char *tl_posix_event_schema(trace_event_id_t id, const char *name);
 int tl_posix_remote_names(const tl_remote *rm, tl_names **cache, int *refused);
 /* Detaches *cache; removes the map if its process is gone (a killed process cannot). */
 void tl_posix_remote_names_release(tl_remote *rm, tl_names **cache);
-/* The names a handle's stream uses: 0 with *out (NULL: this process's own), or EAGAIN. */
+/*
+ * The names a handle's stream uses: 0 with *out (NULL: this process's own), or EAGAIN. For
+ * another process's stream, *out stays valid until tl_posix_trace_names_done, which every call
+ * must be paired with: the cached map is replaced when the process's map moved, and two threads
+ * of the controller calling the POSIX name functions once read a map the other had unmapped.
+ */
 int tl_posix_trace_names(tl_trace *t, tl_names **out);
+void tl_posix_trace_names_done(tl_trace *t);
 
 #endif

@@ -150,15 +150,15 @@ static int open_typed_remote(tl_trace *t, const char *name, const char *schema, 
 {
     if (!name || !schema || !id)
         return EINVAL;
-    tl_names *names;
-    int e = tl_posix_trace_names(t, &names);
-    if (e)
-        return e;
     tracelog_schema *s;
     tracelog_status st = tracelog_schema_parse(schema, &s, NULL);
     if (st != TRACELOG_OK)
         return st == TRACELOG_E_NOMEM ? ENOMEM : EINVAL;
-    e = tl_names_open_typed(names, name, tracelog_schema_text(s), id);
+    tl_names *names;
+    int e = tl_posix_trace_names(t, &names);
+    if (!e)
+        e = tl_names_open_typed(names, name, tracelog_schema_text(s), id);
+    tl_posix_trace_names_done(t);
     tracelog_schema_free(s);
     return e;
 }

@@ -33,6 +33,7 @@ int posix_trace_trid_eventid_open(trace_id_t trid, const char *restrict event_na
     e = tl_posix_trace_names(t, &names);
     if (!e)
         e = tl_names_open(names, event_name, event);
+    tl_posix_trace_names_done(t);
     tl_posix_release(t);
     return e;
 }
@@ -66,6 +67,7 @@ int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t event, char *
             e = EINVAL;
         if (!e)
             e = tl_names_name_of(names, event, event_name, TRACE_EVENT_NAME_MAX + 1);
+        tl_posix_trace_names_done(t);
     }
     tl_posix_release(t);
     return e;
@@ -76,9 +78,16 @@ int tl_posix_trace_names(tl_trace *t, tl_names **out)
     *out = NULL;
     if (!t->active.remote)
         return 0;
+    tl_lock_take(&t->active.names_lock);
     int e = tl_posix_remote_names(t->active.remote, &t->active.remote_names, NULL);
     *out = t->active.remote_names;
     return e;
+}
+
+void tl_posix_trace_names_done(tl_trace *t)
+{
+    if (t->active.remote)
+        tl_lock_give(&t->active.names_lock);
 }
 
 /* The n-th id of an active stream's type list: system ids, the unnamed user event, then user names. */
@@ -91,6 +100,7 @@ static int active_type_at(tl_trace *t, size_t n, trace_event_id_t *id)
     n -= TL_SYSTEM_EVENTS;
     tl_names *names;
     uint32_t count = tl_posix_trace_names(t, &names) == 0 ? tl_names_count(names) : 0;
+    tl_posix_trace_names_done(t);
     if (n <= count) {
         *id = POSIX_TRACE_UNNAMED_USEREVENT + (trace_event_id_t)n;
         return 1;

@@ -227,6 +227,26 @@ int tl_ctl_privatize(void *at)
 
 /* ---- controller ---------------------------------------------------------- */
 
+/*
+ * The controller's mapping of the object fd opens (then closed), in p->ctl: 0 or an errno. The
+ * process can truncate its object under us: an access past the end then finds zeros (guard.h).
+ */
+static int map_for_peer(tl_ctl_peer *p, int fd)
+{
+    void *m = mmap(NULL, TL_CTL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int e = m == MAP_FAILED ? errno : 0;
+    close(fd);
+    if (e)
+        return e;
+    e = tl_guard_register(m, TL_CTL_SIZE);
+    if (e) {
+        munmap(m, TL_CTL_SIZE);
+        return e;
+    }
+    p->ctl = m;
+    return 0;
+}
+
 static int map_peer(tl_ctl_peer *p, const char *name)
 {
     int fd;
@@ -235,19 +255,8 @@ static int map_peer(tl_ctl_peer *p, const char *name)
         return ENOTSUP; /* no libtracelog there, or not a control object */
     if (e)
         return e == EACCES ? EPERM : e;
-    void *m = mmap(NULL, TL_CTL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    e = m == MAP_FAILED ? errno : 0;
-    close(fd);
-    if (e)
-        return e == ENOMEM ? ENOMEM : ENOTSUP;
-    /* The process can truncate its object under us: a read past the end then finds zeros (guard.h). */
-    e = tl_guard_register(m, TL_CTL_SIZE);
-    if (e) {
-        munmap(m, TL_CTL_SIZE);
-        return e;
-    }
-    p->ctl = m;
-    return 0;
+    e = map_for_peer(p, fd);
+    return !e || e == ENOMEM || e == EAGAIN ? e : ENOTSUP;
 }
 
 int tl_ctl_open(pid_t pid, tl_ctl_peer *p)
@@ -307,14 +316,12 @@ static int make_for(tl_ctl_peer *p, const char *name)
     e = tl_shmobj_create(name, TL_CTL_SIZE, p->euid, p->egid, &fd);
     if (e)
         return e;
-    tl_ctl *c = mmap(NULL, TL_CTL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (c == MAP_FAILED) {
+    e = map_for_peer(p, fd); /* the child's once it runs its program */
+    if (e) {
         tl_shmobj_unlink(name);
-        return ENOMEM;
+        return e == EAGAIN ? EAGAIN : ENOMEM;
     }
-    init_header(c, &p->token, boot, p->euid);
-    p->ctl = c;
+    init_header(p->ctl, &p->token, boot, p->euid);
     return 0;
 }
 

@@ -50,10 +50,7 @@ static void pass_on(int sig, siginfo_t *si, void *uc)
         raise(sig);
 }
 
-int tl_guard_claims(const siginfo_t *si)
-{
-    return jump_point && si->si_code > 0 && in_ranges((uintptr_t)si->si_addr);
-}
+int tl_guard_claims(const siginfo_t *si) { return si->si_code > 0 && in_ranges((uintptr_t)si->si_addr); }
 
 /*
  * Replaces the registered mapping holding a with private zero pages: an
@@ -76,7 +73,7 @@ static int zero_fill(uintptr_t a)
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
     sigjmp_buf *jp = jump_point;
-    if (tl_guard_claims(si)) {
+    if (jp && tl_guard_claims(si)) {
         jump_point = NULL;
         siglongjmp(*jp, 1);
     }

@@ -41,9 +41,12 @@ int tl_guard_copy(void *dst, const void *src, size_t n);
 int tl_guard_run(int (*fn)(void *), void *arg);
 
 /*
- * 1 if the SIGBUS described by si is one a guarded read on this thread is
- * waiting for: a SIGBUS handler installed after ours must then pass it on
- * (to ours) instead of treating it as a crash.
+ * 1 if the SIGBUS described by si is a fault in a registered mapping: a
+ * guarded read on this thread jumps back from it, any other access finds
+ * zeros. Not a crash: a SIGBUS handler installed after ours must pass it on
+ * (to ours) instead of treating it as one (the crash handler once wrote the
+ * logs for it, and faulted again doing so with SIGBUS blocked: the
+ * controller died).
  */
 int tl_guard_claims(const siginfo_t *si);
 
