@@ -47,6 +47,19 @@ expect_rc 0 "one-line document" "$PTLOG" dump --relative oneline.json
 printf '0.000000000 0 0x0 a\n0.000000001 0 0x0 b 00\n' >want
 expect_same "events without ids get ids by name" want "$T/out"
 
+# ... also when its "events" come after the 4 KiB detection looks at (200 event types before them,
+# as in `jq -c` of a log with many types): read as JSON Lines, its events were dropped with exit 0.
+{ printf '{"attributes":{"trace_name":"wide"},"event_types":['
+  for i in $(seq 100 299); do printf '{"id":%d,"name":"t%d"},' "$i" "$i"; done
+  printf '{"id":300,"name":"last"}],"events":[{"id":100,"ts":5},{"id":300,"ts":6,"data":"00"}]}\n'; } >wide1.json
+expect_rc 0 "one-line document, events past 4 KiB" "$PTLOG" dump --relative wide1.json
+printf '0.000000000 0 0x0 t100\n0.000000001 0 0x0 last 00\n' >want
+expect_same "one-line document, events past 4 KiB: its events" want "$T/out"
+printf '{"attributes":{"trace_name":"bad"},"event_types":[%s{"id":1,"name":"x"}],"events":{}}\n' \
+    "$(for i in $(seq 100 299); do printf '{"id":%d,"name":"t%d"},' "$i" "$i"; done)" >wide2.json
+expect_rc 3 "one-line document, events not an array" "$PTLOG" dump wide2.json
+expect_err 'wide2.json:1: key "events": expected an array' "events not an array: message"
+
 # Documents are streamed: keys in any order except attributes before events.
 cat >order.json <<'J'
 {"extra": {"ignored": [1, 2]},

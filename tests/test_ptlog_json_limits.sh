@@ -1,8 +1,9 @@
 #!/bin/bash
 # JSON input limits and edges: a JSON Lines line or a document value is at
 # most 64 MiB (README.md, Limits), found in linear time even through a pipe
-# that delivers 4 KiB at a time; a payload over the .ptl limit (16 MiB - 75
-# bytes) names that limit; a last line without its newline is still read.
+# that delivers 4 KiB at a time, and holds at most 524,288 values; a
+# payload over the .ptl limit (16 MiB - 75 bytes) names that limit; a last
+# line without its newline is still read.
 . "$(dirname "$0")/ptlog/lib.sh"
 
 MIB=$((1 << 20))
@@ -80,6 +81,29 @@ rm -f line64p1.jsonl second.jsonl
 expect_rc 3 "document value over 64 MiB" "$PTLOG" dump doc.json
 expect_err '^ptlog: doc.json:2:3: value longer than the limit of 64 MiB$' "document value"
 rm -f doc.json
+
+# ---- values in a line: at most 524,288 (jansson's tree of a 60 MB line once took 2.7 GB) ------
+# many_values N: an event line with an unknown key holding N - 4 zeros (N values in all).
+many_values() {
+    { printf '{"ts":1,"id":1,"x":['; yes '0,' | head -n $(($1 - 5)) | tr -d '\n'; printf '0]}\n'; }
+}
+many_values 524288 >values_max.jsonl
+expect_rc 0 "a line of exactly 524,288 values" "$PTLOG" dump values_max.jsonl
+many_values 524289 >values_over.jsonl
+expect_rc 3 "a line of 524,289 values" "$PTLOG" dump values_over.jsonl
+expect_err '^ptlog: values_over.jsonl:1: a line of more than 524,288 values \(the limit: README, Limits\)$' \
+    "values over the limit"
+{ printf '{"events":[\n'; sed 's/$/]}/' values_over.jsonl | head -c -3; printf ']}\n'; } >values_over.json
+expect_rc 3 "a document value of 524,289 values" "$PTLOG" dump values_over.json
+expect_err '^ptlog: values_over.json:2:1: a value of more than 524,288 values' "document value over the limit"
+if command -v python3 >/dev/null; then # what reading the largest takes
+    rss=$(python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$PTLOG" dump values_max.jsonl)
+    echo "a line of 524,288 values: peak RSS $rss MiB"
+    [ "$rss" -lt 200 ] && ok || bad "a line of 524,288 values took $rss MiB"
+fi
+rm -f values_max.jsonl values_over.jsonl values_over.json
 
 # ---- payload limit: 16 MiB - 75 bytes, the largest a .ptl event holds -------------------------
 LIMIT=$((16 * MIB - 75))

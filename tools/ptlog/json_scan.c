@@ -16,6 +16,13 @@
 
 #define JSON_VALUE_MAX (64u << 20) /* longest JSON Lines line or document value (README.md, Limits) */
 #define JSON_BUF_MAX (JSON_VALUE_MAX + 4096u) /* such a value, its delimiter and some slack */
+/*
+ * Values in one line or document value that jansson builds as a tree (the
+ * fast paths build none): about 130 bytes each there, so a 60 MB line of
+ * empty arrays once took 2.7 GB. A log's header holds at most 65,536 event
+ * types of 4 values each; an event at most 256 fields.
+ */
+#define JSON_NODES_MAX (1u << 19)
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 #define JSON_BUF_INITIAL 64u /* fuzzing: values cross buffer refills even in small inputs */
 #else
@@ -224,11 +231,36 @@ int ptlog_json_scan_value(ptlog_json_scan *s, size_t *start, size_t *len)
     return 0;
 }
 
+/* Whether [p, p + len) holds more than JSON_NODES_MAX values: counted by their openers and separators. */
+static int too_many_values(const char *p, size_t len)
+{
+    size_t values = 1;
+    int in_str = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = p[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = 0;
+        } else if (c == '"') {
+            in_str = 1;
+        } else if ((c == '[' || c == '{' || c == ',') && ++values > JSON_NODES_MAX) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Parses a value of the document with jansson (errors with absolute positions). */
 int ptlog_json_load_value(ptlog_json_scan *s, size_t start, size_t len, json_t **out)
 {
     uint64_t line, col;
     ptlog_json_position(s, start, &line, &col);
+    if (too_many_values(s->buf + start, len)) {
+        *out = NULL;
+        return ptlog_json_syntax_at(s, line, col, "a value of more than 524,288 values (the limit: README, Limits)");
+    }
     json_error_t e;
     *out = json_loadb(s->buf + start, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &e);
     ptlog_json_advance(s, start + len);
@@ -294,6 +326,12 @@ int ptlog_json_take_line(ptlog_json_scan *s, size_t nl)
 
 int ptlog_json_load_line(ptlog_json_scan *s, size_t start, size_t len, json_t **out)
 {
+    if (too_many_values(s->buf + start, len)) {
+        *out = NULL;
+        ptlog_msg(NULL, "%s:%llu: a line of more than 524,288 values (the limit: README, Limits)", s->name,
+                  (unsigned long long)s->line);
+        return PTLOG_EXIT_INPUT;
+    }
     json_error_t e;
     *out = json_loadb(s->buf + start, len, JSON_REJECT_DUPLICATES, &e);
     if (*out)
