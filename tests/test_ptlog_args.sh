@@ -24,6 +24,11 @@ refuse() {
     expect_err "^ptlog: --begin: '$(printf '%s' "$1" | sed 's/[.+]/\\&/g')' is not a time" "$2: $1"
     expect_rc 2 "$2 (--end): $1" "$PTLOG" dump --end "$1" t.ptl
 }
+# Relative times past 2^64 ns are no time (they once wrapped around and selected everything).
+refuse +18446744073.709551616s "relative, 2^64 ns"
+refuse +99999999999999999999ns "relative, 10^20 ns"
+refuse +307445734561825861m "relative, minutes past 2^64 ns"
+accept +18446744073.709551615s "relative, 2^64 - 1 ns"
 refuse 2026-02-30T00:00:00Z "February 30"
 refuse 2023-02-29T00:00:00Z "February 29 of a common year"
 refuse 1900-02-29 "February 29 of 1900 (not a leap year)"

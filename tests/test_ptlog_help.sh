@@ -7,7 +7,8 @@
 #     man page names is accepted by some command;
 #   - an OPTIONS entry of the man page that names its commands, "(dump)",
 #     "(convert, merge; ...)", "(with --follow, top)", names exactly those
-#     that accept it;
+#     that accept it; -f, -o, -q are taken exactly where --follow,
+#     --output, --quiet are;
 #   - issue 29's nits stay fixed: one ENVIRONMENT section, verify's exit
 #     status once, dump's line format with "tid KTID", dump --hex as the man
 #     page says, attach with every stream policy, convert --follow's note.
@@ -53,6 +54,18 @@ for c in $COMMANDS; do
     if cmp -s "help.$c" "accepts.$c"; then ok; else
         bad "$c: --help lists $(comm -23 "help.$c" "accepts.$c" | tr '\n' ' ')that it refuses, and not $(comm -13 "help.$c" "accepts.$c" | tr '\n' ' ')that it takes"
     fi
+done
+
+# The short forms likewise: -f, -o and -q only where the command has --follow, --output, --quiet
+# (every command once took -o and -q, and ignored them).
+for c in $COMMANDS; do
+    for pair in f:follow o:output q:quiet; do
+        short=-${pair%%:*} long=--${pair#*:}
+        has=0 takes=0
+        grep -qx -- "$long" "accepts.$c" && has=1
+        accepts "$c" "$short" && takes=1
+        [ "$has" = "$takes" ] && ok || bad "$c: takes $short: $takes, but $long: $has"
+    done
 done
 
 python3 - "$MAN" accepted.txt $COMMANDS <<'PY' && ok || bad "the man page and the commands disagree (above)"

@@ -316,9 +316,18 @@ static int parse_args(int argc, char **argv, const struct option *longopts, args
     a->color = -1;
     optind = 1;
     opterr = 0;
+    /* The short forms of the command's own options only (-o and -q were once taken by every command). */
+    char shorts[8] = ":h", *sp = shorts + 2;
+    if (has_option(longopts, "follow"))
+        *sp++ = 'f';
+    if (has_option(longopts, "output"))
+        *sp++ = 'o', *sp++ = ':';
+    if (has_option(longopts, "quiet"))
+        *sp++ = 'q';
+    *sp = 0;
     for (;;) {
         int prev = optind;
-        int c = getopt_long(argc, argv, ":hfo:q", longopts, NULL);
+        int c = getopt_long(argc, argv, shorts, longopts, NULL);
         if (c == -1)
             break;
         const char *opt_text = argv[prev < argc ? prev : argc - 1];
@@ -375,9 +384,7 @@ static int parse_args(int argc, char **argv, const struct option *longopts, args
             else
                 return usage_error(a->cmd, "--ts: unknown form '%s' (expected ns, text or relative)", optarg);
             break;
-        case OPT_FOLLOW: /* -f is in every command's short options: only those with --follow take it */
-            if (!has_option(longopts, "follow"))
-                return usage_error(a->cmd, "unknown option '-f'");
+        case OPT_FOLLOW:
             a->follow = 1;
             break;
         case OPT_WRITER_PID: {

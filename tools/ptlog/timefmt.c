@@ -303,7 +303,10 @@ static int parse_relative(const char *s, uint64_t *ns)
     char *end;
     if (!isdigit((unsigned char)*s))
         return -1;
+    errno = 0;
     unsigned long long whole = strtoull(s, &end, 10);
+    if (errno == ERANGE)
+        return -1;
     const char *p = end;
     uint64_t frac;
     if (fraction(&p, &frac))
@@ -318,8 +321,11 @@ static int parse_relative(const char *s, uint64_t *ns)
         uint64_t mul = units[i].mul;
         if (whole > UINT64_MAX / mul)
             return -1;
-        /* frac is in billionths of the unit */
-        *ns = whole * mul + (uint64_t)((unsigned __int128)frac * mul / NS_PER_S);
+        /* frac is in billionths of the unit; the sum past 2^64 ns (584 years) is no time */
+        uint64_t part = (uint64_t)((unsigned __int128)frac * mul / NS_PER_S);
+        if (whole * mul > UINT64_MAX - part)
+            return -1;
+        *ns = whole * mul + part;
         return 0;
     }
     return -1;
