@@ -243,6 +243,12 @@ where_err() { # where_err EXPR MESSAGE-REGEX
 where_err 'nosuch == 1 || !(nosuch == 1)' '^ptlog: --where: no event type of [^ ]+ has a field "nosuch"$'
 where_err 'latncy > 0.0005' '^ptlog: --where: no event type of [^ ]+ has a field "latncy" \(did you mean "latency"\?\)$'
 where_err 'port == 443 && stat == 1' 'has a field "stat" \(did you mean "state" or "status"\?\)$'
+# A log cut before its types: the damage is what is reported (exit 1, its warnings), not a field
+# the lost types had (it was a usage error, exit 2, with no word of the damage).
+head -c 300 typed.ptl >typed_cut.ptl
+expect_rc 1 "--where on a log cut before its types" "$PTLOG" dump --where 'latency > 0' typed_cut.ptl
+grep -q 'typed_cut.ptl: warning: .*bytes skipped at offset' "$T/err" && ok ||
+    bad "--where on a cut log: the damage is not said: $(cat "$T/err")"
 where_err 'state == BUZY' '^ptlog: --where: BUZY is not a value of field "state" \(did you mean "BUSY"\?\); its values: IDLE, BUSY$'
 where_err 'state == "URGENT"' '^ptlog: --where: "URGENT" is not a value of field "state"; its values: IDLE, BUSY$'
 where_err 'mode == "READ|WRTE"' '"READ\|WRTE" is not a value of field "mode"; its values: READ, WRITE$'

@@ -434,6 +434,7 @@ struct ptlog_src {
     uint16_t format_major, format_minor;
     int seekable;
     int upfront;               /* event types and status are complete before the first event */
+    int damaged;               /* the open found damage: types may be lost with it */
     uint64_t total_events;     /* expected count for progress, 0 if unknown */
     /* 1 event, 0 end, or an exit code > 1 negated (-3, -5, ...) after printing. */
     int (*next)(ptlog_src *s, tracelog_event *ev);

@@ -78,16 +78,20 @@ int ptlog_src_events(ptlog_src *src, ptlog_select *sel,
     /* Without memory for the memo the source is asked every time: slower, same output. */
     /* --where against the log's schemas: before any output when the types are known up front, else once
        they all are (a misspelt field or value would otherwise select nothing, silently). */
+    int where_bad = 0;
     if (sel->where && src->upfront) {
-        int bad = ptlog_where_check(sel->where, src);
-        if (bad)
-            return bad;
+        where_bad = ptlog_where_check(sel->where, src);
+        /* Damage may have taken the types that have the field: read on, so that it is reported. */
+        if (where_bad && !src->damaged)
+            return where_bad;
     }
     if (src->upfront && !src->memo)
         src->memo = calloc(1, sizeof *src->memo);
     int rc = run_events(src, sel, each, ctx);
     free(src->memo);
     src->memo = NULL;
+    if (where_bad) /* said above; what was read is the damaged log's */
+        return rc > PTLOG_EXIT_LOSS ? rc : PTLOG_EXIT_LOSS;
     if (sel->where && !src->upfront && rc <= PTLOG_EXIT_LOSS) {
         int bad = ptlog_where_check(sel->where, src);
         if (bad)

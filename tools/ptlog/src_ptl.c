@@ -248,6 +248,7 @@ int ptlog_ptl_src_wrap(ptlog_in *in, tracelog_reader *r, ptlog_src **out)
     s->format_minor = info.format_minor;
     s->seekable = info.seekable;
     s->upfront = info.seekable; /* the open scan read every small block */
+    s->damaged = info.problems != 0;
     s->total_events = info.events;
     s->next = ptl_next;
     s->type_name = ptl_type_name;
