@@ -83,4 +83,10 @@ fi
 expect_rc 4 "--version with standard output closed" bash -c "'$PTLOG' --version >&-"
 expect_rc 0 "--help to a pipe read whole" bash -c "'$PTLOG' --help | cat >/dev/null"
 
+# -o with an empty name: a usage error (it was exit 4, "ptlog: : cannot write the output").
+expect_rc 2 "dump -o ''" "$PTLOG" dump t.ptl -o ''
+expect_err "^ptlog: dump: -o: an empty file name" "dump -o '': message"
+expect_rc 2 "record -o ''" "$PTLOG" record -o '' -- true
+expect_err "^ptlog: record: -o: an empty file name" "record -o '': message"
+
 finish

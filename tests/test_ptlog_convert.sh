@@ -126,6 +126,17 @@ expect_rc 3 "syntax error jsonl" "$PTLOG" convert syntax.jsonl --to ptl -o out.p
 expect_err '^ptlog: syntax.jsonl:2:16: ' "jsonl syntax error position"
 [ -e out.ptl ] && bad "partial output left after a syntax error" || ok
 ls out.ptl.tmp.* >/dev/null 2>&1 && bad "temporary file left behind" || ok
+# A line cut short in the middle of a file: "end of the line" (jansson sees the line alone, and said
+# "end of file"); a NUL byte, anywhere: refused where it is (a NUL after a number was taken for a blank).
+printf '{"ts":1,"id":1}\n{"ts":2,"id":1\n{"ts":3,"id":1}\n' >cutline.jsonl
+expect_rc 3 "a line cut short" "$PTLOG" dump cutline.jsonl
+expect_err "^ptlog: cutline.jsonl:2:14: '}' expected near end of the line$" "a line cut short: message"
+printf '{"ts":1,"id":1}\n{"ts":2\0,"id":1}\n' >nul.jsonl
+expect_rc 3 "a NUL byte after a number" "$PTLOG" dump nul.jsonl
+expect_err '^ptlog: nul.jsonl:2:8: a NUL byte \(JSON text has none\)$' "a NUL byte: message"
+printf '{"events":[{"ts":1,"id":1},\n{"ts":2\0}]}\n' >nul.json
+expect_rc 3 "a NUL byte in a document" "$PTLOG" dump nul.json
+expect_err '^ptlog: nul.json:2:8: a NUL byte \(JSON text has none\)$' "a NUL byte in a document: message"
 printf '{"events":[\n{"ts":1,"id":1},\n{"ts":3 "id":1}]}\n' >syntax.json
 expect_rc 3 "syntax error json" "$PTLOG" convert syntax.json --to jsonl -o out.jsonl
 expect_err '^ptlog: syntax.json:3:[0-9]+: ' "json syntax error position"

@@ -177,6 +177,6 @@ expect_rc 2 "info -f" "$PTLOG" info -f many.ptl
 expect_err "unknown option '-f'" "info -f: message"
 "$PTLOG" convert "$GOLD/small.in.jsonl" --to jsonl -o small.jsonl
 expect_rc 3 "--follow of JSON Lines" "$PTLOG" dump --follow small.jsonl
-expect_err "reads .ptl logs only" "--follow of JSON Lines: message"
+expect_err "only a .ptl log can be followed live" "--follow of JSON Lines: message"
 
 finish

@@ -348,6 +348,8 @@ static int parse_args(int argc, char **argv, const struct option *longopts, args
             command_help_print(find_help(a->cmd));
             return -1;
         case OPT_OUTPUT:
+            if (!*optarg)
+                return usage_error(a->cmd, "-o: an empty file name (- is standard output)");
             a->output = optarg;
             break;
         case OPT_QUIET:

@@ -363,7 +363,7 @@ int ptlog_follow_src_open(const char *path, const ptlog_follow_opts *o, ptlog_sr
     ptlog_in *in = malloc(sizeof *in);
     int rc = in ? ptlog_in_open(in, path) : ptlog_nomem();
     if (!rc && ptlog_detect(in->head, in->head_len) != PTLOG_FMT_PTL) {
-        ptlog_msg(in->name, "--follow reads .ptl logs only (this input is not one)");
+        ptlog_msg(in->name, "only a .ptl log can be followed live (this input is not one)"); /* --follow, top */
         rc = PTLOG_EXIT_INPUT;
     }
     if (!rc && !in->seekable) { /* a pipe: read as it arrives already, and ended by its writer */

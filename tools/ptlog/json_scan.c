@@ -257,9 +257,13 @@ int ptlog_json_load_value(ptlog_json_scan *s, size_t start, size_t len, json_t *
 {
     uint64_t line, col;
     ptlog_json_position(s, start, &line, &col);
-    if (too_many_values(s->buf + start, len)) {
-        *out = NULL;
+    *out = NULL;
+    if (too_many_values(s->buf + start, len))
         return ptlog_json_syntax_at(s, line, col, "a value of more than 524,288 values (the limit: README, Limits)");
+    const char *nul = memchr(s->buf + start, 0, len); /* jansson took one for blank, or for the end */
+    if (nul) {
+        ptlog_json_position(s, (size_t)(nul - s->buf), &line, &col);
+        return ptlog_json_syntax_at(s, line, col, "a NUL byte (JSON text has none)");
     }
     json_error_t e;
     *out = json_loadb(s->buf + start, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &e);
@@ -326,19 +330,29 @@ int ptlog_json_take_line(ptlog_json_scan *s, size_t nl)
 
 int ptlog_json_load_line(ptlog_json_scan *s, size_t start, size_t len, json_t **out)
 {
+    *out = NULL;
     if (too_many_values(s->buf + start, len)) {
-        *out = NULL;
         ptlog_msg(NULL, "%s:%llu: a line of more than 524,288 values (the limit: README, Limits)", s->name,
                   (unsigned long long)s->line);
+        return PTLOG_EXIT_INPUT;
+    }
+    const char *nul = memchr(s->buf + start, 0, len); /* jansson took one for blank, or for the end */
+    if (nul) {
+        ptlog_msg(NULL, "%s:%llu:%zu: a NUL byte (JSON text has none)", s->name, (unsigned long long)s->line,
+                  (size_t)(nul - (s->buf + start)) + 1);
         return PTLOG_EXIT_INPUT;
     }
     json_error_t e;
     *out = json_loadb(s->buf + start, len, JSON_REJECT_DUPLICATES, &e);
     if (*out)
         return 0;
-    char w[512];
-    snprintf(w, sizeof w, "%s:%llu:%d", s->name, (unsigned long long)s->line, e.column);
-    ptlog_msg(NULL, "%s: %s", w, e.text);
+    /* jansson sees the line alone: its "end of file" is the line's end (the file may go on) */
+    char text[sizeof e.text + 16], *eof = strstr(e.text, "end of file");
+    if (eof)
+        snprintf(text, sizeof text, "%.*send of the line%s", (int)(eof - e.text), e.text, eof + strlen("end of file"));
+    else
+        snprintf(text, sizeof text, "%s", e.text);
+    ptlog_msg(NULL, "%s:%llu:%d: %s", s->name, (unsigned long long)s->line, e.column > 0 ? e.column : 1, text);
     return PTLOG_EXIT_INPUT;
 }
 

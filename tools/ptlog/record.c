@@ -182,7 +182,13 @@ static int parse(const char *cmd, int argc, char **argv, rec_opts *o, int *first
     const char *shortopts = strcmp(cmd, "record") == 0 ? "+o:q" : "o:q";
     while (!rc && (c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
         switch (c) {
-        case 'o': o->output = optarg; break;
+        case 'o':
+            if (!*optarg) {
+                ptlog_msg(cmd, "-o: an empty file name (- is standard output)");
+                return PTLOG_EXIT_USAGE;
+            }
+            o->output = optarg;
+            break;
         case 'q': o->quiet = 1; break;
         case OPT_STREAM_POLICY: rc = policy_of(cmd, "--stream-policy", optarg, 1, &o->stream_policy); break;
         case OPT_LOG_POLICY: rc = policy_of(cmd, "--log-policy", optarg, 0, &o->log_policy); break;
