@@ -33,7 +33,13 @@ printf '\xde\xad\xbe\xef\xde\xad\xbe\xef' | dd of=damaged.ptl bs=1 seek=$((size 
 expect_rc 1 "verify damaged" "$PTLOG" verify damaged.ptl
 grep -Eq '^problem: offset [0-9]+: .*TRACELOG_E_CHECKSUM' "$T/out" && ok || bad "verify damaged: $(cat "$T/out")"
 grep -q '^result: DAMAGED' "$T/out" && ok || bad "verify damaged: no DAMAGED result"
-expect_err '^ptlog: damaged.ptl: 1 problems found \(recovered with loss\)$' "verify damaged stderr"
+expect_err '^ptlog: damaged.ptl: 1 problem found \(recovered with loss\)$' "verify damaged stderr"
+grep -q '^result: DAMAGED: 1 problem, ' "$T/out" && ok || bad "verify damaged: $(grep result "$T/out")"
+# A log cut short: the problem's code is said once (the message ends with it, and it was said again).
+head -c $((size - 100)) many.ptl >cut.ptl
+expect_rc 1 "verify cut" "$PTLOG" verify cut.ptl
+grep -q '^problem: offset [0-9]*: log ends with an incomplete or damaged block ([0-9]* bytes skipped, TRACELOG_E_TRUNCATED)$' \
+    "$T/out" && ok || bad "verify cut: $(grep problem "$T/out")"
 expect_rc 1 "info damaged" "$PTLOG" info damaged.ptl
 grep -q '^problems: *1 ' "$T/out" && ok || bad "info damaged: problems not counted"
 

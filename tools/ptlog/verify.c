@@ -54,8 +54,13 @@ int ptlog_cmd_verify(const char *path, int quiet)
         tracelog_problem p;
         if (tracelog_reader_problem(r, i, &p) != TRACELOG_OK)
             break;
-        char msg[4 * sizeof p.message];
-        msg[ptlog_text_sanitize(p.message, strnlen(p.message, sizeof p.message), msg)] = 0;
+        char msg[4 * sizeof p.message], code[64];
+        size_t len = ptlog_text_sanitize(p.message, strnlen(p.message, sizeof p.message), msg);
+        /* A message that ends with its code already says it once: not twice on the line. */
+        size_t c = (size_t)snprintf(code, sizeof code, " (%s)", tracelog_status_name(p.code));
+        if (len > c && memcmp(msg + len - c, code, c) == 0)
+            len -= c;
+        msg[len] = 0;
         printf("problem: offset %llu: %s (%llu bytes skipped, %s)\n", (unsigned long long)p.offset, msg,
                (unsigned long long)p.length, tracelog_status_name(p.code));
     }
@@ -63,9 +68,10 @@ int ptlog_cmd_verify(const char *path, int quiet)
         printf("problem: %llu more problems not listed\n", (unsigned long long)(ri.problems - np));
     if (ri.problems) {
         if (!quiet)
-            printf("result: DAMAGED: %llu problems, %llu bytes skipped; everything else was recovered\n",
-                   (unsigned long long)ri.problems, (unsigned long long)ri.bytes_skipped);
-        ptlog_msg(name, "%llu problems found (recovered with loss)", (unsigned long long)ri.problems);
+            printf("result: DAMAGED: %llu problem%s, %llu bytes skipped; everything else was recovered\n",
+                   (unsigned long long)ri.problems, ri.problems == 1 ? "" : "s", (unsigned long long)ri.bytes_skipped);
+        ptlog_msg(name, "%llu problem%s found (recovered with loss)", (unsigned long long)ri.problems,
+                  ri.problems == 1 ? "" : "s");
         rc = PTLOG_EXIT_LOSS;
     } else if (!ri.clean) {
         if (!quiet)
