@@ -137,6 +137,10 @@ static void test_torn_then_stopped(void)
     CHECK_STATUS(drain(f.r, &f.got), TRACELOG_END);
     CHECK_EQ(tracelog_reader_problem_count(f.r), 1);
     CHECK_STR_EQ(tracelog_reader_problem_condition(f.r, 0), "TORN_TAIL");
+    /* The bytes skipped are those in the file, up to its end (they were the block's claimed size). */
+    tracelog_problem p;
+    if (CHECK_STATUS(tracelog_reader_problem(f.r, 0, &p), TRACELOG_OK))
+        CHECK_EQ(p.offset + p.length, f.res.len - 20);
     follower_close(&f);
 }
 

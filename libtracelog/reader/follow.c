@@ -90,5 +90,11 @@ tracelog_status tracelog_reader_follow_stop(tracelog_reader *r)
         tl_reader_problem(r, TL_COND_NO_METADATA, r->hdr.header_size, 0, "no valid metadata block: attributes unknown");
     r->follow_stopped = 1;
     r->follow_dry = 0;
+    /* The data ends where the file does now, not where the reads stopped: a torn last block is the
+       bytes it has (it was reported as the bytes its header claimed, or the 32 of the header). */
+    int e;
+    uint64_t size = file_size(r, &e);
+    if (!e && size > r->src.size)
+        r->src.size = size;
     return TRACELOG_OK;
 }

@@ -64,7 +64,7 @@ static ssize_t read_file(tl_source *s, uint64_t off, void *buf, size_t n)
             break;
         got += (size_t)k;
     }
-    if (s->follow && off + got > s->size)
+    if (s->follow && got && off + got > s->size) /* a read past the end saw nothing there: the size stays */
         s->size = off + got;
     return (ssize_t)got;
 }
