@@ -16,6 +16,9 @@
  *   counters    the lanes' positions and counters (head, tail, lost, overruns, stamps)
  *   timestamps  the records' stamps (where 64-byte records would have them)
  *   sizes       the records' kind/size words
+ *   skips       the records' kind/size words, to a SKIP of up to 64 KiB or
+ *               back to a 16-byte EVENT (a kind read twice, EVENT then SKIP,
+ *               once sent a SKIP's length out as a payload: a heap overflow)
  *   locks       the futex and semaphore words of the stream
  *   suspend     the stream's state word, to SUSPENDED (ptlog attach once took
  *               that for the process's end, and stopped tracing it)
@@ -168,6 +171,20 @@ static void cut(region r)
         fclose(f);
 }
 
+/* A record's kind/size word (where 64-byte records have it): a SKIP over up to 64 KiB, or a 16-byte EVENT. */
+static void flip_kind(region s)
+{
+    const tl_stream *h = (const tl_stream *)(void *)s.base;
+    uint64_t data = h->data_offset;
+    if (data >= s.size)
+        return;
+    size_t off = data + (next_random() % ((s.size - data) / 64)) * 64 + offsetof(tl_rec, kind_size);
+    uint32_t skip = (uint32_t)(64 + 8 * (next_random() % 8192)) | (uint32_t)TL_KIND_SKIP << 28;
+    uint32_t event = (uint32_t)tl_rec_size(16) | (uint32_t)TL_KIND_EVENT << 28;
+    if (off + 4 <= s.size)
+        __atomic_store_n((uint32_t *)(void *)(s.base + off), next_random() & 1 ? skip : event, __ATOMIC_RELAXED);
+}
+
 static void scribble(const char *mode, region s, region names, region ctl)
 {
     if (!strcmp(mode, "random") && s.base)
@@ -180,6 +197,8 @@ static void scribble(const char *mode, region s, region names, region ctl)
         scribble_records(s, offsetof(tl_rec, ts));
     else if (!strcmp(mode, "sizes") && s.base)
         scribble_records(s, offsetof(tl_rec, kind_size));
+    else if (!strcmp(mode, "skips") && s.base)
+        flip_kind(s);
     else if (!strcmp(mode, "suspend") && s.base)
         atomic_store_explicit(&((tl_stream *)(void *)s.base)->state, TL_SUSPENDED, memory_order_relaxed);
     else if (!strcmp(mode, "locks") && s.base) {
@@ -206,7 +225,7 @@ int main(int argc, char **argv)
 {
     static const char *const modes[] = {"none",  "random", "header",    "counters", "timestamps",
                                         "sizes", "locks",  "names",     "ctl",      "cut-names",
-                                        "cut-ctl", "suspend"};
+                                        "cut-ctl", "suspend", "skips"};
     int known = 0;
     for (size_t i = 0; argc >= 3 && i < sizeof modes / sizeof modes[0]; i++)
         known |= !strcmp(argv[1], modes[i]);
