@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -58,16 +59,23 @@ int tl_guard_claims(const siginfo_t *si) { return si->si_code > 0 && in_ranges((
  * them, which every reader of shared memory already takes as it takes any
  * value. 1 if a lies in a registered mapping and it was replaced.
  */
+static _Atomic int filling; /* handlers in zero_fill: tl_guard_unregister waits for them */
+
 static int zero_fill(uintptr_t a)
 {
-    for (int i = 0; i < TL_GUARD_RANGES; i++) {
+    /* Counted before the table is read: a range unregistered meanwhile (then unmapped, its
+       addresses given to another mapping) is not filled after its owner went on. */
+    atomic_fetch_add(&filling, 1);
+    int done = 0;
+    for (int i = 0; i < TL_GUARD_RANGES && !done; i++) {
         uintptr_t e = atomic_load_explicit(&ranges[i].end, memory_order_acquire);
         uintptr_t s = atomic_load_explicit(&ranges[i].start, memory_order_relaxed);
         if (e > CLAIMED && a >= s && a < e)
-            return mmap((void *)s, e - s, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
-                        -1, 0) != MAP_FAILED;
+            done = mmap((void *)s, e - s, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+                        -1, 0) != MAP_FAILED ? 1 : -1;
     }
-    return 0;
+    atomic_fetch_sub(&filling, 1);
+    return done == 1;
 }
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
@@ -116,6 +124,8 @@ void tl_guard_unregister(const void *base)
     for (int i = 0; i < TL_GUARD_RANGES; i++)
         if (atomic_load(&ranges[i].end) > CLAIMED && atomic_load(&ranges[i].start) == (uintptr_t)base) {
             atomic_store(&ranges[i].end, 0);
+            while (atomic_load(&filling)) /* a handler filling it: one mmap, then it is done */
+                sched_yield();
             return;
         }
 }

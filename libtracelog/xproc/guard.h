@@ -13,9 +13,10 @@
  * guarded read. A fault inside a registered mapping outside a guarded read
  * replaces that whole mapping with private zero pages and lets the access
  * run again: it reads zeros, as every later access does (the mapping stays
- * registered until unregistered; unregister before munmap). Any other
- * SIGBUS goes to the handler that was there before, or gets the default
- * action (the process dies by SIGBUS, core intact).
+ * registered until unregistered; unregister before munmap: it waits for a
+ * handler that is filling the mapping). Any other SIGBUS goes to the
+ * handler that was there before, or gets the default action (the process
+ * dies by SIGBUS, core intact).
  */
 #ifndef TRACELOG_XPROC_GUARD_H
 #define TRACELOG_XPROC_GUARD_H
