@@ -93,6 +93,11 @@ run bash -c "{ echo head; '$PTLOG' filter small.ptl -o -; echo foot; } >group.tx
 run bash -c "'$PTLOG' convert small.ptl --to ptl -o - >fresh.ptl"
 [ "$RC" = 0 ] && ok || bad ".ptl > a file: exit $RC"
 expect_rc 0 "the .ptl written to standard output reads" "$PTLOG" verify -q fresh.ptl
+# Standard output closed (>&-): no file ptlog opens takes its place (the input log did, and the .ptl
+# writer tried to truncate it: "truncate failed: Invalid argument"); the write fails as it is.
+run bash -c "'$PTLOG' convert small.ptl --to ptl -o - >&-"
+[ "$RC" = 4 ] && grep -q 'Bad file descriptor' "$T/err" && ok || bad "stdout closed: exit $RC: $(cat "$T/err")"
+expect_same "stdout closed: small.ptl intact" orig.ptl small.ptl
 # Replacing a file keeps its mode: a private file stays private (it became 0644).
 echo mine >private.jsonl
 chmod 600 private.jsonl

@@ -3,6 +3,7 @@
  * command modules; this file only turns arguments into their parameters.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -682,8 +683,24 @@ static int finish_stdout(int rc)
     return rc < 0 ? 0 : rc;
 }
 
+/*
+ * A standard descriptor the caller closed (ptlog ... >&-) is held by /dev/null opened the other way
+ * round, so that reads or writes there fail (EBADF) and no file ptlog opens lands on it: the input
+ * log once became descriptor 1, and the .ptl writer tried to truncate it as its output.
+ */
+static void hold_closed_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++)
+        if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+            int held = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+            if (held >= 0 && held != fd) /* the lowest free descriptor is fd: this cannot happen */
+                close(held);
+        }
+}
+
 int main(int argc, char **argv)
 {
+    hold_closed_std_fds();
     if (argc < 2) {
         usage_error(NULL, "missing command");
         return PTLOG_EXIT_USAGE;
