@@ -165,6 +165,17 @@ static void check_sequence(const pt_events *evs, trace_event_id_t a, uint32_t n)
     CHECK_EQ(next, n);
 }
 
+/* ptlog verify accepts the log on fd (when the tests name a ptlog). */
+static void check_verifies(int fd)
+{
+    const char *ptlog = getenv("PTLOG");
+    if (!ptlog || !*ptlog)
+        return;
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "'%s' verify /proc/%d/fd/%d >/dev/null", ptlog, (int)getpid(), fd);
+    CHECK_MSG(system(cmd) == 0, "ptlog verify accepts the log");
+}
+
 /* The log on fd ends with OVERFLOW then POSIX_TRACE_ERROR (EFAULT) after n of a's events; ptlog verify passes. */
 static void check_log(trace_id_t trid, int fd, trace_event_id_t a, uint32_t n)
 {
@@ -185,12 +196,7 @@ static void check_log(trace_id_t trid, int fd, trace_event_id_t a, uint32_t n)
         CHECK_EQ_INT(code, EFAULT);
     }
     pt_events_free(&evs);
-    const char *ptlog = getenv("PTLOG");
-    if (ptlog && *ptlog) {
-        char cmd[4200];
-        snprintf(cmd, sizeof cmd, "'%s' verify /proc/%d/fd/%d >/dev/null", ptlog, (int)getpid(), fd);
-        CHECK_MSG(system(cmd) == 0, "ptlog verify accepts the log");
-    }
+    check_verifies(fd);
 }
 
 /* Reads the stream without log: a's n events, then OVERFLOW and the end (how unknown), then nothing. */
@@ -338,12 +344,7 @@ static void check_object_cut(char what)
         check_sequence(&evs, tp.id, BURST);
         pt_events_free(&evs);
     }
-    const char *ptlog = getenv("PTLOG");
-    if (ptlog && *ptlog) {
-        char cmd[4200];
-        snprintf(cmd, sizeof cmd, "'%s' verify /proc/%d/fd/%d >/dev/null", ptlog, (int)getpid(), fd);
-        CHECK_MSG(system(cmd) == 0, "ptlog verify accepts the log");
-    }
+    check_verifies(fd);
     close(fd);
 }
 
