@@ -103,6 +103,9 @@ echo mine >private.jsonl
 chmod 600 private.jsonl
 expect_rc 0 "replace a private file" "$PTLOG" convert small.ptl --to jsonl -o private.jsonl
 [ "$(stat -c %a private.jsonl)" = 600 ] && ok || bad "the replaced file's mode: $(stat -c %a private.jsonl)"
+chmod 4755 private.jsonl # ... but not its set-id bits
+expect_rc 0 "replace a setuid file" "$PTLOG" convert small.ptl --to jsonl -o private.jsonl
+[ "$(stat -c %a private.jsonl)" = 755 ] && ok || bad "the replaced setuid file's mode: $(stat -c %a private.jsonl)"
 
 # A failure before the temporary file exists removes nothing: a file named like its template stays.
 mkdir adir

@@ -188,6 +188,26 @@ rc=$?
 "$PTLOG" dump ignore.ptl | tail -1 | grep -q 'tracelog_process_end { how = SIGNALED, code = 9 }' && ok ||
     bad "record, a second TERM: the end is not SIGKILL's: $("$PTLOG" dump ignore.ptl | tail -1)"
 
+# Two TERMs at once (before record passed the first on) kill it as well (the second was lost).
+rm -f ignoring
+"$PTLOG" record -q -o ignore2.ptl -- "$TRACED_SH" -c 'trap "" INT TERM; : >ignoring; exec sleep 30' &
+rpid=$!
+for _ in $(seq 200); do [ -e ignoring ] && break; sleep 0.05; done
+kill -TERM "$rpid"
+kill -TERM "$rpid"
+for _ in $(seq 100); do kill -0 "$rpid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$rpid" 2>/dev/null; then
+    bad "record still runs 10 s after two TERMs at once"
+    pkill -KILL -P "$rpid"
+fi
+wait "$rpid"
+rc=$?
+[ "$rc" = $((128 + 9)) ] && ok || bad "record, two TERMs at once: exit $rc, not 137"
+# A log where the program or ptlog writes too is refused: standard error, or - with 2>&1.
+expect_rc 2 "record -o /dev/stderr" "$PTLOG" record -q -o /dev/stderr -- "$TRACED_SH" -c 'echo x >&2'
+run bash -c "'$PTLOG' record -q -o - -- '$TRACED_SH' -c true >both.ptl 2>&1"
+[ "$RC" = 2 ] && grep -q 'writes there too' both.ptl && ok || bad "record -o - >f 2>&1: exit $RC"
+
 # attach: a running instrumented program, until it ends (killed here once events arrive).
 "$SAMPLES/record" big.ptl 3000000 >/dev/null &
 pid=$!
@@ -207,6 +227,18 @@ wait "$pid"
 "$PTLOG" dump att.ptl | tail -1 | grep -q 'tracelog_process_end' && ok || bad "attach: the end is not recorded"
 expect_rc 0 "the attached log verifies" "$PTLOG" verify -q att.ptl
 check_identity att.ptl "$SAMPLES/record" record "attach"
+
+# attach with an UNTIL_FULL stream ends once the stream is full (man page), the program running on.
+"$SAMPLES/record" big3.ptl 3000000 >/dev/null &
+pid=$!
+for _ in $(seq 200); do [ -e "/dev/shm/tracelog.$(id -u).$pid" ] && break; sleep 0.05; done
+expect_rc 0 "attach --stream-policy until-full ends when full" timeout 30 "$PTLOG" attach -q \
+    --stream-policy until-full --stream-size 64k "$pid" -o uf.ptl
+kill -0 "$pid" && ok || bad "attach until-full: the program did not run on"
+kill -TERM "$pid"
+wait "$pid"
+n=$("$PTLOG" dump uf.ptl | awk "$NAME"' name() ~ /^request/' | wc -l)
+[ "$n" -gt 0 ] && ok || bad "attach until-full: no request events"
 
 # attach with a LOOP stream: what the stream holds is written when the program ends (killed
 # here), with the end: the controller notices it, no flush is asked for.

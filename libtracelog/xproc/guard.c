@@ -68,7 +68,7 @@ static int zero_fill(uintptr_t a)
     atomic_fetch_add(&filling, 1);
     int done = 0;
     for (int i = 0; i < TL_GUARD_RANGES && !done; i++) {
-        uintptr_t e = atomic_load_explicit(&ranges[i].end, memory_order_acquire);
+        uintptr_t e = atomic_load(&ranges[i].end); /* seq_cst: ordered after the count, as unregister's clear */
         uintptr_t s = atomic_load_explicit(&ranges[i].start, memory_order_relaxed);
         if (e > CLAIMED && a >= s && a < e)
             done = mmap((void *)s, e - s, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
@@ -124,7 +124,9 @@ void tl_guard_unregister(const void *base)
     for (int i = 0; i < TL_GUARD_RANGES; i++)
         if (atomic_load(&ranges[i].end) > CLAIMED && atomic_load(&ranges[i].start) == (uintptr_t)base) {
             atomic_store(&ranges[i].end, 0);
-            while (atomic_load(&filling)) /* a handler filling it: one mmap, then it is done */
+            /* A handler filling it: one mmap, then it is done. Bounded: a fork in the middle leaves the
+               child a count no handler of its own will take back. */
+            for (int spins = 0; atomic_load(&filling) && spins < 100000; spins++)
                 sched_yield();
             return;
         }

@@ -467,7 +467,8 @@ static int check_output_not_input(const args *a, char *const *inputs, size_t n)
 /* Binary output (.ptl, Perfetto) is never sent to a terminal by accident. */
 static int check_binary_output(const args *a)
 {
-    if ((!a->output || strcmp(a->output, "-") == 0) && isatty(STDOUT_FILENO))
+    int fd = a->output ? ptlog_out_named_fd(a->output) : STDOUT_FILENO;
+    if (fd >= 0 && isatty(fd))
         return usage_error(a->cmd, "refusing to write a binary %s to a terminal; use -o FILE",
                            a->to == PTLOG_FMT_PERFETTO ? "Perfetto trace" : ".ptl log");
     return 0;

@@ -26,8 +26,10 @@ static void *xmalloc_or_null(size_t n) { return malloc(n); }
  * file it has open and renaming a new file over it once lost what the shell
  * had written there before (`ptlog dump -o /dev/stdout >> journal`).
  */
-static int named_descriptor(const char *p)
+int ptlog_out_named_fd(const char *p)
 {
+    if (strcmp(p, "-") == 0)
+        return STDOUT_FILENO;
     if (strcmp(p, "/dev/stdout") == 0)
         return STDOUT_FILENO;
     if (strcmp(p, "/dev/stderr") == 0)
@@ -57,7 +59,7 @@ static char *resolve_links(const char *path)
     char *p = strdup(path);
     for (int hop = 0; p && hop < SYMLINK_HOPS_MAX; hop++) {
         struct stat st;
-        if (named_descriptor(p) >= 0 || lstat(p, &st) != 0 || !S_ISLNK(st.st_mode))
+        if (ptlog_out_named_fd(p) >= 0 || lstat(p, &st) != 0 || !S_ISLNK(st.st_mode))
             return p;
         char target[4096];
         ssize_t n = readlink(p, target, sizeof target - 1);
@@ -112,7 +114,7 @@ int ptlog_out_open(ptlog_out *o, const char *path)
         return PTLOG_EXIT_OUTPUT;
     }
     path = o->path;
-    int named_fd = named_descriptor(path);
+    int named_fd = ptlog_out_named_fd(path);
     if (named_fd == STDOUT_FILENO) { /* "-" itself */
         free(o->path);
         o->path = NULL;
@@ -172,7 +174,7 @@ int ptlog_out_open(ptlog_out *o, const char *path)
     /* mkstemp creates 0600: the mode of the file it replaces (a private file stays private), else the
        one a plain creat() would give. */
     if (stat(path, &st) == 0) {
-        fchmod(o->fd, st.st_mode & 07777);
+        fchmod(o->fd, st.st_mode & 0777); /* not its set-id bits: a log is no program */
     } else {
         mode_t mask = umask(0);
         umask(mask);

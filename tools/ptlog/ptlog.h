@@ -139,6 +139,12 @@ const char *ptlog_out_name(const ptlog_out *o);
 /* 1 once an output was opened on standard output. */
 int ptlog_out_stdout_claimed(void);
 /*
+ * The descriptor an output path names: - and /dev/stdout 1, /dev/stderr 2, /dev/fd/N, /proc/self/fd/N
+ * and /proc/PID/fd/N (this process's) N; -1 for any other path. Such an output is that descriptor,
+ * written in place.
+ */
+int ptlog_out_named_fd(const char *path);
+/*
  * Before a .ptl log is written to o: a descriptor ptlog did not create (standard output, /dev/fd/N)
  * that is a regular file must be at its start, and not opened to append to what it holds (the
  * writer writes from offset 0 and truncates: it once erased what `>>` or a `{ ...; } > f` group had

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -425,6 +426,14 @@ static int finish(const char *cmd, trace_id_t trid, ptlog_out *out, const rec_op
     return rc;
 }
 
+/* a and b are one file, other than a device (/dev/null takes anything). */
+static int same_open_file(int a, int b)
+{
+    struct stat sa, sb;
+    return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
+           !S_ISCHR(sa.st_mode);
+}
+
 /*
  * The log's descriptor (ptlog_out: standard output for "-"; a device or
  * FIFO written in place; else a temporary file beside the output). An
@@ -433,8 +442,17 @@ static int finish(const char *cmd, trace_id_t trid, ptlog_out *out, const rec_op
  */
 static int open_output(const char *cmd, ptlog_out *out, const rec_opts *o)
 {
-    if (strcmp(o->output, "-") == 0 && isatty(STDOUT_FILENO)) {
+    int named = ptlog_out_named_fd(o->output);
+    if (named >= 0 && isatty(named)) {
         ptlog_msg(cmd, "refusing to write a binary .ptl log to a terminal; use -o FILE");
+        return PTLOG_EXIT_USAGE;
+    }
+    /* Standard error is ptlog's and the program's, and standard output the program's but for -
+       (record moves it to standard error): a log written where they write would take that in. */
+    if (named >= 0 && (named == STDERR_FILENO || same_open_file(named, STDERR_FILENO) ||
+                       (named != STDOUT_FILENO && same_open_file(named, STDOUT_FILENO)))) {
+        ptlog_msg(cmd, "-o %s: the program or ptlog writes there too (standard output or error); use -o FILE",
+                  o->output);
         return PTLOG_EXIT_USAGE;
     }
     int rc = ptlog_out_open(out, o->output);
@@ -551,10 +569,10 @@ int ptlog_cmd_record(int argc, char **argv)
     wait_loop(trid, o.quiet, child_ended, pid, warning);
     if (stop_signal) /* Ctrl-C or a TERM for ptlog: the program gets it too, and we wait for it */
         kill(pid, stop_signal);
-    /* A program may ignore the signal: another one for ptlog kills it (a second Ctrl-C). */
-    for (sig_atomic_t forwarded = stop_count; !child_ended(pid);) {
-        if (stop_count != forwarded) {
-            forwarded = stop_count;
+    /* A program may ignore the signal: another one for ptlog kills it (a second Ctrl-C, however soon). */
+    for (int killed = 0; !child_ended(pid);) {
+        if (stop_count >= 2 && !killed) {
+            killed = 1;
             kill(pid, SIGKILL);
         }
         struct timespec ms = {0, 1000000};
@@ -580,15 +598,21 @@ int ptlog_cmd_record(int argc, char **argv)
     return code;
 }
 
-static int attached_pidfd = -1;
+static int attached_pidfd = -1, attached_until_full;
+static trace_id_t attached;
 
 /*
  * The attached process ended: its pidfd says so (also while it is a zombie its parent has not
- * reaped); without pidfds, once it is gone. Never the stream's state: that word is in the buffer
- * the process shares, and it could end ptlog's tracing by writing it.
+ * reaped); without pidfds, once it is gone. Or, with until-full, the stream is full (the first
+ * events are all there are to write). The stream's state alone never ends it: that word is in the
+ * buffer the process shares (written as SUSPENDED, it once ended the tracing of a FLUSH stream).
  */
 static int attach_ended(pid_t pid)
 {
+    struct posix_trace_status_info si;
+    if (attached_until_full && posix_trace_get_status(attached, &si) == 0 &&
+        si.posix_stream_full_status == POSIX_TRACE_FULL && si.posix_stream_status == POSIX_TRACE_SUSPENDED)
+        return 1;
     if (attached_pidfd >= 0) {
         struct pollfd p = {.fd = attached_pidfd, .events = POLLIN};
         return poll(&p, 1, 0) > 0;
@@ -621,7 +645,7 @@ int ptlog_cmd_attach(int argc, char **argv)
 #ifdef SYS_pidfd_open
     attached_pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0); /* before tracing begins: the pid is that process's */
 #endif
-    trace_id_t attached;
+    attached_until_full = o.stream_policy == POSIX_TRACE_UNTIL_FULL;
     rc = start_tracing("attach", (pid_t)pid, &o, out.fd, &attached);
     if (rc) {
         ptlog_out_abort(&out);
