@@ -53,7 +53,7 @@ no_sanitizer_report() {
 }
 
 for end in exit kill; do
-    for mode in none random header counters timestamps sizes skips locks names ctl cut-names cut-ctl; do
+    for mode in none random header counters timestamps sizes skips locks names ctl cut-names cut-ctl cut-table; do
         desc="record, $mode, $end"
         start=$(date +%s)
         timeout -s KILL "$BOUND" "$PTLOG" record -q --stream-size 1M -o "$mode.$end.ptl" -- \

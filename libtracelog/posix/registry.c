@@ -176,6 +176,8 @@ static int quota_claim(tl_trace *t)
     uint32_t entry;
     if (quota_state < 0)
         return 0;
+    if (t->active.remote) /* a controller: the traced process shares the table (tl_quota_guard) */
+        tl_quota_guard(&quota);
     if (tl_quota_acquire(&quota, &entry))
         return EAGAIN;
     t->quota_entry = entry + 1;

@@ -354,6 +354,18 @@ int tl_ctl_open_or_make(pid_t pid, tl_ctl_peer *p)
     return e;
 }
 
+/*
+ * A copy of the control object fd opens (then closed): 1, or 0 if it is shorter. Read, not mapped:
+ * its maker, or a process with its pid, can truncate it between our size check and the read,
+ * which a mapping would turn into SIGBUS.
+ */
+static int read_copy(int fd, tl_ctl *c)
+{
+    ssize_t n = pread(fd, c, sizeof *c, 0);
+    close(fd);
+    return n == (ssize_t)sizeof *c;
+}
+
 void tl_ctl_remove_if_dead(const tl_ctl_peer *p)
 {
     if (tl_proc_alive(&p->token))
@@ -361,16 +373,12 @@ void tl_ctl_remove_if_dead(const tl_ctl_peer *p)
     char name[TL_SHM_NAME_MAX];
     tl_ctl_name(name, p->euid, p->token.pid);
     int fd;
-    if (tl_shmobj_open(name, p->euid, TL_CTL_SIZE, &fd, NULL))
-        return;
-    tl_ctl *c = mmap(NULL, TL_CTL_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
-    if (c == MAP_FAILED)
+    tl_ctl c;
+    if (tl_shmobj_open(name, p->euid, TL_CTL_SIZE, &fd, NULL) || !read_copy(fd, &c))
         return;
     /* Only the dead process's own: a later process with its pid may have made its own. */
-    if (atomic_load(&c->magic) == TL_CTL_MAGIC && c->pid == p->token.pid && c->start == p->token.start)
+    if (atomic_load(&c.magic) == TL_CTL_MAGIC && c.pid == p->token.pid && c.start == p->token.start)
         tl_shmobj_unlink(name);
-    munmap(c, TL_CTL_SIZE);
 }
 
 /* "tracelog.<euid>.<pid>" or "tracelog.<euid>.<pid>.<hex>": 1 with *pid and *stream. */
@@ -403,21 +411,17 @@ static int ctl_object_dead(const char *path, uint32_t pid)
     if (fd < 0)
         return 0;
     struct stat st;
-    tl_ctl *c = MAP_FAILED;
     int sized = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == TL_CTL_SIZE;
-    if (sized)
-        c = mmap(NULL, TL_CTL_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
     if (!sized) {
+        close(fd);
         tl_proc_token t;
         return S_ISREG(st.st_mode) && tl_proc_token_of((pid_t)pid, &t) == ESRCH;
     }
-    if (c == MAP_FAILED)
+    tl_ctl c;
+    if (!read_copy(fd, &c))
         return 0;
-    tl_proc_token t = {c->pid, c->start};
-    int dead = atomic_load(&c->magic) == TL_CTL_MAGIC && !tl_proc_alive(&t);
-    munmap(c, TL_CTL_SIZE);
-    return dead;
+    tl_proc_token t = {c.pid, c.start};
+    return atomic_load(&c.magic) == TL_CTL_MAGIC && !tl_proc_alive(&t);
 }
 
 unsigned tl_ctl_sweep(unsigned max)

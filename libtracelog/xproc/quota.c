@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "xproc/guard.h"
 #include "xproc/proc.h"
 
 #define OPEN_ATTEMPTS 4
@@ -116,9 +117,21 @@ int tl_quota_open(const char *name, uint32_t entries, tl_quota *q)
 
 void tl_quota_close(tl_quota *q)
 {
+    if (q->guarded)
+        tl_guard_unregister(q->t);
     if (q->t)
         munmap(q->t, TL_QUOTA_SIZE);
     q->t = NULL;
+    q->guarded = 0;
+}
+
+int tl_quota_guard(tl_quota *q)
+{
+    if (!q->t || q->guarded)
+        return 0;
+    int e = tl_guard_register(q->t, TL_QUOTA_SIZE);
+    q->guarded = !e;
+    return e;
 }
 
 int tl_quota_acquire(tl_quota *q, uint32_t *entry)

@@ -29,6 +29,7 @@ typedef struct tl_quota {
     tl_quota_table *t;
     uint32_t entries;
     uint64_t self; /* our packed token */
+    int guarded;   /* registered with the SIGBUS guard (tl_quota_guard) */
 } tl_quota;
 
 /* "/tracelog.<euid>.streams" */
@@ -50,6 +51,14 @@ void tl_quota_name_from_env(char out[TL_SHM_NAME_MAX], uint32_t euid);
  */
 int tl_quota_open(const char *name, uint32_t entries, tl_quota *q);
 void tl_quota_close(tl_quota *q);
+/*
+ * For a controller: every process of the user shares the table, a traced one too, which can
+ * truncate it. Registered with the SIGBUS guard, an access past its new end finds zeros (no entry
+ * held) instead of killing the controller (ptlog record's shutdown once died releasing its entry).
+ * Only controllers: the guard's handler is a process-wide SIGBUS handler, which a program tracing
+ * itself does not get. 0 or the guard's errno.
+ */
+int tl_quota_guard(tl_quota *q);
 
 /* Takes an entry: 0 with *entry, or EAGAIN when every entry is held by a live process. */
 int tl_quota_acquire(tl_quota *q, uint32_t *entry);

@@ -29,6 +29,9 @@
  *   cut-ctl     truncates its control object to 0 bytes half way (the
  *               controller writes and reads it; the program's own next
  *               event faults too: it ends by SIGBUS)
+ *   cut-table   truncates the user's stream table (TRACE_SYS_MAX's, which
+ *               every process of the user shares: the controller's
+ *               shutdown once died releasing its entry there)
  * SECONDS: how long it records and scribbles. END: "exit" (default) or
  * "kill" (SIGKILL itself at the end: the controller sees no exit()).
  * Exit status 0, 2 for bad arguments.
@@ -185,6 +188,17 @@ static void flip_kind(region s)
         __atomic_store_n((uint32_t *)(void *)(s.base + off), next_random() & 1 ? skip : event, __ATOMIC_RELAXED);
 }
 
+/* The user's stream table (xproc/quota.c's name: TRACELOG_STREAMS_TABLE's tag, as the tests set it), cut to 0. */
+static void cut_table(void)
+{
+    const char *tag = getenv("TRACELOG_STREAMS_TABLE");
+    char path[160];
+    snprintf(path, sizeof path, "/dev/shm/tracelog.%u.streams%s%s", (unsigned)geteuid(), tag && *tag ? "." : "",
+             tag ? tag : "");
+    if (truncate(path, 0) == 0)
+        fprintf(stderr, "hostile_traced: cut %s\n", path);
+}
+
 static void scribble(const char *mode, region s, region names, region ctl)
 {
     if (!strcmp(mode, "random") && s.base)
@@ -225,7 +239,7 @@ int main(int argc, char **argv)
 {
     static const char *const modes[] = {"none",  "random", "header",    "counters", "timestamps",
                                         "sizes", "locks",  "names",     "ctl",      "cut-names",
-                                        "cut-ctl", "suspend", "skips"};
+                                        "cut-ctl", "suspend", "skips", "cut-table"};
     int known = 0;
     for (size_t i = 0; argc >= 3 && i < sizeof modes / sizeof modes[0]; i++)
         known |= !strcmp(argv[1], modes[i]);
@@ -254,7 +268,10 @@ int main(int argc, char **argv)
         double elapsed = (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9;
         if (elapsed >= seconds)
             break;
-        if (!cut_done && elapsed >= seconds / 2 && !strncmp(argv[1], "cut-", 4)) {
+        if (!cut_done && elapsed >= seconds / 2 && !strcmp(argv[1], "cut-table")) {
+            cut_table();
+            cut_done = 1;
+        } else if (!cut_done && elapsed >= seconds / 2 && !strncmp(argv[1], "cut-", 4)) {
             cut(find_mapping(strcmp(argv[1], "cut-names") ? "ctl" : "names"));
             cut_done = 1;
         }
