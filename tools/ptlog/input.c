@@ -162,7 +162,7 @@ void ptlog_in_close(ptlog_in *in)
 }
 
 /* Does the first JSON object look like a whole document? See the rules above. */
-static int looks_like_document(const unsigned char *p, size_t n)
+int ptlog_looks_like_document(const unsigned char *p, size_t n)
 {
     int depth = 0, in_str = 0, esc = 0, key_start = -1;
     for (size_t i = 0; i < n; i++) {
@@ -220,7 +220,7 @@ ptlog_format ptlog_detect(const unsigned char *p, size_t n)
         i++;
     if (i == n || p[i] != '{')
         return PTLOG_FMT_AUTO;
-    return looks_like_document(p + i, n - i) ? PTLOG_FMT_JSON : PTLOG_FMT_JSONL;
+    return ptlog_looks_like_document(p + i, n - i) ? PTLOG_FMT_JSON : PTLOG_FMT_JSONL;
 }
 
 ptlog_format ptlog_format_parse(const char *name)

@@ -61,8 +61,6 @@ typedef struct json_src {
     /* lines */
     json_t *pending;     /* an event line read while looking for the header */
     uint64_t pending_line;
-    json_t *line_events; /* a whole document on the first line (its "events" past what detection looks at) */
-    size_t line_events_next;
 } json_src;
 
 enum { DOC_HEAD, DOC_EVENTS, DOC_TAIL, DOC_DONE };
@@ -1104,14 +1102,6 @@ static int own_line(json_src *s, raw_event *r)
 static int lines_next(ptlog_src *base, tracelog_event *ev)
 {
     json_src *s = (json_src *)base;
-    if (s->line_events) {
-        if (s->line_events_next < json_array_size(s->line_events)) {
-            int rc = event_from_json(s, json_array_get(s->line_events, s->line_events_next++), ev);
-            return rc ? -rc : 1;
-        }
-        json_decref(s->line_events);
-        s->line_events = NULL;
-    }
     for (;;) {
         json_t *o = s->pending;
         int rc;
@@ -1163,20 +1153,20 @@ static int lines_start(json_src *s)
     int rc = ptlog_json_next_line(&s->scan, &start, &len);
     if (rc || len == 0)
         return rc;
+    /* A JSON document on one line whose "events" come after the first 4 KiB that detection looks
+       at (many event types, jq -c): read as the document it is, streamed value by value (its events
+       were once dropped without a word). */
+    if (ptlog_looks_like_document((const unsigned char *)s->scan.buf + start, len)) {
+        s->scan.lines = 0;
+        s->scan.pos = start;
+        s->scan.scanned = 0;
+        s->base.next = doc_next;
+        return doc_start(s);
+    }
     if ((rc = ptlog_json_load_line(&s->scan, start, len, &o)))
         return rc;
     if (is_header(o)) {
         rc = parse_header(s, o);
-        /* A JSON document on one line whose "events" come after the first 4 KiB that detection looks
-           at (many event types, jq -c): its events, which were once dropped without a word. */
-        json_t *events = json_object_get(o, "events");
-        if (!rc && events && !json_is_array(events)) {
-            char w[512];
-            ptlog_msg(where(s, w, sizeof w), "key \"events\": expected an array");
-            rc = PTLOG_EXIT_INPUT;
-        }
-        if (!rc && events)
-            s->line_events = json_incref(events);
         json_decref(o);
         return rc;
     }
@@ -1236,7 +1226,6 @@ static void js_close(ptlog_src *base)
 {
     json_src *s = (json_src *)base;
     json_decref(s->pending);
-    json_decref(s->line_events);
     tracelog_event_types_free(s->types);
     free_schemas(s);
     free(s->data);
@@ -1280,7 +1269,6 @@ int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out)
     if (rc) {
         s->scan.in = NULL; /* the caller still owns in on failure */
         json_decref(s->pending);
-    json_decref(s->line_events);
         tracelog_event_types_free(s->types);
         free_schemas(s);
         free(s->data);

@@ -562,6 +562,9 @@ int ptlog_in_open(ptlog_in *in, const char *path);
 long ptlog_in_read(ptlog_in *in, void *buf, size_t n);
 void ptlog_in_close(ptlog_in *in);
 ptlog_format ptlog_detect(const unsigned char *p, size_t n);
+/* Whether the JSON object at p (its first n bytes) is a whole document: an "events" key at its top
+   level, or it goes on past a newline (README, Input format detection). */
+int ptlog_looks_like_document(const unsigned char *p, size_t n);
 
 /* JSON sources (json_in.c): the input is already opened and detected. */
 int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out);
