@@ -4,7 +4,6 @@
  * announcement protocol over its slots is in announce.c.
  */
 #include "xproc/ctl.h"
-#include "xproc/guard.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,6 +16,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "xproc/guard.h"
 
 #define CREATE_ATTEMPTS 4 /* each attempt removes one stale object or loses one race */
 #define MADE_WAIT_STEPS 200 /* x 100 us: how long a half-made object is waited for */

@@ -53,14 +53,14 @@ static void pass_on(int sig, siginfo_t *si, void *uc)
 
 int tl_guard_claims(const siginfo_t *si) { return si->si_code > 0 && in_ranges((uintptr_t)si->si_addr); }
 
+static _Atomic int filling; /* handlers in zero_fill: tl_guard_unregister waits for them */
+
 /*
  * Replaces the registered mapping holding a with private zero pages: an
  * access re-run there reads zeros, as if the other process had written
  * them, which every reader of shared memory already takes as it takes any
  * value. 1 if a lies in a registered mapping and it was replaced.
  */
-static _Atomic int filling; /* handlers in zero_fill: tl_guard_unregister waits for them */
-
 static int zero_fill(uintptr_t a)
 {
     /* Counted before the table is read: a range unregistered meanwhile (then unmapped, its
