@@ -188,9 +188,9 @@ int ptlog_json_scan_value(ptlog_json_scan *s, size_t *start, size_t *len)
         }
         if (p == s->len) {
             size_t keep = begin;
-            int r = refill(s, &keep);
-            p -= begin;
-            begin = 0;
+            int r = refill(s, &keep); /* keep: where begin's byte is now (refill at the end moves nothing) */
+            p = p - begin + keep;
+            begin = keep;
             if (r < 0)
                 return -r;
             if (r > 0)
