@@ -188,21 +188,6 @@ rc=$?
 "$PTLOG" dump ignore.ptl | tail -1 | grep -q 'tracelog_process_end { how = SIGNALED, code = 9 }' && ok ||
     bad "record, a second TERM: the end is not SIGKILL's: $("$PTLOG" dump ignore.ptl | tail -1)"
 
-# Two TERMs at once (before record passed the first on) kill it as well (the second was lost).
-rm -f ignoring
-"$PTLOG" record -q -o ignore2.ptl -- "$TRACED_SH" -c 'trap "" INT TERM; : >ignoring; exec sleep 30' &
-rpid=$!
-for _ in $(seq 200); do [ -e ignoring ] && break; sleep 0.05; done
-kill -TERM "$rpid"
-kill -TERM "$rpid"
-for _ in $(seq 100); do kill -0 "$rpid" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$rpid" 2>/dev/null; then
-    bad "record still runs 10 s after two TERMs at once"
-    pkill -KILL -P "$rpid"
-fi
-wait "$rpid"
-rc=$?
-[ "$rc" = $((128 + 9)) ] && ok || bad "record, two TERMs at once: exit $rc, not 137"
 # A log where the program or ptlog writes too is refused: standard error, or - with 2>&1.
 expect_rc 2 "record -o /dev/stderr" "$PTLOG" record -q -o /dev/stderr -- "$TRACED_SH" -c 'echo x >&2'
 run bash -c "'$PTLOG' record -q -o - -- '$TRACED_SH' -c true >both.ptl 2>&1"
