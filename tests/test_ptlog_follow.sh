@@ -49,6 +49,21 @@ head -c "$cut" many.ptl >cut.ptl
 [ -s cut.txt ] && [ "$(wc -l <cut.txt)" -lt "$(wc -l <many.txt)" ] && grep -q "incomplete or damaged block" cut.err &&
     ok || bad "the half log is not a torn log with some events: $(cat cut.err)"
 
+# ---- a LOOP log whose header is written and its metadata not yet: the follower waits for it ----
+# (opened between the two, it began its output with a log of no program).
+head -c 64 "$SRC/samples/golden/loop.ptl" >ringhead.ptl
+sleep 60 &
+writer=$!
+"$PTLOG" convert --follow --writer-pid "$writer" ringhead.ptl --to jsonl >ringhead.jsonl 2>ringhead.err &
+follower=$!
+sleep 0.5
+tail -c +65 "$SRC/samples/golden/loop.ptl" >>ringhead.ptl
+wait_exit "$follower"
+kill "$writer" 2>/dev/null
+[ "$RC" = 0 ] && ok || bad "follower of a LOOP log written after its header: exit $RC: $(cat ringhead.err)"
+head -1 ringhead.jsonl | grep -q '"program":"/usr/bin/golden"' && ok ||
+    bad "follower of a LOOP log written after its header: no program: $(head -c 300 ringhead.jsonl)"
+
 # ---- a log written in two parts, the first ending inside a block ---------------------------
 sleep 60 &
 writer=$!

@@ -354,6 +354,34 @@ static int wait_not_empty(const char *path)
     return 0;
 }
 
+/* Whether r's open found no metadata block: a log whose writer has written its header, not yet that. */
+static int lacks_metadata(tracelog_reader *r)
+{
+    for (size_t i = 0, n = tracelog_reader_problem_count(r); i < n; i++)
+        if (strcmp(tracelog_reader_problem_condition(r, i), "NO_METADATA") == 0)
+            return 1;
+    return 0;
+}
+
+/*
+ * A LOOP log's reader, once its metadata block is there (waited for as the header is): opened
+ * between the two writes, the follower's output began with a log of no program (the composition
+ * matrix's follow-loop row saw it under load).
+ */
+static tracelog_status open_ring(ptlog_in *in, tracelog_reader **r, tracelog_error *err)
+{
+    for (unsigned waited = 0;; waited += 50) {
+        memset(err, 0, sizeof *err);
+        tracelog_status st = tracelog_reader_open(in->fd, NULL, r, err);
+        if (st != TRACELOG_OK || !lacks_metadata(*r) || waited >= HEADER_WAIT_MS || interrupted)
+            return st;
+        tracelog_reader_close(*r);
+        *r = NULL;
+        struct timespec nap = {0, 50000000};
+        nanosleep(&nap, NULL);
+    }
+}
+
 int ptlog_follow_src_open(const char *path, const ptlog_follow_opts *o, ptlog_src **out, tracelog_reader **reader)
 {
     tracelog_reader *r = NULL;
@@ -370,8 +398,7 @@ int ptlog_follow_src_open(const char *path, const ptlog_follow_opts *o, ptlog_sr
         rc = ptlog_ptl_src_open(in, out, &r);
     } else if (!rc && ptlog_in_is_ring(in)) { /* a LOOP log: its ring read again as it changes */
         tracelog_error err;
-        memset(&err, 0, sizeof err);
-        tracelog_status st = tracelog_reader_open(in->fd, NULL, &r, &err);
+        tracelog_status st = open_ring(in, &r, &err);
         rc = st != TRACELOG_OK ? ptlog_ptl_open_error(in->name, st, &err) : ptlog_follow_ring_open(in, r, o, out);
     } else if (!rc) {
         rc = open_follow_reader(in, &r);
