@@ -231,13 +231,23 @@ int ptlog_json_scan_value(ptlog_json_scan *s, size_t *start, size_t *len)
     return 0;
 }
 
-/* Whether [p, p + len) holds more than JSON_NODES_MAX values: counted by their openers and separators. */
-static int too_many_values(const char *p, size_t len)
+enum { JANSSON_OK, TOO_MANY_VALUES, NUL_BYTE };
+
+/*
+ * What [p, p + len) must not hand jansson, in one pass: more than JSON_NODES_MAX values (counted by
+ * their openers and separators), or a NUL byte (jansson took one for a blank, or for the end), whose
+ * offset goes to *nul.
+ */
+static int jansson_refuses(const char *p, size_t len, size_t *nul)
 {
     size_t values = 1;
     int in_str = 0;
     for (size_t i = 0; i < len; i++) {
         char c = p[i];
+        if (c == 0) {
+            *nul = i;
+            return NUL_BYTE;
+        }
         if (in_str) {
             if (c == '\\')
                 i++;
@@ -246,10 +256,10 @@ static int too_many_values(const char *p, size_t len)
         } else if (c == '"') {
             in_str = 1;
         } else if ((c == '[' || c == '{' || c == ',') && ++values > JSON_NODES_MAX) {
-            return 1;
+            return TOO_MANY_VALUES;
         }
     }
-    return 0;
+    return JANSSON_OK;
 }
 
 /* Parses a value of the document with jansson (errors with absolute positions). */
@@ -258,11 +268,12 @@ int ptlog_json_load_value(ptlog_json_scan *s, size_t start, size_t len, json_t *
     uint64_t line, col;
     ptlog_json_position(s, start, &line, &col);
     *out = NULL;
-    if (too_many_values(s->buf + start, len))
+    size_t nul;
+    switch (jansson_refuses(s->buf + start, len, &nul)) {
+    case TOO_MANY_VALUES:
         return ptlog_json_syntax_at(s, line, col, "a value of more than 524,288 values (the limit: README, Limits)");
-    const char *nul = memchr(s->buf + start, 0, len); /* jansson took one for blank, or for the end */
-    if (nul) {
-        ptlog_json_position(s, (size_t)(nul - s->buf), &line, &col);
+    case NUL_BYTE:
+        ptlog_json_position(s, start + nul, &line, &col);
         return ptlog_json_syntax_at(s, line, col, "a NUL byte (JSON text has none)");
     }
     json_error_t e;
@@ -331,15 +342,15 @@ int ptlog_json_take_line(ptlog_json_scan *s, size_t nl)
 int ptlog_json_load_line(ptlog_json_scan *s, size_t start, size_t len, json_t **out)
 {
     *out = NULL;
-    if (too_many_values(s->buf + start, len)) {
+    size_t nul;
+    switch (jansson_refuses(s->buf + start, len, &nul)) {
+    case TOO_MANY_VALUES:
         ptlog_msg(NULL, "%s:%llu: a line of more than 524,288 values (the limit: README, Limits)", s->name,
                   (unsigned long long)s->line);
         return PTLOG_EXIT_INPUT;
-    }
-    const char *nul = memchr(s->buf + start, 0, len); /* jansson took one for blank, or for the end */
-    if (nul) {
+    case NUL_BYTE:
         ptlog_msg(NULL, "%s:%llu:%zu: a NUL byte (JSON text has none)", s->name, (unsigned long long)s->line,
-                  (size_t)(nul - (s->buf + start)) + 1);
+                  nul + 1);
         return PTLOG_EXIT_INPUT;
     }
     json_error_t e;
