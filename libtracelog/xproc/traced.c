@@ -22,6 +22,7 @@
 #include "xproc/guard.h"
 #include "xproc/proc.h"
 #include "xproc/remote.h"
+#include "stream/clock.h"
 #include "stream/consumer.h"
 #include "xproc/traced.h"
 
@@ -135,20 +136,26 @@ static int read_identity(tl_remote *rm, tl_remote_identity *id)
 
 /*
  * An exec replaces the executable first, then closes the close-on-exec
- * files (which tells ptlog record the program runs), and only then sets the
- * command name, and later the arguments: in between, the name read is still
- * ours (the arguments are empty, the command name the old one). So a name
- * that is still ours is read again, for at most SETTLE_TRIES * 100 us: for
- * a program whose name is ours too, that is all it waits.
+ * files (which tells ptlog record the program runs), then sets the command
+ * name, and only then the arguments: in between, the name read is still
+ * ours (the arguments are empty, the command name the old one). So once the
+ * executable is the program's, its name is read when its arguments are there
+ * or it is gone, waiting at most SETTLE_NS: a busy machine may not run it
+ * for a while (10 ms were once too few), and the window is a few
+ * microseconds of its own.
  */
-#define SETTLE_TRIES 100
+#define SETTLE_NS 2000000000ull
 static void settle_name(const tl_remote *rm, tl_remote_identity *id)
 {
-    for (int i = 0; i < SETTLE_TRIES && strcmp(id->name, rm->self_comm) == 0; i++) {
+    char path[64], cmd[2];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)id->pid);
+    uint64_t start = tl_clock_mono_ns();
+    while (tl_proc_read_small(path, cmd, sizeof cmd) <= 0 && tl_proc_alive(&rm->r.peer.token) &&
+           tl_clock_mono_ns() - start < SETTLE_NS) {
         struct timespec t = {0, 100000};
         nanosleep(&t, NULL);
-        name_of((pid_t)id->pid, id->name, sizeof id->name);
     }
+    name_of((pid_t)id->pid, id->name, sizeof id->name);
 }
 
 /* Under the guard: 1 if a producer wrote one of the stream's user lanes (only the traced process does). */
