@@ -104,7 +104,7 @@ static void define_user(tracelog_writer *w, const tl_names *names, trace_event_i
  * Defines user id unless a controller opened it (to filter it) before the
  * process did: then not yet, since the process may still open it typed, and
  * a name the log defined without its schema would stay so. 0, or 1: retry
- * at the next drain (no event of it can come before: the process has not
+ * before the next chunk (no event of it can come before: the process has not
  * got its id yet).
  */
 static int define_or_defer(tracelog_writer *w, const tl_names *names, trace_event_id_t id, int may_defer)

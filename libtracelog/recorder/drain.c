@@ -163,17 +163,10 @@ static int after_end(const tl_recorder *r)
     return r->end_logged && !r->params.inherited;
 }
 
-/* The event types registered since the last drain (by the traced process, for a controller's), so that the log names every event it holds. */
-static void define_new_types(tl_recorder *r)
-{
-    r->params.client.define_types(r->params.client.ctx, r->writer, 0);
-}
-
 int tl_rec_drain(tl_recorder *r, uint64_t until)
 {
     if (after_end(r))
         return 0;
-    define_new_types(r);
     if (r->grouped) { /* the groups took last */
         tl_groups_hand_back(r->groups, r->consumer);
         r->grouped = 0;
@@ -246,7 +239,6 @@ static int do_yield(void *c)
  */
 int tl_rec_drain_by_groups(tl_recorder *r)
 {
-    define_new_types(r);
     if (tl_remote_faulted(r->params.remote))
         return r->lost ? 0 : log_fault(r, 0);
     int e = 0, more = 1;

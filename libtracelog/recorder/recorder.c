@@ -383,6 +383,13 @@ static void free_recorder(tl_recorder *r)
     free(r);
 }
 
+/* The event types registered since (by the traced process, for a controller's): before each chunk goes out, so that every event has its name before it (io.h). */
+static void define_new_types(void *ctx, tracelog_writer *w)
+{
+    const tl_recorder *r = ctx;
+    r->params.client.define_types(r->params.client.ctx, w, 0);
+}
+
 /*
  * A thread's name is its comm (pthread_setname_np, prctl), read from /proc
  * when the writer first defines the thread and again at each write. A
@@ -437,6 +444,7 @@ static int start_writer(tl_recorder *r)
     }
     tl_writer_set_thread_namer(r->writer, name_thread, r);
     client->define_types(client->ctx, r->writer, 1);
+    tl_writer_set_type_definer(r->writer, define_new_types, r);
     tl_rec_xfsz_restore(&old);
     return 0;
 }

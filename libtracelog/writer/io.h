@@ -71,6 +71,15 @@ tl_chunk_builder *tl_writer_lane_target(tracelog_writer *w, size_t *limit, trace
  */
 typedef void (*tl_thread_namer)(void *ctx, uint32_t pid, uint64_t tid, uint32_t kernel_tid, char *name, size_t cap);
 void tl_writer_set_thread_namer(tracelog_writer *w, tl_thread_namer namer, void *ctx);
+/*
+ * Defines the event types registered since its last call (with
+ * tracelog_writer_define_event_schema), called before each chunk goes out:
+ * a program may register a name and record its event while its events are
+ * drained, and a reader of the log as a stream (a pipe) names an event
+ * from the types written before its chunk. NULL: none.
+ */
+typedef void (*tl_type_definer)(void *ctx, tracelog_writer *w);
+void tl_writer_set_type_definer(tracelog_writer *w, tl_type_definer definer, void *ctx);
 /* Asks the namer again for every thread the writer knows: a new name is a rename (written before the next chunk). */
 tracelog_status tl_writer_rename_threads(tracelog_writer *w);
 /* Writes the writer's own chunk in progress: before chunks built elsewhere, which hold newer events. */

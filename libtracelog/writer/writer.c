@@ -49,6 +49,8 @@ struct tracelog_writer {
     uint64_t thread_defs;      /* definitions made (at most TL_LOG_THREADS_MAX) */
     tl_thread_namer namer;     /* names a new thread (tl_writer_set_thread_namer), or NULL */
     void *namer_ctx;
+    tl_type_definer definer; /* defines new types before a chunk (tl_writer_set_type_definer), or NULL */
+    void *definer_ctx;
     size_t rename_at;          /* where the next tl_writer_rename_threads pass starts in the map */
 
     tl_chunk_builder chunk;
@@ -320,9 +322,11 @@ static tracelog_status write_batch(tracelog_writer *w, uint16_t type, size_t n, 
     return st;
 }
 
-/* Writes the types defined since the last call (EVENT_TYPES). */
+/* Writes the types defined since the last call (EVENT_TYPES), with those the definer has to add. */
 static tracelog_status write_pending_types(tracelog_writer *w)
 {
+    if (w->definer)
+        w->definer(w->definer_ctx, w);
     size_t n = w->ndefined - w->types_written;
     if (n == 0)
         return TRACELOG_OK;
@@ -692,6 +696,12 @@ void tl_writer_set_thread_namer(tracelog_writer *w, tl_thread_namer namer, void 
 {
     w->namer = namer;
     w->namer_ctx = ctx;
+}
+
+void tl_writer_set_type_definer(tracelog_writer *w, tl_type_definer definer, void *ctx)
+{
+    w->definer = definer;
+    w->definer_ctx = ctx;
 }
 
 #define RENAME_PASS 256
