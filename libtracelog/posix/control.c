@@ -383,7 +383,8 @@ int posix_trace_shutdown(trace_id_t trid)
     int e = tl_posix_acquire(trid, TL_ACTIVE_KINDS, &t);
     if (e)
         return e;
-    tl_posix_unregister(t); /* wakes blocked readers (EINVAL) and waits for them */
+    if (tl_posix_unregister(t)) /* wakes blocked readers (EINVAL) and waits for them */
+        return EINVAL;
     stop_stream(t, CALLER);
     if (t->active.log)
         e = tl_log_close(t->active.log);

@@ -91,8 +91,13 @@ int tl_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out);
 void tl_posix_release(tl_trace *t);
 /* EAGAIN when TRACE_SYS_MAX are in use: in this process, or for an active stream, by this user's processes. */
 int tl_posix_register(tl_trace *t, trace_id_t *trid);
-/* Marks t dying, waits for other users to leave, frees the slot. Caller holds one use. */
-void tl_posix_unregister(tl_trace *t);
+/*
+ * Marks t dying, waits for other users to leave, frees the slot: 0, and the
+ * caller (holding one use) frees t. EINVAL when another thread unregistered
+ * it first (two shutdowns at once): the caller's use is given back, and t
+ * is that thread's to free.
+ */
+int tl_posix_unregister(tl_trace *t);
 /*
  * A pre-recorded stream's handle checked and its read lock taken, without
  * a use: the one lock pair of posix_trace_getnext_event on a log. 0, EINVAL

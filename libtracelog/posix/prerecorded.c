@@ -77,7 +77,8 @@ int posix_trace_close(trace_id_t trid)
     int e = tl_posix_acquire(trid, 1u << TL_PRERECORDED, &t);
     if (e)
         return e;
-    tl_posix_unregister(t);
+    if (tl_posix_unregister(t))
+        return EINVAL;
     tracelog_reader_close(t->pre.reader); /* the caller's descriptor stays open */
     free(t);
     return 0;

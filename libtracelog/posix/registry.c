@@ -282,10 +282,15 @@ static int wake_readers(void *s)
     return 0;
 }
 
-void tl_posix_unregister(tl_trace *t)
+int tl_posix_unregister(tl_trace *t)
 {
     _Atomic uint64_t *word = &slots[t->slot].word;
     pthread_mutex_lock(&reg_lock);
+    if (!(atomic_load(word) & SLOT_OPEN)) { /* another thread's shutdown or close came first: it waits for our use */
+        pthread_mutex_unlock(&reg_lock);
+        tl_posix_release(t);
+        return EINVAL;
+    }
     __atomic_store_n(&t->dying, 1, __ATOMIC_RELEASE);
     atomic_fetch_and(word, ~SLOT_OPEN); /* no new uses from here on */
     if (t->active.stream && !t->active.remote)
@@ -304,4 +309,5 @@ void tl_posix_unregister(tl_trace *t)
     atomic_store(&slots[t->slot].t, NULL);
     quota_give_back(t);
     pthread_mutex_unlock(&reg_lock);
+    return 0;
 }
