@@ -236,13 +236,23 @@ static int announce(tl_trace *t, trace_id_t *trid)
     return e;
 }
 
-/* At exit, streams are shut down (POSIX: as if by posix_trace_shutdown), which writes their logs out. */
+/* Shutdowns under way on other threads (their logs are being written out): exit() waits for them. */
+static _Atomic int shutting_down;
+#define EXIT_WAIT_MS 10000
+
+/*
+ * At exit, streams are shut down (POSIX: as if by posix_trace_shutdown),
+ * which writes their logs out; a stream another thread is shutting down is
+ * its to finish, and exit waits for it (bounded: that thread may be stuck).
+ */
 static void at_exit(void)
 {
     trace_id_t trids[TRACE_SYS_MAX];
     size_t n = tl_posix_own_trids(trids, TRACE_SYS_MAX, TL_ACTIVE_KINDS);
     for (size_t i = 0; i < n; i++)
         posix_trace_shutdown(trids[i]);
+    for (int ms = 0; atomic_load(&shutting_down) > 0 && ms < EXIT_WAIT_MS; ms++)
+        usleep(1000);
 }
 
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
@@ -383,13 +393,17 @@ int posix_trace_shutdown(trace_id_t trid)
     int e = tl_posix_acquire(trid, TL_ACTIVE_KINDS, &t);
     if (e)
         return e;
-    if (tl_posix_unregister(t)) /* wakes blocked readers (EINVAL) and waits for them */
+    atomic_fetch_add(&shutting_down, 1);
+    if (tl_posix_unregister(t)) { /* wakes blocked readers (EINVAL) and waits for them */
+        atomic_fetch_sub(&shutting_down, 1);
         return EINVAL;
+    }
     stop_stream(t, CALLER);
     if (t->active.log)
         e = tl_log_close(t->active.log);
     t->active.log = NULL;
     free_trace(t);
+    atomic_fetch_sub(&shutting_down, 1);
     return e;
 }
 
