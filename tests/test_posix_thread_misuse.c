@@ -36,6 +36,7 @@ static int make_log(int names, int every)
     unlink(path);
     trace_attr_t attr;
     posix_trace_attr_init(&attr);
+    posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND); /* sequential: it can go through a pipe */
     trace_id_t trid;
     if (posix_trace_create_withlog(0, &attr, fd, &trid) || posix_trace_start(trid))
         TL_DIE("create_withlog");
@@ -111,6 +112,133 @@ static void test_two_closes_at_once(void)
         race_two(trid, posix_trace_close, "two closes", i);
     }
     close(fd);
+}
+
+/* ---- a log through a pipe, its names asked for meanwhile -------------------------------- */
+
+typedef struct {
+    int from, to; /* copies the log's bytes from `from` into the pipe `to`, a little at a time */
+} feed_args;
+
+static void *feed(void *p)
+{
+    feed_args *a = p;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(a->from, buf, sizeof buf)) > 0) {
+        for (ssize_t at = 0; at < n;) {
+            ssize_t w = write(a->to, buf + at, (size_t)(n - at));
+            if (w <= 0)
+                goto out;
+            at += w;
+        }
+        usleep(50);
+    }
+out:
+    close(a->to);
+    return NULL;
+}
+
+typedef struct {
+    trace_id_t trid;
+    atomic_int done;
+    int names; /* ids misuse.0 .. misuse.<names - 1> */
+} asker_args;
+
+static void *ask_names(void *p)
+{
+    asker_args *a = p;
+    char name[TRACE_EVENT_NAME_MAX + 1];
+    while (!atomic_load(&a->done)) {
+        for (trace_event_id_t id = POSIX_TRACE_UNNAMED_USEREVENT; id < POSIX_TRACE_UNNAMED_USEREVENT + a->names; id += 7)
+            posix_trace_eventid_get_name(a->trid, id, name);
+        trace_event_id_t id;
+        int unavailable;
+        posix_trace_eventtypelist_rewind(a->trid);
+        for (int k = 0; k < 50; k++)
+            posix_trace_eventtypelist_getnext_id(a->trid, &id, &unavailable);
+    }
+    return NULL;
+}
+
+/*
+ * A log read from a pipe grows its type table as getnext meets its name
+ * blocks; eventid_get_name and the type list read that table without the
+ * handle's lock: a heap-use-after-free under ASan (2 runs of 3), a race
+ * under TSan. Every event must still be read, each named.
+ */
+static void test_names_asked_while_a_pipe_is_read(void)
+{
+    enum { NAMES = 600 };
+    int log = make_log(NAMES, 4), pipe_fds[2];
+    if (pipe(pipe_fds) != 0)
+        TL_DIE("pipe");
+    lseek(log, 0, SEEK_SET);
+    feed_args f = {log, pipe_fds[1]};
+    pthread_t feeder, asker;
+    pthread_create(&feeder, NULL, feed, &f);
+    asker_args a = {0, 0, NAMES};
+    if (!CHECK_ERR(posix_trace_open(pipe_fds[0], &a.trid), 0))
+        TL_DIE("posix_trace_open");
+    pthread_create(&asker, NULL, ask_names, &a);
+    struct posix_trace_event_info info;
+    char data[64], name[TRACE_EVENT_NAME_MAX + 1];
+    size_t len;
+    int unavailable = 0, user = 0, named = 0;
+    while (posix_trace_getnext_event(a.trid, &info, data, sizeof data, &len, &unavailable) == 0 && !unavailable) {
+        if (info.posix_event_id <= POSIX_TRACE_UNNAMED_USEREVENT)
+            continue;
+        user++;
+        named += posix_trace_eventid_get_name(a.trid, info.posix_event_id, name) == 0 && strncmp(name, "misuse.", 7) == 0;
+    }
+    atomic_store(&a.done, 1);
+    pthread_join(asker, NULL);
+    pthread_join(feeder, NULL);
+    CHECK_EQ(user, NAMES);
+    CHECK_EQ(named, NAMES);
+    CHECK_ERR(posix_trace_close(a.trid), 0);
+    close(pipe_fds[0]);
+    close(log);
+}
+
+/* Two threads walk one handle's type list: each id comes once (a position read and moved without a lock). */
+static void *walk_types(void *p)
+{
+    asker_args *a = p;
+    trace_event_id_t id;
+    int unavailable = 0;
+    while (posix_trace_eventtypelist_getnext_id(a->trid, &id, &unavailable) == 0 && !unavailable)
+        atomic_fetch_add(&a->done, 1);
+    return NULL;
+}
+
+static void test_type_list_walked_by_two_threads(void)
+{
+    enum { NAMES = 200 };
+    int log = make_log(NAMES, 0);
+    lseek(log, 0, SEEK_SET);
+    trace_id_t trid;
+    if (!CHECK_ERR(posix_trace_open(log, &trid), 0))
+        return;
+    for (int round = 0; round < rounds(200, 50); round++) {
+        asker_args a = {trid, 0, NAMES};
+        posix_trace_eventtypelist_rewind(trid);
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++)
+            pthread_create(&th[i], NULL, walk_types, &a);
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+        trace_event_id_t id;
+        int unavailable = 0, all = 0;
+        for (posix_trace_eventtypelist_rewind(trid);
+             posix_trace_eventtypelist_getnext_id(trid, &id, &unavailable) == 0 && !unavailable;)
+            all++;
+        if (!CHECK_MSG(atomic_load(&a.done) == all, "round %d: two walkers took %d ids of %d", round,
+                       atomic_load(&a.done), all))
+            break;
+    }
+    posix_trace_close(trid);
+    close(log);
 }
 
 /* The process's address space in KiB (VmSize), or 0. */
@@ -231,6 +359,8 @@ int main(void)
     pt_watchdog(PT_SANITIZED ? 280 : 120);
     PT_RUN(test_two_shutdowns_at_once);
     PT_RUN(test_two_closes_at_once);
+    PT_RUN(test_names_asked_while_a_pipe_is_read);
+    PT_RUN(test_type_list_walked_by_two_threads);
     PT_RUN(test_address_space_after_many_streams);
     PT_RUN(test_exit_while_another_thread_shuts_down);
     return pt_finish();

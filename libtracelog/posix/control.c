@@ -97,8 +97,8 @@ uint64_t tl_posix_overruns(tl_trace *t)
         return tl_recorder_overruns(t->active.log);
     uint64_t n;
     if (guarded(t, consumer_overruns, &n) == EFAULT)
-        return t->active.overruns_seen + 1;
-    t->active.overruns_seen = n;
+        return atomic_load_explicit(&t->active.overruns_seen, memory_order_relaxed) + 1;
+    atomic_store_explicit(&t->active.overruns_seen, n, memory_order_relaxed); /* get_status may run on two threads */
     return n;
 }
 

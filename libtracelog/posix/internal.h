@@ -75,7 +75,7 @@ typedef struct tl_trace {
         int end_seen;          /* remote, without log: 1 once its process ended, 2 once the end was read,
                                   3 its buffer was lost (the OVERFLOW to be read first: read.c) */
         int faulted;           /* remote, without log: its buffer was lost (read.c) */
-        uint64_t overruns_seen; /* remote, without log: the overruns last read from its buffer */
+        _Atomic uint64_t overruns_seen; /* remote, without log: the overruns last read from its buffer */
         int32_t end_data[2];   /* the end event's data: how, code */
     } active;
 

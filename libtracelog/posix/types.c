@@ -53,9 +53,11 @@ int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t event, char *
     if (e)
         return e;
     if (t->kind == TL_PRERECORDED) {
+        tl_lock_take(t->read_lock); /* a log read from a pipe grows its type table as getnext reads */
         const char *name = tracelog_reader_event_name(t->pre.reader, event);
         if (name)
             tl_copy_text(event_name, TRACE_EVENT_NAME_MAX + 1, name);
+        tl_lock_give(t->read_lock);
         e = name ? 0 : EINVAL;
     } else if (t->active.remote && event == TL_PROCESS_END_EVENT) {
         /* The traced process's end, which the read functions hand out on a controller's stream. */
@@ -118,6 +120,7 @@ int posix_trace_eventtypelist_getnext_id(trace_id_t trid, trace_event_id_t *rest
     if (e)
         return e;
     int found;
+    tl_lock_take(t->read_lock); /* the position, and a log's type table (getnext grows it from a pipe) */
     if (t->kind == TL_PRERECORDED) {
         uint32_t id;
         found = tracelog_reader_event_type(t->pre.reader, t->typelist_pos, &id, NULL) == TRACELOG_OK;
@@ -127,6 +130,7 @@ int posix_trace_eventtypelist_getnext_id(trace_id_t trid, trace_event_id_t *rest
         found = active_type_at(t, t->typelist_pos, event);
     }
     t->typelist_pos += found;
+    tl_lock_give(t->read_lock);
     *unavailable = !found;
     tl_posix_release(t);
     return 0;
@@ -138,7 +142,9 @@ int posix_trace_eventtypelist_rewind(trace_id_t trid)
     int e = tl_posix_acquire(trid, TL_ANY_KIND, &t);
     if (e)
         return e;
+    tl_lock_take(t->read_lock);
     t->typelist_pos = 0;
+    tl_lock_give(t->read_lock);
     tl_posix_release(t);
     return 0;
 }
