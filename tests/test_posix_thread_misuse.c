@@ -241,6 +241,33 @@ static void test_type_list_walked_by_two_threads(void)
     close(log);
 }
 
+/* Two threads ask one stream's status while it records: a race under TSan on the overruns last read. */
+static void *ask_status(void *p)
+{
+    asker_args *a = p;
+    struct posix_trace_status_info st;
+    for (int i = 0; i < 2000; i++)
+        posix_trace_get_status(a->trid, &st);
+    return NULL;
+}
+
+static void test_status_asked_by_two_threads(void)
+{
+    asker_args a = {0, 0, 0};
+    trace_event_id_t id;
+    if (!CHECK_ERR(posix_trace_create(0, NULL, &a.trid), 0) || !CHECK_ERR(posix_trace_start(a.trid), 0) ||
+        !CHECK_ERR(posix_trace_eventid_open("misuse.status", &id), 0))
+        return;
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, ask_status, &a);
+    for (uint32_t i = 0; i < 20000; i++)
+        posix_trace_event(id, &i, sizeof i);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    CHECK_ERR(posix_trace_shutdown(a.trid), 0);
+}
+
 /* The process's address space in KiB (VmSize), or 0. */
 static unsigned long long vm_size_kib(void)
 {
@@ -310,6 +337,7 @@ static void exit_child(int fd)
         posix_trace_event(id, &i, sizeof i);
     pthread_t th;
     pthread_create(&th, NULL, shut_down_at_exit, NULL);
+    pthread_detach(th); /* it may still run at exit */
     atomic_fetch_add(&exit_ready, 1);
     while (atomic_load(&exit_ready) < 2)
         ;
@@ -361,6 +389,7 @@ int main(void)
     PT_RUN(test_two_closes_at_once);
     PT_RUN(test_names_asked_while_a_pipe_is_read);
     PT_RUN(test_type_list_walked_by_two_threads);
+    PT_RUN(test_status_asked_by_two_threads);
     PT_RUN(test_address_space_after_many_streams);
     PT_RUN(test_exit_while_another_thread_shuts_down);
     return pt_finish();
