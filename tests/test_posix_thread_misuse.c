@@ -3,7 +3,8 @@
  * function is thread-safe, and those XSH 2.9.5.2 lists may be cancellation
  * points): two shutdowns or closes of one handle at once, a thread cancelled
  * inside a trace function, a log read through a pipe while another thread
- * asks for its names, status and type lists walked from several threads.
+ * asks for its names, status and type lists walked from several threads,
+ * many streams made and shut down, exit() while a thread shuts one down.
  * What must hold: one call wins and the other gets EINVAL; a cancelled call
  * leaves no use, lock or half-done work behind (shutdown, close and exit()
  * still finish); no memory is touched after it is freed.
@@ -268,6 +269,105 @@ static void test_status_asked_by_two_threads(void)
     CHECK_ERR(posix_trace_shutdown(a.trid), 0);
 }
 
+/* ---- cancellation -------------------------------------------------------------------------- */
+
+static trace_id_t cancel_trid;
+static trace_event_id_t cancel_id;
+
+static void *block_in_getnext(void *arg)
+{
+    (void)arg;
+    struct posix_trace_event_info info;
+    char data[16];
+    size_t len;
+    int unavailable;
+    posix_trace_getnext_event(cancel_trid, &info, data, sizeof data, &len, &unavailable); /* nothing comes */
+    return NULL;
+}
+
+static void *read_log_for_ever(void *arg)
+{
+    (void)arg;
+    struct posix_trace_event_info info;
+    char data[16];
+    size_t len;
+    int unavailable;
+    for (;;)
+        if (posix_trace_getnext_event(cancel_trid, &info, data, sizeof data, &len, &unavailable) || unavailable)
+            posix_trace_rewind(cancel_trid);
+    return NULL;
+}
+
+static void *flush_for_ever(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        for (int i = 0; i < 1000; i++)
+            posix_trace_event(cancel_id, &i, sizeof i);
+        posix_trace_flush(cancel_trid);
+    }
+    return NULL;
+}
+
+/* Starts fn on a thread, lets it run `us`, cancels it: 1 if it was cancelled. */
+static int run_and_cancel(void *(*fn)(void *), unsigned us)
+{
+    pthread_t th;
+    pthread_create(&th, NULL, fn, NULL);
+    usleep(us);
+    pthread_cancel(th);
+    void *result = NULL;
+    pthread_join(th, &result);
+    return result == PTHREAD_CANCELED;
+}
+
+/*
+ * A thread cancelled in a trace function left its use, or the handle's
+ * lock, or the log's, behind: shutdown and close then waited for ever (a
+ * reader blocked in getnext; a log's reader cancelled in its pread; a
+ * flush cancelled in its write or in opening /proc). Each is cancelled
+ * now, where it holds nothing, and the stream closes.
+ */
+static void test_cancelled_reader_of_a_stream(void)
+{
+    if (!CHECK_ERR(posix_trace_create(0, NULL, &cancel_trid), 0))
+        return;
+    CHECK_MSG(run_and_cancel(block_in_getnext, 50000), "the reader blocked in getnext was not cancelled");
+    CHECK_ERR(posix_trace_shutdown(cancel_trid), 0);
+}
+
+static void test_cancelled_reader_of_a_log(void)
+{
+    int log = make_log(600, 4);
+    for (int round = 0; round < rounds(20, 5); round++) {
+        lseek(log, 0, SEEK_SET);
+        if (!CHECK_ERR(posix_trace_open(log, &cancel_trid), 0))
+            break;
+        CHECK_MSG(run_and_cancel(read_log_for_ever, 2000 + 1000 * round), "round %d: not cancelled", round);
+        CHECK_ERR(posix_trace_close(cancel_trid), 0);
+    }
+    close(log);
+}
+
+static void test_cancelled_flush(void)
+{
+    char path[] = "/tmp/tl-thread-misuse-flush-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        TL_DIE("mkstemp");
+    unlink(path);
+    if (!CHECK_ERR(posix_trace_eventid_open("misuse.flush", &cancel_id), 0))
+        return;
+    for (int round = 0; round < rounds(20, 5); round++) {
+        if (!CHECK_ERR(posix_trace_create_withlog(0, NULL, fd, &cancel_trid), 0) ||
+            !CHECK_ERR(posix_trace_start(cancel_trid), 0))
+            break;
+        CHECK_MSG(run_and_cancel(flush_for_ever, 2000 + 1000 * round), "round %d: not cancelled", round);
+        CHECK_ERR(posix_trace_shutdown(cancel_trid), 0);
+    }
+    close(fd);
+}
+
 /* The process's address space in KiB (VmSize), or 0. */
 static unsigned long long vm_size_kib(void)
 {
@@ -390,6 +490,9 @@ int main(void)
     PT_RUN(test_names_asked_while_a_pipe_is_read);
     PT_RUN(test_type_list_walked_by_two_threads);
     PT_RUN(test_status_asked_by_two_threads);
+    PT_RUN(test_cancelled_reader_of_a_stream);
+    PT_RUN(test_cancelled_reader_of_a_log);
+    PT_RUN(test_cancelled_flush);
     PT_RUN(test_address_space_after_many_streams);
     PT_RUN(test_exit_while_another_thread_shuts_down);
     return pt_finish();

@@ -294,13 +294,21 @@ static int create(pid_t pid, const trace_attr_t *attr, int with_log, int fd, tra
 
 int posix_trace_create(pid_t pid, const trace_attr_t *restrict attr, trace_id_t *restrict trid)
 {
-    return create(pid, attr, 0, -1, trid);
+    pthread_testcancel();
+    tl_posix_cancel_off();
+    int e = create(pid, attr, 0, -1, trid);
+    tl_posix_cancel_on();
+    return e;
 }
 
 int posix_trace_create_withlog(pid_t pid, const trace_attr_t *restrict attr, int file_desc,
                                trace_id_t *restrict trid)
 {
-    return create(pid, attr, 1, file_desc, trid);
+    pthread_testcancel();
+    tl_posix_cancel_off();
+    int e = create(pid, attr, 1, file_desc, trid);
+    tl_posix_cancel_on();
+    return e;
 }
 
 /* caller: the program address of the posix_trace_start call. */
@@ -404,6 +412,7 @@ int posix_trace_shutdown(trace_id_t trid)
     t->active.log = NULL;
     free_trace(t);
     atomic_fetch_sub(&shutting_down, 1);
+    tl_posix_cancel_on();
     return e;
 }
 

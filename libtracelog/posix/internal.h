@@ -86,16 +86,28 @@ typedef struct tl_trace {
 } tl_trace;
 /* ---- handles (registry.c) ---------------------------------------------------- */
 
-/* acquire checks the handle, the owner process and the kind mask (1 << tl_kind). */
+/*
+ * acquire acts on a pending cancellation (outside other trace calls),
+ * checks the handle, the owner process and the kind mask (1 << tl_kind),
+ * takes a use and disables cancellation until release (nested calls
+ * counted). use and unuse take and give back the use alone (getnext,
+ * whose wait is a cancellation point). cancel_off and cancel_on disable
+ * cancellation for a function that takes no use (create, open).
+ */
 int tl_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out);
 void tl_posix_release(tl_trace *t);
+int tl_posix_use(trace_id_t trid, unsigned kinds, tl_trace **out);
+void tl_posix_unuse(tl_trace *t);
+void tl_posix_cancel_off(void);
+void tl_posix_cancel_on(void);
 /* EAGAIN when TRACE_SYS_MAX are in use: in this process, or for an active stream, by this user's processes. */
 int tl_posix_register(tl_trace *t, trace_id_t *trid);
 /*
  * Marks t dying, waits for other users to leave, frees the slot: 0, and the
- * caller (holding one use) frees t. EINVAL when another thread unregistered
- * it first (two shutdowns at once): the caller's use is given back, and t
- * is that thread's to free.
+ * caller (holding one use, from tl_posix_acquire) frees t, then calls
+ * tl_posix_cancel_on. EINVAL when another thread unregistered it first (two
+ * shutdowns at once): the caller's use is released, and t is that thread's
+ * to free.
  */
 int tl_posix_unregister(tl_trace *t);
 /*

@@ -27,7 +27,18 @@ static void attr_from_log(const tracelog_metadata *m, trace_attr_t *a)
     a->__inheritance = m->inherited ? POSIX_TRACE_INHERITED : POSIX_TRACE_CLOSE_FOR_CHILD;
 }
 
+static int open_log(int file_desc, trace_id_t *trid);
+
 int posix_trace_open(int file_desc, trace_id_t *trid)
+{
+    pthread_testcancel();
+    tl_posix_cancel_off();
+    int e = open_log(file_desc, trid);
+    tl_posix_cancel_on();
+    return e;
+}
+
+static int open_log(int file_desc, trace_id_t *trid)
 {
     if (!trid)
         return EINVAL;
@@ -81,6 +92,7 @@ int posix_trace_close(trace_id_t trid)
         return EINVAL;
     tracelog_reader_close(t->pre.reader); /* the caller's descriptor stays open */
     free(t);
+    tl_posix_cancel_on();
     return 0;
 }
 

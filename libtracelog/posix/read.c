@@ -142,6 +142,8 @@ static int take_fault(tl_trace *t, tracelog_event *ev)
 static int try_take(tl_trace *t, const out_args *o)
 {
     attempt a = {t, o};
+    if (t->active.remote) /* a controller's look at the process (its end, its names) makes system calls */
+        tl_posix_cancel_off();
     tl_lock_take(t->read_lock);
     int r;
     if (!t->active.remote)
@@ -159,6 +161,8 @@ static int try_take(tl_trace *t, const out_args *o)
             deliver(o, &ev);
     }
     tl_lock_give(t->read_lock);
+    if (t->active.remote)
+        tl_posix_cancel_on();
     return r;
 }
 
@@ -258,6 +262,7 @@ static int handler_ran(const sigset_t *caller)
 }
 
 static void restore_mask(void *caller) { pthread_sigmask(SIG_SETMASK, caller, NULL); }
+static void give_use_back(void *t) { tl_posix_unuse(t); }
 
 static int wait_blocked(tl_trace *t, const out_args *o, const struct timespec *abstime, const sigset_t *caller)
 {
@@ -290,9 +295,11 @@ static int read_blocked(tl_trace *t, const out_args *o, const struct timespec *a
         sigdelset(&block, synchronous[i]);
     pthread_sigmask(SIG_BLOCK, &block, &caller);
     int e;
+    pthread_cleanup_push(give_use_back, t); /* cancelled: the use getnext took */
     pthread_cleanup_push(restore_mask, &caller);
     e = wait_blocked(t, o, abstime, &caller);
     pthread_cleanup_pop(1);
+    pthread_cleanup_pop(0);
     return e;
 }
 
@@ -317,15 +324,17 @@ static int getnext(trace_id_t trid, const out_args *o, mode m, const struct time
 {
     if (!o->ei || !o->unavailable)
         return EINVAL;
+    if (m != TRY) /* a cancellation point here, where nothing is held: a log's reads are none (common/nocancel.h) */
+        pthread_testcancel();
     tl_trace *t;
     int e = m == TRY ? ENOENT : tl_posix_lock_prerecorded(trid, &t); /* a log: its lock, no use */
     if (e != ENOENT)
         return e ? e : read_prerecorded(t, o);
-    e = tl_posix_acquire(trid, 1u << TL_ACTIVE, &t);
+    e = tl_posix_use(trid, 1u << TL_ACTIVE, &t); /* not acquire: the wait is a cancellation point */
     if (e)
         return e;
     e = read_active(t, o, m, abstime);
-    tl_posix_release(t);
+    tl_posix_unuse(t);
     return e;
 }
 

@@ -217,7 +217,47 @@ int tl_posix_register(tl_trace *t, trace_id_t *trid)
     return 0;
 }
 
+/*
+ * A thread cancelled inside a trace function (XSH 2.9.5.2 lets most of them
+ * be cancellation points: a write, an open, a sleep in them is one) would
+ * leave its use, a lock or half-done work behind, and shutdown, close and
+ * exit() waited for it for ever. So they run with cancellation disabled,
+ * from the use taken to the use given back, nested calls counted. A
+ * pending cancellation is acted upon on the way in, before anything is
+ * taken (a loop of flushes stays cancellable), and in getnext's wait
+ * (read.c).
+ */
+static _Thread_local int nocancel_depth, nocancel_state;
+
+void tl_posix_cancel_off(void)
+{
+    if (nocancel_depth++ == 0)
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &nocancel_state);
+}
+
+void tl_posix_cancel_on(void)
+{
+    if (--nocancel_depth == 0)
+        pthread_setcancelstate(nocancel_state, NULL);
+}
+
 int tl_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out)
+{
+    if (nocancel_depth == 0)
+        pthread_testcancel();
+    int e = tl_posix_use(trid, kinds, out);
+    if (!e)
+        tl_posix_cancel_off();
+    return e;
+}
+
+void tl_posix_release(tl_trace *t)
+{
+    tl_posix_unuse(t);
+    tl_posix_cancel_on();
+}
+
+int tl_posix_use(trace_id_t trid, unsigned kinds, tl_trace **out)
 {
     unsigned slot = (trid & 0xff) - 1;
     if (slot >= TRACE_SYS_MAX)
@@ -233,14 +273,14 @@ int tl_posix_acquire(trace_id_t trid, unsigned kinds, tl_trace **out)
     tl_trace *t = atomic_load_explicit(&slots[slot].t, memory_order_relaxed);
     /* The pid is kept by the fork handler: no system call on every read. */
     if (t->owner != tl_posix_pid() || !(kinds >> t->kind & 1)) {
-        tl_posix_release(t);
+        tl_posix_unuse(t);
         return EINVAL;
     }
     *out = t;
     return 0;
 }
 
-void tl_posix_release(tl_trace *t)
+void tl_posix_unuse(tl_trace *t)
 {
     atomic_fetch_sub_explicit(&slots[t->slot].word, 1, memory_order_release);
 }

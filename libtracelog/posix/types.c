@@ -10,7 +10,18 @@
 #include "posix/names.h"
 #include "posix/process.h"
 
+/* caller: the program address of the posix_trace_eventid_open call. */
+static int eventid_open(const char *restrict event_name, trace_event_id_t *restrict event_id, uint64_t caller);
+
 int posix_trace_eventid_open(const char *restrict event_name, trace_event_id_t *restrict event_id)
+{
+    tl_posix_cancel_off(); /* the name map's lock is held across files opened */
+    int e = eventid_open(event_name, event_id, (uint64_t)(uintptr_t)__builtin_return_address(0));
+    tl_posix_cancel_on();
+    return e;
+}
+
+static int eventid_open(const char *restrict event_name, trace_event_id_t *restrict event_id, uint64_t caller)
 {
     tl_posix_process_init(); /* the map is copied or shared by the fork handlers */
     /* An instrumented process: from now on a controller can find it (design note, section 3.2). */
@@ -18,7 +29,7 @@ int posix_trace_eventid_open(const char *restrict event_name, trace_event_id_t *
         tl_posix_names_share(); /* ... and read our names */
     int e = tl_posix_name_open(event_name, event_id);
     if (!e) /* a controller's filter by name waits for it (tracelog_trace_filter_name) */
-        tl_posix_remote_filters(*event_id, 0, (uint64_t)(uintptr_t)__builtin_return_address(0));
+        tl_posix_remote_filters(*event_id, 0, caller);
     return e;
 }
 

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/nocancel.h"
 #include "reader/internal.h"
 
 enum ahead_state {
@@ -91,12 +92,14 @@ static void pool_free(tl_read_ahead *a)
 /* Stops the threads of the first `started` workers and waits for them. */
 static void pool_join(tl_read_ahead *a, size_t started)
 {
+    int cancel = tl_nocancel_begin();
     pthread_mutex_lock(&a->mu);
     a->stop = 1;
     pthread_cond_broadcast(&a->cv);
     pthread_mutex_unlock(&a->mu);
     for (size_t i = 0; i < started; i++)
         pthread_join(a->w[i].thread, NULL);
+    tl_nocancel_end(cancel);
 }
 
 tl_read_ahead *tl_read_ahead_start(tracelog_reader *r, size_t n)
@@ -218,9 +221,11 @@ int tl_read_ahead_take(tl_read_ahead *a, size_t index, const chunk_ref *chunks, 
         pthread_mutex_unlock(&a->mu);
         return 0;
     }
+    int cancel = tl_nocancel_begin(); /* the wait holds the pool's mutex when it returns */
     while (w->state == AHEAD_QUEUED)
         if (!help(a, index, chunks, nchunks))
             pthread_cond_wait(&a->cv, &a->mu);
+    tl_nocancel_end(cancel);
     tl_chunk_cursor cur = m->cur;
     tl_buf payload = m->payload;
     m->cur = w->slot.cur;

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/nocancel.h"
+
 int tl_source_init(tl_source *s, int fd)
 {
     memset(s, 0, sizeof *s);
@@ -54,16 +56,20 @@ void tl_source_free(tl_source *s) { tl_buf_free(&s->win); }
 static ssize_t read_file(tl_source *s, uint64_t off, void *buf, size_t n)
 {
     size_t got = 0;
+    int cancel = tl_nocancel_begin();
     while (got < n && (s->follow || off + got < s->size)) {
         ssize_t k = pread(s->fd, (char *)buf + got, n - got, (off_t)(off + got));
         if (k < 0 && errno == EINTR)
             continue;
-        if (k < 0)
+        if (k < 0) {
+            tl_nocancel_end(cancel);
             return -1;
+        }
         if (k == 0)
             break;
         got += (size_t)k;
     }
+    tl_nocancel_end(cancel);
     if (s->follow && got && off + got > s->size) /* a read past the end saw nothing there: the size stays */
         s->size = off + got;
     return (ssize_t)got;
@@ -73,7 +79,14 @@ static ssize_t read_file(tl_source *s, uint64_t off, void *buf, size_t n)
 static ssize_t stream_read(tl_source *s, void *buf, size_t n)
 {
     for (;;) {
-        ssize_t k = s->read_fn ? (ssize_t)s->read_fn(s->read_ctx, buf, n) : read(s->fd, buf, n);
+        ssize_t k;
+        if (s->read_fn) { /* the caller's function: its cancellation is its own */
+            k = (ssize_t)s->read_fn(s->read_ctx, buf, n);
+        } else {
+            int cancel = tl_nocancel_begin();
+            k = read(s->fd, buf, n);
+            tl_nocancel_end(cancel);
+        }
         if (k < 0 && errno == EINTR)
             continue;
         if (k > (ssize_t)n) { /* a read function that claims more than it was given room for */
