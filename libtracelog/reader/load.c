@@ -83,8 +83,11 @@ tracelog_status tl_load_indexed(const tl_loader *l, const chunk_ref *c, tl_merge
     ssize_t n = tl_source_read(l->src, c->offset, buf, sizeof buf);
     if (n < 0)
         return TRACELOG_E_IO;
+    /* A ring's writer may have put a block of a later lap there since: valid, with the log's salt, but
+       another chunk, whose newer events would come out in this one's place (out of order). */
     if (n != (ssize_t)sizeof buf ||
-        tl_block_header_decode(buf, l->salt32, l->opt->ignore_checksums, &h) != TL_BLOCK_OK)
+        tl_block_header_decode(buf, l->salt32, l->opt->ignore_checksums, &h) != TL_BLOCK_OK ||
+        h.type != TL_BLOCK_CHUNK || h.seq != c->seq || h.payload_len != c->payload_len)
         return problem(p, TL_COND_FILE_CHANGED, 0, "chunk header changed since open");
     return tl_load_chunk(l, m, &h, c->ch.codec, p);
 }
