@@ -5,15 +5,18 @@
  * headers, then the chunks after the last event printed), each time the
  * file changed (size or modification time, looked at every
  * PTLOG_FOLLOW_STEP_MS), and prints the events newer than the last one
- * printed: the ring's newest events, as they arrive. When the oldest event
- * still in the ring is newer than the last one printed, the writer lapped
- * the follower: the events in between were overwritten before they could
- * be read, and a warning says so (RING_LAPPED; the ring's policy, not
- * damage: exit status 0).
+ * printed: the ring's newest events, as they arrive. When the ring read
+ * again no longer holds the last event printed, the writer lapped the
+ * follower: the events between it and the next one were overwritten before
+ * they could be read, and a warning says so (RING_LAPPED; the ring's
+ * policy, not damage: exit status 0).
  *
  * A read of the ring while the writer writes may find a block half written
  * or overwritten: its problems are not reported; those of the last read,
- * once following ends at the trailer or with the writer gone, are. It may
+ * once following ends at the trailer or with the writer gone, are. But a
+ * chunk overwritten after the read began (the writer lapped the follower
+ * while it read) lost events not printed yet: RING_LAPPED says so, from the
+ * last event printed to the next one read. It may
  * also find a merge set of which only some chunks are written: that set is
  * read the next time (tracelog_reader_hold_open_set), since its other
  * chunks may hold earlier events, which would then never be printed (older
@@ -29,8 +32,6 @@
 #include "live.h"
 #include "ptlog.h"
 
-#define AT_LAST_MAX 64 /* events of one timestamp told apart (take) */
-
 typedef struct ring_src {
     ptlog_src base;
     ptlog_in *in;          /* the file */
@@ -42,10 +43,12 @@ typedef struct ring_src {
     int gone;              /* ended because the writer is gone */
     int have_last;
     uint64_t last_ts;      /* the newest event printed */
-    uint64_t at_last[AT_LAST_MAX]; /* who the events printed with that timestamp are (event_identity) */
-    uint32_t nat_last;
-    uint64_t skip[AT_LAST_MAX];    /* of those, the ones r (read again) has not given yet */
-    uint32_t nskip;
+    uint64_t *at_last;     /* who the events printed with that timestamp are (event_identity) */
+    uint64_t *skip;        /* of those, the ones r (read again) has not given yet */
+    size_t nat_last, nskip, cap; /* cap: of both arrays (as many as the ring holds of one time) */
+    size_t problems;       /* r's problems when it was opened, or when last looked at */
+    int overwritten;       /* a chunk was overwritten during this read: events were lost */
+    int rejoin;            /* r is a read again: does it still hold the last event printed? */
     struct timespec mtime; /* the file when r was read */
     off_t size;
     uint64_t idle_ms;      /* time waited since the file last changed */
@@ -65,12 +68,30 @@ static uint64_t event_identity(const tracelog_event *ev)
     return h;
 }
 
+/* Remembers id among the events printed with the last timestamp: 0, or -1 (out of memory). */
+static int remember(ring_src *g, uint64_t id)
+{
+    if (g->nat_last == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 16;
+        uint64_t *at = realloc(g->at_last, cap * sizeof *at), *skip = at ? realloc(g->skip, cap * sizeof *skip) : NULL;
+        if (at)
+            g->at_last = at;
+        if (!skip)
+            return -1;
+        g->skip = skip;
+        g->cap = cap;
+    }
+    g->at_last[g->nat_last++] = id;
+    return 0;
+}
+
 /*
- * Whether ev is new (not printed by an earlier read); remembers it if it
- * is. Events of the last timestamp printed are told apart by who they are,
- * not counted: the read again may lack one of them (its chunk overwritten
- * while a later chunk with another event of that time stays) or give them
- * in another order, and a count then skipped an event never printed.
+ * Whether ev is new (not printed by an earlier read): 1, and it is
+ * remembered; 0; or -1 (out of memory). Events of the last timestamp printed
+ * are told apart by who they are, not counted: the read again may lack one
+ * of them (its chunk overwritten while a later chunk with another event of
+ * that time stays) or give them in another order, and a count then skipped
+ * an event never printed.
  */
 static int take(ring_src *g, const tracelog_event *ev)
 {
@@ -78,31 +99,28 @@ static int take(ring_src *g, const tracelog_event *ev)
         return 0;
     uint64_t id = event_identity(ev);
     if (g->have_last && ev->timestamp_ns == g->last_ts) {
-        for (uint32_t i = 0; i < g->nskip; i++)
+        for (size_t i = 0; i < g->nskip; i++)
             if (g->skip[i] == id) {
                 g->skip[i] = g->skip[--g->nskip];
                 return 0;
             }
-        if (g->nat_last < AT_LAST_MAX) /* beyond, a later read prints it again: twice rather than never */
-            g->at_last[g->nat_last++] = id;
-        return 1;
+        return remember(g, id) == 0 ? 1 : -1;
     }
     g->have_last = 1;
     g->last_ts = ev->timestamp_ns;
-    g->at_last[0] = id;
-    g->nat_last = 1;
+    g->nat_last = 0;
     g->nskip = 0;
-    return 1;
+    return remember(g, id) == 0 ? 1 : -1;
 }
 
-/* The ring's oldest event is newer than the last printed: the events in between were overwritten. */
-static void lapped(const ring_src *g, uint64_t oldest_ts)
+/* The events after after_ts (the last printed) and before before_ts were overwritten before they were read. */
+static void lapped(const ring_src *g, uint64_t after_ts, uint64_t before_ts)
 {
     ptlog_timecache tc;
     char after[64], before[64];
     ptlog_timecache_init(&tc, 0);
-    after[ptlog_fmt_time(&tc, g->last_ts, after)] = '\0';
-    before[ptlog_fmt_time(&tc, oldest_ts, before)] = '\0';
+    after[ptlog_fmt_time(&tc, after_ts, after)] = '\0';
+    before[ptlog_fmt_time(&tc, before_ts, before)] = '\0';
     ptlog_msg(g->base.name, "warning: the writer lapped the follower: the events after %s and before %s were "
                             "overwritten before they could be read (RING_LAPPED)", after, before);
 }
@@ -133,18 +151,18 @@ static int reread(ring_src *g)
     tracelog_status st = tracelog_reader_open(g->in->fd, NULL, &r, &err);
     if (st == TRACELOG_E_NOMEM)
         return -ptlog_nomem();
-    if (st != TRACELOG_OK)
-        return g->final ? -ptlog_ptl_open_error(g->base.name, st, &err) : 0; /* its header being written */
+    if (st != TRACELOG_OK) { /* its header being written, or the file cut or replaced: tried again once it changes */
+        g->mtime = mtime;
+        g->size = size;
+        return g->final ? -ptlog_ptl_open_error(g->base.name, st, &err) : 0;
+    }
     /* A merge set written in part (the writer between its chunks) waits for its other chunks, whose
        events may come first; the last read, once following ended, gives what there is. */
     tracelog_reader_hold_open_set(r, !g->final);
     g->mtime = mtime;
     g->size = size;
-    tracelog_reader_info info;
-    tracelog_reader_get_info(r, &info);
-    if (g->have_last && info.events && info.first_ts > g->last_ts)
-        lapped(g, info.first_ts);
-    memcpy(g->skip, g->at_last, g->nat_last * sizeof *g->skip);
+    if (g->nat_last)
+        memcpy(g->skip, g->at_last, g->nat_last * sizeof *g->skip);
     g->nskip = g->nat_last;
     if (g->have_last && tracelog_reader_seek_time(r, g->last_ts) != TRACELOG_OK) { /* then filtered one by one */
         tracelog_reader_rewind(r);
@@ -152,7 +170,43 @@ static int reread(ring_src *g)
     tracelog_reader_close(g->r);
     g->r = r;
     g->drained = 0;
+    g->problems = tracelog_reader_problem_count(r); /* found at open: blocks being written */
+    g->overwritten = 0;
+    g->rejoin = g->have_last;
     return 1;
+}
+
+/*
+ * ev, read from r: 1 to hand it out, 0 to skip it, or an exit code negated.
+ * Events were lost, and the warning names them up to this event, when
+ * - a read again does not hold the last event printed: its first event at
+ *   or after that time comes later (the writer lapped the follower between
+ *   two reads; the ring's oldest event said so only when the read saw the
+ *   ring whole, not a segment of an older lap beside one being rewritten);
+ * - a problem was found since the read began: a chunk the writer overwrote
+ *   meanwhile (the index said otherwise).
+ */
+static int keep(ring_src *g, const tracelog_event *ev)
+{
+    size_t problems = tracelog_reader_problem_count(g->r);
+    if (!g->final && problems > g->problems) {
+        g->problems = problems;
+        g->overwritten = 1;
+    }
+    if (g->rejoin && ev->timestamp_ns >= g->last_ts) {
+        g->rejoin = 0;
+        g->overwritten |= ev->timestamp_ns > g->last_ts;
+    }
+    uint64_t last_ts = g->last_ts;
+    int had_last = g->have_last, t = take(g, ev);
+    if (t < 0)
+        return -ptlog_nomem();
+    if (t && g->overwritten) {
+        g->overwritten = 0;
+        if (had_last)
+            lapped(g, last_ts, ev->timestamp_ns);
+    }
+    return t;
 }
 
 /* Nothing new in r: waits until the file changes (1), or following ends (0: then g->final or interrupted). */
@@ -205,7 +259,10 @@ static int ring_next(ptlog_src *s, tracelog_event *ev)
             return 0;
         while (!g->drained) {
             tracelog_status st = tracelog_reader_next(g->r, ev);
-            if (st == TRACELOG_OK && take(g, ev))
+            int k = st == TRACELOG_OK ? keep(g, ev) : 0;
+            if (k < 0)
+                return k;
+            if (k)
                 return 1;
             if (st == TRACELOG_END)
                 g->drained = 1;
@@ -265,6 +322,8 @@ static void ring_close(ptlog_src *s)
     tracelog_reader_close(g->r);
     ptlog_in_close(g->in);
     free(g->in);
+    free(g->at_last);
+    free(g->skip);
     free(g);
     ptlog_live_signals(0);
 }
@@ -280,6 +339,7 @@ int ptlog_follow_ring_open(ptlog_in *in, tracelog_reader *r, const ptlog_follow_
     g->r = r;
     g->writer_pid = o->writer_pid;
     g->size = -1; /* the state of the first read is not known: the first wait reads the ring again */
+    g->problems = tracelog_reader_problem_count(r);
     ptlog_src *s = &g->base;
     tracelog_reader_info info;
     tracelog_reader_get_info(r, &info);
