@@ -371,38 +371,18 @@ static void test_cancelled_flush(void)
     close(fd);
 }
 
-/* The process's address space in KiB (VmSize), or 0. */
-static unsigned long long vm_size_kib(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    unsigned long long kib = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmSize: %llu kB", &kib) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kib;
-}
-
 /*
- * A destroyed stream's address range stayed mapped for ever (for a late
- * producer): create and shutdown in a loop grew the address space by 32 MiB
- * a round, and fork() failed with ENOMEM after a few thousand rounds (the
- * ranges counted as committed memory). At most the last 64 ranges are kept.
+ * A destroyed stream's address range stays mapped (zero pages, for a
+ * producer that may still be inside it). Counted as committed memory, those
+ * ranges made fork() fail with ENOMEM after a few thousand create and
+ * shutdown rounds; they are mapped without a reservation now.
  */
-static void test_address_space_after_many_streams(void)
+static void test_fork_after_many_streams(void)
 {
     trace_id_t trid;
-    for (int i = 0; i < 100; i++)
-        if (!CHECK_ERR(posix_trace_create(0, NULL, &trid), 0) || !CHECK_ERR(posix_trace_shutdown(trid), 0))
-            return;
-    unsigned long long before = vm_size_kib();
     for (int i = 0; i < rounds(3000, 1000); i++)
         if (!CHECK_ERR(posix_trace_create(0, NULL, &trid), 0) || !CHECK_ERR(posix_trace_shutdown(trid), 0))
             return;
-    unsigned long long after = vm_size_kib();
-    CHECK_MSG(after < before + (1ull << 20), "the address space grew from %llu to %llu KiB", before, after);
     pid_t pid = pt_fork(30);
     if (pid == 0)
         _exit(0);
@@ -492,7 +472,7 @@ int main(void)
     PT_RUN(test_cancelled_reader_of_a_stream);
     PT_RUN(test_cancelled_reader_of_a_log);
     PT_RUN(test_cancelled_flush);
-    PT_RUN(test_address_space_after_many_streams);
+    PT_RUN(test_fork_after_many_streams);
     PT_RUN(test_exit_while_another_thread_shuts_down);
     return pt_finish();
 }

@@ -236,9 +236,7 @@ static int announce(tl_trace *t, trace_id_t *trid)
     return e;
 }
 
-/* Shutdowns under way on other threads (their logs are being written out): exit() waits for them. */
-static _Atomic int shutting_down;
-#define EXIT_WAIT_MS 10000
+#define EXIT_WAIT_MS 10000 /* exit() waits at most this long for shutdowns under way on other threads */
 
 /*
  * At exit, streams are shut down (POSIX: as if by posix_trace_shutdown),
@@ -247,12 +245,15 @@ static _Atomic int shutting_down;
  */
 static void at_exit(void)
 {
+    tl_posix_cancel_off(); /* a cancellation pending on the exiting thread must not turn exit() into its end alone */
     trace_id_t trids[TRACE_SYS_MAX];
     size_t n = tl_posix_own_trids(trids, TRACE_SYS_MAX, TL_ACTIVE_KINDS);
     for (size_t i = 0; i < n; i++)
         posix_trace_shutdown(trids[i]);
-    for (int ms = 0; atomic_load(&shutting_down) > 0 && ms < EXIT_WAIT_MS; ms++)
+    for (int ms = 0; tl_posix_shutdowns_under_way() > 0 && ms < EXIT_WAIT_MS; ms++)
         usleep(1000);
+    /* Cancellation stays off: the process is ending, and the rest of exit() (stdio's flush) must not
+       end only this thread. */
 }
 
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
@@ -401,9 +402,9 @@ int posix_trace_shutdown(trace_id_t trid)
     int e = tl_posix_acquire(trid, TL_ACTIVE_KINDS, &t);
     if (e)
         return e;
-    atomic_fetch_add(&shutting_down, 1);
+    tl_posix_shutdown_begins();
     if (tl_posix_unregister(t)) { /* wakes blocked readers (EINVAL) and waits for them */
-        atomic_fetch_sub(&shutting_down, 1);
+        tl_posix_shutdown_ends();
         return EINVAL;
     }
     stop_stream(t, CALLER);
@@ -411,7 +412,7 @@ int posix_trace_shutdown(trace_id_t trid)
         e = tl_log_close(t->active.log);
     t->active.log = NULL;
     free_trace(t);
-    atomic_fetch_sub(&shutting_down, 1);
+    tl_posix_shutdown_ends();
     tl_posix_cancel_on();
     return e;
 }

@@ -19,6 +19,7 @@ int tracelog_prepare_exec(void)
 {
     trace_id_t trids[TRACE_SYS_MAX];
     size_t n = tl_posix_own_trids(trids, TRACE_SYS_MAX, 1u << TL_ACTIVE_LOG);
+    tl_posix_cancel_off(); /* before the lock: a cancellation acted upon inside left it held (the next exec hung) */
     pthread_mutex_lock(&exec_lock);
     nstopped = 0;
     for (size_t i = 0; i < n; i++) {
@@ -31,15 +32,18 @@ int tracelog_prepare_exec(void)
         tl_posix_release(t);
     }
     pthread_mutex_unlock(&exec_lock);
+    tl_posix_cancel_on();
     return 0;
 }
 
 int tracelog_exec_returned(int result)
 {
+    tl_posix_cancel_off();
     pthread_mutex_lock(&exec_lock);
     for (size_t i = 0; i < nstopped; i++)
         posix_trace_start(stopped[i]); /* EINVAL if shut down meanwhile: nothing to restart */
     nstopped = 0;
     pthread_mutex_unlock(&exec_lock);
+    tl_posix_cancel_on();
     return result;
 }

@@ -100,6 +100,10 @@ int tl_posix_use(trace_id_t trid, unsigned kinds, tl_trace **out);
 void tl_posix_unuse(tl_trace *t);
 void tl_posix_cancel_off(void);
 void tl_posix_cancel_on(void);
+/* Shutdowns under way on this process's threads (exit() waits for them); a forked child has none. */
+void tl_posix_shutdown_begins(void);
+void tl_posix_shutdown_ends(void);
+int tl_posix_shutdowns_under_way(void);
 /* EAGAIN when TRACE_SYS_MAX are in use: in this process, or for an active stream, by this user's processes. */
 int tl_posix_register(tl_trace *t, trace_id_t *trid);
 /*

@@ -97,8 +97,16 @@ static int left_by_child(int i)
 }
 
 /* In the child: every handle is the parent's (EINVAL here); only inherited streams keep recording. */
+/* Shutdowns under way on this process's threads: exit() waits for them (control.c). */
+static _Atomic int shutdowns_under_way;
+
+void tl_posix_shutdown_begins(void) { atomic_fetch_add(&shutdowns_under_way, 1); }
+void tl_posix_shutdown_ends(void) { atomic_fetch_sub(&shutdowns_under_way, 1); }
+int tl_posix_shutdowns_under_way(void) { return atomic_load(&shutdowns_under_way); }
+
 void tl_posix_registry_after_fork_child(void)
 {
+    atomic_store(&shutdowns_under_way, 0); /* the parent's threads': the child's exit() waits for none */
     for (int i = 0; i < TRACE_SYS_MAX; i++) /* a parent's thread may have held one: they are the parent's handles' */
         tl_lock_init(&slots[i].read_lock);
     current_pid = getpid();

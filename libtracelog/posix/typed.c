@@ -130,6 +130,7 @@ static int open_typed(const char *name, const char *schema, trace_event_id_t *id
 
 int tracelog_eventid_open_typed(const char *name, const char *schema, trace_event_id_t *id)
 {
+    tl_posix_cancel_off(); /* as posix_trace_eventid_open: locks are held across files opened */
     tl_posix_process_init(); /* the map is copied or shared by the fork handlers */
     /* An instrumented process, as after posix_trace_eventid_open: a controller can find it and read its names. */
     if (tl_xproc_ensure_ctl() == 0)
@@ -137,6 +138,7 @@ int tracelog_eventid_open_typed(const char *name, const char *schema, trace_even
     int e = open_typed(name, schema, id);
     if (!e) /* a controller's filter by name waits for it (tracelog_trace_filter_name) */
         tl_posix_remote_filters(*id, 0, (uint64_t)(uintptr_t)__builtin_return_address(0));
+    tl_posix_cancel_on();
     return e;
 }
 

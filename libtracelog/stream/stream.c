@@ -7,7 +7,6 @@
 #include "stream/produce.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
 #include <linux/futex.h>
@@ -170,41 +169,6 @@ int tl_stream_check(const void *map, uint64_t size)
 
 void tl_stream_end(tl_stream *s) { atomic_store(&s->state, TL_DEAD); }
 
-/*
- * The address ranges of destroyed streams, newest last: kept mapped (zero
- * pages) for a producer that may still be inside one, and unmapped once
- * RETIRED_KEPT streams were destroyed after it, or the ranges kept add up
- * to more than RETIRED_BYTES. Never unmapped, they used up the address
- * space (create and shutdown in a loop: ENOMEM after ~4 M rounds of the
- * default stream, 510 of a 64 GiB one) and, counted as committed memory,
- * made fork() fail with ENOMEM after a few thousand.
- */
-#define RETIRED_KEPT 64
-#define RETIRED_BYTES (1ull << 44)
-static struct {
-    void *at;
-    uint64_t size;
-} retired[RETIRED_KEPT];
-static unsigned retired_first, retired_count;
-static uint64_t retired_bytes;
-static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void retire(void *at, uint64_t size)
-{
-    pthread_mutex_lock(&retired_lock);
-    while (retired_count && (retired_count == RETIRED_KEPT || retired_bytes + size > RETIRED_BYTES)) {
-        munmap(retired[retired_first].at, retired[retired_first].size);
-        retired_bytes -= retired[retired_first].size;
-        retired_first = (retired_first + 1) % RETIRED_KEPT;
-        retired_count--;
-    }
-    unsigned i = (retired_first + retired_count++) % RETIRED_KEPT;
-    retired[i].at = at;
-    retired[i].size = size;
-    retired_bytes += size;
-    pthread_mutex_unlock(&retired_lock);
-}
-
 void tl_stream_destroy(tl_stream *s, uint64_t size)
 {
     if (!s)
@@ -216,13 +180,18 @@ void tl_stream_destroy(tl_stream *s, uint64_t size)
      * pages with fresh zero pages: the memory is released, and a late
      * producer finds state 0 (not running) and leaves. Other processes that
      * share the mapping (inherited children) keep their view and see DEAD.
-     * No swap is reserved for them: nothing is written there but by a late
-     * producer.
+     * The range is never unmapped: nothing proves that no producer is still
+     * inside it (the event path counts none), and a range unmapped and
+     * mapped again for another stream took a late producer's record into
+     * that live stream (a review, 6a07491). It costs address space only
+     * (the default stream's 32 MiB a create and shutdown: about 4 million
+     * before 128 TiB run out). And no memory is committed for it
+     * (MAP_NORESERVE): counted as committed, these ranges made fork() fail
+     * with ENOMEM after a few thousand create and shutdown rounds.
      */
     if (mmap(s, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) ==
         MAP_FAILED)
         madvise(s, size, MADV_DONTNEED);
-    retire(s, size);
 }
 
 /* ---- what callers outside stream/ read ------------------------------------------- */

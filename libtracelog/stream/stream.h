@@ -140,8 +140,8 @@ int tl_stream_check(const void *map, uint64_t size);
 void tl_stream_end(tl_stream *s);
 /*
  * Ends the stream and releases its memory; its address range stays mapped
- * (zero pages) for a late producer until 64 more streams were destroyed
- * (see stream.c). Thread-safe. size: its mapping's, as its creator knows it
+ * (zero pages, no memory committed) for a producer that may still be
+ * inside it (see stream.c). size: its mapping's, as its creator knows it
  * (tl_stream_bytes, or the buffer's size), never the header's: a process
  * sharing the stream can write that.
  */

@@ -16,6 +16,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/nocancel.h"
+
 tl_xproc_page tl_xproc_event_page __attribute__((aligned(TL_CTL_SIZE)));
 
 #define SWEEP_MAX 64 /* names of this user looked at when a control object is made */
@@ -207,11 +209,15 @@ void tl_xproc_poll(void)
         sched_yield();
     }
     polling_here = 1;
+    /* Its opens and maps are cancellation points: a thread cancelled there left the poll marked busy,
+       and every later event of every thread waited for it for ever (a review). */
+    int cancel = tl_nocancel_begin();
     atomic_fetch_or(&tl_xproc_event_page.word, TL_XPROC_POLLING); /* before tl_ctl_poll clears TL_CTL_PENDING */
     tl_ctl_poll(c, seen, on_announce, NULL);
     atomic_fetch_and(&tl_xproc_event_page.word, ~TL_XPROC_POLLING); /* after the new streams are published */
     polling_here = 0;
     atomic_store(&tl_xproc_polling, 0);
+    tl_nocancel_end(cancel);
 }
 
 void tl_xproc_wait_poll(void)
