@@ -176,6 +176,16 @@
  *      (ENOSPC on a full device such as /dev/full).
  *  P30 posix_trace_open returns EINVAL for anything that is not a readable
  *      .ptl log, including a bad descriptor.
+ *  P36 Thread cancellation (XSH 2.9.5.2: most trace functions may be
+ *      cancellation points). A trace function acts on a pending
+ *      cancellation on the way in, before it takes anything, and is no
+ *      cancellation point after that: a thread cancelled in one leaves no
+ *      lock or handle behind, and shutdown, close and exit() finish. The
+ *      getnext functions on an active stream are cancellation points while
+ *      they wait too (acted upon within about 10 ms). getnext on a log read
+ *      from a pipe, waiting for the writer's next bytes, is not: it returns
+ *      once the writer writes or closes its end. Two threads shutting down
+ *      (or closing) one handle at once: one returns 0, the other EINVAL.
  *  P38 A NULL data buffer is never written: the event is reported with
  *      TRUNCATED_READ and *data_len 0.
  */
