@@ -12,7 +12,6 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -27,21 +26,10 @@
 
 static int rounds(int quiet, int sanitized) { return PT_SANITIZED ? sanitized : quiet; }
 
-/* A temporary file, already unlinked. */
-static int temp_file(void)
-{
-    char path[] = "/tmp/tl-thread-misuse-XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0)
-        TL_DIE("mkstemp");
-    unlink(path);
-    return fd;
-}
-
 /* A log of n events of `names` distinct names, flushed every `every` names (so its name blocks are spread). */
 static int make_log(int names, int every)
 {
-    int fd = temp_file();
+    int fd = tl_test_tmpfd();
     trace_attr_t attr;
     posix_trace_attr_init(&attr);
     posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND); /* sequential: it can go through a pipe */
@@ -358,7 +346,7 @@ static void test_cancelled_reader_of_a_log(void)
 
 static void test_cancelled_flush(void)
 {
-    int fd = temp_file();
+    int fd = tl_test_tmpfd();
     if (!CHECK_ERR(posix_trace_eventid_open("misuse.flush", &cancel_id), 0))
         return;
     for (int round = 0; round < rounds(20, 5); round++) {
@@ -435,7 +423,7 @@ static void exit_child(int fd)
 static void test_exit_while_another_thread_shuts_down(void)
 {
     for (int round = 0; round < rounds(20, 5); round++) {
-        int fd = temp_file();
+        int fd = tl_test_tmpfd();
         pid_t pid = pt_fork(60);
         if (!CHECK_MSG(pid >= 0, "round %d: fork: %s", round, strerror(errno)))
             break;

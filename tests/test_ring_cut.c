@@ -19,7 +19,6 @@
  *    marker written with every ring block says where the data ends.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -742,11 +741,7 @@ static uint8_t *file_bytes(int fd, size_t *len)
  */
 static void test_later_lap_in_place(void)
 {
-    char path[] = "/tmp/tl-ring-lap-XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0)
-        TL_DIE("mkstemp");
-    unlink(path);
+    int fd = tl_test_tmpfd();
     tracelog_writer_options o;
     tracelog_writer_options_init(&o);
     o.log_policy = TRACELOG_POLICY_LOOP;
