@@ -87,6 +87,36 @@ for f in "$SRC"/samples/golden/append.ptl "$SRC"/samples/golden/loop.ptl "$SRC"/
     [ "$RC" = 0 ] && ok || bad "$(basename "$f"): $(cat "$T/out")"
 done
 
+# Limits (README.md "Limits"): 65,536 threads are drawn, one more is exit 3 with no output (a log of a few KiB
+# named a million threads and took 372 MB); past 1,048,576 open slices a begin is an instant event.
+many_threads() { # N: N threads of pid 7, one work:begin each
+    echo '{"format":{"schema":"tracelog","version":1},"attributes":{"trace_name":"many"},"event_types":[{"id":40,"name":"work:begin"}]}'
+    awk -v n="$1" 'BEGIN { for (i = 1; i <= n; i++) printf "{\"id\":40,\"ts\":%d,\"pid\":7,\"tid\":%d}\n", i, i }'
+}
+many_threads 65536 | "$PTLOG" convert - --to ptl -o t65536.ptl && many_threads 65537 | "$PTLOG" convert - --to ptl -o t65537.ptl ||
+    bad "many threads: the logs were not made"
+for to in chrome perfetto; do
+    expect_rc 0 "$to of 65,536 threads" "$PTLOG" convert t65536.ptl --to $to -o at-limit.$to
+    rm -f past-limit.$to
+    expect_rc 3 "$to of 65,537 threads" "$PTLOG" convert t65537.ptl --to $to -o past-limit.$to
+    expect_err '^ptlog: t65537.ptl: more than 65536 threads: .*ptlog filter' "$to of 65,537 threads"
+    [ ! -e past-limit.$to ] && [ -z "$(ls past-limit.$to.tmp.* 2>/dev/null)" ] && ok || bad "$to: an output was left"
+done
+python3 - at-limit.chrome <<'PY' && ok || bad "65,536 threads: not a B per thread in the Chrome output"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+assert len({e["tid"] for e in ev if e.get("ph") == "B"}) == 65536
+PY
+{
+    echo '{"format":{"schema":"tracelog","version":1},"attributes":{"trace_name":"deep"},"event_types":[{"id":40,"name":"work:begin"}]}'
+    awk 'BEGIN { for (t = 1; t <= 4097; t++) for (d = 0; d < 256; d++) printf "{\"id\":40,\"ts\":%d,\"pid\":7,\"tid\":%d}\n", ++n, t }'
+} | "$PTLOG" convert - --to ptl -o deep.ptl || bad "deep: the log was not made"
+expect_rc 0 "chrome of 1,048,832 begins" "$PTLOG" convert deep.ptl --to chrome -o deep.json
+# one event a line: the last 256 begins (thread 4097's) are instants, and the thread's first is one
+[ "$(grep -c '"ph":"B"' deep.json)/$(grep -c '"name":"work:begin","ph":"i"' deep.json)" = 1048576/256 ] && ok ||
+    bad "open slices past the limit: $(grep -c '"ph":"B"' deep.json) B, $(grep -c '"ph":"i"' deep.json) i"
+rm -f deep.json deep.ptl t65536.ptl t65537.ptl at-limit.*
+
 # A real consumer: speedscope's own importer (a pinned version, cached between runs).
 SPEEDSCOPE=speedscope@1.25.0
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/tracelog-tests/$SPEEDSCOPE

@@ -341,7 +341,9 @@ static int chrome_event(void *ctx, const tracelog_event *ev, const char *name)
     size_t n;
     c->creating = ev;
     int ph = ptlog_tracks_place(&c->tracks, ev, &name, unknown, &n, &p, &t);
-    if (ph < 0 || rename_thread(c, p, t) || !(x = texts_of(c, p, t)))
+    if (ph < 0)
+        return ptlog_tracks_error(&c->tracks);
+    if (rename_thread(c, p, t) || !(x = texts_of(c, p, t)))
         return ptlog_nomem();
     if (ev->timestamp_ns > c->last_ts)
         c->last_ts = ev->timestamp_ns;

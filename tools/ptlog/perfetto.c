@@ -585,7 +585,7 @@ static int pf_event(void *ctx, const tracelog_event *ev, const char *name)
     int ph = ptlog_tracks_place(&w->tracks, ev, &name, unknown, &n, &p, &t);
     w->creating = NULL;
     if (ph < 0) /* the descriptors' only failure is out of memory too */
-        return ptlog_nomem();
+        return ptlog_tracks_error(&w->tracks);
     pb_uint(&w->event, TE_TYPE, ph == 'B' ? TYPE_SLICE_BEGIN : ph == 'E' ? TYPE_SLICE_END : TYPE_INSTANT);
     pb_uint(&w->event, TE_TRACK_UUID, t->serial);
     if (ph != 'E') {

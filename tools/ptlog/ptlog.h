@@ -773,6 +773,10 @@ int ptlog_write_perfetto(ptlog_src *src, ptlog_out *out, ptlog_select *sel);
 /* ---- processes, threads and slices of the trace viewers' outputs (tracks.c) ---------- */
 
 #define PTLOG_TRACKS_MAX_DEPTH 256 /* open slices per thread; deeper begins are instant events */
+/* Threads (over all processes) one output draws: about 400 bytes of state each. More is an error (README.md,
+   "Limits"): a log of a few KiB can name a million threads, and no viewer shows that many tracks. */
+#define PTLOG_TRACKS_MAX_THREADS 65536
+#define PTLOG_TRACKS_MAX_OPEN (1u << 20) /* open slices over all threads; past them begins are instant events */
 
 typedef struct ptlog_track_thread {
     uint64_t pthread;
@@ -818,6 +822,8 @@ typedef struct ptlog_tracks {
     size_t nprocesses, cap;
     uint32_t big_pids;         /* pids above INT32_MAX renumbered so far */
     uint32_t serials;
+    size_t nthreads, nopen;    /* over all processes */
+    int too_many;              /* ptlog_tracks_place failed for PTLOG_TRACKS_MAX_THREADS, not for memory */
     /* The last event's process and thread (events come in runs): indexes, which growth does not move. */
     size_t last_process, last_thread;
     int have_last;
@@ -827,7 +833,7 @@ typedef struct ptlog_tracks {
 void ptlog_tracks_init(ptlog_tracks *t, ptlog_src *src, ptlog_track_fn on_new, void *ctx);
 /* The process of pid, created on first use; NULL when out of memory. */
 ptlog_track_process *ptlog_tracks_process(ptlog_tracks *t, uint32_t pid);
-/* The thread of ev in p, created on first use; NULL when out of memory. */
+/* The thread of ev in p, created on first use; NULL when out of memory or past PTLOG_TRACKS_MAX_THREADS. */
 ptlog_track_thread *ptlog_tracks_thread(ptlog_tracks *t, ptlog_track_process *p, const tracelog_event *ev);
 /* Length of X in "X:WORD" or "X.WORD", its separator in *sep; 0 if name is not of that form. */
 size_t ptlog_slice_base_len(const char *name, const char *word, char *sep);
@@ -836,10 +842,13 @@ size_t ptlog_slice_base_len(const char *name, const char *word, char *sep);
  * does there: 'B' opens a slice, 'E' closes the innermost one, 'i' is an
  * instant; *len is the length of the name to show (a slice's base name).
  * *name NULL (an id the log does not name) becomes "event#ID", written in
- * unknown. -1 when out of memory.
+ * unknown. -1 when out of memory, or (too_many set) for a thread past
+ * PTLOG_TRACKS_MAX_THREADS: ptlog_tracks_error says which.
  */
 int ptlog_tracks_place(ptlog_tracks *t, const tracelog_event *ev, const char **name, char unknown[32], size_t *len,
                        ptlog_track_process **p, ptlog_track_thread **th);
+/* After ptlog_tracks_place's -1: reports it (the source's name, what to do) and returns the exit status. */
+int ptlog_tracks_error(const ptlog_tracks *t);
 /* Calls fn for every slice still open, innermost first, and closes it. */
 void ptlog_tracks_close_open(ptlog_tracks *t, ptlog_close_fn fn, void *ctx);
 void ptlog_tracks_free(ptlog_tracks *t);

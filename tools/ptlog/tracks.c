@@ -77,6 +77,10 @@ ptlog_track_thread *ptlog_tracks_thread(ptlog_tracks *t, ptlog_track_process *p,
     size_t i = ptlog_idmap_get(&p->thread_index, ev->tid);
     if (i != SIZE_MAX && is_thread_of(&p->threads[i], ev))
         return &p->threads[i];
+    if (t->nthreads >= PTLOG_TRACKS_MAX_THREADS) {
+        t->too_many = 1;
+        return NULL;
+    }
     ptlog_track_thread *v = tl_grow(p->threads, &p->cap, p->nthreads + 1, sizeof *v);
     if (!v)
         return NULL;
@@ -84,6 +88,7 @@ ptlog_track_thread *ptlog_tracks_thread(ptlog_tracks *t, ptlog_track_process *p,
     if (ptlog_idmap_put(&p->thread_index, ev->tid, p->nthreads))
         return NULL;
     ptlog_track_thread *th = &p->threads[p->nthreads++];
+    t->nthreads++;
     memset(th, 0, sizeof *th);
     th->pthread = ev->tid;
     th->ktid = ev->kernel_tid;
@@ -155,14 +160,16 @@ static int slice(ptlog_tracks *t, ptlog_track_thread *th, const tracelog_event *
 {
     ptlog_slice_shape x = *shape; /* a copy: closes_innermost may take its slot for the open slice's name */
     *len = x.len;
-    if (x.begin && th->nopen < PTLOG_TRACKS_MAX_DEPTH) {
+    if (x.begin && th->nopen < PTLOG_TRACKS_MAX_DEPTH && t->nopen < PTLOG_TRACKS_MAX_OPEN) {
         if (push_slice(th, ev->event_id))
             return -1;
+        t->nopen++;
         *len = x.begin;
         return 'B';
     }
     if (x.end && closes_innermost(t, th, x.name, x.end, x.end_sep)) {
         th->nopen--;
+        t->nopen--;
         *len = x.end;
         return 'E';
     }
@@ -194,6 +201,17 @@ int ptlog_tracks_place(ptlog_tracks *t, const tracelog_event *ev, const char **n
     return slice(t, *th, ev, shape_of(t, *name, stable, &tmp), len);
 }
 
+int ptlog_tracks_error(const ptlog_tracks *t)
+{
+    if (!t->too_many)
+        return ptlog_nomem();
+    ptlog_msg(t->src->name,
+              "more than %d threads: Chrome and Perfetto output draw a track for each, and keep each one's "
+              "state; convert a part of the log (ptlog filter --pid, --tid, --begin, --end)",
+              PTLOG_TRACKS_MAX_THREADS);
+    return PTLOG_EXIT_INPUT;
+}
+
 void ptlog_tracks_close_open(ptlog_tracks *t, ptlog_close_fn fn, void *ctx)
 {
     for (size_t i = 0; i < t->nprocesses; i++) {
@@ -201,6 +219,7 @@ void ptlog_tracks_close_open(ptlog_tracks *t, ptlog_close_fn fn, void *ctx)
         for (size_t j = 0; j < p->nthreads; j++) {
             ptlog_track_thread *th = &p->threads[j];
             while (th->nopen) {
+                t->nopen--;
                 const char *name = t->src->type_name(t->src, th->open[--th->nopen]);
                 char sep;
                 size_t n = name ? ptlog_slice_base_len(name, "begin", &sep) : 0;
