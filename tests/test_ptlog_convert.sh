@@ -67,6 +67,17 @@ expect_err "wide2.json:1:[0-9]+: expected '\\[' \\(the events array\\)" "events 
   printf '{"id":300,"ts":999999}]}\n'; } >wide3.json
 expect_rc 0 "one-line document of 200,000 events past 4 KiB" "$PTLOG" dump wide3.json
 [ "$(wc -l <"$T/out")" = 200001 ] && ok || bad "one-line document of 200,000 events: $(wc -l <"$T/out") lines"
+# ... and when that line is longer than a JSON Lines line may be (64 MiB: the limit binds the
+# document's values, not its line): 300,000 events of 100 payload bytes, 72 MB, were refused.
+{ printf '{"attributes":{"trace_name":"wide"},"event_types":['
+  for i in $(seq 100 299); do printf '{"id":%d,"name":"t%d"},' "$i" "$i"; done
+  printf '{"id":300,"name":"last"}],"events":['
+  awk 'BEGIN { d = sprintf("%0200d", 7); for (i = 1; i <= 300000; i++) printf "{\"id\":100,\"ts\":%d,\"data\":\"%s\"},", i, d }'
+  printf '{"id":300,"ts":999999999}]}\n'; } >wide4.json
+expect_rc 0 "one-line document of 72 MB" "$PTLOG" convert wide4.json --to ptl -o wide4.ptl
+[ "$("$PTLOG" info wide4.ptl | sed -n 's/^events: *\([0-9]*\).*/\1/p')" = 300001 ] && ok ||
+    bad "one-line document of 72 MB: $("$PTLOG" info wide4.ptl | grep -m1 '^events')"
+rm -f wide4.json wide4.ptl
 
 # Documents are streamed: keys in any order except attributes before events.
 cat >order.json <<'J'

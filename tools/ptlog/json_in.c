@@ -1150,9 +1150,20 @@ static int lines_start(json_src *s)
 {
     size_t start, len;
     json_t *o;
+    s->scan.long_line_quiet = 1;
     int rc = ptlog_json_next_line(&s->scan, &start, &len);
-    if (rc || len == 0)
+    s->scan.long_line_quiet = 0;
+    /* A first line over the limit of a line that is a JSON document on one line (jq -c of a large log):
+       the limit binds its values, not the line. Its "events" key lies in the 64 MiB held, or a value
+       before it is over the limit. */
+    if (rc && s->scan.too_long) {
+        start = s->scan.pos;
+        len = s->scan.len - start;
+        if (!ptlog_looks_like_document((const unsigned char *)s->scan.buf + start, len))
+            return ptlog_json_line_too_long(&s->scan);
+    } else if (rc || len == 0) {
         return rc;
+    }
     /* A JSON document on one line whose "events" come after the first 4 KiB that detection looks
        at (many event types, jq -c): read as the document it is, streamed value by value (its events
        were once dropped without a word). */

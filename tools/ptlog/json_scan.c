@@ -284,7 +284,7 @@ int ptlog_json_load_value(ptlog_json_scan *s, size_t start, size_t len, json_t *
 /* ---- lines ------------------------------------------------------------------------------------------ */
 
 /* A JSON Lines line longer than JSON_VALUE_MAX (without its newline). */
-static int line_too_long(ptlog_json_scan *s)
+int ptlog_json_line_too_long(ptlog_json_scan *s)
 {
     ptlog_msg(NULL, "%s:%llu: line longer than the limit of 64 MiB", s->name, (unsigned long long)s->line + 1);
     return PTLOG_EXIT_INPUT;
@@ -301,8 +301,10 @@ int ptlog_json_next_line(ptlog_json_scan *s, size_t *start, size_t *len)
         size_t from = s->pos + s->scanned;
         char *nl = from < s->len ? memchr(s->buf + from, '\n', s->len - from) : NULL;
         size_t end = nl ? (size_t)(nl - s->buf) : s->len;
-        if (end - s->pos > JSON_VALUE_MAX)
-            return line_too_long(s);
+        if (end - s->pos > JSON_VALUE_MAX) {
+            s->too_long = 1;
+            return s->long_line_quiet ? PTLOG_EXIT_INPUT : ptlog_json_line_too_long(s);
+        }
         if (!nl && !s->eof) {
             s->scanned = s->len - s->pos;
             size_t keep = s->pos;

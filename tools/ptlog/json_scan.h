@@ -28,6 +28,8 @@ typedef struct ptlog_json_scan {
     size_t scanned;      /* lines: bytes after pos already searched for a newline (linear time) */
     uint64_t line;       /* lines: number of the line last read; document: current line */
     uint64_t line_start; /* document: input offset of the current line */
+    int long_line_quiet; /* lines: a line over the limit is no message, but too_long set (the first line's probe) */
+    int too_long;
 } ptlog_json_scan;
 
 /* ---- the buffer, positions and syntax errors -------------------------------------------------- */
@@ -54,6 +56,8 @@ int ptlog_json_load_value(ptlog_json_scan *s, size_t start, size_t len, json_t *
 
 /* ---- lines --------------------------------------------------------------------------------------- */
 
+/* "FILE:LINE: line longer than the limit of 64 MiB" (the line after s->line); PTLOG_EXIT_INPUT. */
+int ptlog_json_line_too_long(ptlog_json_scan *s);
 /* Next non-blank line: *start and *len in the buffer (*len 0 at the end). */
 int ptlog_json_next_line(ptlog_json_scan *s, size_t *start, size_t *len);
 /* Consumes the line from s->pos to its '\n' at buffer position nl, which the caller found by parsing it in
