@@ -54,14 +54,15 @@ if command -v python3 >/dev/null; then
     [ "$rc" = 3 ] && ok || bad "70 MiB line: exit $rc, want 3 (refused)"
     grep -qx 'ptlog: <stdin>:1: line longer than the limit of 64 MiB' small_pipe.err && ok ||
         bad "70 MiB line: message $(cat small_pipe.err)"
-    awk -v t="$elapsed" 'BEGIN { exit !(t < 20) }' && ok || bad "70 MiB line took $elapsed s (quadratic scan?)"
+    # CPU time, not wall time: a loaded machine stretched a linear read past 20 s (2.5 s of CPU)
+    awk -v t="$cpu" 'BEGIN { exit !(t < 10) }' && ok || bad "70 MiB line took $cpu s of CPU (quadratic scan?)"
     rm -f line70.jsonl
 
     line_of $((64 * MIB)) >line64.jsonl
     read -r rc elapsed cpu < <(small_pipe line64.jsonl convert - --to jsonl -o line64.out)
     echo "64 MiB line through a 4 KiB pipe: exit $rc in $elapsed s ($cpu s CPU)"
     [ "$rc" = 0 ] && ok || bad "a line of exactly 64 MiB: exit $rc $(cat small_pipe.err)"
-    awk -v t="$elapsed" 'BEGIN { exit !(t < 20) }' && ok || bad "64 MiB line took $elapsed s"
+    awk -v t="$cpu" 'BEGIN { exit !(t < 10) }' && ok || bad "64 MiB line took $cpu s of CPU"
     [ "$(grep -c '"ts":1' line64.out)" = 1 ] && ok || bad "the 64 MiB line's event is not in the output"
     rm -f line64.jsonl line64.out
 else
