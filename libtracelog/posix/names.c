@@ -38,6 +38,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -549,21 +550,21 @@ static int make_named(uint32_t euid, uint32_t egid, const tl_proc_token *t, uint
     char name[TL_SHM_NAME_MAX], tmp[TL_SHM_NAME_MAX];
     names_name(name, euid, t->pid, nonce);
     int fd;
-    int e = tl_shmobj_create_staged(name, sizeof(name_map), euid, egid, tmp, &fd);
+    int e = tl_shmobj_create_staged(name, sizeof(name_map), tmp, &fd);
     if (e)
         return e;
-    name_map *m;
-    e = map_fd(fd, 0, &m);
-    if (!e) {
-        m->version = TL_NAMES_VERSION;
-        m->pid = t->pid;
-        m->start = t->start;
-        m->euid = euid;
-        m->nonce = nonce;
-        atomic_store(&m->magic, TL_NAMES_MAGIC);
-        munmap(m, sizeof *m);
-    }
-    return tl_shmobj_publish(tmp, name, e);
+    /* Written, not stored through a mapping: a process of the same user can open the staged
+       object and cut it, and a store there would be a SIGBUS (a controller died of it). */
+    unsigned char head[offsetof(name_map, moved)] = {0};
+    uint32_t magic = TL_NAMES_MAGIC, version = TL_NAMES_VERSION;
+    memcpy(head + offsetof(name_map, magic), &magic, sizeof magic);
+    memcpy(head + offsetof(name_map, version), &version, sizeof version);
+    memcpy(head + offsetof(name_map, pid), &t->pid, sizeof t->pid);
+    memcpy(head + offsetof(name_map, euid), &euid, sizeof euid);
+    memcpy(head + offsetof(name_map, start), &t->start, sizeof t->start);
+    memcpy(head + offsetof(name_map, nonce), &nonce, sizeof nonce);
+    e = pwrite(fd, head, sizeof head, 0) == (ssize_t)sizeof head ? 0 : ENOMEM;
+    return tl_shmobj_publish(tmp, name, fd, euid, egid, e);
 }
 
 /*

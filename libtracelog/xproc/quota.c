@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +34,12 @@ void tl_quota_name_from_env(char out[TL_SHM_NAME_MAX], uint32_t euid)
     snprintf(out, TL_SHM_NAME_MAX, "/tracelog.%u.streams.%s", euid, tag);
 }
 
-static int table_valid(const tl_quota_table *t, uint32_t entries, uint32_t euid)
+/* Read, not loaded through a mapping: another process of the user may have cut the table (shmobj.h). */
+static int table_valid(int fd, uint32_t entries, uint32_t euid)
 {
-    return t->magic == TL_QUOTA_MAGIC && t->version == TL_QUOTA_VERSION && t->entries == entries &&
-           t->euid == euid;
+    uint32_t h[4];
+    return pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h && h[0] == TL_QUOTA_MAGIC && h[1] == TL_QUOTA_VERSION &&
+           h[2] == entries && h[3] == euid;
 }
 
 static int map_table(int fd, tl_quota_table **t)
@@ -53,20 +56,16 @@ static int publish_new(const char *name, uint32_t entries, uint32_t euid)
 {
     char tmp[TL_SHM_NAME_MAX];
     int fd;
-    int e = tl_shmobj_create_staged(name, TL_QUOTA_SIZE, euid, (uint32_t)getegid(), tmp, &fd);
+    int e = tl_shmobj_create_staged(name, TL_QUOTA_SIZE, tmp, &fd);
     if (e)
         return e;
-    tl_quota_table *t = NULL;
-    e = map_table(fd, &t);
-    close(fd);
-    if (!e) {
-        t->version = TL_QUOTA_VERSION;
-        t->entries = entries;
-        t->euid = euid;
-        t->magic = TL_QUOTA_MAGIC;
-        munmap(t, TL_QUOTA_SIZE);
-    }
-    return tl_shmobj_publish(tmp, name, e);
+    /* Written, not stored through a mapping, as a staged name map is (shmobj.h). */
+    uint32_t head[4] = {TL_QUOTA_MAGIC, TL_QUOTA_VERSION, entries, euid};
+    _Static_assert(offsetof(tl_quota_table, magic) == 0 && offsetof(tl_quota_table, version) == 4 &&
+                       offsetof(tl_quota_table, entries) == 8 && offsetof(tl_quota_table, euid) == 12,
+                   "the header written is the table's");
+    e = pwrite(fd, head, sizeof head, 0) == (ssize_t)sizeof head ? 0 : ENOMEM;
+    return tl_shmobj_publish(tmp, name, fd, euid, (uint32_t)getegid(), e);
 }
 
 int tl_quota_open(const char *name, uint32_t entries, tl_quota *q)
@@ -95,18 +94,18 @@ int tl_quota_open(const char *name, uint32_t entries, tl_quota *q)
         }
         if (e)
             return e;
+        if (!table_valid(fd, entries, euid)) {
+            /* Damaged, or another TRACE_SYS_MAX: entries held there are lost,
+               which only ever lets more streams exist, never fewer. */
+            close(fd);
+            tl_shmobj_unlink(name);
+            continue;
+        }
         tl_quota_table *t = NULL;
         e = map_table(fd, &t);
         close(fd);
         if (e)
             return e;
-        if (!table_valid(t, entries, euid)) {
-            /* Damaged, or another TRACE_SYS_MAX: entries held there are lost,
-               which only ever lets more streams exist, never fewer. */
-            munmap(t, TL_QUOTA_SIZE);
-            tl_shmobj_unlink(name);
-            continue;
-        }
         q->t = t;
         q->entries = entries;
         q->self = tl_proc_token_pack(&self);

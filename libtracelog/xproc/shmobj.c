@@ -95,18 +95,20 @@ int tl_shmobj_open(const char *name, uint32_t owner_uid, uint64_t size, int *fd,
     return 0;
 }
 
-int tl_shmobj_create_staged(const char *name, uint64_t size, uint32_t owner_uid, uint32_t owner_gid,
-                            char tmp[TL_SHM_NAME_MAX], int *fd)
+int tl_shmobj_create_staged(const char *name, uint64_t size, char tmp[TL_SHM_NAME_MAX], int *fd)
 {
     snprintf(tmp, TL_SHM_NAME_MAX, "%.40s.new.%d", name, (int)getpid());
     tl_shmobj_unlink(tmp); /* left by a process of ours that died here, pid reused */
-    return tl_shmobj_create(tmp, size, owner_uid, owner_gid, fd);
+    return tl_shmobj_create(tmp, size, (uint32_t)geteuid(), (uint32_t)getegid(), fd); /* ours while built */
 }
 
-int tl_shmobj_publish(const char *tmp, const char *name, int built)
+int tl_shmobj_publish(const char *tmp, const char *name, int fd, uint32_t owner_uid, uint32_t owner_gid, int built)
 {
     char from[sizeof SHM_DIR + TL_SHM_NAME_MAX], to[sizeof SHM_DIR + TL_SHM_NAME_MAX];
     int e = built;
+    if (!e && (owner_uid != (uint32_t)geteuid() || owner_gid != (uint32_t)getegid()))
+        e = fchown(fd, owner_uid, owner_gid) ? errno : 0;
+    close(fd);
     if (!e)
         e = shm_path(tmp, from, sizeof from);
     if (!e)

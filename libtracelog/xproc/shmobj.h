@@ -32,13 +32,16 @@ int tl_shmobj_open(const char *name, uint32_t owner_uid, uint64_t size, int *fd,
  * An object that must appear complete under its name is built under a
  * private name first: tl_shmobj_create_staged creates `tmp` (name + ".new." +
  * our pid; one left by a dead process of ours with our pid is replaced) as
- * tl_shmobj_create does; tl_shmobj_publish links it in as `name` (EEXIST if
- * someone was first) when `built` is 0, and removes `tmp` in any case.
- * Returns `built` if not 0, else 0 or an errno.
+ * tl_shmobj_create does, but ours: its owner cannot open it, let alone cut
+ * it under our stores, while we build it (a controller's stores into a map
+ * its traced process had cut to 0 bytes killed it with SIGBUS).
+ * tl_shmobj_publish gives the built object (fd, closed in any case) to its
+ * owner, then links it in as `name` (EEXIST if someone was first) when
+ * `built` is 0, and removes `tmp` in any case. Map it again to use it, as any
+ * object the owner may change. Returns `built` if not 0, else 0 or an errno.
  */
-int tl_shmobj_create_staged(const char *name, uint64_t size, uint32_t owner_uid, uint32_t owner_gid,
-                            char tmp[TL_SHM_NAME_MAX], int *fd);
-int tl_shmobj_publish(const char *tmp, const char *name, int built);
+int tl_shmobj_create_staged(const char *name, uint64_t size, char tmp[TL_SHM_NAME_MAX], int *fd);
+int tl_shmobj_publish(const char *tmp, const char *name, int fd, uint32_t owner_uid, uint32_t owner_gid, int built);
 /* Removes the name (the memory stays while it is mapped). 0 or an errno. */
 int tl_shmobj_unlink(const char *name);
 
