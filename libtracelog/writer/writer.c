@@ -47,6 +47,7 @@ struct tracelog_writer {
     size_t npending, pending_cap;
     tl_thread_def last_thread; /* of the last event: most events skip the lookup */
     uint64_t thread_defs;      /* definitions made (at most TL_LOG_THREADS_MAX) */
+    uint64_t *dropped_seen;    /* past them: the threads counted lately (DROPPED_SEEN slots, by hash) */
     tl_thread_namer namer;     /* names a new thread (tl_writer_set_thread_namer), or NULL */
     void *namer_ctx;
     tl_type_definer definer; /* defines new types before a chunk (tl_writer_set_type_definer), or NULL */
@@ -646,7 +647,8 @@ tracelog_status tracelog_writer_define_event_schema(tracelog_writer *w, uint32_t
             return st;
     }
     const tl_type_entry *known = tl_event_types_get(&w->types, id);
-    if (known) {
+    int late_schema = known && !known->schema && parsed && strcmp(known->name, name) == 0;
+    if (known && !late_schema) {
         int same = strcmp(known->name, name) == 0 && tl_schema_equal(known->schema, parsed);
         tracelog_schema_free(parsed);
         return same ? TRACELOG_OK
@@ -654,8 +656,8 @@ tracelog_status tracelog_writer_define_event_schema(tracelog_writer *w, uint32_t
                               "event type %u is already defined with another name or schema", id);
     }
     /* Refused here, where the caller learns of it, rather than written and refused by every reader. */
-    if (w->types.n >= TL_LOG_EVENT_TYPES_MAX || (parsed && w->types.schema_bytes + tl_schema_text_len(parsed) >
-                                                               TL_LOG_SCHEMA_BYTES_MAX)) {
+    if ((!known && w->types.n >= TL_LOG_EVENT_TYPES_MAX) ||
+        (parsed && w->types.schema_bytes + tl_schema_text_len(parsed) > TL_LOG_SCHEMA_BYTES_MAX)) {
         tracelog_schema_free(parsed);
         return tl_fail(err, TRACELOG_E_LIMIT, 0, TL_NO_OFFSET,
                        "event type %u: a log holds at most %u event types and %u bytes of schemas "
@@ -668,7 +670,9 @@ tracelog_status tracelog_writer_define_event_schema(tracelog_writer *w, uint32_t
         return tl_fail(err, TRACELOG_E_NOMEM, 0, TL_NO_OFFSET, "out of memory");
     }
     w->defined = d;
-    tracelog_status st = tl_event_types_set_typed(&w->types, id, name, len, parsed, 0);
+    /* A schema given late is written in a definition of its own: the log's table is the whole log's (the
+       events before read with it too, format-spec 5.3). */
+    tracelog_status st = tl_event_types_set_typed(&w->types, id, name, len, parsed, late_schema);
     if (st != TRACELOG_OK)
         return tl_fail(err, st, 0, TL_NO_OFFSET, "event type %u: %s", id, tracelog_strerror(st));
     w->defined[w->ndefined++] = id;
@@ -745,24 +749,43 @@ static inline tracelog_status note_thread(tracelog_writer *w, const tracelog_eve
     return note_other_thread(w, ev);
 }
 
+#define DROPPED_SEEN 4096
+
+/*
+ * A definition past the ones a reader keeps: counted, not written. The map
+ * does not learn it: a controller's writer takes the thread ids of its
+ * events from the traced process, which could make up a new one for every
+ * event and grow the map by 24 bytes an event (958 MB in 30 s). A small
+ * table of the threads counted lately keeps a thread's next events from
+ * being counted again, mostly: one counted again after it was pushed out
+ * of the table is counted twice.
+ */
+static tracelog_status drop_thread(tracelog_writer *w, const tl_thread_def *d)
+{
+    if (!w->dropped_seen && !(w->dropped_seen = calloc(DROPPED_SEEN, sizeof *w->dropped_seen)))
+        return TRACELOG_E_NOMEM;
+    uint64_t key = (d->tid ^ ((uint64_t)d->pid << 32 | d->ktid) * 0x9E3779B97F4A7C15ull) | 1;
+    uint64_t *seen = &w->dropped_seen[(key * 0x9E3779B97F4A7C15ull) >> 52];
+    if (*seen == key)
+        return TRACELOG_OK;
+    *seen = key;
+    w->status.threads_dropped++;
+    w->status_dirty = 1;
+    return TRACELOG_OK;
+}
+
 /*
  * Makes d the definition of its (pid, tid), written before the next chunk.
  * A handle that had another kernel tid (reused) first ends the chunk in
  * progress, since a definition applies to whole chunks; a rename of the
  * same thread does not (names are for display: the chunk's earlier events
  * may read back with the new name). Beyond the definitions a reader keeps,
- * counted and not written; the map still learns it, so that the thread's
- * next events are not counted again.
+ * drop_thread.
  */
 static tracelog_status define_thread(tracelog_writer *w, const tl_thread_def *d, uint32_t known)
 {
-    if (w->thread_defs >= TL_LOG_THREADS_MAX) {
-        if (tl_thread_map_put(&w->threads, d))
-            return TRACELOG_E_NOMEM;
-        w->status.threads_dropped++;
-        w->status_dirty = 1;
-        return TRACELOG_OK;
-    }
+    if (w->thread_defs >= TL_LOG_THREADS_MAX)
+        return drop_thread(w, d);
     tracelog_status st = known && known != d->ktid ? emit_chunk(w) : TRACELOG_OK;
     if (st != TRACELOG_OK)
         return st;
@@ -992,6 +1015,7 @@ static void free_writer(tracelog_writer *w)
     tl_thread_map_free(&w->threads);
     tl_thread_names_free(&w->names);
     free(w->pending);
+    free(w->dropped_seen);
     tl_chunk_builder_free(&w->chunk);
     tl_buf_free(&w->payload);
     tl_buf_free(&w->block);
