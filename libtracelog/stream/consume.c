@@ -1090,17 +1090,32 @@ static int stop_waiting(tl_consumer *c, uint64_t *prev, uint64_t *looked)
     return c->producers_gone || c->stall_ns > TL_PRODUCER_STALL_NS;
 }
 
-/* A producer is mid-record: spin, then yield, until it is done or stop_waiting says to go on without it. */
+/*
+ * A producer is mid-record: spin, then yield, then sleep (10 us, doubling up
+ * to 1 ms), until it is done or stop_waiting says to go on without it. A
+ * producer is done within the spins, or once the scheduler runs it again: a
+ * wait that goes on is one the sleeps do not lengthen by much, and a record
+ * never committed (a traced process can leave one in each lane every half
+ * second) cost a controller a CPU spent in sched_yield.
+ */
 static tl_take take_waiting(tl_consumer *c, tracelog_event *ev)
 {
     uint64_t prev = 0, looked = 0;
+    long nap_ns = 10000;
     for (unsigned spins = 1;; spins++) {
         int force = spins >= 64 && stop_waiting(c, &prev, &looked);
         tl_take r = tl_consumer_take(c, ev, force);
         if (r != TL_TAKE_WAIT)
             return r;
-        if (spins >= 64)
+        if (spins < 64)
+            continue;
+        if (spins < 128) {
             sched_yield();
+            continue;
+        }
+        struct timespec nap = {0, nap_ns};
+        syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &nap, NULL); /* not a cancellation point, as the yield */
+        nap_ns = nap_ns < 1000000 ? 2 * nap_ns : 1000000;
     }
 }
 

@@ -32,6 +32,11 @@
  *   cut-table   truncates the user's stream table (TRACE_SYS_MAX's, which
  *               every process of the user shares: the controller's
  *               shutdown once died releasing its entry there)
+ *   stall       twice a second, reserves 64 bytes in every lane and never
+ *               writes nor commits them, and records only 30 events a
+ *               second: each drain waited for those records
+ *               spinning with sched_yield, which cost a controller most of a
+ *               CPU and the program nothing
  * SECONDS: how long it records and scribbles. END: "exit" (default) or
  * "kill" (SIGKILL itself at the end: the controller sees no exit()).
  * Exit status 0, 2 for bad arguments.
@@ -62,6 +67,7 @@ typedef struct region {
 
 static atomic_int stop;
 static trace_event_id_t ids[5];
+static int slow; /* the producers record ten events a second each, not a million in all */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t next_random(void)
@@ -106,8 +112,8 @@ static void *producer(void *arg)
     while (!atomic_load(&stop)) {
         uint64_t payload[2] = {n++, me};
         posix_trace_event(ids[n % 5], payload, sizeof payload);
-        if (n % 256 == 0)
-            usleep(200); /* about a million events a second in all, not a tight loop */
+        if (slow || n % 256 == 0)
+            usleep(slow ? 100000 : 200); /* about a million events a second in all, not a tight loop */
     }
     return NULL;
 }
@@ -188,6 +194,20 @@ static void flip_kind(region s)
         __atomic_store_n((uint32_t *)(void *)(s.base + off), next_random() & 1 ? skip : event, __ATOMIC_RELAXED);
 }
 
+/* Every lane's next 64 bytes, reserved and never written nor committed. */
+static void stall_lanes(region s)
+{
+    tl_stream *h = (tl_stream *)(void *)s.base;
+    uint64_t lanes = h->lanes_offset, nlanes = h->nlanes;
+    if (lanes >= s.size || nlanes > TL_MAX_LANES || lanes + nlanes * sizeof(tl_lane) > s.size)
+        return;
+    tl_lane *lane = (tl_lane *)(void *)(s.base + lanes);
+    for (uint64_t i = 0; i < nlanes; i++) {
+        atomic_fetch_or(&h->used_lanes, 1ull << i);
+        atomic_fetch_add(&lane[i].head, 64);
+    }
+}
+
 /* The user's stream table (xproc/quota.c's name: TRACELOG_STREAMS_TABLE's tag, as the tests set it), cut to 0. */
 static void cut_table(void)
 {
@@ -239,7 +259,7 @@ int main(int argc, char **argv)
 {
     static const char *const modes[] = {"none",  "random", "header",    "counters", "timestamps",
                                         "sizes", "locks",  "names",     "ctl",      "cut-names",
-                                        "cut-ctl", "suspend", "skips", "cut-table"};
+                                        "cut-ctl", "suspend", "skips", "cut-table", "stall"};
     int known = 0;
     for (size_t i = 0; argc >= 3 && i < sizeof modes / sizeof modes[0]; i++)
         known |= !strcmp(argv[1], modes[i]);
@@ -254,6 +274,7 @@ int main(int argc, char **argv)
         posix_trace_eventid_open(names[i], &ids[i]);
     tracelog_eventid_open_typed("typed", "u64 n; u64 who", &ids[4]); /* a schema in the map, to scribble over */
     rng_state ^= (uint64_t)getpid() << 20;
+    slow = !strcmp(argv[1], "stall");
 
     pthread_t t[PRODUCERS];
     for (uintptr_t i = 0; i < PRODUCERS; i++)
@@ -263,6 +284,7 @@ int main(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     region s = {0}, nm = {0}, ctl = {0};
     int cut_done = 0;
+    double stalled = 0;
     for (unsigned round = 0;; round++) {
         clock_gettime(CLOCK_MONOTONIC, &now);
         double elapsed = (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9;
@@ -279,6 +301,10 @@ int main(int argc, char **argv)
             s = find_mapping("stream");
             nm = find_mapping("names");
             ctl = find_mapping("ctl");
+        }
+        if (slow && s.base && elapsed - stalled >= 0.5) {
+            stall_lanes(s);
+            stalled = elapsed;
         }
         for (int i = 0; i < 16; i++)
             scribble(argv[1], s, nm, ctl);
