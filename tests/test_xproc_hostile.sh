@@ -113,6 +113,22 @@ wait "$pid"
 check_log "$desc" suspend.ptl "$start" "$finish"
 no_sanitizer_report "$desc"
 
+# A program that reserves records it never commits, in every lane twice a second (mode stall): each
+# drain waited for them spinning with sched_yield, 9 s of ptlog's CPU in a 6 s run (1 s with the
+# waits that sleep; the program's own CPU: none).
+desc="record, stall"
+start=$(date +%s)
+TIMEFORMAT='%U %S'
+{ time timeout -s KILL "$BOUND" "$PTLOG" record -q -o stall.ptl -- \
+    sh -c 'exec "$@" 2>>hostile.err' sh $HOSTILE_ENV "$HOSTILE" stall 6 >"$T/out" 2>"$T/err"; } 2>"$T/time"
+rc=$?
+[ "$rc" = 0 ] && ok || bad "$desc: ptlog exit $rc: $(head -c 300 "$T/err")"
+read -r user sys <"$T/time"
+echo "$desc: ptlog used ${user:-?} s user + ${sys:-?} s system in 6 s"
+awk -v u="$user" -v s="$sys" 'BEGIN { exit !(u + s < 4) }' && ok || bad "$desc: ptlog used $user + $sys s of CPU"
+check_log "$desc" stall.ptl "$start" "$(date +%s)"
+no_sanitizer_report "$desc"
+
 # A program that cuts to 0 bytes every name map its controller builds for it, as soon as it appears
 # under its private ".new." name: the controller stored the map's header through an unguarded
 # mapping and died of SIGBUS (1 run of 3 of this record, 2 of 3 of a root attach of a program run as nobody).
