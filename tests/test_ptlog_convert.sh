@@ -265,4 +265,30 @@ expect_err "--to: unknown format 'xml'" "bad --to"
 expect_rc 2 "chrome input" "$PTLOG" convert small.ptl --from chrome --to json
 expect_rc 3 "json input read as ptl" "$PTLOG" convert --from ptl "$GOLD/small.in.jsonl" --to json
 
+# Schemas named after their type's first event (a review): a JSON document whose "event_types" follow
+# its "events" (what ptlog writes for a log read from a pipe) lost them in .ptl output, with exit 0.
+printf '{"events":[{"ts":1,"id":40,"name":"x","data":"01000000"}],"event_types":[{"id":40,"name":"x","schema":"u32 a"}]}\n' >late.json
+expect_rc 0 "late schema to ptl" "$PTLOG" convert late.json --to ptl -o late.ptl
+"$PTLOG" dump late.ptl >"$T/out"
+grep -q ' x { a = 1 }$' "$T/out" && ok || bad "late schema: the .ptl lost it: $(cat "$T/out")"
+typed=$TL_BUILD_DIR/samples/typed
+if [ -x "$typed" ]; then
+    "$typed" typed-app.ptl >/dev/null && "$PTLOG" convert typed-app.ptl --to ptl -o typed-src.ptl
+    cat typed-src.ptl | "$PTLOG" convert - --to json >typed-pipe.json
+    grep -q '"events".*' typed-pipe.json && ok || bad "the typed log's JSON has no events"
+    expect_rc 0 "typed JSON from a pipe, back to ptl" "$PTLOG" convert typed-pipe.json --to ptl -o typed-back.ptl
+    "$PTLOG" dump typed-src.ptl >typed-src.txt && "$PTLOG" dump typed-back.ptl >typed-back.txt
+    expect_same "typed log through a pipe's JSON and back" typed-src.txt typed-back.txt
+fi
+# A schema that changes after its type's first event (JSON Lines status lines): a .ptl log gives a
+# type one schema, so the conversion cannot be exact: exit 3, nothing written.
+{ echo '{"attributes":{"trace_name":"t"},"event_types":[{"id":40,"name":"x","schema":"u32 a"}]}'
+  echo '{"ts":1,"id":40,"data":"01000000"}'
+  echo '{"status":{},"event_types":[{"id":40,"name":"x","schema":"u64 a"}]}'
+  echo '{"ts":2,"id":40,"data":"0300000000000000"}'; } >change.jsonl
+expect_rc 3 "schema changed mid-way, to ptl" "$PTLOG" convert change.jsonl --to ptl -o change.ptl
+expect_err '^ptlog: change.jsonl: event type "x" \(id 40\): its schema or name changed after its first event' \
+    "schema changed mid-way: message"
+[ ! -e change.ptl ] && ok || bad "schema changed mid-way: an output was written"
+
 finish

@@ -70,4 +70,13 @@ keys sel.jsonl >got
 expect_same "merge --event e2: only input 2's events" want2 got
 expect_rc 2 "merge --to ptl without -o" "$PTLOG" merge in1.ptl in2.ptl --to ptl
 
+# A schema one input names after its type's events, none in the other (a review): checked once the
+# inputs are read whole: exit 3 and no output, as when it comes first.
+printf '{"ts":1,"id":40,"name":"x","data":"01000000"}\n{"ts":3,"id":40,"name":"x","data":"03000000"}\n{"status":{},"event_types":[{"id":40,"name":"x","schema":"u32 a"}]}\n' >late.jsonl
+printf '{"ts":2,"id":40,"name":"x","data":"ffff"}\n' >none.jsonl
+rm -f late-merge.ptl
+expect_rc 3 "merge, a schema named late in one input" "$PTLOG" merge late.jsonl none.jsonl -o late-merge.ptl
+expect_err 'event type "x" has schema none here but "u32 a" in late.jsonl' "merge, late schema: message"
+[ ! -e late-merge.ptl ] && ok || bad "merge, late schema: an output was written"
+
 finish

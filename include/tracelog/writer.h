@@ -73,7 +73,10 @@ TRACELOG_API tracelog_status tracelog_writer_define_event(tracelog_writer *w, ui
  * name so that readers decode the payloads into fields. The writer never
  * looks at payloads: appending a typed event costs what an untyped one does.
  * Re-defining an id with the same name and an equal schema (same canonical
- * form, or none both times) is a no-op; otherwise TRACELOG_E_INVAL. Errors
+ * form, or none both times) is a no-op. A type defined without a schema may
+ * be given one later (a converter whose input names schemas after events):
+ * the log's table is the whole log's, so its earlier events read back with
+ * it too (format-spec 5.3). Otherwise TRACELOG_E_INVAL. Errors
  * (err may be NULL): a malformed schema gives TRACELOG_E_INVAL or
  * TRACELOG_E_LIMIT with err->offset the byte position in schema, and the
  * writer stays usable; TRACELOG_E_INVAL for a bad name, TRACELOG_E_NOMEM, or

@@ -239,13 +239,33 @@ static void merge_get_status(ptlog_src *s, tracelog_log_status *sum)
     }
 }
 
+/* The inputs' schemas again, once read whole: a JSON input may give one after its type's first event. */
+static int recheck_schemas(merger *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        ptlog_src *s = m->in[i].src;
+        size_t n = s->type_count(s);
+        for (size_t k = 0; k < n; k++) {
+            uint32_t id;
+            const char *name;
+            s->type_at(s, k, &id, &name);
+            size_t oid = ptlog_idmap_get(&m->in[i].map, id);
+            int rc = oid != SIZE_MAX && name ? check_schema(m, &m->in[i], id, name, (uint32_t)oid) : 0;
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
 static int merge_finish(ptlog_src *s)
 {
     merger *m = (merger *)s;
     int loss = 0;
     for (size_t i = 0; i < m->n; i++)
         loss |= m->in[i].src->finish(m->in[i].src) == PTLOG_EXIT_LOSS;
-    return loss ? PTLOG_EXIT_LOSS : PTLOG_EXIT_OK;
+    int rc = recheck_schemas(m);
+    return rc ? rc : loss ? PTLOG_EXIT_LOSS : PTLOG_EXIT_OK;
 }
 
 static void merge_close(ptlog_src *s)

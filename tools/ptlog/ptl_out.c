@@ -70,27 +70,45 @@ int ptlog_writer_define(tracelog_writer *w, const char *in_name, const char *out
     return ptlog_writer_error(out_name, w, st);
 }
 
-static int define_type(ptl_sink *k, uint32_t id, const char *name)
+/*
+ * Defines id as the source names it, once; at the end (last) again, for the types whose schema came
+ * after their first event (a JSON document whose "event_types" follow its "events", as ptlog writes
+ * one read from a pipe): the writer adds it. A schema or name that changed after the type's first event
+ * cannot be written: a .ptl log gives a type one of each, so the conversion would not be exact.
+ */
+static int define_type(ptl_sink *k, uint32_t id, const char *name, int last)
 {
-    if (ptlog_idmap_get(&k->defined, id) != SIZE_MAX)
+    int known = ptlog_idmap_get(&k->defined, id) != SIZE_MAX;
+    if (known && !last)
         return 0;
     const tracelog_schema *schema = k->src->type_schema ? k->src->type_schema(k->src, id) : NULL;
-    int rc = ptlog_writer_define(k->w, k->src->name, ptlog_out_name(k->out), id, name,
-                                 schema ? tracelog_schema_text(schema) : NULL);
-    if (rc)
+    const char *text = schema ? tracelog_schema_text(schema) : NULL;
+    if (known) {
+        tracelog_status st = tracelog_writer_define_event_schema(k->w, id, name, text, NULL);
+        if (st == TRACELOG_E_INVAL) {
+            ptlog_msg(k->src->name, "event type \"%s\" (id %u): its schema or name changed after its first event, "
+                                    "and a .ptl log gives a type one of each",
+                      name, id);
+            return PTLOG_EXIT_INPUT;
+        }
+        if (st == TRACELOG_OK)
+            return 0;
+    }
+    int rc = ptlog_writer_define(k->w, k->src->name, ptlog_out_name(k->out), id, name, text);
+    if (rc || known)
         return rc;
     return ptlog_idmap_put(&k->defined, id, 1) ? ptlog_nomem() : 0;
 }
 
-/* The source's whole type table (at the start, and at the end for types named late). */
-static int copy_types(ptl_sink *k)
+/* The source's whole type table: at the start, and at the end (last) for types named or typed late. */
+static int copy_types(ptl_sink *k, int last)
 {
     size_t n = k->src->type_count(k->src);
     for (size_t i = 0; i < n; i++) {
         uint32_t id;
         const char *name;
         k->src->type_at(k->src, i, &id, &name);
-        int rc = define_type(k, id, name);
+        int rc = define_type(k, id, name, last);
         if (rc)
             return rc;
     }
@@ -132,7 +150,7 @@ static int ptl_event(void *ctx, const tracelog_event *ev, const char *name)
     /* A type the source named since the start goes out before the chunk that uses it (one lookup
        per event: copying the whole table whenever it grew made many types cost quadratic time). */
     if (name) {
-        int rc = define_type(k, ev->event_id, name);
+        int rc = define_type(k, ev->event_id, name, 0);
         if (rc)
             return rc;
     }
@@ -173,14 +191,14 @@ int ptlog_write_ptl(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
         ptlog_msg(ptlog_out_name(out), "cannot start the log: %s", err.message);
         return st == TRACELOG_E_IO ? PTLOG_EXIT_OUTPUT : PTLOG_EXIT_INPUT;
     }
-    rc = copy_types(&k);
+    rc = copy_types(&k, 0);
     int src_rc = rc ? rc : ptlog_src_events(src, sel, ptl_event, &k);
     if (src_rc > PTLOG_EXIT_LOSS) {
         tracelog_writer_abandon(k.w);
         ptlog_idmap_free(&k.defined);
         return src_rc;
     }
-    rc = copy_types(&k); /* types named only at the end (JSON Lines) */
+    rc = copy_types(&k, 1); /* types named or typed only at the end (JSON) */
     ptlog_idmap_free(&k.defined);
     tracelog_log_status status;
     src->get_status(src, &status); /* the writer takes the stream-side counters only */
