@@ -146,7 +146,7 @@ python3 -c '
 for i in range(65537):
     print("{\"ts\":%d,\"id\":%d,\"name\":\"t%d\"}" % (i + 1, i + 16, i))' >types.jsonl
 expect_rc 3 "65537 event types" "$PTLOG" convert types.jsonl --to ptl -o types.ptl
-expect_err 'types.jsonl: cannot write event type "t65536": event type 65552: a log holds at most 65536 event types' \
+expect_err '^ptlog: types.jsonl:65537: event 65536: key "name": more than 65,536 event types \(the most a .ptl log holds' \
     "65537 event types: the limit is named"
 [ -e types.ptl ] && bad "output left after the type limit" || ok
 sed -i '$d' types.jsonl
@@ -171,5 +171,36 @@ grep -q '"events_recorded":7' "$T/out" && ok || bad "the last status line withou
 printf '{"events":[{"ts":1,"id":1},{"ts":2,"id":1}]}' >nonl.json
 expect_rc 0 "document without final newline" "$PTLOG" dump nonl.json
 [ "$(wc -l <"$T/out")" = 2 ] && ok || bad "document without final newline: $(wc -l <"$T/out") events"
+
+# ---- event types and schemas: what a .ptl log holds (a review) -----------------------------------
+# 65,536 types are read, one more is exit 3 (types in descending order made reading quadratic: 200,000
+# of them ran for minutes; 2 M names took 114 MB); the same schema repeated by 300,000 status lines is
+# kept once (500,000 such lines took 594 MB); more than 4 MiB of schema text changes is exit 3.
+types_jsonl() { # N: N events, each of a new type, ids descending
+    awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "{\"ts\":%d,\"id\":%.0f,\"name\":\"t%d\"}\n", i + 1, 4000000000 - i, i }'
+}
+types_jsonl 65536 >types_max.jsonl
+expect_rc 0 "65,536 event types, descending" "$PTLOG" dump types_max.jsonl
+[ "$(wc -l <"$T/out")" = 65536 ] && ok || bad "65,536 event types, descending: $(wc -l <"$T/out") events"
+types_jsonl 65537 >types_over.jsonl
+expect_rc 3 "65,537 event types, dump" "$PTLOG" dump types_over.jsonl
+expect_err '^ptlog: types_over.jsonl:65537: event 65536: key "name": more than 65,536 event types' "65,537 types"
+rm -f types_max.jsonl types_over.jsonl
+{ echo '{"ts":1,"id":40,"name":"x","data":"01000000"}'
+  awk 'BEGIN { for (i = 0; i < 300000; i++) print "{\"status\":{},\"event_types\":[{\"id\":40,\"name\":\"x\",\"schema\":\"u32 a; u32 b; u32 c; u32 d; char[32] e\"}]}" }'
+  echo '{"ts":2,"id":40,"name":"x","data":"02000000"}'; } >repeat.jsonl
+if command -v python3 >/dev/null; then
+    rss=$(python3 -c 'import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$PTLOG" dump repeat.jsonl)
+    echo "300,000 status lines of one schema: exit and peak RSS (MiB): $rss"
+    [ "${rss% *}" = 0 ] && [ "${rss#* }" -lt 64 ] && ok || bad "300,000 status lines of one schema: exit, MiB: $rss"
+fi
+awk 'BEGIN { f = ""; for (k = 0; k < 30; k++) f = f "u32 field" k "; "
+    print "{\"ts\":1,\"id\":40,\"name\":\"x\",\"data\":\"01000000\"}"
+    for (i = 0; i < 30000; i++) printf "{\"status\":{},\"event_types\":[{\"id\":40,\"name\":\"x\",\"schema\":\"%schar[%d] e\"}]}\n", f, 32 + i % 2 }' >changes.jsonl
+expect_rc 3 "30,000 schema changes of 400 bytes" "$PTLOG" dump changes.jsonl
+expect_err 'more than 4 MiB of schema text in all' "30,000 schema changes"
+rm -f repeat.jsonl changes.jsonl
 
 finish

@@ -43,6 +43,7 @@ typedef struct json_src {
     ptlog_idmap schema_of;     /* id -> index in schemas of its latest schema */
     tracelog_schema **schemas; /* every schema read (pointers stay valid until close) */
     size_t nschemas, schemas_cap;
+    size_t schema_bytes; /* canonical text of every schema kept (PTLOG_SCHEMA_BYTES_MAX) */
     tracelog_log_status status;
     unsigned char *data;
     size_t data_cap;
@@ -304,6 +305,8 @@ static int parse_attributes(json_src *s, const json_t *a)
 
 static int add_type(json_src *s, uint32_t id, const char *name, const char *ctx, const char *key)
 {
+    if (tracelog_event_types_count(s->types) >= PTLOG_TYPES_MAX && !tracelog_event_types_name(s->types, id))
+        return bad_value(s, ctx, key, "more than 65,536 event types (the most a .ptl log holds, format-spec 9.1)");
     tracelog_status st = tracelog_event_types_add(s->types, id, name);
     if (st == TRACELOG_E_NOMEM)
         return ptlog_nomem();
@@ -328,6 +331,21 @@ static int add_schema(json_src *s, uint32_t id, const json_t *text, const char *
         return ptlog_nomem();
     if (st != TRACELOG_OK)
         return bad_value(s, ctx, "schema", err.message);
+    /* The same schema again (status lines repeat the table): kept once. Every one kept stays valid
+       (handed out), so what a stream of changes may keep is bounded. */
+    size_t have = ptlog_idmap_get(&s->schema_of, id);
+    const char *canon = tracelog_schema_text(schema);
+    if (have != SIZE_MAX && strcmp(tracelog_schema_text(s->schemas[have]), canon) == 0) {
+        tracelog_schema_free(schema);
+        return 0;
+    }
+    size_t bytes = strlen(canon);
+    if (bytes > PTLOG_SCHEMA_BYTES_MAX - s->schema_bytes) {
+        tracelog_schema_free(schema);
+        return bad_value(s, ctx, "schema", "more than 4 MiB of schema text in all (the most a .ptl log holds, "
+                                           "format-spec 9.1)");
+    }
+    s->schema_bytes += bytes;
     tracelog_schema **v = tl_grow(s->schemas, &s->schemas_cap, s->nschemas + 1, sizeof *v);
     if (!v) {
         tracelog_schema_free(schema);

@@ -25,6 +25,11 @@
 
 #define PTLOG_VERSION TRACELOG_VERSION_STRING
 
+/* What one input may define, from JSON: what a .ptl log holds (format-spec 9.1), so that a crafted
+   input cannot grow the tables without bound (README.md, "Limits"). */
+#define PTLOG_TYPES_MAX 65536
+#define PTLOG_SCHEMA_BYTES_MAX (4u << 20) /* canonical schema text, changes included */
+
 /* Exit codes: stable, documented in README.md, ptlog.1 and --help. */
 enum {
     PTLOG_EXIT_OK = 0,       /* success */
