@@ -4,8 +4,9 @@
 # too, --follow too) is a usage error before anything is written; -o naming
 # a descriptor writes to it; a .ptl log on standard output must start its
 # file; a replaced file keeps its mode; an interrupted run
-# (SIGINT, SIGTERM, SIGHUP, SIGPIPE) leaves no OUT.tmp.XXXXXX behind and
-# dies by that signal.
+# (SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGUSR1) leaves no
+# OUT.tmp.XXXXXX behind and dies by that signal; an output over
+# RLIMIT_FSIZE is exit 4.
 . "$(dirname "$0")/ptlog/lib.sh"
 make_small
 cp small.ptl orig.ptl
@@ -120,7 +121,7 @@ rm -f adir.tmp.XXXXXX
 make_many many 20000
 set -m # background jobs get their own process group and keep SIGINT at its default
 exec 4>&2 2>/dev/null # without the shell's job notices ("Interrupt", "Terminated")
-for sig in INT TERM HUP PIPE; do
+for sig in INT TERM HUP PIPE QUIT USR1; do
     rm -f in.fifo out.ptl
     mkfifo in.fifo
     "$PTLOG" convert --from jsonl in.fifo --to ptl -o out.ptl 2>"err.$sig" &
@@ -144,6 +145,19 @@ for sig in INT TERM HUP PIPE; do
 done
 exec 2>&4 4>&-
 set +m
+
+# An output over RLIMIT_FSIZE is a write error (exit 4, nothing left), not SIGXFSZ's death (exit 153,
+# a temporary file of 100 KB left, found by a review), standard output included.
+rm -f big.json big.json.tmp.*
+(ulimit -f 8 && exec "$PTLOG" convert many.ptl --to json -o big.json) 2>"$T/err"
+rc=$?
+[ "$rc" = 4 ] && ok || bad "over RLIMIT_FSIZE: exit $rc, want 4: $(cat "$T/err")"
+grep -q 'File too large' "$T/err" && ok || bad "over RLIMIT_FSIZE: message $(cat "$T/err")"
+[ -z "$(ls big.json big.json.tmp.* 2>/dev/null)" ] && ok || bad "over RLIMIT_FSIZE: left $(ls big.json*)"
+(ulimit -f 8 && exec "$PTLOG" convert many.ptl --to json >big.json) 2>"$T/err"
+rc=$?
+[ "$rc" = 4 ] && ok || bad "over RLIMIT_FSIZE on standard output: exit $rc, want 4: $(cat "$T/err")"
+rm -f big.json
 
 # A signal ignored by the caller (nohup) stays ignored: the run completes.
 rm -f in.fifo out.ptl

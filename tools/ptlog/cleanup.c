@@ -1,6 +1,8 @@
 /*
- * Temporary files removed when ptlog is killed by SIGINT, SIGTERM, SIGHUP
- * or SIGPIPE: an interrupted convert must not leave OUT.tmp.XXXXXX behind.
+ * Temporary files removed when ptlog is killed by SIGINT, SIGTERM, SIGHUP,
+ * SIGPIPE, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2 or SIGXCPU: an interrupted
+ * convert must not leave OUT.tmp.XXXXXX behind. A file over RLIMIT_FSIZE is a
+ * write error (EFBIG, exit 4), not SIGXFSZ's death.
  *
  * The handler is async-signal-safe: it only reads the registered paths
  * (pointers published atomically, computed before registration), unlinks
@@ -22,7 +24,7 @@
 
 static _Atomic(const char *) slots[CLEANUP_SLOTS];
 static atomic_int installed;
-static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU};
 
 static void on_fatal_signal(int sig)
 {
@@ -54,6 +56,20 @@ static void install_handlers(void)
             continue;
         sigaction(fatal_signals[i], &sa, NULL);
     }
+}
+
+static void on_file_size(int sig) { (void)sig; /* the write that raised it fails with EFBIG */ }
+
+void ptlog_catch_file_size(void)
+{
+    /* Caught, not ignored: a program ptlog record runs gets the default action back at exec. */
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_file_size;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGXFSZ, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+        sigaction(SIGXFSZ, &sa, NULL);
 }
 
 int ptlog_cleanup_add(const char *path)

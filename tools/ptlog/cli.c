@@ -702,6 +702,7 @@ static void hold_closed_std_fds(void)
 int main(int argc, char **argv)
 {
     hold_closed_std_fds();
+    ptlog_catch_file_size();
     if (argc < 2) {
         usage_error(NULL, "missing command");
         return PTLOG_EXIT_USAGE;

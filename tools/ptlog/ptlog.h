@@ -79,6 +79,8 @@ void ptlog_progress_end(ptlog_progress *p);
 
 /* Registers path (kept, not copied: valid until removed). 0, or -1 when every slot is taken. */
 int ptlog_cleanup_add(const char *path);
+/* SIGXFSZ caught (a no-op): a write over RLIMIT_FSIZE fails with EFBIG, an output error, instead of killing ptlog. */
+void ptlog_catch_file_size(void);
 /* Unregisters path (call before freeing it; after unlinking or renaming it). */
 void ptlog_cleanup_remove(const char *path);
 
