@@ -76,4 +76,9 @@ expect_err 'not a .ptl log \(bad magic\)$' "verify of a JSON file"
 expect_rc 3 "info directory" "$PTLOG" info .
 expect_err '^ptlog: \.: is a directory$' "info directory"
 
+# The time span's digits are exact past 2^53 ns (104 days): a double printed ...000000125 for ...123.
+printf '{"events":[{"ts":1000000000000000000,"id":1},{"ts":1010000000000000123,"id":1}]}\n' >span.json
+"$PTLOG" convert span.json --to ptl -o span.ptl && "$PTLOG" info span.ptl >"$T/out"
+grep -q '^time span: .*(10000000.000000123 s)$' "$T/out" && ok || bad "time span: $(grep 'time span' "$T/out")"
+
 finish

@@ -222,7 +222,9 @@ static void text_report(ptlog_out *o, const info_view *v)
     line(o, "raw bytes:", "%llu", (unsigned long long)ri->raw_bytes);
     line(o, "ratio:", "%.2f", ri->stored_bytes ? (double)ri->raw_bytes / (double)ri->stored_bytes : 0.0);
     if (v->events)
-        line(o, "time span:", "%s .. %s (%.9f s)", ptlog_iso_utc(v->first, t1), ptlog_iso_utc(v->last, t2), span_s(v));
+        line(o, "time span:", "%s .. %s (%llu.%09llu s)", ptlog_iso_utc(v->first, t1), ptlog_iso_utc(v->last, t2),
+             (unsigned long long)((v->last - v->first) / 1000000000u), /* exact: a double's 53 bits are 104 days */
+             (unsigned long long)((v->last - v->first) % 1000000000u));
     else
         line(o, "time span:", "-");
     line(o, "problems:", "%llu (%llu bytes skipped)", (unsigned long long)ri->problems,
