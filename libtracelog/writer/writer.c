@@ -784,6 +784,15 @@ static tracelog_status drop_thread(tracelog_writer *w, const tl_thread_def *d)
  */
 static tracelog_status define_thread(tracelog_writer *w, const tl_thread_def *d, uint32_t known)
 {
+    /* A rename before the thread's definition went out replaces it: a chunk shows one name per thread,
+       and a thread renamed at every event once took a definition each (a million dropped past the limit). */
+    for (size_t i = w->npending; known == d->ktid && i-- > 0;) {
+        tl_thread_def *p = &w->pending[i];
+        if (p->pid == d->pid && p->tid == d->tid && p->ktid == d->ktid) {
+            *p = *d;
+            return tl_thread_map_put(&w->threads, d) ? TRACELOG_E_NOMEM : TRACELOG_OK;
+        }
+    }
     if (w->thread_defs >= TL_LOG_THREADS_MAX)
         return drop_thread(w, d);
     tracelog_status st = known && known != d->ktid ? emit_chunk(w) : TRACELOG_OK;

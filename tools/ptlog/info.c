@@ -208,7 +208,8 @@ static void text_report(ptlog_out *o, const info_view *v)
          (unsigned long long)v->st.stream_overruns, (unsigned long long)v->st.log_overruns,
          v->st.log_full ? "yes" : "no", v->st.flush_error);
     if (v->st.types_dropped || v->st.threads_dropped)
-        line(o, "dropped:", "%llu event-type names, %llu thread ids (LOOP durable region full)",
+        line(o, "dropped:", "%llu event-type names, %llu thread ids (a LOOP log's durable region full, or more "
+                            "thread ids than a log holds)",
              (unsigned long long)v->st.types_dropped, (unsigned long long)v->st.threads_dropped);
     if (v->threads)
         line(o, "threads:", "%zu kernel thread ids recorded", v->threads);
