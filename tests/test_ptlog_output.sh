@@ -159,6 +159,13 @@ rc=$?
 [ "$rc" = 4 ] && ok || bad "over RLIMIT_FSIZE on standard output: exit $rc, want 4: $(cat "$T/err")"
 rm -f big.json
 
+# An output name of 255 bytes, the most a directory takes: its temporary file's name is cut to fit (it
+# was OUT.tmp.XXXXXX whole, too long: exit 4, "File name too long").
+long=$(printf 'o%.0s' $(seq 250)).json
+expect_rc 0 "an output name of 255 bytes" "$PTLOG" convert small.ptl --to json -o "$long"
+[ -s "$long" ] && [ -z "$(ls ./*.tmp.* 2>/dev/null)" ] && ok || bad "an output name of 255 bytes: not written, or a temporary file left"
+rm -f "$long"
+
 # A signal ignored by the caller (nohup) stays ignored: the run completes.
 rm -f in.fifo out.ptl
 mkfifo in.fifo

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -148,14 +149,20 @@ int ptlog_out_open(ptlog_out *o, const char *path)
         return PTLOG_EXIT_OK;
     }
     /* o->tmp is set only from here on: an early failure must not unlink a file named like the template. */
+    /* OUT.tmp.XXXXXX, its base name cut so that the whole stays within NAME_MAX (an OUT of 250 bytes,
+       which the directory takes, could not be written). */
     size_t n = strlen(path);
-    o->tmp = malloc(n + sizeof ".tmp.XXXXXX");
+    const char *slash = strrchr(path, '/');
+    size_t base = n - (slash ? (size_t)(slash + 1 - path) : 0), keep = n;
+    if (base + sizeof ".tmp.XXXXXX" - 1 > NAME_MAX)
+        keep = n - (base + sizeof ".tmp.XXXXXX" - 1 - NAME_MAX);
+    o->tmp = malloc(keep + sizeof ".tmp.XXXXXX");
     if (!o->tmp) {
         ptlog_out_abort(o);
         return ptlog_nomem();
     }
-    memcpy(o->tmp, path, n);
-    memcpy(o->tmp + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
+    memcpy(o->tmp, path, keep);
+    memcpy(o->tmp + keep, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
     o->fd = mkstemp(o->tmp);
     if (o->fd >= 0)
         fcntl(o->fd, F_SETFD, FD_CLOEXEC); /* never inherited: record's traced program must not get the log */
