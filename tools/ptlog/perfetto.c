@@ -94,6 +94,7 @@ enum { UNIT_COUNT = 2 };
 #define SEQUENCE_ID 1
 #define VALUE_INTERN_MAX 65536 /* string values interned; the others are written in full */
 #define VALUE_INTERN_LEN 64    /* longer values are written in full */
+#define NAME_INTERN_MAX 131072 /* event and field names interned (a log names at most 65,536 types) */
 
 /* ---- interning: a string -> iid table per kind ------------------------------------- */
 
@@ -651,7 +652,8 @@ int ptlog_write_perfetto(ptlog_src *src, ptlog_out *out, ptlog_select *sel)
     w->out = out;
     w->src = src;
     w->values.max = VALUE_INTERN_MAX;
-    w->names.max = w->annotation_names.max = SIZE_MAX;
+    /* Names too: an event of an unnamed id is named event#ID, and a log may hold millions of ids. */
+    w->names.max = w->annotation_names.max = NAME_INTERN_MAX;
     ptlog_tracks_init(&w->tracks, src, on_new_track, w);
     int rc = ptlog_src_events(src, sel, pf_event, w);
     if (rc <= PTLOG_EXIT_LOSS) {
