@@ -290,5 +290,16 @@ expect_rc 3 "schema changed mid-way, to ptl" "$PTLOG" convert change.jsonl --to 
 expect_err '^ptlog: change.jsonl: event type "x" \(id 40\): its schema or name changed after its first event' \
     "schema changed mid-way: message"
 [ ! -e change.ptl ] && ok || bad "schema changed mid-way: an output was written"
+# ... while dump reads each event with the schema of its time, and --where takes a field that a schema
+# of the stream had: it was refused (exit 2) when the last schema had it no more.
+{ echo '{"attributes":{},"event_types":[{"id":40,"name":"x","schema":"u32 a"}]}'
+  echo '{"ts":1,"id":40,"data":"05000000"}'
+  echo '{"status":{},"event_types":[{"id":40,"name":"x","schema":"u32 a; u8 b"}]}'
+  echo '{"ts":2,"id":40,"data":"0700000001000000"}'
+  echo '{"status":{},"event_types":[{"id":40,"name":"x","schema":"char[4] a"}]}'
+  echo '{"ts":3,"id":40,"data":"41424344"}'; } >changes.jsonl
+expect_rc 0 "--where on a field of an earlier schema" "$PTLOG" dump --where 'b == 1' changes.jsonl
+grep -qx '.* x { a = 7, b = 1 }' "$T/out" && [ "$(wc -l <"$T/out")" = 1 ] && ok || bad "--where b == 1: $(cat "$T/out")"
+expect_rc 2 "--where on a field no schema had" "$PTLOG" dump --where 'zz == 1' changes.jsonl
 
 finish

@@ -47,6 +47,7 @@ typedef struct node {
     int is_int;     /* the number is an integer: neg + mag exactly */
     int neg;
     uint64_t mag;
+    int bound;      /* some event's schema had the field: checked (ptlog_where_check), whatever the table holds now */
 } node;
 
 /*
@@ -463,8 +464,10 @@ static const binding *bind(ptlog_where *w, const tracelog_schema *s)
     if (!b->leaf)
         return NULL;
     for (size_t k = 0; k < w->n; k++)
-        if (w->nodes[k].kind == N_CMP)
+        if (w->nodes[k].kind == N_CMP) {
             b->leaf[w->nodes[k].leaf] = bind_leaf(&w->nodes[k], s);
+            w->nodes[k].bound |= b->leaf[w->nodes[k].leaf].field != TRACELOG_SCHEMA_NO_FIELD;
+        }
     if ((i = ptlog_by_schema_add(&w->index, s)) == SIZE_MAX) {
         free(b->leaf);
         return NULL;
@@ -922,7 +925,7 @@ int ptlog_where_check(const ptlog_where *w, ptlog_src *src)
         return 0;
     const char *log = strcmp(src->name, "merge") == 0 ? "the inputs" : src->name;
     for (size_t k = 0; k < w->n; k++)
-        if (w->nodes[k].kind == N_CMP) {
+        if (w->nodes[k].kind == N_CMP && !w->nodes[k].bound) { /* a stream's schemas may have changed since */
             int rc = check_compare(&w->nodes[k], src, log);
             if (rc)
                 return rc;
