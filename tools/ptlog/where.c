@@ -47,7 +47,7 @@ typedef struct node {
     int is_int;     /* the number is an integer: neg + mag exactly */
     int neg;
     uint64_t mag;
-    int bound;      /* some event's schema had the field: checked (ptlog_where_check), whatever the table holds now */
+    int bound;      /* some event's schema had the field: no typo (ptlog_where_check), whatever the table holds now */
 } node;
 
 /*
@@ -888,6 +888,8 @@ static int check_compare(const node *nd, ptlog_src *src, const char *log)
         }
     }
     char hint[SUGGEST_MAX * (TRACELOG_SCHEMA_NAME_MAX + 8) + 32];
+    if (!first && nd->bound) /* a field of an earlier schema of a stream: no typo */
+        return 0;
     if (!first) {
         suggest_text(&fields, hint, sizeof hint);
         ptlog_msg(NULL, "--where: no event type of %s has a field \"%s\"%s", log, nd->field, hint);
@@ -925,7 +927,7 @@ int ptlog_where_check(const ptlog_where *w, ptlog_src *src)
         return 0;
     const char *log = strcmp(src->name, "merge") == 0 ? "the inputs" : src->name;
     for (size_t k = 0; k < w->n; k++)
-        if (w->nodes[k].kind == N_CMP && !w->nodes[k].bound) { /* a stream's schemas may have changed since */
+        if (w->nodes[k].kind == N_CMP) {
             int rc = check_compare(&w->nodes[k], src, log);
             if (rc)
                 return rc;
