@@ -136,7 +136,34 @@ static int file_state(const ring_src *g, struct timespec *mtime, off_t *size)
     return 0;
 }
 
-#define CLEAN_READ_TRIES 20 /* reads of the ring, 2 ms apart, until one finds no problem */
+#define CLEAN_READ_TRIES 20 /* reads of the ring, 2 ms apart, until one finds its blocks whole */
+
+/*
+ * Problems of r in the ring's blocks (framing, segments, sequence, chunks, a
+ * file that changed): those a read that raced the writer finds. Not those the
+ * log's tables or status carry, which every read finds again (names or
+ * thread ids a LOOP log dropped, a bad schema): a follower took those for a
+ * race, read the ring 20 times at every change, and warned of laps that were
+ * none.
+ */
+static size_t ring_problems(const tracelog_reader *r)
+{
+    static const char *const raced[] = {
+        "BLOCK_HEADER_CRC_MISMATCH", "BLOCK_HEADER_MISSING", "TORN_TAIL",      "RING_CUT_SHORT",
+        "SEQUENCE_BREAK",            "BAD_SEGMENT_START",    "BAD_SEGMENT_HEADER", "SEGMENT_END_LOST",
+        "DURABLE_END_LOST",          "PAYLOAD_CRC_MISMATCH", "BAD_CHUNK_HEADER", "BAD_CHUNK_BODY",
+        "BAD_EVENT",                 "CHUNK_TRAILING_DATA",  "FILE_CHANGED",     "READ_ERROR"};
+    size_t n = 0, all = tracelog_reader_problem_count(r);
+    for (size_t i = 0; i < all; i++) {
+        const char *c = tracelog_reader_problem_condition(r, i);
+        for (size_t k = 0; c && k < sizeof raced / sizeof *raced; k++)
+            if (strcmp(c, raced[k]) == 0) {
+                n++;
+                break;
+            }
+    }
+    return n;
+}
 
 /* Reads the ring again. 1: a new read in r; 0: not readable now (tried again later); or an exit code negated. */
 static int reread(ring_src *g)
@@ -165,7 +192,7 @@ static int reread(ring_src *g)
         st = tracelog_reader_open(g->in->fd, NULL, &r, &err);
         if (st == TRACELOG_E_NOMEM)
             return -ptlog_nomem();
-        if (st != TRACELOG_OK || g->final || tries == CLEAN_READ_TRIES || tracelog_reader_problem_count(r) == 0)
+        if (st != TRACELOG_OK || g->final || tries == CLEAN_READ_TRIES || ring_problems(r) == 0)
             break;
         tracelog_reader_close(r);
         struct timespec nap = {0, 2000000};
@@ -193,7 +220,7 @@ static int reread(ring_src *g)
     g->problems = tracelog_reader_problem_count(r);
     /* Problems at open in every try: damage, or a writer that raced each read. What the read lacks
        may be events not printed yet: said at the next event printed, as a lap is. */
-    g->overwritten = !g->final && g->problems > 0;
+    g->overwritten = !g->final && ring_problems(r) > 0;
     g->rejoin = g->have_last;
     return 1;
 }
@@ -362,7 +389,7 @@ int ptlog_follow_ring_open(ptlog_in *in, tracelog_reader *r, const ptlog_follow_
     g->writer_pid = o->writer_pid;
     g->size = -1; /* the state of the first read is not known: the first wait reads the ring again */
     g->problems = tracelog_reader_problem_count(r);
-    g->drained = g->problems > 0; /* a read the writer may have raced (reread): read again at once */
+    g->drained = ring_problems(r) > 0; /* a read the writer may have raced (reread): read again at once */
     ptlog_src *s = &g->base;
     tracelog_reader_info info;
     tracelog_reader_get_info(r, &info);
