@@ -340,8 +340,8 @@ void tl_reader_report_drops(tracelog_reader *r)
                           (unsigned long long)r->status.types_dropped);
     if (r->status.threads_dropped)
         tl_reader_problem(r, TL_COND_THREADS_DROPPED, r->hdr.header_size, 0,
-                          "%llu thread definitions did not fit in the log (a LOOP log's durable region full, or "
-                          "more than 1,048,576): kernel tids lost",
+                          "%llu thread definitions dropped (a LOOP log's durable region full, or over 1,048,576): "
+                          "kernel tids lost", /* within a problem's 120 bytes, whatever the count */
                           (unsigned long long)r->status.threads_dropped);
 }
 

@@ -47,7 +47,7 @@ struct tracelog_writer {
     size_t npending, pending_cap;
     tl_thread_def last_thread; /* of the last event: most events skip the lookup */
     uint64_t thread_defs;      /* definitions made (at most TL_LOG_THREADS_MAX) */
-    uint64_t *dropped_seen;    /* past them: the threads counted lately (DROPPED_SEEN slots, by hash) */
+    uint64_t *dropped_seen;    /* past them: the threads counted lately (drop_thread) */
     tl_thread_namer namer;     /* names a new thread (tl_writer_set_thread_namer), or NULL */
     void *namer_ctx;
     tl_type_definer definer; /* defines new types before a chunk (tl_writer_set_type_definer), or NULL */
@@ -749,26 +749,30 @@ static inline tracelog_status note_thread(tracelog_writer *w, const tracelog_eve
     return note_other_thread(w, ev);
 }
 
-#define DROPPED_SEEN 4096
+#define DROPPED_SETS 1024 /* of DROPPED_WAYS threads each */
+#define DROPPED_WAYS 4
 
 /*
  * A definition past the ones a reader keeps: counted, not written. The map
  * does not learn it: a controller's writer takes the thread ids of its
  * events from the traced process, which could make up a new one for every
  * event and grow the map by 24 bytes an event (958 MB in 30 s). A small
- * table of the threads counted lately keeps a thread's next events from
- * being counted again, mostly: one counted again after it was pushed out
- * of the table is counted twice.
+ * table of the threads counted lately (4,096, 4 to a set) keeps a thread's
+ * next events from being counted again, mostly: one pushed out of it and
+ * seen again is counted again.
  */
-static tracelog_status drop_thread(tracelog_writer *w, const tl_thread_def *d)
+static tracelog_status drop_thread(tracelog_writer *w, uint32_t pid, uint64_t tid, uint32_t ktid)
 {
-    if (!w->dropped_seen && !(w->dropped_seen = calloc(DROPPED_SEEN, sizeof *w->dropped_seen)))
+    if (!w->dropped_seen &&
+        !(w->dropped_seen = calloc(DROPPED_SETS * DROPPED_WAYS, sizeof *w->dropped_seen)))
         return TRACELOG_E_NOMEM;
-    uint64_t key = (d->tid ^ ((uint64_t)d->pid << 32 | d->ktid) * 0x9E3779B97F4A7C15ull) | 1;
-    uint64_t *seen = &w->dropped_seen[(key * 0x9E3779B97F4A7C15ull) >> 52];
-    if (*seen == key)
-        return TRACELOG_OK;
-    *seen = key;
+    uint64_t key = (tid ^ ((uint64_t)pid << 32 | ktid) * 0x9E3779B97F4A7C15ull) | 1;
+    uint64_t *set = &w->dropped_seen[((key * 0x9E3779B97F4A7C15ull) >> 54) * DROPPED_WAYS];
+    for (int i = 0; i < DROPPED_WAYS; i++)
+        if (set[i] == key)
+            return TRACELOG_OK;
+    memmove(set + 1, set, (DROPPED_WAYS - 1) * sizeof *set); /* the oldest goes */
+    set[0] = key;
     w->status.threads_dropped++;
     w->status_dirty = 1;
     return TRACELOG_OK;
@@ -794,7 +798,7 @@ static tracelog_status define_thread(tracelog_writer *w, const tl_thread_def *d,
         }
     }
     if (w->thread_defs >= TL_LOG_THREADS_MAX)
-        return drop_thread(w, d);
+        return drop_thread(w, d->pid, d->tid, d->ktid);
     tracelog_status st = known && known != d->ktid ? emit_chunk(w) : TRACELOG_OK;
     if (st != TRACELOG_OK)
         return st;
@@ -813,9 +817,15 @@ static tracelog_status note_other_thread(tracelog_writer *w, const tracelog_even
 {
     uint32_t known = tl_thread_map_get(&w->threads, ev->pid, ev->tid);
     if (known != ev->kernel_tid) {
-        /* A new thread: its namer's name, else none until one is given. */
-        tl_thread_def d = {ev->tid, ev->pid, ev->kernel_tid, name_new_thread(w, ev)};
-        tracelog_status st = define_thread(w, &d, known);
+        /* A new thread: its namer's name, else none until one is given; past the definitions kept,
+           not named (a controller's namer reads /proc: once an event for threads made up). */
+        tracelog_status st;
+        if (w->thread_defs >= TL_LOG_THREADS_MAX) {
+            st = drop_thread(w, ev->pid, ev->tid, ev->kernel_tid);
+        } else {
+            tl_thread_def d = {ev->tid, ev->pid, ev->kernel_tid, name_new_thread(w, ev)};
+            st = define_thread(w, &d, known);
+        }
         if (st != TRACELOG_OK)
             return st;
     }
