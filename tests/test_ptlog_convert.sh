@@ -67,6 +67,12 @@ expect_err "wide2.json:1:[0-9]+: expected '\\[' \\(the events array\\)" "events 
   printf '{"id":300,"ts":999999}]}\n'; } >wide3.json
 expect_rc 0 "one-line document of 200,000 events past 4 KiB" "$PTLOG" dump wide3.json
 [ "$(wc -l <"$T/out")" = 200001 ] && ok || bad "one-line document of 200,000 events: $(wc -l <"$T/out") lines"
+# ... but a string "events" that is a value, not a key, is no document (a review): JSON Lines whose first
+# event is of a type named "events" was read as a document and refused, with --from jsonl too.
+printf '%s\n' '{"name":"events","id":33,"ts":2}' '{"name":"events","id":33,"ts":3}' >named-events.jsonl
+expect_rc 0 "JSON Lines, a type named events" "$PTLOG" dump --relative named-events.jsonl
+[ "$(grep -c ' events$' "$T/out")" = 2 ] && ok || bad "a type named events: $(cat "$T/out")"
+expect_rc 0 "JSON Lines asked, a type named events" "$PTLOG" dump --from jsonl named-events.jsonl
 # ... and when that line is longer than a JSON Lines line may be (64 MiB: the limit binds the
 # document's values, not its line): 300,000 events of 100 payload bytes, 72 MB, were refused.
 { printf '{"attributes":{"trace_name":"wide"},"event_types":['

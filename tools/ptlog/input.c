@@ -161,6 +161,14 @@ void ptlog_in_close(ptlog_in *in)
     in->own_fd = 0;
 }
 
+/* Whether a ':' follows p[from] (after blanks): the string that ended there is a key, not a value. */
+static int is_key(const unsigned char *p, size_t from, size_t n)
+{
+    while (from < n && (p[from] == ' ' || p[from] == '\t' || p[from] == '\r' || p[from] == '\n'))
+        from++;
+    return from < n && p[from] == ':';
+}
+
 /* Does the first JSON object look like a whole document? See the rules above. */
 int ptlog_looks_like_document(const unsigned char *p, size_t n)
 {
@@ -175,7 +183,7 @@ int ptlog_looks_like_document(const unsigned char *p, size_t n)
             else if (c == '"') {
                 in_str = 0;
                 if (depth == 1 && key_start >= 0 && i - (size_t)key_start == 6 &&
-                    memcmp(p + key_start, "events", 6) == 0)
+                    memcmp(p + key_start, "events", 6) == 0 && is_key(p, i + 1, n))
                     return 1;
                 key_start = -1;
             }
@@ -410,6 +418,7 @@ static int open_src(const char *path, ptlog_format fmt, ptlog_src **out, tracelo
         free(in);
         return rc;
     }
+    int asked = fmt != PTLOG_FMT_AUTO;
     if (fmt == PTLOG_FMT_AUTO)
         fmt = ptlog_detect(in->head, in->head_len);
     if (fmt == PTLOG_FMT_AUTO) {
@@ -420,7 +429,7 @@ static int open_src(const char *path, ptlog_format fmt, ptlog_src **out, tracelo
         if (!rc)
             rc = ptlog_ptl_src_open(in, out, reader);
     } else if (fmt == PTLOG_FMT_JSON || fmt == PTLOG_FMT_JSONL) {
-        rc = ptlog_json_src_open(in, fmt == PTLOG_FMT_JSONL, out);
+        rc = ptlog_json_src_open(in, fmt == PTLOG_FMT_JSONL ? (asked ? 2 : 1) : 0, out);
     } else {
         ptlog_msg(in->name, "cannot read the %s format", ptlog_format_name(fmt));
         rc = PTLOG_EXIT_USAGE;
