@@ -87,6 +87,7 @@ tl_consumer *tl_consumer_new_like(const tl_consumer *model)
     c->floor_ts = c->last_ts = model->floor_ts;
     c->gone = model->gone;
     c->gone_arg = model->gone_arg;
+    c->foreign = model->foreign;
     return c;
 }
 
@@ -825,6 +826,8 @@ void tl_consumer_watch_producers(tl_consumer *c, int (*gone)(void *), void *arg)
     c->gone_arg = arg;
 }
 
+void tl_consumer_set_foreign(tl_consumer *c) { c->foreign = 1; }
+
 uint64_t tl_consumer_overruns(const tl_consumer *c)
 {
     uint64_t n = 0;
@@ -1092,8 +1095,8 @@ static int stop_waiting(tl_consumer *c, uint64_t *prev, uint64_t *looked)
 
 /*
  * A producer is mid-record: spin, then yield, until it is done or
- * stop_waiting says to go on without it. A controller (producers in another
- * process: c->gone) yields 64 times, then sleeps (10 us, doubling up to 1 ms):
+ * stop_waiting says to go on without it. A controller (producers in other
+ * processes: c->foreign) yields 64 times, then sleeps (10 us, doubling up to 1 ms):
  * a record never committed (a traced process can leave one in each lane every
  * half second) cost it a CPU spent in sched_yield, at its priority, for
  * nothing the traced process paid. In process, the yields stay: a producer
@@ -1112,7 +1115,7 @@ static tl_take take_waiting(tl_consumer *c, tracelog_event *ev)
             return r;
         if (spins < 64)
             continue;
-        if (spins < 128 || !c->gone) {
+        if (spins < 128 || !c->foreign) {
             sched_yield();
             continue;
         }

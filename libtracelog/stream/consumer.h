@@ -97,6 +97,13 @@ uint32_t tl_consumer_take_run(tl_consumer *c, tracelog_event *evs, uint32_t max)
  */
 void tl_consumer_watch_producers(tl_consumer *c, int (*gone)(void *), void *arg);
 /*
+ * Its producers are in other processes (a controller's stream, inherited or
+ * not): take_wait sleeps through a long wait for one mid-record rather than
+ * yield, since another process may leave a record uncommitted on purpose.
+ * Consumers made by tl_consumer_init_like inherit it.
+ */
+void tl_consumer_set_foreign(tl_consumer *c);
+/*
  * The consumer was made before anyone could record into the stream (a
  * controller's, made before the traced process learns the buffer's name):
  * an event stamped before then has a scribbled stamp, and is raised to the

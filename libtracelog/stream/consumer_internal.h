@@ -63,6 +63,7 @@ struct tl_consumer {
     int producers_gone;    /* tl_consumer_producers_gone was called */
     int (*gone)(void *);   /* tl_consumer_watch_producers: 1 once the producers' process has ended */
     void *gone_arg;
+    int foreign;           /* tl_consumer_set_foreign: its producers are in other processes */
     uint64_t stall_batch;  /* the batch take_wait last waited in */
     uint64_t stall_ns;     /* and how long it has waited in it */
     uint64_t own;          /* the lanes it takes from (bit i: lane i; the system lane is bit nlanes): all by default */

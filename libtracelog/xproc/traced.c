@@ -336,6 +336,7 @@ void tl_remote_watch_consumer(tl_remote *rm, tl_consumer *c, int inherited)
     if (!rm)
         return;
     tl_consumer_set_floor(c); /* made before the process learns the buffer's name */
+    tl_consumer_set_foreign(c);
     if (!inherited)
         tl_consumer_watch_producers(c, producers_ended, rm);
 }
