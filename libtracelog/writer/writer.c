@@ -766,7 +766,8 @@ static tracelog_status drop_thread(tracelog_writer *w, uint32_t pid, uint64_t ti
     if (!w->dropped_seen &&
         !(w->dropped_seen = calloc(DROPPED_SETS * DROPPED_WAYS, sizeof *w->dropped_seen)))
         return TRACELOG_E_NOMEM;
-    uint64_t key = (tid ^ ((uint64_t)pid << 32 | ktid) * 0x9E3779B97F4A7C15ull) | 1;
+    uint64_t key = (tid ^ ((uint64_t)pid << 32 | ktid) * 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
+    key += !key; /* 0 marks a free way */
     uint64_t *set = &w->dropped_seen[((key * 0x9E3779B97F4A7C15ull) >> 54) * DROPPED_WAYS];
     for (int i = 0; i < DROPPED_WAYS; i++)
         if (set[i] == key)
