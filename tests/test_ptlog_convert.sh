@@ -68,11 +68,20 @@ expect_err "wide2.json:1:[0-9]+: expected '\\[' \\(the events array\\)" "events 
 expect_rc 0 "one-line document of 200,000 events past 4 KiB" "$PTLOG" dump wide3.json
 [ "$(wc -l <"$T/out")" = 200001 ] && ok || bad "one-line document of 200,000 events: $(wc -l <"$T/out") lines"
 # ... but a string "events" that is a value, not a key, is no document (a review): JSON Lines whose first
-# event is of a type named "events" was read as a document and refused, with --from jsonl too.
+# event is of a type named "events" was read as a document and refused, with --from jsonl too. A key
+# followed by blanks and a newline before its ':' is still one, and --from jsonl of a one-line
+# document still reads its events (no JSON Lines line has an "events" key).
 printf '%s\n' '{"name":"events","id":33,"ts":2}' '{"name":"events","id":33,"ts":3}' >named-events.jsonl
 expect_rc 0 "JSON Lines, a type named events" "$PTLOG" dump --relative named-events.jsonl
 [ "$(grep -c ' events$' "$T/out")" = 2 ] && ok || bad "a type named events: $(cat "$T/out")"
 expect_rc 0 "JSON Lines asked, a type named events" "$PTLOG" dump --from jsonl named-events.jsonl
+{ printf '{"attributes":{"trace_name":"wide"},"event_types":['
+  for i in $(seq 100 299); do printf '{"id":%d,"name":"t%d"},' "$i" "$i"; done
+  printf '{"id":300,"name":"last"}],"events"  \n  :[{"id":100,"ts":5},{"id":300,"ts":6}]}\n'; } >split-key.json
+expect_rc 0 "a document, \"events\" and its ':' on two lines" "$PTLOG" dump split-key.json
+[ "$(wc -l <"$T/out")" = 2 ] && ok || bad "\"events\" and its ':' on two lines: $(wc -l <"$T/out") events"
+expect_rc 0 "--from jsonl of a one-line document" "$PTLOG" dump --from jsonl wide1.json
+[ "$(wc -l <"$T/out")" = 2 ] && ok || bad "--from jsonl of a one-line document: $(wc -l <"$T/out") events"
 # ... and when that line is longer than a JSON Lines line may be (64 MiB: the limit binds the
 # document's values, not its line): 300,000 events of 100 payload bytes, 72 MB, were refused.
 { printf '{"attributes":{"trace_name":"wide"},"event_types":['
@@ -307,5 +316,13 @@ expect_err '^ptlog: change.jsonl: event type "x" \(id 40\): its schema or name c
 expect_rc 0 "--where on a field of an earlier schema" "$PTLOG" dump --where 'b == 1' changes.jsonl
 grep -qx '.* x { a = 7, b = 1 }' "$T/out" && [ "$(wc -l <"$T/out")" = 1 ] && ok || bad "--where b == 1: $(cat "$T/out")"
 expect_rc 2 "--where on a field no schema had" "$PTLOG" dump --where 'zz == 1' changes.jsonl
+# ... and a value an earlier schema had (an enum's name a later status line changed): it was exit 2
+{ echo '{"attributes":{},"event_types":[{"id":40,"name":"x","schema":"enum8 state {IDLE=0, BUSY=1}"}]}'
+  echo '{"ts":1,"id":40,"data":"01"}'
+  echo '{"status":{},"event_types":[{"id":40,"name":"x","schema":"enum8 state {IDLE=0, READY=1}"}]}'
+  echo '{"ts":2,"id":40,"data":"01"}'; } >enum-change.jsonl
+expect_rc 0 "--where on a value of an earlier schema" "$PTLOG" dump --where 'state == BUSY' enum-change.jsonl
+grep -q 'x { state = BUSY }$' "$T/out" && [ "$(wc -l <"$T/out")" = 1 ] && ok || bad "--where state == BUSY: $(cat "$T/out")"
+expect_rc 2 "--where on a value no schema had" "$PTLOG" dump --where 'state == BUZY' enum-change.jsonl
 
 finish

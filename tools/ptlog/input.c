@@ -161,12 +161,16 @@ void ptlog_in_close(ptlog_in *in)
     in->own_fd = 0;
 }
 
-/* Whether a ':' follows p[from] (after blanks): the string that ended there is a key, not a value. */
+/*
+ * Whether the string that ended before p[from] is a key, not a value: a ':' follows it (after blanks),
+ * or the bytes looked at end first (the 4 KiB of detection, or a line: a JSON Lines line holds whole
+ * objects, so a string at depth 1 it ends after is no value of one).
+ */
 static int is_key(const unsigned char *p, size_t from, size_t n)
 {
     while (from < n && (p[from] == ' ' || p[from] == '\t' || p[from] == '\r' || p[from] == '\n'))
         from++;
-    return from < n && p[from] == ':';
+    return from >= n || p[from] == ':';
 }
 
 /* Does the first JSON object look like a whole document? See the rules above. */
@@ -418,7 +422,6 @@ static int open_src(const char *path, ptlog_format fmt, ptlog_src **out, tracelo
         free(in);
         return rc;
     }
-    int asked = fmt != PTLOG_FMT_AUTO;
     if (fmt == PTLOG_FMT_AUTO)
         fmt = ptlog_detect(in->head, in->head_len);
     if (fmt == PTLOG_FMT_AUTO) {
@@ -429,7 +432,7 @@ static int open_src(const char *path, ptlog_format fmt, ptlog_src **out, tracelo
         if (!rc)
             rc = ptlog_ptl_src_open(in, out, reader);
     } else if (fmt == PTLOG_FMT_JSON || fmt == PTLOG_FMT_JSONL) {
-        rc = ptlog_json_src_open(in, fmt == PTLOG_FMT_JSONL ? (asked ? 2 : 1) : 0, out);
+        rc = ptlog_json_src_open(in, fmt == PTLOG_FMT_JSONL, out);
     } else {
         ptlog_msg(in->name, "cannot read the %s format", ptlog_format_name(fmt));
         rc = PTLOG_EXIT_USAGE;

@@ -44,7 +44,6 @@ typedef struct json_src {
     tracelog_schema **schemas; /* every schema read (pointers stay valid until close) */
     size_t nschemas, schemas_cap;
     size_t schema_bytes; /* canonical text of every schema kept (PTLOG_SCHEMA_BYTES_MAX) */
-    int lines_asked;     /* JSON Lines by --from jsonl: a first line is never taken for a document */
     tracelog_log_status status;
     unsigned char *data;
     size_t data_cap;
@@ -1178,15 +1177,15 @@ static int lines_start(json_src *s)
     if (rc && s->scan.too_long) {
         start = s->scan.pos;
         len = s->scan.len - start;
-        if (s->lines_asked || !ptlog_looks_like_document((const unsigned char *)s->scan.buf + start, len))
+        if (!ptlog_looks_like_document((const unsigned char *)s->scan.buf + start, len))
             return ptlog_json_line_too_long(&s->scan);
     } else if (rc || len == 0) {
         return rc;
     }
     /* A JSON document on one line whose "events" come after the first 4 KiB that detection looks
        at (many event types, jq -c): read as the document it is, streamed value by value (its events
-       were once dropped without a word). Not when JSON Lines was asked for (--from jsonl). */
-    if (!s->lines_asked && ptlog_looks_like_document((const unsigned char *)s->scan.buf + start, len)) {
+       were once dropped without a word). */
+    if (ptlog_looks_like_document((const unsigned char *)s->scan.buf + start, len)) {
         s->scan.lines = 0;
         s->scan.pos = start;
         s->scan.scanned = 0;
@@ -1274,8 +1273,7 @@ int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out)
     ptlog_src *b = &s->base;
     s->scan.in = in;
     s->scan.name = in->name;
-    s->scan.lines = lines != 0;
-    s->lines_asked = lines == 2;
+    s->scan.lines = lines;
     b->name = in->name;
     b->format_major = TRACELOG_FORMAT_MAJOR;
     b->format_minor = TRACELOG_FORMAT_MINOR;

@@ -573,8 +573,7 @@ ptlog_format ptlog_detect(const unsigned char *p, size_t n);
    level, or it goes on past a newline (README, Input format detection). */
 int ptlog_looks_like_document(const unsigned char *p, size_t n);
 
-/* JSON sources (json_in.c): the input is already opened and detected. lines: 0 a JSON document, 1 JSON
-   Lines as detected, 2 JSON Lines as asked (--from jsonl: a first line is never taken for a document). */
+/* JSON sources (json_in.c): the input is already opened and detected. */
 int ptlog_json_src_open(ptlog_in *in, int lines, ptlog_src **out);
 /* 1 (the default): events are read in place when they are plain enough, jansson reads the others; 0: jansson
    reads every event. Both give the same events and errors: the JSON fuzzer checks it. */

@@ -47,7 +47,8 @@ typedef struct node {
     int is_int;     /* the number is an integer: neg + mag exactly */
     int neg;
     uint64_t mag;
-    int bound;      /* some event's schema had the field: no typo (ptlog_where_check), whatever the table holds now */
+    int bound;      /* some event's schema had the field, */
+    int fits;       /* and the value was one of its (ptlog_where_check: no typo, whatever the table holds now) */
 } node;
 
 /*
@@ -419,6 +420,8 @@ static void int_range(const node *nd, int is_signed, bound_leaf *l)
     l->outside = none != (nd->op == OP_NE);
 }
 
+static int value_fits(const node *nd, const tracelog_schema *sc, size_t i);
+
 /* How comparison nd reads field i of s. */
 static bound_leaf bind_leaf(const node *nd, const tracelog_schema *s)
 {
@@ -465,8 +468,12 @@ static const binding *bind(ptlog_where *w, const tracelog_schema *s)
         return NULL;
     for (size_t k = 0; k < w->n; k++)
         if (w->nodes[k].kind == N_CMP) {
-            b->leaf[w->nodes[k].leaf] = bind_leaf(&w->nodes[k], s);
-            w->nodes[k].bound |= b->leaf[w->nodes[k].leaf].field != TRACELOG_SCHEMA_NO_FIELD;
+            node *nd = &w->nodes[k];
+            size_t field = (b->leaf[nd->leaf] = bind_leaf(nd, s)).field;
+            if (field != TRACELOG_SCHEMA_NO_FIELD) {
+                nd->bound = 1;
+                nd->fits |= nd->vkind != V_STRING || value_fits(nd, s, field);
+            }
         }
     if ((i = ptlog_by_schema_add(&w->index, s)) == SIZE_MAX) {
         free(b->leaf);
@@ -846,6 +853,8 @@ static void value_list_add(value_list *l, const char *name)
 /* Checks one comparison against every schema of src. 0, or PTLOG_EXIT_USAGE (printed). */
 static int check_compare(const node *nd, ptlog_src *src, const char *log)
 {
+    if (nd->fits) /* an event's schema of a stream had it, though the last may not */
+        return 0;
     size_t ntypes = src->type_count(src);
     const tracelog_schema *first = NULL;
     size_t first_i = 0;
