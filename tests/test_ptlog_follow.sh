@@ -200,7 +200,8 @@ sed -n 's/.*events after \([^ ]*\) and before \([^ ]*\) were overwritten.*/\1 \2
 # seq: the payload's first 4 bytes, little-endian (3,000,000 < 2^32)
 awk 'function byte(h) { return (index("0123456789abcdef", substr(h, 1, 1)) - 1) * 16 + index("0123456789abcdef", substr(h, 2, 1)) - 1 }
     FNR == NR { said[$1 " " $2] = 1; next }
-    $7 == "burst" { h = $8; seq = byte(substr(h, 1, 2)) + 256 * byte(substr(h, 3, 2)) + 65536 * byte(substr(h, 5, 2)) + 16777216 * byte(substr(h, 7, 2))
+    { k = $6 == "burst" ? 6 : $7 == "burst" ? 7 : 0 } # 6: a line without the thread name (it may be missing)
+    k { h = $(k + 1); seq = byte(substr(h, 1, 2)) + 256 * byte(substr(h, 3, 2)) + 65536 * byte(substr(h, 5, 2)) + 16777216 * byte(substr(h, 7, 2))
         if (n && seq <= prev) { back++ }
         else if (n && seq > prev + 1 && !((prev_ts " " $1) in said)) { if (!unsaid++) first = prev " .. " seq }
         prev = seq; prev_ts = $1; n++ }
