@@ -1,8 +1,9 @@
 /*
- * The event-type table and the EVENT_TYPES payload. The table is an array
- * sorted by id (binary search; ids usually come in increasing order, so an
- * insert is an append), with a hash index name -> lowest id built only when
- * a caller first looks a name up (the reader and the writer never do).
+ * The event-type table and the EVENT_TYPES payload. The table keeps its
+ * entries sorted by id in blocks (event_types.h): a lookup is two binary
+ * searches, and ids usually come in increasing order, so an insert is an
+ * append to the last block. A hash index name -> lowest id is built only
+ * when a caller first looks a name up (the reader and the writer never do).
  */
 #include "format/event_types.h"
 
@@ -14,34 +15,57 @@
 #define CORRUPT(reason) do { *why = reason; return TRACELOG_E_CORRUPT; } while (0)
 #define PUT(expr) do { if (expr) return TRACELOG_E_NOMEM; } while (0)
 
+/* Entries per block: a split or an insert moves at most this many (24 bytes each). */
+#define TL_TYPE_BLOCK_MAX 512
+
 void tl_event_types_init(tracelog_event_types *t) { memset(t, 0, sizeof *t); }
 
 void tl_event_types_clear(tracelog_event_types *t)
 {
-    for (size_t i = 0; i < t->n; i++)
-        free((char *)t->v[i].name);
+    for (size_t b = 0; b < t->nblocks; b++) {
+        tl_type_block *k = &t->blocks[b];
+        for (size_t i = 0; i < k->n; i++) {
+            free((char *)k->e[i].name);
+            tracelog_schema_free((tracelog_schema *)k->e[i].schema);
+        }
+        free(k->e);
+    }
     for (size_t i = 0; i < t->nretired; i++)
         free(t->retired[i]);
-    for (size_t i = 0; i < t->n; i++)
-        tracelog_schema_free((tracelog_schema *)t->v[i].schema);
     for (size_t i = 0; i < t->nretired_schemas; i++)
         tracelog_schema_free(t->retired_schemas[i]);
-    free(t->v);
+    free(t->blocks);
     free(t->retired);
     free(t->retired_schemas);
     free(t->by_name);
     tl_event_types_init(t);
 }
 
-/* Index of the first entry whose id is >= id. */
-static size_t slot_of(const tracelog_event_types *t, uint32_t id)
+/* The block that holds id or would: the last whose first id is <= id, else the first. The table is not empty. */
+static size_t block_of(const tracelog_event_types *t, uint32_t id)
 {
-    if (t->n && t->v[t->n - 1].id < id) /* the common case: a new largest id */
-        return t->n;
-    size_t lo = 0, hi = t->n;
+    size_t lo = 0, hi = t->nblocks;
+    if (t->blocks[hi - 1].e[0].id <= id) /* the common case: at or past the last block's start */
+        return hi - 1;
+    while (lo < hi) { /* the first block whose first id is > id */
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->blocks[mid].e[0].id <= id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? lo - 1 : 0;
+}
+
+/* Index in k of the first entry whose id is >= id. */
+static size_t slot_in(const tl_type_block *k, uint32_t id)
+{
+    if (k->e[k->n - 1].id < id) /* the common case: a new largest id */
+        return k->n;
+    size_t lo = 0, hi = k->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (t->v[mid].id < id)
+        if (k->e[mid].id < id)
             lo = mid + 1;
         else
             hi = mid;
@@ -49,10 +73,29 @@ static size_t slot_of(const tracelog_event_types *t, uint32_t id)
     return lo;
 }
 
-const tl_type_entry *tl_event_types_get(const tracelog_event_types *t, uint32_t id)
+static tl_type_entry *find_entry(const tracelog_event_types *t, uint32_t id)
 {
-    size_t i = slot_of(t, id);
-    return i < t->n && t->v[i].id == id ? &t->v[i] : NULL;
+    if (!t->n)
+        return NULL;
+    const tl_type_block *k = &t->blocks[block_of(t, id)];
+    size_t i = slot_in(k, id);
+    return i < k->n && k->e[i].id == id ? &k->e[i] : NULL;
+}
+
+const tl_type_entry *tl_event_types_get(const tracelog_event_types *t, uint32_t id) { return find_entry(t, id); }
+
+/* The entry at index (< t->n) in id order: the last block starting at or before it. */
+static const tl_type_entry *entry_at(const tracelog_event_types *t, size_t index)
+{
+    size_t lo = 0, hi = t->nblocks;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->blocks[mid].before <= index)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return &t->blocks[lo].e[index - t->blocks[lo].before];
 }
 
 /* ---- the name index --------------------------------------------------------- */
@@ -108,8 +151,9 @@ static int build_index(tracelog_event_types *t, size_t want)
     if (!t->by_name)
         return -1;
     t->slots = slots;
-    for (size_t i = 0; i < t->n; i++)
-        index_name(t, t->v[i].id, t->v[i].name);
+    for (size_t b = 0; b < t->nblocks; b++)
+        for (size_t i = 0; i < t->blocks[b].n; i++)
+            index_name(t, t->blocks[b].e[i].id, t->blocks[b].e[i].name);
     return 0;
 }
 
@@ -171,20 +215,80 @@ static tracelog_status replace_schema(tracelog_event_types *t, tl_type_entry *e,
     return TRACELOG_OK;
 }
 
-static tracelog_status insert(tracelog_event_types *t, size_t i, uint32_t id, const char *name,
-                              size_t len, tracelog_schema *schema)
+/* A new block at position b (its entries' room allocated), the blocks from b on moved up. */
+static tl_type_block *add_block(tracelog_event_types *t, size_t b, size_t before)
+{
+    tl_type_entry *e = malloc(TL_TYPE_BLOCK_MAX * sizeof *e);
+    tl_type_block *v = e ? tl_grow(t->blocks, &t->blocks_cap, t->nblocks + 1, sizeof *v) : NULL;
+    if (!v) {
+        free(e);
+        return NULL;
+    }
+    t->blocks = v;
+    memmove(v + b + 1, v + b, (t->nblocks - b) * sizeof *v);
+    t->nblocks++;
+    v[b] = (tl_type_block){e, 0, TL_TYPE_BLOCK_MAX, before};
+    return &v[b];
+}
+
+/*
+ * Room for a new entry at index *i of block *b (as slot_in finds it), which
+ * may move it to another block: a full block is split in halves, and an
+ * entry past the end of the table starts a block of its own instead, so
+ * that ids in increasing order fill their blocks. 0, or -1 out of memory.
+ */
+static int make_room(tracelog_event_types *t, size_t *b, size_t *i)
+{
+    tl_type_block *k = &t->blocks[*b];
+    if (k->n < TL_TYPE_BLOCK_MAX)
+        return 0;
+    if (*b == t->nblocks - 1 && *i == k->n) {
+        if (!add_block(t, *b + 1, t->n))
+            return -1;
+        ++*b;
+        *i = 0;
+        return 0;
+    }
+    size_t half = TL_TYPE_BLOCK_MAX / 2;
+    tl_type_block *upper = add_block(t, *b + 1, k->before + half);
+    if (!upper)
+        return -1;
+    k = &t->blocks[*b]; /* the block list may have moved */
+    memcpy(upper->e, k->e + half, (k->n - half) * sizeof *k->e);
+    upper->n = k->n - half;
+    k->n = half;
+    if (*i > half) {
+        ++*b;
+        *i -= half;
+    }
+    return 0;
+}
+
+static tracelog_status insert(tracelog_event_types *t, uint32_t id, const char *name, size_t len,
+                              tracelog_schema *schema)
 {
     char *copy = malloc(len + 1);
-    tl_type_entry *v = copy ? tl_grow(t->v, &t->cap, t->n + 1, sizeof *v) : NULL;
-    if (!v) {
+    if (!copy || (!t->nblocks && !add_block(t, 0, 0))) {
+        free(copy);
+        return TRACELOG_E_NOMEM;
+    }
+    size_t b = 0, i = 0; /* the first entry goes into the empty first block */
+    if (t->n) {
+        b = block_of(t, id);
+        i = slot_in(&t->blocks[b], id);
+    }
+    if (make_room(t, &b, &i)) {
         free(copy);
         return TRACELOG_E_NOMEM;
     }
     memcpy(copy, name, len);
     copy[len] = 0;
-    t->v = v;
-    memmove(v + i + 1, v + i, (t->n - i) * sizeof *v);
-    v[i] = (tl_type_entry){id, copy, schema};
+    tl_type_block *k = &t->blocks[b];
+    memmove(k->e + i + 1, k->e + i, (k->n - i) * sizeof *k->e);
+    k->e[i] = (tl_type_entry){id, copy, schema};
+    k->n++;
+    for (size_t j = b + 1; j < t->nblocks; j++)
+        t->blocks[j].before++;
     t->n++;
     t->schema_bytes += tl_schema_text_len(schema);
     index_new(t, id, copy);
@@ -195,14 +299,13 @@ static tracelog_status insert(tracelog_event_types *t, size_t i, uint32_t id, co
 static tracelog_status set_entry(tracelog_event_types *t, uint32_t id, const char *name, size_t len,
                                  int with_schema, tracelog_schema *schema, int rename)
 {
-    size_t i = slot_of(t, id);
-    if (i == t->n || t->v[i].id != id) {
-        tracelog_status st = insert(t, i, id, name, len, schema);
+    tl_type_entry *e = find_entry(t, id);
+    if (!e) {
+        tracelog_status st = insert(t, id, name, len, schema);
         if (st != TRACELOG_OK)
             tracelog_schema_free(schema);
         return st;
     }
-    tl_type_entry *e = &t->v[i];
     int name_differs = !same_name(e, name, len);
     int schema_differs = with_schema && !tl_schema_equal(e->schema, schema);
     tracelog_status st = TRACELOG_OK;
@@ -280,10 +383,11 @@ tracelog_status tracelog_event_types_at(const tracelog_event_types *t, size_t in
 {
     if (!t || index >= t->n)
         return TRACELOG_E_INVAL;
+    const tl_type_entry *e = entry_at(t, index);
     if (id)
-        *id = t->v[index].id;
+        *id = e->id;
     if (name)
-        *name = t->v[index].name;
+        *name = e->name;
     return TRACELOG_OK;
 }
 
@@ -294,12 +398,14 @@ int tracelog_event_types_find(tracelog_event_types *t, const char *name, uint32_
     if (!t->by_name && t->n)
         build_index(t, t->n);
     if (!t->by_name) { /* empty, or no memory for the index: a scan finds the lowest id too */
-        for (size_t i = 0; i < t->n; i++)
-            if (strcmp(t->v[i].name, name) == 0) {
+        for (size_t i = 0; i < t->n; i++) {
+            const tl_type_entry *e = entry_at(t, i);
+            if (strcmp(e->name, name) == 0) {
                 if (id)
-                    *id = t->v[i].id;
+                    *id = e->id;
                 return 1;
             }
+        }
         return 0;
     }
     const tl_name_slot *s = probe(t, name, name_hash(name));

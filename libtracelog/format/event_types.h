@@ -24,9 +24,21 @@ typedef struct tl_name_slot {
     uint32_t used;
 } tl_name_slot;
 
-struct tracelog_event_types {
-    tl_type_entry *v;      /* sorted by id; names owned */
+/*
+ * Entries sorted by id, in blocks of at most TL_TYPE_BLOCK_MAX: an insert
+ * moves at most one block's entries (and, on a split, the block list), so
+ * that ids arriving in any order cost the same as in increasing order.
+ */
+typedef struct tl_type_block {
+    tl_type_entry *e; /* sorted by id; never empty */
     size_t n, cap;
+    size_t before;    /* entries in the blocks before this one */
+} tl_type_block;
+
+struct tracelog_event_types {
+    tl_type_block *blocks; /* in id order: each block's ids are above the one's before it; names owned */
+    size_t nblocks, blocks_cap;
+    size_t n;              /* entries */
     char **retired;        /* names replaced by tl_event_types_set: freed with the table */
     size_t nretired, retired_cap;
     tracelog_schema **retired_schemas; /* schemas replaced: freed with the table */
@@ -43,7 +55,7 @@ void tl_event_types_clear(tracelog_event_types *t);
 
 /*
  * Names id (name: len bytes, not NUL-terminated). A new id is inserted in id
- * order (O(1) when ids come in increasing order). An id already named
+ * order (O(1) when ids come in increasing order, O(block) otherwise). An id already named
  * alike is left as it is; named otherwise, it is renamed when `rename` is
  * set (the old name stays valid until the table is cleared: callers may hold
  * it) and TRACELOG_E_INVAL otherwise. TRACELOG_E_NOMEM.
@@ -65,7 +77,7 @@ tracelog_status tl_event_types_set_typed(tracelog_event_types *t, uint32_t id, c
 /* 1 if a and b are both NULL or have the same canonical text. */
 int tl_schema_equal(const tracelog_schema *a, const tracelog_schema *b);
 
-/* The entry of id, or NULL: a binary search. */
+/* The entry of id, or NULL: a binary search. Valid until the next change of the table. */
 const tl_type_entry *tl_event_types_get(const tracelog_event_types *t, uint32_t id);
 
 /* EVENT_TYPES encoding: an array head for n entries, then n entries; or a whole array at once. */
