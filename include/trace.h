@@ -88,7 +88,9 @@
  *      tracelog.<euid>.streams.<TAG>, shared with the processes given the
  *      same TAG (the test suite gives each test one). If the table cannot
  *      be used (squatted by another user), the limit is per process.
- *      Pre-recorded streams (posix_trace_open) are not counted. A process
+ *      Pre-recorded streams (posix_trace_open) are not counted: a process
+ *      holds up to 207 open besides its active streams (then posix_trace_open
+ *      fails with EAGAIN), and they never keep it from creating one. A process
  *      can in addition record into up to 8 streams controllers announced to it
  *      (docs/design/cross-process.md: the rendezvous costs an untraced
  *      process one failed open() at load; an instrumented one makes a

@@ -246,6 +246,51 @@ static void test_right_kind(void)
     close(fd2);
 }
 
+/*
+ * Logs open for reading do not count against TRACE_SYS_MAX (P23): 207 of
+ * them leave every active slot free, and the 208th is EAGAIN. Before, the
+ * 49th open failed, and a process holding 48 logs could create no stream.
+ */
+static void test_prerecorded_slots(void)
+{
+    enum { LOGS = 207 };
+    int fd = tl_test_tmpfd();
+    trace_id_t t, pre[LOGS + 1];
+    CHECK_ERR(posix_trace_create_withlog(0, NULL, fd, &t), 0);
+    CHECK_ERR(posix_trace_start(t), 0);
+    pt_shutdown(t);
+    int fds[LOGS + 1], opened = 0, e = 0;
+    for (; opened <= LOGS; opened++) {
+        fds[opened] = dup(fd);
+        lseek(fds[opened], 0, SEEK_SET);
+        e = posix_trace_open(fds[opened], &pre[opened]);
+        if (e) {
+            close(fds[opened]);
+            break;
+        }
+    }
+    CHECK_EQ_INT(opened, LOGS);
+    CHECK_ERR(e, EAGAIN);
+    trace_id_t active[TRACE_SYS_MAX];
+    int created = 0;
+    while (created < TRACE_SYS_MAX && posix_trace_create(0, NULL, &active[created]) == 0)
+        created++;
+    CHECK_EQ_INT(created, TRACE_SYS_MAX);
+    for (int i = 0; i < created; i++)
+        pt_shutdown(active[i]);
+    for (int i = 0; i < opened; i++) { /* each is still the log it was */
+        struct posix_trace_event_info info;
+        size_t len;
+        int unavailable;
+        char buf[64];
+        CHECK_ERR(posix_trace_getnext_event(pre[i], &info, buf, sizeof buf, &len, &unavailable), 0);
+        CHECK(!unavailable && info.posix_event_id == POSIX_TRACE_START);
+        CHECK_ERR(posix_trace_close(pre[i]), 0);
+        close(fds[i]);
+    }
+    close(fd);
+}
+
 int main(void)
 {
     pt_watchdog(18);
@@ -253,5 +298,6 @@ int main(void)
     PT_RUN(test_stale);
     PT_RUN(test_wrong_kind);
     PT_RUN(test_right_kind);
+    PT_RUN(test_prerecorded_slots);
     return pt_finish();
 }

@@ -104,7 +104,13 @@ void tl_posix_cancel_on(void);
 void tl_posix_shutdown_begins(void);
 void tl_posix_shutdown_ends(void);
 int tl_posix_shutdowns_under_way(void);
-/* EAGAIN when TRACE_SYS_MAX are in use: in this process, or for an active stream, by this user's processes. */
+/* Pre-recorded streams a process holds open at once, besides its TRACE_SYS_MAX active ones. */
+#define TL_PRERECORDED_MAX 207
+/*
+ * EAGAIN when the slots of t's kind are all in use: TRACE_SYS_MAX active
+ * streams in this process or, for an active stream, by this user's
+ * processes; TL_PRERECORDED_MAX pre-recorded ones.
+ */
 int tl_posix_register(tl_trace *t, trace_id_t *trid);
 /*
  * Marks t dying, waits for other users to leave, frees the slot: 0, and the

@@ -17,6 +17,9 @@
  * TRACE_SYS_MAX is also a limit per user (design note, section 8): every
  * active stream holds an entry of the user's table (xproc/quota.c) while
  * it exists; a dead process's entries are taken back by the next creator.
+ * Active streams take the first TRACE_SYS_MAX slots (a slot is also the
+ * stream's bit in the event word); pre-recorded streams take the others,
+ * so that logs open for reading never keep a stream from being created.
  */
 #include <errno.h>
 #include <string.h>
@@ -30,6 +33,8 @@
 #define SLOT_PRERECORDED (1ull << 30)    /* ... of a pre-recorded stream */
 #define SLOT_USES (SLOT_PRERECORDED - 1) /* calls in progress */
 #define SLOT_GEN(w) ((uint32_t)((w) >> 32))
+#define SLOTS 255 /* a trace_id_t's low byte, less 1 */
+_Static_assert(TL_PRERECORDED_MAX == SLOTS - TRACE_SYS_MAX, "pre-recorded streams take the slots past the active ones");
 
 /* The lock serialises register, unregister and the scans; acquire and release do without it. */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -40,7 +45,7 @@ static struct {
        knows the handle is still open (tl_posix_lock_prerecorded): unregister takes it once before
        the handle is freed. */
     tl_lock read_lock;
-} slots[TRACE_SYS_MAX];
+} slots[SLOTS];
 static pid_t current_pid;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static tl_quota quota;  /* the user's stream table (reg_lock) */
@@ -107,7 +112,7 @@ int tl_posix_shutdowns_under_way(void) { return atomic_load(&shutdowns_under_way
 void tl_posix_registry_after_fork_child(void)
 {
     atomic_store(&shutdowns_under_way, 0); /* the parent's threads': the child's exit() waits for none */
-    for (int i = 0; i < TRACE_SYS_MAX; i++) /* a parent's thread may have held one: they are the parent's handles' */
+    for (int i = 0; i < SLOTS; i++) /* a parent's thread may have held one: they are the parent's handles' */
         tl_lock_init(&slots[i].read_lock);
     current_pid = getpid();
     atomic_store(&tl_posix_current_pid, (uint32_t)current_pid);
@@ -142,7 +147,7 @@ size_t tl_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds)
 {
     size_t n = 0;
     pthread_mutex_lock(&reg_lock);
-    for (int i = 0; i < TRACE_SYS_MAX && n < max; i++) {
+    for (int i = 0; i < SLOTS && n < max; i++) {
         tl_trace *t = slots[i].t;
         if (t && !t->dying && t->owner == current_pid && (kinds >> t->kind & 1))
             out[n++] = (SLOT_GEN(atomic_load(&slots[i].word)) << 8) | (unsigned)(i + 1);
@@ -153,7 +158,7 @@ size_t tl_posix_own_trids(trace_id_t *out, size_t max, unsigned kinds)
 
 static void init(void)
 {
-    for (int i = 0; i < TRACE_SYS_MAX; i++)
+    for (int i = 0; i < SLOTS; i++)
         tl_lock_init(&slots[i].read_lock);
     current_pid = getpid();
     atomic_store(&tl_posix_current_pid, (uint32_t)current_pid);
@@ -204,10 +209,11 @@ int tl_posix_register(tl_trace *t, trace_id_t *trid)
 {
     init_once();
     pthread_mutex_lock(&reg_lock);
-    int i = 0;
-    while (i < TRACE_SYS_MAX && slots[i].t)
+    int first = t->kind == TL_PRERECORDED ? TRACE_SYS_MAX : 0, end = first ? SLOTS : TRACE_SYS_MAX;
+    int i = first;
+    while (i < end && slots[i].t)
         i++;
-    if (i == TRACE_SYS_MAX || quota_claim(t)) {
+    if (i == end || quota_claim(t)) {
         pthread_mutex_unlock(&reg_lock);
         return EAGAIN;
     }
@@ -268,7 +274,7 @@ void tl_posix_release(tl_trace *t)
 int tl_posix_use(trace_id_t trid, unsigned kinds, tl_trace **out)
 {
     unsigned slot = (trid & 0xff) - 1;
-    if (slot >= TRACE_SYS_MAX)
+    if (slot >= SLOTS)
         return EINVAL;
     init_once();
     *out = NULL;
@@ -305,7 +311,7 @@ void tl_posix_unuse(tl_trace *t)
 int tl_posix_lock_prerecorded(trace_id_t trid, tl_trace **out)
 {
     unsigned slot = (trid & 0xff) - 1;
-    if (slot >= TRACE_SYS_MAX)
+    if (slot >= SLOTS)
         return EINVAL;
     _Atomic uint64_t *word = &slots[slot].word;
     uint64_t w = atomic_load_explicit(word, memory_order_acquire);
