@@ -235,6 +235,11 @@ static void small_trace(int sp, int lp)
     CHECK_MSG(ok, "the log holds START, 100 events, FLUSH_START, FLUSH_STOP, 100 events, the late one, STOP");
     if (!ok)
         pt_events_dump(&ev, 8);
+    /* §4.1: a system event an explicit call caused carries that call's site, posix_trace_flush's too */
+    if (ok)
+        CHECK_MSG(ev.ev[101].info.posix_prog_address && ev.ev[102].info.posix_prog_address == ev.ev[101].info.posix_prog_address &&
+                      ev.ev[101].info.posix_prog_address != ev.ev[0].info.posix_prog_address,
+                  "FLUSH_START and FLUSH_STOP carry posix_trace_flush's call site");
     int fields = 1;
     for (size_t i = 0; i < ev.n; i++) {
         const pt_event *e = &ev.ev[i];

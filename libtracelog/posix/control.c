@@ -160,15 +160,15 @@ static int check_log_fd(int fd, int log_policy)
 static int make_named_stream(tl_trace *t, const tl_stream_params *p)
 {
     uint64_t bytes = tl_stream_bytes(p);
-    if (bytes == 0)
-        return EINVAL;
+    if (bytes == 0) /* too large to be addressed: as for any other stream, no memory for these parameters */
+        return ENOMEM;
     int e = tl_xproc_buffer_create((uint32_t)geteuid(), (uint32_t)getegid(), (uint32_t)getpid(), bytes,
                                    &t->active.named);
     if (e)
         return e;
     t->active.stream = tl_stream_create_in(t->active.named.map, t->active.named.size, p);
     if (!t->active.stream)
-        return EINVAL;
+        return ENOMEM;
     if (tl_xproc_ensure_ctl() == 0)
         tl_posix_names_share();
     return 0;

@@ -285,8 +285,9 @@ int posix_trace_flush(trace_id_t trid)
     int e = tl_posix_acquire(trid, 1u << TL_ACTIVE_LOG, &t);
     if (e)
         return e;
-    tracelog_event start = tl_posix_system_event(POSIX_TRACE_FLUSH_START, NULL, 0, 0);
-    tracelog_event stop = tl_posix_system_event(POSIX_TRACE_FLUSH_STOP, NULL, 0, 0);
+    uint64_t caller = (uint64_t)(uintptr_t)__builtin_extract_return_addr(__builtin_return_address(0));
+    tracelog_event start = tl_posix_system_event(POSIX_TRACE_FLUSH_START, NULL, 0, caller);
+    tracelog_event stop = tl_posix_system_event(POSIX_TRACE_FLUSH_STOP, NULL, 0, caller);
     e = tl_recorder_flush(t->active.log, &start, &stop);
     tl_posix_release(t);
     return e;
