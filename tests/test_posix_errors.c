@@ -94,6 +94,17 @@ static int efbig_child(void)
     int again = posix_trace_flush(t);
     if (again != EFBIG)
         return 6;
+    /* §4.2: what a dead log drops is "lost in the log", reported again after each read of the status
+       (the events of the failed write, the 1,000 after it, then 1,000 more) */
+    tracelog_trace_stats stats;
+    if (posix_trace_get_status(t, &si) || si.posix_log_overrun_status != POSIX_TRACE_OVERRUN ||
+        posix_trace_get_status(t, &si) || si.posix_log_overrun_status != POSIX_TRACE_NO_OVERRUN)
+        return 11;
+    record_many(1000);
+    posix_trace_flush(t);
+    if (posix_trace_get_status(t, &si) || si.posix_log_overrun_status != POSIX_TRACE_OVERRUN ||
+        tracelog_trace_get_stats(t, &stats) || stats.log_events_lost < 2000)
+        return 12;
     /* shutdown: still frees the stream, and reports the error of its final flush (P10, documented). */
     int e = posix_trace_shutdown(t);
     if (e != EFBIG)
@@ -134,10 +145,12 @@ static void test_efbig(void)
         "the trid is invalid after a failed shutdown",
         "posix_trace_open of what was written",
         "events in what was written",
+        "the events lost after the error are log overruns",
+        "... and reported again after the status was read",
     };
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     CHECK_MSG(code == 0, "EFBIG child: failed at step %d (%s)", code,
-              code > 0 && code <= 10 ? what[code] : "?");
+              code > 0 && code < (int)(sizeof what / sizeof *what) ? what[code] : "?");
 }
 
 /* The FLUSH policy's background flusher meets the error: it is kept as flush_error and marked by an ERROR event. */

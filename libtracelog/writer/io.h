@@ -50,6 +50,8 @@ void tl_writer_set_raw(tracelog_writer *w, int raw);
  */
 void tl_writer_chunk_params(const tracelog_writer *w, uint32_t *limit, int *level);
 tracelog_status tl_writer_put_chunk(tracelog_writer *w, const uint8_t *payload, size_t len, uint32_t count);
+/* Counts n events as lost from the log (log_overruns): a caller dropped them after a write error. */
+void tl_writer_count_lost(tracelog_writer *w, uint64_t n);
 tracelog_status tl_writer_learn_thread(tracelog_writer *w, const tracelog_event *ev);
 
 /*

@@ -90,6 +90,8 @@ static tracelog_status hand_over(tl_set_part *p)
         s->ended_early++;
     int joined = fits && s->merge; /* the held chunk and this one in one set */
     st = s->error != TRACELOG_OK ? s->error : write_held(s, joined);
+    if (st != TRACELOG_OK) /* the chunk is dropped: the log is dead */
+        tl_writer_count_lost(s->w, count);
     if (st == TRACELOG_OK) {
         tl_buf t = s->held;
         s->held = p->out;
@@ -109,6 +111,8 @@ static tracelog_status learn_thread(tl_set_part *p, const tracelog_event *ev)
         return TRACELOG_OK;
     pthread_mutex_lock(&p->set->lock);
     tracelog_status st = tl_writer_learn_thread(p->set->w, ev);
+    if (st != TRACELOG_OK) /* the event is dropped */
+        tl_writer_count_lost(p->set->w, 1);
     pthread_mutex_unlock(&p->set->lock);
     if (st == TRACELOG_OK) {
         p->ktid = ev->kernel_tid;

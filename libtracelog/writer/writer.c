@@ -864,15 +864,38 @@ void tl_writer_chunk_params(const tracelog_writer *w, uint32_t *limit, int *leve
     *level = w->raw ? 0 : w->opt.compression_level;
 }
 
+/*
+ * A write error ends the log (the writer's errors are sticky): the events
+ * the chunk builder holds will never be written, nor `also` more that the
+ * caller drops. They are log overruns, as a full log's losses are, so that
+ * the status keeps telling that events are lost after the error was read.
+ */
+static void lose_chunk_if_dead(tracelog_writer *w, uint64_t also)
+{
+    if (w->error.code == TRACELOG_OK)
+        return;
+    w->status.log_overruns += w->chunk.count + also;
+    tl_chunk_builder_reset(&w->chunk);
+}
+
+void tl_writer_count_lost(tracelog_writer *w, uint64_t n) { w->status.log_overruns += n; }
+
 tracelog_status tl_writer_put_chunk(tracelog_writer *w, const uint8_t *payload, size_t len, uint32_t count)
 {
     tracelog_status st = write_pending(w);
-    return st == TRACELOG_OK ? put_chunk(w, payload, len, count) : st;
+    if (st == TRACELOG_OK)
+        st = put_chunk(w, payload, len, count);
+    if (st != TRACELOG_OK)
+        w->status.log_overruns += count; /* the caller drops the chunk */
+    return st;
 }
 
 tracelog_status tl_writer_end_chunk(tracelog_writer *w)
 {
-    return w->error.code != TRACELOG_OK ? w->error.code : emit_chunk(w);
+    tracelog_status st = w->error.code != TRACELOG_OK ? w->error.code : emit_chunk(w);
+    if (st != TRACELOG_OK)
+        lose_chunk_if_dead(w, 0);
+    return st;
 }
 
 tracelog_status tl_writer_learn_thread(tracelog_writer *w, const tracelog_event *ev)
@@ -884,8 +907,10 @@ tracelog_status tracelog_writer_append(tracelog_writer *w, const tracelog_event 
 {
     if (!w || !ev)
         return TRACELOG_E_INVAL;
-    if (w->error.code != TRACELOG_OK)
+    if (w->error.code != TRACELOG_OK) {
+        lose_chunk_if_dead(w, 1);
         return w->error.code;
+    }
     if (w->opt.log_policy == TRACELOG_POLICY_UNTIL_FULL && w->status.log_full) {
         mark_full(w, 1);
         return TRACELOG_E_LOG_FULL;
@@ -900,6 +925,8 @@ tracelog_status tracelog_writer_append(tracelog_writer *w, const tracelog_event 
         st = note_thread(w, ev);
     if (st == TRACELOG_E_LOG_FULL)
         mark_full(w, 1);
+    else if (st != TRACELOG_OK)
+        lose_chunk_if_dead(w, 1);
     return st == TRACELOG_OK ? tl_chunk_add(&w->chunk, ev) : st;
 }
 
