@@ -39,13 +39,21 @@
  *  P11 "Full" in posix_trace_start/stop means an UNTIL_FULL stream that
  *      stopped itself; a LOOP stream is always stopped by posix_trace_stop.
  *  P12 UNTIL_FULL marks its loss with STOP (data 1) and START; LOOP and
- *      FLUSH mark theirs with OVERFLOW and RESUME.
+ *      FLUSH mark theirs with OVERFLOW and RESUME. A FLUSH stream never
+ *      stops itself: when its log cannot keep up (a pipe nobody reads), it
+ *      stays RUNNING, reports FULL while a thread's buffer is full, and
+ *      counts what it loses as overruns.
  *  P13 OVERFLOW/RESUME are made by the reader from counters kept per thread
  *      buffer, so they never need room in a full stream.
  *  P15 An UNTIL_FULL log that fills up gets POSIX_TRACE_STOP (data 1) as its
  *      last event; the stream keeps running; later events are log overruns.
  *  P16 posix_trace_clear empties the stream and never destroys what was
- *      already written to the log, whatever the log policy.
+ *      already written to the log, whatever the log policy: a LOOP or
+ *      UNTIL_FULL log that was full stays so (posix_log_full_status FULL;
+ *      an UNTIL_FULL log takes no more events). It also empties the filter,
+ *      as the standard's "as if it were returning from posix_trace_create()"
+ *      says; a filter that was not empty changes as posix_trace_set_filter
+ *      changes it, with a FILTER event while the stream runs.
  *  P17 posix_trace_flush is synchronous. FLUSH_START is recorded before the
  *      flush and goes out with it; FLUSH_STOP is recorded after it and goes
  *      out with the next flush (or at shutdown). The background flusher of

@@ -169,6 +169,53 @@ static void test_clear(void)
     pt_shutdown(t);
 }
 
+static int filter_has(trace_id_t t, trace_event_id_t id);
+
+/*
+ * clear reinitialises the stream "as if it were returning from the posix_trace_create() function", but
+ * for its resources, names and status: the filter is empty again (P16). Running, the change is recorded
+ * as set_filter records one: FILTER with the old set and the empty one; an empty filter records nothing.
+ */
+static void test_clear_empties_filter(void)
+{
+    trace_id_t t = new_stream();
+    trace_event_set_t sa = pt_set_of(ev_a);
+    CHECK_ERR(posix_trace_set_filter(t, &sa, POSIX_TRACE_SET_EVENTSET), 0);
+    CHECK_ERR(posix_trace_clear(t), 0); /* suspended */
+    CHECK_EQ_INT(filter_has(t, ev_a), 0);
+    CHECK_EQ_INT(status_of(t), POSIX_TRACE_SUSPENDED);
+    CHECK_ERR(posix_trace_set_filter(t, &sa, POSIX_TRACE_SET_EVENTSET), 0);
+    CHECK_ERR(posix_trace_start(t), 0);
+    posix_trace_event(ev_a, NULL, 0); /* filtered out */
+    CHECK_ERR(posix_trace_clear(t), 0);
+    CHECK_EQ_INT(filter_has(t, ev_a), 0);
+    posix_trace_event(ev_a, NULL, 0); /* recorded */
+    CHECK_ERR(posix_trace_clear(t), 0); /* the filter is empty: no FILTER event */
+    posix_trace_event(ev_b, NULL, 0);
+    pt_events ev = {0};
+    CHECK_ERR(pt_read_all(t, 1, &ev), 0);
+    CHECK_MSG(ev.n == 1 && ev.ev[0].info.posix_event_id == ev_b, "after a clear of an empty filter: ev_b alone (%zu)",
+              ev.n);
+    pt_events_free(&ev);
+    CHECK_ERR(posix_trace_set_filter(t, &sa, POSIX_TRACE_SET_EVENTSET), 0);
+    CHECK_ERR(pt_read_all(t, 1, &ev), 0); /* the FILTER of set_filter */
+    pt_events_free(&ev);
+    CHECK_ERR(posix_trace_clear(t), 0);
+    posix_trace_event(ev_a, NULL, 0);
+    CHECK_ERR(pt_read_all(t, 1, &ev), 0);
+    int ok = ev.n == 2 && ev.ev[0].info.posix_event_id == POSIX_TRACE_FILTER &&
+             ev.ev[0].len == 2 * sizeof(trace_event_set_t) && ev.ev[1].info.posix_event_id == ev_a;
+    if (ok) {
+        trace_event_set_t both[2], none;
+        memcpy(both, ev.ev[0].data, sizeof both);
+        posix_trace_eventset_empty(&none);
+        ok = memcmp(&both[0], &sa, sizeof sa) == 0 && memcmp(&both[1], &none, sizeof none) == 0;
+    }
+    CHECK_MSG(ok, "clear of a running stream: FILTER (old set, empty set), then ev_a recorded (%zu events)", ev.n);
+    pt_events_free(&ev);
+    pt_shutdown(t);
+}
+
 static int filter_has(trace_id_t t, trace_event_id_t id)
 {
     trace_event_set_t f;
@@ -315,6 +362,7 @@ int main(void)
     PT_RUN(test_start_stop);
     PT_RUN(test_system_events_not_filtered);
     PT_RUN(test_clear);
+    PT_RUN(test_clear_empties_filter);
     PT_RUN(test_filter_semantics);
     PT_RUN(test_filtering);
     PT_RUN(test_filter_per_stream);

@@ -377,6 +377,8 @@ static int clear_op(tl_trace *t, void *unused)
     return 0;
 }
 
+static int empty_filter_op(tl_trace *t, void *caller);
+
 int posix_trace_clear(trace_id_t trid)
 {
     tl_trace *t;
@@ -390,6 +392,8 @@ int posix_trace_clear(trace_id_t trid)
         tl_recorder_clear(t->active.log);
     else
         guarded(t, clear_op, NULL);
+    uint64_t caller = CALLER;
+    guarded(t, empty_filter_op, &caller);
     atomic_store(&t->active.overruns_reported, tl_posix_overruns(t));
     tl_lock_give(t->read_lock);
     tl_posix_release(t);
@@ -542,6 +546,23 @@ static int set_filter_op(tl_trace *t, void *arg)
     if (tl_stream_running(s))
         record_system(t, POSIX_TRACE_FILTER, both, sizeof both, a->caller);
     return 0;
+}
+
+/*
+ * posix_trace_clear reinitialises the stream "as if it were returning from
+ * posix_trace_create()", but for its names and its status: the filter is
+ * empty again. A filter that was not is changed as set_filter changes it
+ * (a FILTER event when running).
+ */
+static int empty_filter_op(tl_trace *t, void *caller)
+{
+    trace_event_set_t now, none;
+    get_filter(t->active.stream, &now);
+    posix_trace_eventset_empty(&none);
+    if (memcmp(&now, &none, sizeof none) == 0)
+        return 0;
+    filter_args a = {&none, POSIX_TRACE_SET_EVENTSET, *(const uint64_t *)caller};
+    return set_filter_op(t, &a);
 }
 
 int posix_trace_set_filter(trace_id_t trid, const trace_event_set_t *set, int how)
