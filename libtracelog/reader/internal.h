@@ -185,12 +185,13 @@ typedef struct tl_loader {
     uint32_t salt32;
     ZSTD_DCtx *dctx;
     tl_buf *scratch; /* a compressed payload while it is decompressed */
+    int near;        /* the open scan's: read through the source's window (tl_source_read_near) */
 } tl_loader;
 
 /* The loader of the reader's own thread: its dctx, and r->payload as scratch. */
 static inline tl_loader tl_reader_loader(tracelog_reader *r)
 {
-    return (tl_loader){&r->src, &r->opt, r->salt32, r->dctx, &r->payload};
+    return (tl_loader){&r->src, &r->opt, r->salt32, r->dctx, &r->payload, 0};
 }
 
 /*

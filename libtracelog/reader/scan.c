@@ -35,7 +35,7 @@ scan_result tl_reader_scan_block(tracelog_reader *r, uint64_t *pos, uint64_t *li
     for (; p < *limit; p += 8) {
         if (!r->src.seekable)
             tl_source_release(&r->src, p);
-        ssize_t n = tl_source_read(&r->src, p, buf, sizeof buf);
+        ssize_t n = tl_source_read_near(&r->src, p, buf, sizeof buf);
         if (n < 0)
             return SCAN_ERROR;
         if (!r->src.seekable && r->src.eof && p + (uint64_t)n >= r->src.size)
@@ -95,6 +95,7 @@ void tl_reader_report_skip(tracelog_reader *r, uint64_t from, uint64_t to, trace
 static tracelog_status load_payload(tracelog_reader *r, uint64_t off, const tl_block_header *h)
 {
     tl_loader l = tl_reader_loader(r);
+    l.near = 1;
     tl_load_problem p;
     tracelog_status st = tl_load_payload(&l, off, h, &r->payload, &p);
     if (st == TRACELOG_E_CORRUPT)
@@ -134,7 +135,7 @@ tracelog_status tl_reader_handle_block(tracelog_reader *r, uint64_t off, const t
         uint8_t head[TL_CHUNK_HEADER_SIZE];
         chunk_ref c = {.offset = off, .seq = h->seq, .payload_len = h->payload_len};
         if (h->payload_len < TL_CHUNK_HEADER_SIZE ||
-            tl_source_read(&r->src, off + TL_BLOCK_HEADER_SIZE, head, sizeof head) != (ssize_t)sizeof head ||
+            tl_source_read_near(&r->src, off + TL_BLOCK_HEADER_SIZE, head, sizeof head) != (ssize_t)sizeof head ||
             tl_chunk_header_decode(head, h->payload_len, &c.ch)) {
             tl_reader_problem(r, TL_COND_BAD_CHUNK_HEADER, off, tl_block_span(h->payload_len), "bad chunk header");
             return TRACELOG_OK;
@@ -189,7 +190,17 @@ void tl_reader_check_seq(tracelog_reader *r, uint64_t off, uint64_t seq)
     r->have_last_seq = 1;
 }
 
+static tracelog_status scan_sequential(tracelog_reader *r);
+
 tracelog_status tl_reader_scan_sequential(tracelog_reader *r)
+{
+    tl_source_near(&r->src, 1);
+    tracelog_status st = scan_sequential(r);
+    tl_source_near(&r->src, 0);
+    return st;
+}
+
+static tracelog_status scan_sequential(tracelog_reader *r)
 {
     uint64_t pos = r->hdr.header_size;
     tl_block_header h;

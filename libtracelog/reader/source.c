@@ -50,7 +50,11 @@ void tl_source_init_read(tl_source *s, tracelog_read_fn fn, void *ctx)
     s->read_ctx = ctx;
 }
 
-void tl_source_free(tl_source *s) { tl_buf_free(&s->win); }
+void tl_source_free(tl_source *s)
+{
+    tl_buf_free(&s->win);
+    tl_buf_free(&s->near);
+}
 
 /* pread; a followed file is read to its current end, which s->size then follows (bytes seen). */
 static ssize_t read_file(tl_source *s, uint64_t off, void *buf, size_t n)
@@ -163,4 +167,40 @@ void tl_source_release(tl_source *s, uint64_t off)
     memmove(s->win.data, s->win.data + drop, s->win.len - (size_t)drop);
     s->win.len -= (size_t)drop;
     s->base = off;
+}
+
+#define NEAR_MIN 4096u
+#define NEAR_MAX (64u << 10)
+
+void tl_source_near(tl_source *s, int on)
+{
+    s->near_on = on && s->seekable;
+    s->near_size = NEAR_MIN;
+    s->near.len = 0;
+    if (!s->near_on)
+        tl_buf_free(&s->near);
+}
+
+ssize_t tl_source_read_near(tl_source *s, uint64_t off, void *buf, size_t n)
+{
+    if (!s->near_on || n > NEAR_MIN)
+        return tl_source_read(s, off, buf, n);
+    uint64_t end = s->near_off + s->near.len;
+    if (off < s->near_off || off + n > end) {
+        /* the read starts in the window or just past it: the blocks are dense, read more at once */
+        int dense = off >= s->near_off && off - s->near_off < 2 * (uint64_t)s->near.len;
+        s->near_size = dense ? (s->near_size < NEAR_MAX ? 2 * s->near_size : NEAR_MAX) : NEAR_MIN;
+        s->near.len = 0;
+        if (tl_buf_reserve(&s->near, s->near_size))
+            return tl_source_read(s, off, buf, n); /* no memory for a window: as without one */
+        ssize_t k = read_file(s, off, s->near.data, s->near_size);
+        if (k < 0)
+            return -1;
+        s->near_off = off;
+        s->near.len = (size_t)k;
+    }
+    size_t have = (size_t)(s->near_off + s->near.len - off);
+    size_t got = n < have ? n : have;
+    memcpy(buf, s->near.data + (off - s->near_off), got);
+    return (ssize_t)got;
 }

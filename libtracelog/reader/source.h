@@ -26,6 +26,12 @@ typedef struct tl_source {
     uint64_t base;
     tl_buf win;
     uint64_t pos;     /* stream: bytes read from fd so far (> base + win.len after a skip) */
+    /* Seekable, while the open scan runs (tl_source_near): bytes [near_off, near_off + near.len)
+       read at once, which the scan's small reads come from. */
+    tl_buf near;
+    uint64_t near_off;
+    size_t near_size; /* the next window's size: it grows while the reads go forward densely */
+    int near_on;
 } tl_source;
 
 /* 0, or an errno value. */
@@ -42,6 +48,18 @@ void tl_source_free(tl_source *s);
  * A stream can only be read at or after the last released offset.
  */
 ssize_t tl_source_read(tl_source *s, uint64_t off, void *buf, size_t n);
+
+/*
+ * Reading block after block (the open scan of a seekable file): small reads
+ * are served from a window read ahead of them, 4 KiB at first and up to
+ * 64 KiB while the reads go forward densely, so that a log of small blocks
+ * (one flush of a few events each) costs a pread per window, not three per
+ * block; a log of large chunks costs a page per block, as it did. Not for
+ * reads other threads make meanwhile (the read-ahead's): one thread's only.
+ * on 0 drops the window. As tl_source_read otherwise.
+ */
+void tl_source_near(tl_source *s, int on);
+ssize_t tl_source_read_near(tl_source *s, uint64_t off, void *buf, size_t n);
 
 /* A stream may forget the bytes before off (the reader will not go back). */
 void tl_source_release(tl_source *s, uint64_t off);
