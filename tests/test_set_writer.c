@@ -316,6 +316,59 @@ static void test_open_set_held(void)
     close(fd);
 }
 
+/*
+ * A reused pthread_t within a set: part 0 appends 100 events of kernel thread
+ * 300, then 100 of kernel thread 301 with the same (pid, tid), while part 1
+ * appends another thread's. A definition applies to a set's events as a whole
+ * (format-spec 6.10), so the set must end between the two threads: every event
+ * reads back with the kernel tid it was appended with. The former writer gave
+ * all 200 the later one.
+ */
+static void test_reused_thread(void)
+{
+    int fd = tl_test_tmpfd();
+    tracelog_writer *w;
+    tl_set s;
+    part_job jobs[2];
+    setup(fd, &w, &s, jobs, 2, 8);
+    tl_set_begin(&s, 1);
+    uint8_t payload[8] = {0};
+    for (uint32_t i = 0; i < 300; i++) {
+        tracelog_event ev = {.timestamp_ns = 1000 + 10ull * i, .event_id = 7, .pid = 1, .tid = 100,
+                             .kernel_tid = i < 100 ? 300 : i < 200 ? 301 : 302, .payload = payload, .payload_len = 8};
+        tracelog_event other = ev;
+        other.tid = 101;
+        other.kernel_tid = 400;
+        other.timestamp_ns += 5;
+        CHECK_STATUS(tl_set_append(&jobs[0].part, &ev), TRACELOG_OK);
+        CHECK_STATUS(tl_set_append(&jobs[1].part, &other), TRACELOG_OK);
+    }
+    CHECK_STATUS(tl_set_part_finish(&jobs[0].part), TRACELOG_OK);
+    CHECK_STATUS(tl_set_part_finish(&jobs[1].part), TRACELOG_OK);
+    CHECK_STATUS(tl_set_end(&s), TRACELOG_OK);
+    teardown(w, &s, jobs, 2);
+    tracelog_reader *r;
+    tracelog_error err;
+    if (!CHECK_STATUS(tracelog_reader_open(fd, NULL, &r, &err), TRACELOG_OK))
+        return;
+    tracelog_event ev;
+    uint32_t n = 0, wrong = 0;
+    uint64_t seen[3] = {0};
+    while (tracelog_reader_next(r, &ev) == TRACELOG_OK) {
+        uint32_t i = (uint32_t)((ev.timestamp_ns - 1000) / 10);
+        uint32_t want = ev.tid == 101 ? 400 : i < 100 ? 300 : i < 200 ? 301 : 302;
+        wrong += ev.kernel_tid != want;
+        if (ev.tid == 100 && i < 300)
+            seen[i / 100]++;
+        n++;
+    }
+    CHECK_EQ(n, 600);
+    CHECK_MSG(wrong == 0, "%u of 600 events read back with another kernel tid", wrong);
+    CHECK(seen[0] == 100 && seen[1] == 100 && seen[2] == 100);
+    tracelog_reader_close(r);
+    close(fd);
+}
+
 int main(void)
 {
     TL_TEST_RUN(test_sets_flagged_and_merged);
@@ -323,5 +376,6 @@ int main(void)
     TL_TEST_RUN(test_set_limit);
     TL_TEST_RUN(test_set_chunk_limit);
     TL_TEST_RUN(test_open_set_held);
+    TL_TEST_RUN(test_reused_thread);
     return tl_test_finish();
 }

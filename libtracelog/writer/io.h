@@ -53,6 +53,8 @@ tracelog_status tl_writer_put_chunk(tracelog_writer *w, const uint8_t *payload, 
 /* Counts n events as lost from the log (log_overruns): a caller dropped them after a write error. */
 void tl_writer_count_lost(tracelog_writer *w, uint64_t n);
 tracelog_status tl_writer_learn_thread(tracelog_writer *w, const tracelog_event *ev);
+/* 1 when ev's (pid, tid) has a current definition with another kernel tid (a reused pthread_t). */
+int tl_writer_thread_reused(const tracelog_writer *w, const tracelog_event *ev);
 
 /*
  * The chunk being built (and *limit, its size limit in body bytes), into

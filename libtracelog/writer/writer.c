@@ -898,6 +898,12 @@ tracelog_status tl_writer_end_chunk(tracelog_writer *w)
     return st;
 }
 
+int tl_writer_thread_reused(const tracelog_writer *w, const tracelog_event *ev)
+{
+    uint32_t known = tl_thread_map_get(&w->threads, ev->pid, ev->tid);
+    return known && known != ev->kernel_tid;
+}
+
 tracelog_status tl_writer_learn_thread(tracelog_writer *w, const tracelog_event *ev)
 {
     return w->error.code != TRACELOG_OK ? w->error.code : note_thread(w, ev);
