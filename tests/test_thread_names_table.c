@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <trace.h>
 #include <tracelog.h>
@@ -87,23 +88,60 @@ static void test_lookups(void)
     free(copy);
 }
 
-/* Tids whose probe sequences start at the same slot: the 9th finds no room and is not remembered. */
+/* n tids from `from` on whose probe sequences start at the same slot as `like`'s. */
+static uint32_t same_start(uint32_t like, uint32_t from, uint32_t *tids, uint32_t n)
+{
+    uint32_t want = (like * 2654435761u) % TL_TNAME_SLOTS, got = 0;
+    for (uint32_t k = from; got < n && k < 50000000u; k++)
+        if ((k * 2654435761u) % TL_TNAME_SLOTS == want)
+            tids[got++] = k;
+    return got;
+}
+
+/*
+ * Tids whose probe sequences start at the same slot: the 9th finds no free
+ * slot. Entries of threads nobody can tell are gone (no pid) stay, and it is
+ * not remembered; of gone threads (of a pid past any pid_max), the one
+ * furthest behind it gives way (a process that had made thousands of threads
+ * remembered none of its later ones: their names were lost when they ended
+ * before a drain); a live thread's entry stays, however old.
+ */
+#define GONE (1u << 30) /* a pid past any pid_max (at most 2^22): its threads are gone */
+
 static void test_full_probes(void)
 {
     char out[16];
     memset(&table, 0, sizeof table);
-    uint32_t tids[TL_TNAME_PROBES + 1], n = 0;
-    uint32_t want = (1u * 2654435761u) % TL_TNAME_SLOTS;
-    for (uint32_t k = 1; n <= TL_TNAME_PROBES && k < 50000000u; k++)
-        if ((k * 2654435761u) % TL_TNAME_SLOTS == want)
-            tids[n++] = k;
-    if (!CHECK_EQ_INT(n, TL_TNAME_PROBES + 1))
+    uint32_t tids[TL_TNAME_PROBES + 1];
+    if (!CHECK_EQ_INT(same_start(1, 1, tids, TL_TNAME_PROBES + 1), TL_TNAME_PROBES + 1))
         return;
-    for (uint32_t i = 0; i < n; i++)
-        tl_tname_put(&table, 1, tids[i], "t", 0);
+    for (uint32_t i = 0; i <= TL_TNAME_PROBES; i++)
+        tl_tname_put(&table, 0, tids[i], "t", 0);
     for (uint32_t i = 0; i < TL_TNAME_PROBES; i++)
-        CHECK_EQ_INT(get(1, tids[i], out, sizeof out), 0);
-    CHECK_EQ_INT(get(1, tids[TL_TNAME_PROBES], out, sizeof out), ENOENT);
+        CHECK_EQ_INT(get(0, tids[i], out, sizeof out), 0);
+    CHECK_EQ_INT(get(0, tids[TL_TNAME_PROBES], out, sizeof out), ENOENT);
+
+    memset(&table, 0, sizeof table);
+    for (uint32_t i = 0; i < TL_TNAME_PROBES; i++) /* in any order */
+        tl_tname_put(&table, GONE, tids[i * 3 % TL_TNAME_PROBES], "t", 0);
+    tl_tname_put(&table, GONE, tids[TL_TNAME_PROBES], "t", 0);
+    CHECK_EQ_INT(get(GONE, tids[TL_TNAME_PROBES], out, sizeof out), 0);
+    CHECK_EQ_INT(get(GONE, tids[0], out, sizeof out), ENOENT); /* the furthest behind */
+    for (uint32_t i = 1; i <= TL_TNAME_PROBES; i++)
+        CHECK_EQ_INT(get(GONE, tids[i], out, sizeof out), 0);
+
+    /* Our own live thread, the oldest of its probes: a gone one gives way instead. */
+    memset(&table, 0, sizeof table);
+    uint32_t me = (uint32_t)syscall(SYS_gettid), pid = (uint32_t)getpid();
+    if (!CHECK_EQ_INT(same_start(me, me + 1, tids, TL_TNAME_PROBES), TL_TNAME_PROBES))
+        return;
+    tl_tname_put(&table, pid, me, "me", 0);
+    for (uint32_t i = 0; i < TL_TNAME_PROBES; i++)
+        tl_tname_put(&table, GONE, tids[i], "t", 0);
+    CHECK_EQ_INT(get(pid, me, out, sizeof out), 0);
+    CHECK_STR_EQ(out, "me");
+    CHECK_EQ_INT(get(GONE, tids[0], out, sizeof out), ENOENT);
+    CHECK_EQ_INT(get(GONE, tids[TL_TNAME_PROBES - 1], out, sizeof out), 0);
 }
 
 /* What another process may leave in a slot. */
