@@ -27,11 +27,12 @@ static inline tracelog_event tl_posix_event_of(const tl_thread_ids *ids, trace_e
 /*
  * Records the event into the stream of slot; returns 1 if it did not take it
  * (see below). Always inline, like tl_stream_record: the trace point must not
- * pay a call.
+ * pay a call. `system`: an event the library records itself, which the
+ * filter never drops (P19; a constant 0 on the trace point's path).
  */
-__attribute__((always_inline)) static inline int tl_posix_record_slot(int slot, trace_event_id_t event_id,
-                                                                     const void *restrict data_ptr, size_t data_len,
-                                                                     uint64_t caller)
+__attribute__((always_inline)) static inline int tl_posix_record_slot_as(int slot, trace_event_id_t event_id,
+                                                                        const void *restrict data_ptr,
+                                                                        size_t data_len, uint64_t caller, int system)
 {
     tl_stream *s = atomic_load_explicit(&tl_posix_active[slot], memory_order_acquire);
     if (!s)
@@ -40,7 +41,7 @@ __attribute__((always_inline)) static inline int tl_posix_record_slot(int slot, 
     uint32_t nlanes = tl_stream_user_lanes(s); /* a power of two */
     if (nlanes == 0)
         return 1;
-    tl_admit admit = tl_stream_admit(s, event_id);
+    tl_admit admit = system ? tl_stream_admit_system(s) : tl_stream_admit(s, event_id);
     if (admit != TL_ADMIT_RECORD) {
         if (admit != TL_ADMIT_LOSE)
             return 1;
@@ -58,6 +59,13 @@ __attribute__((always_inline)) static inline int tl_posix_record_slot(int slot, 
     tracelog_event ev = tl_posix_event_of(ids, event_id, data_ptr, len, trunc, caller);
     tl_stream_record(s, (ids->ticket - 1) & (nlanes - 1), &ev); /* inline: the fast path of produce.h */
     return 0;
+}
+
+__attribute__((always_inline)) static inline int tl_posix_record_slot(int slot, trace_event_id_t event_id,
+                                                                     const void *restrict data_ptr, size_t data_len,
+                                                                     uint64_t caller)
+{
+    return tl_posix_record_slot_as(slot, event_id, data_ptr, data_len, caller, 0);
 }
 
 #endif

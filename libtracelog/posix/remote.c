@@ -52,7 +52,7 @@ static void apply(const tl_name_filter *f, uint64_t caller)
     if (now[f->id / 64] == old[f->id / 64])
         return;
     tl_stream_set_filter(s, now);
-    tl_posix_record_slot(slot, POSIX_TRACE_FILTER, both, sizeof both, caller);
+    tl_posix_record_slot_as(slot, POSIX_TRACE_FILTER, both, sizeof both, caller, 1); /* the filter may cover FILTER */
 }
 
 void tl_posix_remote_filters(trace_event_id_t id, uint64_t stream, uint64_t caller)

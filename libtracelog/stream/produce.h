@@ -30,10 +30,19 @@ typedef enum tl_admit { TL_ADMIT_RECORD, TL_ADMIT_IGNORE, TL_ADMIT_LOSE } tl_adm
  * counted with tl_stream_count_lost) while an UNTIL_FULL stream is stopped
  * because it is full.
  */
-static inline tl_admit tl_stream_admit(tl_stream *s, uint32_t event_id)
+/* As tl_stream_admit, for a system event the library records itself: never filtered out (<trace.h> P19). */
+static inline tl_admit tl_stream_admit_system(tl_stream *s)
 {
     if (atomic_load_explicit(&s->state, memory_order_relaxed) != TL_RUNNING)
         return atomic_load_explicit(&s->autostopped, memory_order_relaxed) ? TL_ADMIT_LOSE : TL_ADMIT_IGNORE;
+    return TL_ADMIT_RECORD;
+}
+
+static inline tl_admit tl_stream_admit(tl_stream *s, uint32_t event_id)
+{
+    tl_admit a = tl_stream_admit_system(s);
+    if (a != TL_ADMIT_RECORD)
+        return a;
     uint64_t word = atomic_load_explicit(&s->filter[event_id / 64], memory_order_relaxed);
     return (word >> (event_id % 64)) & 1 ? TL_ADMIT_IGNORE : TL_ADMIT_RECORD;
 }
