@@ -896,6 +896,8 @@ static void restart_if_drained(tl_consumer *c)
     atomic_store(&s->full, 0); /* read to the end: there is room again, whatever the policy */
     if (atomic_load(&c->lanes[c->nlanes].head) % 8)
         return; /* a scribbled system lane takes no START marker: the stream stays stopped */
+    if (c->producers_gone || (c->gone && c->gone(c->gone_arg)))
+        return; /* nobody is left to record: a START would claim the stream ran again after its process ended */
     uint32_t one = 1;
     if (!atomic_compare_exchange_strong(&s->autostopped, &one, 0))
         return;
