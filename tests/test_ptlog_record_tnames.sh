@@ -81,8 +81,8 @@ done
 old_version() { # the map's version word (its second) set to 3, as test_posix_names_version does
     local maps=(/dev/shm/tracelog."$(id -u)"."$pid".names.*)
     [ ${#maps[@]} = 1 ] && [ -f "${maps[0]}" ] && ok || bad "version: not one name map for $pid: ${maps[*]}"
-    [ "$(od -An -tu4 -j4 -N4 "${maps[0]}" | tr -d ' ')" = 4 ] && ok ||
-        bad "version: the map's version word is not 4 (a new layout bumps it, and this test)"
+    [ "$(od -An -tu4 -j4 -N4 "${maps[0]}" | tr -d ' ')" = 5 ] && ok ||
+        bad "version: the map's version word is not 5 (a new layout bumps it, and this test)"
     printf '\003' | dd of="${maps[0]}" bs=1 seek=4 conv=notrunc status=none
 }
 BEFORE_GO=old_version attach_waiting bare-wait exit version -q

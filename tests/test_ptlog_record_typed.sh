@@ -71,4 +71,10 @@ n=$("$PTLOG" dump att.ptl | grep -c ' job.done { job = [0-9]*, status = -\{0,1\}
 [ "$n" -gt 0 ] && ok || bad "attach: no job.done decoded"
 "$PTLOG" dump att.ptl | grep -q 'event#' && bad "attach: events without a name" || ok
 
+# 80 schemas of about 16 KiB: more than the name map's schema arena held before (1 MiB, 67 of 80 kept, the
+# rest dumped as raw bytes without a word), within what a log holds (4 MiB): every one decodes.
+expect_rc 0 "record big schemas" "$PTLOG" record -q -o big.ptl -- "$TL_BUILD_DIR/tests/big_schemas" 80
+n=$("$PTLOG" dump big.ptl | grep -c ' big\.[0-9]* { field_[0-9_]*with_a_name_long_enough_to_weigh = ')
+[ "$n" = 80 ] && ok || bad "record big schemas: $n of 80 events decoded"
+
 finish

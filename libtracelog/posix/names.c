@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "common/text.h"
+#include "format/format.h"
 #include "tracelog/schema.h"
 #include "posix/internal.h"
 #include "posix/names.h"
@@ -360,6 +361,8 @@ static int opened_by_controller(const name_map *m, uint32_t i)
     return __atomic_load_n(&m->schema_at[i], __ATOMIC_RELAXED) == 0 &&
            __atomic_load_n(&m->schema_len[i], __ATOMIC_RELAXED) == TL_NAMES_BY_CONTROLLER;
 }
+
+_Static_assert(TL_NAMES_SCHEMA_ARENA >= TL_LOG_SCHEMA_BYTES_MAX, "a map holds the schemas a log holds");
 
 /* Name slot n gets schema (canonical text, NULL: none), if the arena has room. Caller holds m's lock. */
 static void put_schema(name_map *m, uint32_t n, const char *schema)

@@ -18,9 +18,13 @@
 
 #define TL_NAMES_USER (TRACE_USER_EVENT_MAX - 1) /* the unnamed user event takes one slot */
 #define TL_NAMES_MAGIC 0x4d4e4c54u               /* "TLNM" */
-#define TL_NAMES_VERSION 4u /* 2: the lock word, the nonces, names of TRACE_EVENT_NAME_MAX characters, schemas;
-                               3: the threads' names; 4: names filtered before the process opens them */
-#define TL_NAMES_SCHEMA_ARENA (1u << 20) /* bytes of schema text a map holds (pages are taken as they are written) */
+#define TL_NAMES_VERSION 5u /* 2: the lock word, the nonces, names of TRACE_EVENT_NAME_MAX characters, schemas;
+                               3: the threads' names; 4: names filtered before the process opens them;
+                               5: a schema arena of 4 MiB */
+/* Bytes of schema text a map holds (pages are taken as they are written): what a log holds
+   (TL_LOG_SCHEMA_BYTES_MAX), so that a recorded log keeps every schema the program's own log keeps.
+   At 1 MiB, the schemas past it were lost from recorded logs without a word. */
+#define TL_NAMES_SCHEMA_ARENA (4u << 20)
 #define TL_NAMES_NAME_BYTES (TRACE_EVENT_NAME_MAX + 1) /* the limit counts characters, not the NUL */
 /*
  * The schema length of a name a controller opened untyped in the process's
