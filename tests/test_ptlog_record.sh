@@ -80,6 +80,12 @@ check_identity rec.ptl "$SAMPLES/record" record "record"
 expect_rc 0 "record, LOOP stream and log" "$PTLOG" record -q --stream-policy loop --log-policy loop --log-size 1M \
     -o recloop.ptl -- "$SAMPLES/record" own4.ptl 20
 check_identity recloop.ptl "$SAMPLES/record" record "record, LOOP"
+# Through a wrapper that execs the program: the log names the program, not the wrapper (it named
+# /usr/bin/env and /usr/bin/dash: the identity was taken at the first exec).
+expect_rc 0 "record through env" "$PTLOG" record -q -o env.ptl -- env TL_X=1 "$SAMPLES/record" own5.ptl 5
+check_identity env.ptl "$SAMPLES/record" record "record through env"
+expect_rc 0 "record through sh -c exec" "$PTLOG" record -q -o shx.ptl -- sh -c "exec '$SAMPLES/record' own6.ptl 5"
+check_identity shx.ptl "$SAMPLES/record" record "record through sh -c exec"
 
 # Filters: --event keeps one type, --exclude drops one.
 expect_rc 0 "record --event" "$PTLOG" record -q --event note -o only.ptl -- "$SAMPLES/record" own2.ptl 30

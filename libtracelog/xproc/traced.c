@@ -39,7 +39,8 @@ struct tl_remote {
     _Atomic int joined;    /* the traced process acted on the announcement (tl_remote_joined) */
     /* tl_remote_identity_known (its caller serialises the calls: the log's lock) */
     tl_remote_identity id; /* as last seen */
-    int pending;           /* our child, still running our own image */
+    int pending;           /* our child, still running our own image, or not yet the program that records */
+    int execd;             /* it was seen running an image of its own (id holds the last one) */
     char self_exe[TRACELOG_TEXT_MAX + 1];
     char self_comm[32];
 };
@@ -181,18 +182,23 @@ int tl_remote_identity_known(tl_remote *rm, tl_remote_identity *id)
     if (rm->pending) {
         tl_remote_identity now;
         int runs = read_identity(rm, &now) >= 0;
-        if (runs && now.program[0] && strcmp(now.program, rm->self_exe) != 0) { /* it exec'd its program */
+        if (runs && now.program[0] && strcmp(now.program, rm->self_exe) != 0 &&
+            strcmp(now.program, rm->id.program) != 0) {
+            /* an image of its own: its program, or a wrapper's (env, nice, sh -c 'exec ...') that execs the
+               program next, so known only once it takes the stream up or ends (or a caller cannot wait:
+               ptlog record's first write waits 500 ms at most), the last image seen meanwhile */
             settle_name(rm, &now);
             rm->id = now;
-            rm->pending = 0;
-        } else if (tl_remote_joined(rm) || tl_remote_ended(rm, NULL)) {
+            rm->execd = 1;
+        }
+        if (tl_remote_joined(rm) || tl_remote_ended(rm, NULL)) {
             char comm[sizeof rm->self_comm];
             /* Looked at again: it may have exec'd and joined between the first look and this one
                (a recorded log was once named after ptlog, the image it had before its exec). */
             runs = read_identity(rm, &now) >= 0;
             if (runs) /* its program, or a fork of ours that traces without exec: it is what we are */
                 rm->id = now;
-            else if (zombie_comm(rm, comm, sizeof comm) == 0 && strcmp(comm, rm->self_comm) != 0) {
+            else if (!rm->execd && zombie_comm(rm, comm, sizeof comm) == 0 && strcmp(comm, rm->self_comm) != 0) {
                 /* gone before we saw it exec, and it did (another command name): its program is unknown */
                 rm->id.program[0] = 0;
                 tl_copy_text(rm->id.name, sizeof rm->id.name, comm);

@@ -561,8 +561,16 @@ int ptlog_cmd_record(int argc, char **argv)
         return rc;
     }
     int execd_ok = got == 0;
-    if (execd_ok)
-        tracelog_trace_sync(trid); /* a failure stays in the log's status: shutdown reports it */
+    if (execd_ok) { /* a failure stays in the log's status: shutdown reports it */
+        /* A program started through a wrapper (env, nice, taskset, sh -c 'exec ...') execs again: the log
+           names the program that takes the stream up, so that is waited for, 500 ms at most, before the
+           first blocks are written (they named the wrapper: /usr/bin/env). */
+        for (int ms = 0; ms < 500 && !joined(trid) && !child_ended(pid) && !stop_signal; ms++) {
+            struct timespec one = {0, 1000000};
+            nanosleep(&one, NULL);
+        }
+        tracelog_trace_sync(trid);
+    }
     char warning[600];
     snprintf(warning, sizeof warning, "ptlog record: no trace call from %.200s yet: is it linked with libtracelog?",
              argv[first]);
