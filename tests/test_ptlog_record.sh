@@ -340,23 +340,6 @@ expect_rc 0 "record --flush-wait of a burst" "$PTLOG" record -q --stream-size 4k
 overruns=$("$PTLOG" info burst.ptl | sed -n 's/^status:.*stream overruns \([0-9]*\),.*/\1/p')
 [ "${overruns:-x}" = 0 ] && ok || bad "record --flush-wait: ${overruns:-no} stream overruns reported"
 
-# UNTIL_FULL: a program that fills its stream and ends at once. The stream stops itself (STOP, data 1),
-# and starts again once drained while the program runs; the log drained after the end holds no START
-# after the program's last event, since nobody was left to record (the former controller restarted it
-# there in 5 of 5 runs: START just before tracelog_process_end). Whether the stream fills depends on the
-# machine's load (a drain may keep up): one run in three must.
-filled=0
-for i in 1 2 3; do
-    expect_rc 0 "record --stream-policy until-full of a burst ($i)" "$PTLOG" record -q --stream-policy until-full \
-        --stream-size 64k -o full.ptl -- "$TL_BUILD_DIR/tests/burst" 30000
-    "$PTLOG" dump full.ptl | awk '/ burst / { last = NR } / posix_trace_start / { start = NR }
-        / posix_trace_stop \{ auto = AUTOMATIC \}/ { a++ } END { print (start > last && last), a + 0 }' >full.out
-    read -r late stops <full.out
-    [ "$late" = 0 ] && ok || bad "record until-full, run $i: a START after the program's last event"
-    [ "$stops" -gt 0 ] && filled=$((filled + 1))
-done
-[ "$filled" -gt 0 ] && ok || bad "record until-full: the stream never filled in 3 runs (no automatic STOP)"
-
 # Read as it comes through a pipe, every event has its name: a name the program opens while ptlog
 # drains its events is defined before the chunk that holds its first event. (Before, 171-172 of
 # the 500 names' first events read back as "event#N" in each run; a composition matrix row once
